@@ -1,0 +1,240 @@
+/**
+ * Configuration: defaults from `config/default.json`, overridden by an optional JSON file
+ * (`--config <path>` or `STAYSYNC_CONFIG`), overridden by environment variables. Parsed
+ * once with zod, frozen, and passed down. Every error names the key and what it expected.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+/** Root of the installed package (dist/.. or src/..): where config/ and migrations/ live. */
+export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const rateWindow = z.strictObject({
+  limit: z.number().int().positive(),
+  windowMs: z.number().int().positive(),
+});
+const rateWindows = z.array(rateWindow).min(1);
+
+export const rateLimitScopes = [
+  'bookingList',
+  'bookingDetails',
+  'standard',
+  'integrationStorage',
+  'token',
+] as const;
+export type RateLimitScope = (typeof rateLimitScopes)[number];
+export type RateWindow = z.infer<typeof rateWindow>;
+
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), 'an http(s) URL')
+  .transform((u) => u.replace(/\/+$/, ''));
+
+const configSchema = z.strictObject({
+  database: z.strictObject({
+    /** postgres:// URL; absent means the embedded PGlite database under dataDir. */
+    url: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
+    dataDir: z.string().min(1),
+    poolSize: z.number().int().min(1).max(100),
+  }),
+  provider: z.strictObject({
+    url: httpUrl,
+    referenceDataUrl: httpUrl,
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    requestTimeoutMs: z.number().int().positive(),
+    maxAttempts: z.number().int().min(1).max(100),
+    tokenRenewBeforeExpiryMs: z.number().int().min(0),
+  }),
+  propertyIds: z.array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'property ids of letters, digits, - or _')),
+  rateLimits: z.strictObject({
+    bookingList: rateWindows,
+    bookingDetails: rateWindows,
+    standard: rateWindows,
+    integrationStorage: rateWindows,
+    token: rateWindows,
+  }),
+  sync: z.strictObject({
+    /** croner expression: when the daemon polls for new changes once caught up. */
+    pollCron: z.string().min(1),
+    summariesPageSize: z.number().int().min(1).max(1000),
+    detailConcurrency: z.number().int().min(1).max(64),
+    progressIntervalMs: z.number().int().positive(),
+    recoveryOverlapMs: z.number().int().min(0),
+  }),
+  ops: z.strictObject({
+    port: z.number().int().min(0).max(65535),
+    host: z.string().min(1),
+  }),
+  log: z.strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+});
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+/** A configuration problem: the message names the key and what was expected. Exit status 2. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep merge: objects merge key by key; arrays and scalars replace. */
+function merge(base: Json, over: Json): Json {
+  const out: Json = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isObject(b) && isObject(v) ? merge(b, v) : v;
+  }
+  return out;
+}
+
+function readJsonFile(path: string, what: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${what}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isObject(parsed)) throw new Error('top level is not an object');
+    return parsed;
+  } catch (err) {
+    throw new ConfigError(`${what}: ${path} is not a JSON object (${(err as Error).message})`);
+  }
+}
+
+/** A secret from `NAME` or from the file named by `NAME_FILE` (container secrets). */
+function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const direct = env[name];
+  const file = env[`${name}_FILE`];
+  if (direct !== undefined && direct !== '' && file) {
+    throw new ConfigError(`${name} and ${name}_FILE are both set: expected only one of them`);
+  }
+  if (file) {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+  return direct === '' ? undefined : direct;
+}
+
+function envOverrides(env: NodeJS.ProcessEnv): Json {
+  const o: Json = {};
+  const set = (path: string[], value: unknown) => {
+    let node = o;
+    for (const k of path.slice(0, -1)) node = (node[k] ??= {}) as Json;
+    node[path[path.length - 1]!] = value;
+  };
+  const str = (name: string, path: string[]) => {
+    const v = env[name];
+    if (v !== undefined && v !== '') set(path, v);
+  };
+  const int = (name: string, path: string[]) => {
+    const v = env[name];
+    if (v === undefined || v === '') return;
+    if (!/^\d+$/.test(v)) throw new ConfigError(`${name}: expected a whole number, got ${JSON.stringify(v)}`);
+    set(path, Number(v));
+  };
+  str('DATABASE_URL', ['database', 'url']);
+  str('STAYSYNC_DB_SCHEMA', ['database', 'schema']);
+  str('STAYSYNC_DATA_DIR', ['database', 'dataDir']);
+  str('STAYSYNC_PROVIDER_URL', ['provider', 'url']);
+  str('STAYSYNC_REFERENCE_DATA_URL', ['provider', 'referenceDataUrl']);
+  const id = secretFromEnv(env, 'STAYSYNC_CLIENT_ID');
+  if (id !== undefined) set(['provider', 'clientId'], id);
+  const secret = secretFromEnv(env, 'STAYSYNC_CLIENT_SECRET');
+  if (secret !== undefined) set(['provider', 'clientSecret'], secret);
+  const ids = env.STAYSYNC_PROPERTY_IDS;
+  if (ids !== undefined) {
+    set(
+      ['propertyIds'],
+      ids.split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    );
+  }
+  str('STAYSYNC_POLL_CRON', ['sync', 'pollCron']);
+  int('STAYSYNC_OPS_PORT', ['ops', 'port']);
+  str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
+  return o;
+}
+
+/** Where a key's value came from, so an error can say which file or variable to fix. */
+const envNameOfKey: Record<string, string> = {
+  'database.url': 'DATABASE_URL',
+  'database.schema': 'STAYSYNC_DB_SCHEMA',
+  'database.dataDir': 'STAYSYNC_DATA_DIR',
+  'provider.url': 'STAYSYNC_PROVIDER_URL',
+  'provider.referenceDataUrl': 'STAYSYNC_REFERENCE_DATA_URL',
+  'provider.clientId': 'STAYSYNC_CLIENT_ID',
+  'provider.clientSecret': 'STAYSYNC_CLIENT_SECRET',
+  propertyIds: 'STAYSYNC_PROPERTY_IDS',
+  'sync.pollCron': 'STAYSYNC_POLL_CRON',
+  'ops.port': 'STAYSYNC_OPS_PORT',
+  'log.level': 'STAYSYNC_LOG_LEVEL',
+};
+
+function describeIssue(issue: z.core.$ZodIssue, env: Json): string {
+  const key = issue.path.map(String).join('.');
+  const top = issue.path.slice(0, 2).map(String).join('.');
+  const envName = envNameOfKey[key] ?? envNameOfKey[top] ?? (key.startsWith('propertyIds') ? 'STAYSYNC_PROPERTY_IDS' : undefined);
+  const fromEnv = envName !== undefined && env[envName] !== undefined;
+  const where = fromEnv ? ` (from ${envName})` : '';
+  let expected = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    return `${key ? key + ': ' : ''}unknown key(s) ${issue.keys.join(', ')}: expected only the documented keys`;
+  }
+  if (issue.code === 'invalid_type') expected = `expected ${issue.expected}`;
+  else if (!/^expected/i.test(expected)) expected = `expected ${expected.replace(/^Invalid input: /, '')}`;
+  return `${key || '(top level)'}${where}: ${expected}`;
+}
+
+export interface LoadConfigOptions {
+  /** Path of a JSON file that overrides the defaults (`--config`); falls back to STAYSYNC_CONFIG. */
+  configPath?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Extra overrides applied last (tests, bench). */
+  overrides?: Json;
+}
+
+/** Loads, merges and validates the configuration. Throws ConfigError naming the bad key. */
+export function loadConfig(opts: LoadConfigOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const defaults = readJsonFile(resolve(packageRoot, 'config', 'default.json'), 'built-in defaults');
+  const path = opts.configPath ?? (env.STAYSYNC_CONFIG || undefined);
+  const fileLayer = path ? readJsonFile(resolve(path), opts.configPath ? '--config' : 'STAYSYNC_CONFIG') : {};
+  const merged = merge(merge(merge(defaults, fileLayer), envOverrides(env)), opts.overrides ?? {});
+  const result = configSchema.safeParse(merged);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => describeIssue(i, env as Json));
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return deepFreeze(result.data);
+}
+
+/** Commands that talk to the provider need credentials; others (migrate, status) do not. */
+export function requireCredentials(config: Config): { clientId: string; clientSecret: string } {
+  const { clientId, clientSecret } = config.provider;
+  if (!clientId) throw new ConfigError('provider.clientId (STAYSYNC_CLIENT_ID or STAYSYNC_CLIENT_ID_FILE): expected the API client id, got nothing');
+  if (!clientSecret) throw new ConfigError('provider.clientSecret (STAYSYNC_CLIENT_SECRET or STAYSYNC_CLIENT_SECRET_FILE): expected the API client secret, got nothing');
+  return { clientId, clientSecret };
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const child of Object.values(v)) deepFreeze(child);
+    Object.freeze(v);
+  }
+  return v;
+}
