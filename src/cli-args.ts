@@ -1,0 +1,64 @@
+/** Command-line arguments of staysync (kept apart from cli.ts so tests can import it). */
+import type { Recovery } from './sync/engine.js';
+
+export const usage = `usage: staysync <command> [options]
+
+commands:
+  run                 follow every change until stopped (SIGTERM or SIGINT)
+  sync --once         sync until caught up and the detail queue is drained, then exit
+  migrate             apply database migrations and exit
+  status [--json]     show where each property stands
+
+options:
+  --config <path>     JSON file overriding config/default.json (or STAYSYNC_CONFIG)
+  --recover[=<ISO>]   after a lost token: resume from the last mirrored modification
+                      minus two days, or from the given time (run and sync only)
+  --help              this text
+
+exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
+
+export class UsageError extends Error {}
+
+export interface Args {
+  command: 'run' | 'sync' | 'migrate' | 'status' | 'help';
+  configPath?: string;
+  once: boolean;
+  json: boolean;
+  recovery: Recovery;
+}
+
+export function parseArgs(argv: string[]): Args {
+  const args: Args = { command: 'help', once: false, json: false, recovery: { mode: 'none' } };
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--help' || a === '-h') return { ...args, command: 'help' };
+    else if (a === '--once') args.once = true;
+    else if (a === '--json') args.json = true;
+    else if (a === '--config') {
+      const v = argv[++i];
+      if (!v) throw new UsageError('--config needs a path');
+      args.configPath = v;
+    } else if (a.startsWith('--config=')) args.configPath = a.slice('--config='.length);
+    else if (a === '--recover') args.recovery = { mode: 'auto' };
+    else if (a.startsWith('--recover=')) {
+      const v = a.slice('--recover='.length);
+      const t = Date.parse(v);
+      if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(t)) {
+        throw new UsageError(`--recover=${v}: expected an ISO time such as 2024-05-01T00:00:00Z`);
+      }
+      args.recovery = { mode: 'at', from: new Date(t) };
+    } else if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
+    else if (command === undefined) command = a;
+    else throw new UsageError(`unexpected argument ${a}`);
+  }
+  if (command === undefined) return args;
+  if (!['run', 'sync', 'migrate', 'status', 'help'].includes(command)) throw new UsageError(`unknown command ${command}`);
+  args.command = command as Args['command'];
+  if (args.command === 'sync' && !args.once) throw new UsageError('sync needs --once (use run for the daemon)');
+  if (args.recovery.mode !== 'none' && args.command !== 'run' && args.command !== 'sync') {
+    throw new UsageError('--recover goes with run or sync --once');
+  }
+  return args;
+}
+

@@ -1,0 +1,85 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../schema.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface SummaryRow {
+  propertyId: string;
+  number: string;
+  status: string;
+  createdAt: Date | null;
+  modifiedAt: Date | null;
+  /** 0 when the stay starts soon (fetched first), 1 otherwise. */
+  priority: number;
+  raw: unknown;
+}
+
+/**
+ * Upserts the summaries of one page and enqueues a detail fetch for each booking whose stored
+ * details may be older than the summary. Returns how many fetches were enqueued.
+ *
+ * "May be older" (DESIGN, versions of a booking): no stored details; stored details of an
+ * earlier modification; or stored details of the same modification second that were fetched
+ * before that second ended (a second change in the same second may be missing from them).
+ * Stored details of a later modification are never downgraded.
+ */
+export async function upsertSummariesAndEnqueue(trx: Executor, summaries: SummaryRow[], listedAt: Date): Promise<number> {
+  if (summaries.length === 0) return 0;
+  // A page lists each booking once, but a defensive dedupe keeps ON CONFLICT from seeing
+  // the same key twice in one statement (a Postgres error, 21000).
+  const latest = new Map<string, SummaryRow>();
+  for (const s of summaries) {
+    const key = `${s.propertyId}\u0000${s.number}`;
+    const prev = latest.get(key);
+    if (!prev || (s.modifiedAt?.getTime() ?? 0) >= (prev.modifiedAt?.getTime() ?? 0)) latest.set(key, s);
+  }
+  const rows = [...latest.values()];
+
+  await trx
+    .insertInto('booking_summaries')
+    .values(
+      rows.map((s) => ({
+        property_id: s.propertyId,
+        number: s.number,
+        status: s.status,
+        created_at: s.createdAt,
+        modified_at: s.modifiedAt,
+        listed_at: listedAt,
+        raw: JSON.stringify(s.raw),
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['property_id', 'number']).doUpdateSet({
+        status: (eb) => eb.ref('excluded.status'),
+        created_at: (eb) => eb.ref('excluded.created_at'),
+        modified_at: (eb) => eb.ref('excluded.modified_at'),
+        listed_at: (eb) => eb.ref('excluded.listed_at'),
+        raw: (eb) => eb.ref('excluded.raw'),
+      }),
+    )
+    .execute();
+
+  const enqueued = await sql<{ number: string }>`
+    INSERT INTO booking_detail_queue AS q (property_id, number, wanted_modified_at, priority, generation)
+    SELECT s.property_id, s.number, s.modified_at, s.priority, nextval('booking_detail_queue_generation')
+    FROM unnest(${rows.map((s) => s.propertyId)}::text[], ${rows.map((s) => s.number)}::text[],
+                ${rows.map((s) => s.modifiedAt?.toISOString() ?? null)}::timestamptz[],
+                ${rows.map((s) => s.priority)}::smallint[])
+         AS s(property_id, number, modified_at, priority)
+    LEFT JOIN bookings b ON b.property_id = s.property_id AND b.number = s.number
+    WHERE b.number IS NULL
+       OR s.modified_at IS NULL
+       OR b.modified_at < s.modified_at
+       OR (b.modified_at = s.modified_at AND b.fetched_at < s.modified_at + interval '1 second')
+    ON CONFLICT (property_id, number) DO UPDATE SET
+      wanted_modified_at = GREATEST(q.wanted_modified_at, excluded.wanted_modified_at),
+      priority = LEAST(q.priority, excluded.priority),
+      generation = excluded.generation,
+      state = 'pending',
+      attempts = 0,
+      next_attempt_at = now(),
+      enqueued_at = now(),
+      last_error = NULL
+    RETURNING q.number`.execute(trx);
+  return enqueued.rows.length;
+}

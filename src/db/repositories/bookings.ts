@@ -1,0 +1,206 @@
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import type { Booking } from '../../provider/schemas.js';
+import type {
+  BookingDailyRatesTable,
+  BookingDiscountsTable,
+  BookingGuestsTable,
+  BookingRoomStaysTable,
+  BookingServicesTable,
+  BookingsTable,
+  BookingTaxesTable,
+  Database,
+} from '../schema.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+type Num = number | null | undefined;
+type Total = NonNullable<Booking['total']>;
+type RoomStayService = Booking['roomStays'][number]['services'][number];
+type Service = Booking['services'][number] | RoomStayService;
+/** The rows of one booking version: header plus children. */
+export interface BookingRows {
+  booking: Insertable<BookingsTable>;
+  roomStays: Insertable<BookingRoomStaysTable>[];
+  dailyRates: Insertable<BookingDailyRatesTable>[];
+  services: Insertable<BookingServicesTable>[];
+  guests: Insertable<BookingGuestsTable>[];
+  taxes: Insertable<BookingTaxesTable>[];
+  discounts: Insertable<BookingDiscountsTable>[];
+}
+
+const money = (v: Num): string | null => (v === null || v === undefined || !Number.isFinite(v) ? null : String(v));
+const str = (v: string | null | undefined): string | null => (v === undefined || v === '' ? null : v);
+
+/** Maps a parsed booking to its relational rows. Pure: no I/O. */
+export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetchedAt: Date): BookingRows {
+  const key = { property_id: propertyId, number: b.number };
+  const arrivals = b.roomStays.map((s) => s.stayDates.arrivalDateTime).sort();
+  const departures = b.roomStays.map((s) => s.stayDates.departureDateTime).sort();
+  const rows: BookingRows = {
+    booking: {
+      ...key,
+      status: b.status,
+      created_at: str(b.createdDateTime),
+      modified_at: b.modifiedDateTime,
+      fetched_at: fetchedAt,
+      currency_code: str(b.currencyCode),
+      arrival_at: arrivals[0] ?? null,
+      departure_at: departures[departures.length - 1] ?? null,
+      room_stay_count: b.roomStays.length,
+      price_before_tax: money(b.total?.priceBeforeTax),
+      price_after_tax: money(b.total?.priceAfterTax),
+      tax_amount: money(b.total?.taxAmount),
+      total_prepaid: money(b.guaranteeInfo?.totalPrepaid),
+      cancelled_at: str(b.cancellation?.cancelledDateTime),
+      cancellation_penalty: money(b.cancellation?.penaltyAmount),
+      source_type: str(b.source?.type),
+      source_code: str(b.source?.code),
+      source_url: str(b.source?.sourceUrl),
+      customer_first_name: str(b.customer?.firstName),
+      customer_last_name: str(b.customer?.lastName),
+      synced_at: new Date(),
+      raw: JSON.stringify(raw),
+    },
+    roomStays: [],
+    dailyRates: [],
+    services: [],
+    guests: [],
+    taxes: b.taxes.map((t, position) => ({ ...key, tax_index: t.index ?? position, name: str(t.name), description: str(t.description) })),
+    discounts: [],
+  };
+  const addService = (s: Service, stayIndex: number | null) => {
+    // Only room stay services carry kind, meal plan and inclusive.
+    const stayService = stayIndex === null ? null : (s as RoomStayService);
+    rows.services.push({
+      ...key,
+      position: rows.services.length,
+      stay_index: stayIndex,
+      service_id: str(s.id),
+      name: str(s.name),
+      description: str(s.description),
+      kind: str(stayService?.kind),
+      meal_plan_code: str(stayService?.mealPlanCode),
+      inclusive: stayService?.inclusive ?? null,
+      price_before_tax: money(s.total?.priceBeforeTax),
+      price_after_tax: money(s.total?.priceAfterTax),
+      tax_amount: money(s.total?.taxAmount),
+      raw: JSON.stringify(s),
+    });
+  };
+  const addDiscounts = (t: Total | null, stayIndex: number | null) => {
+    for (const d of t?.discounts ?? []) {
+      rows.discounts.push({
+        ...key,
+        position: rows.discounts.length,
+        stay_index: stayIndex,
+        discount_type: str(d.discountType),
+        name: str(d.name),
+        percent: money(d.percent),
+        amount: money(d.amount),
+      });
+    }
+  };
+  for (const s of b.services ?? []) addService(s, null);
+  addDiscounts(b.total, null);
+  b.roomStays.forEach((stay, i) => {
+    const ratePlan = stay.ratePlans?.[0];
+    rows.roomStays.push({
+      ...key,
+      stay_index: i,
+      provider_index: stay.index ?? null,
+      arrival_at: stay.stayDates.arrivalDateTime,
+      departure_at: stay.stayDates.departureDateTime,
+      room_type_id: str(stay.roomType?.id),
+      room_type_name: str(stay.roomType?.name),
+      rate_plan_id: str(ratePlan?.id),
+      rate_plan_name: str(ratePlan?.name),
+      adult_count: stay.guestCount?.adultCount ?? null,
+      child_ages: stay.guestCount?.childAges ?? [],
+      price_before_tax: money(stay.total.priceBeforeTax),
+      price_after_tax: money(stay.total.priceAfterTax),
+      tax_amount: money(stay.total.taxAmount),
+      early_arrival_at: str(stay.extraStayCharges?.earlyArrival?.overriddenDateTime),
+      early_arrival_price_after_tax: money(stay.extraStayCharges?.earlyArrival?.total?.priceAfterTax),
+      late_departure_at: str(stay.extraStayCharges?.lateDeparture?.overriddenDateTime),
+      late_departure_price_after_tax: money(stay.extraStayCharges?.lateDeparture?.total?.priceAfterTax),
+    });
+    stay.dailyRates.forEach((r, position) =>
+      rows.dailyRates.push({
+        ...key,
+        stay_index: i,
+        position,
+        stay_date: r.date,
+        rate_plan_id: str(r.ratePlanId),
+        price_before_tax: money(r.priceBeforeTax),
+      }),
+    );
+    (stay.guests ?? []).forEach((g, position) =>
+      rows.guests.push({ ...key, stay_index: i, position, first_name: str(g.firstName), last_name: str(g.lastName) }),
+    );
+    for (const s of stay.services ?? []) addService(s, i);
+    addDiscounts(stay.total, i);
+  });
+  return rows;
+}
+
+const childTables = [
+  'booking_room_stays',
+  'booking_daily_rates',
+  'booking_services',
+  'booking_guests',
+  'booking_taxes',
+  'booking_discounts',
+] as const;
+
+/**
+ * Writes one booking version: the header only if it is not older than the stored one
+ * (version guard), then its children replaced whole. Returns false when the stored version
+ * was newer and nothing was written.
+ */
+export async function saveBookingVersion(trx: Transaction<Database>, rows: BookingRows): Promise<boolean> {
+  const { property_id, number } = rows.booking;
+  const written = await trx
+    .insertInto('bookings')
+    .values(rows.booking)
+    .onConflict((oc) =>
+      oc
+        .columns(['property_id', 'number'])
+        .doUpdateSet((eb) => {
+          const set: Record<string, unknown> = {};
+          for (const col of Object.keys(rows.booking)) {
+            if (col !== 'property_id' && col !== 'number') set[col] = eb.ref(`excluded.${col}` as never);
+          }
+          return set;
+        })
+        .where('bookings.modified_at', '<=', (eb) => eb.ref('excluded.modified_at')),
+    )
+    .returning('number')
+    .executeTakeFirst();
+  if (!written) return false;
+  for (const table of childTables) {
+    await trx.deleteFrom(table).where('property_id', '=', property_id).where('number', '=', number).execute();
+  }
+  if (rows.roomStays.length) await trx.insertInto('booking_room_stays').values(rows.roomStays).execute();
+  if (rows.dailyRates.length) await trx.insertInto('booking_daily_rates').values(rows.dailyRates).execute();
+  if (rows.services.length) await trx.insertInto('booking_services').values(rows.services).execute();
+  if (rows.guests.length) await trx.insertInto('booking_guests').values(rows.guests).execute();
+  if (rows.taxes.length) await trx.insertInto('booking_taxes').values(rows.taxes).execute();
+  if (rows.discounts.length) await trx.insertInto('booking_discounts').values(rows.discounts).execute();
+  return true;
+}
+
+/** Latest mirrored modification of a property (bookings or summaries), for --recover. */
+export async function maxMirroredModification(db: Executor, propertyId: string): Promise<Date | null> {
+  const r = await sql<{ m: Date | null }>`
+    SELECT GREATEST(
+      (SELECT max(modified_at) FROM bookings WHERE property_id = ${propertyId}),
+      (SELECT max(modified_at) FROM booking_summaries WHERE property_id = ${propertyId})) AS m`.execute(db);
+  return r.rows[0]?.m ?? null;
+}
+
+/** True when the mirror holds rows of the property (used to detect a vanished cursor). */
+export async function hasMirroredRows(db: Executor, propertyId: string): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM booking_summaries WHERE property_id = ${propertyId})
+        OR EXISTS (SELECT 1 FROM bookings WHERE property_id = ${propertyId}) AS e`.execute(db);
+  return r.rows[0]?.e === true;
+}

@@ -1,0 +1,161 @@
+/**
+ * Booking summaries stream (one per property). Cursor: the provider's continueToken.
+ *
+ * Each page, in ONE transaction: upsert the summaries, enqueue a detail fetch for every
+ * summary newer than the stored details, quarantine summaries that fail validation, and
+ * store the new token. A crash between pages therefore replays at most one page, and a
+ * replayed page changes nothing (upserts and version-guarded enqueues are idempotent).
+ */
+import { BOOKING_SUMMARIES, findCursor, markCursorLost, saveCursorAfterPage } from '../db/repositories/cursors.js';
+import { upsertSummariesAndEnqueue, type SummaryRow } from '../db/repositories/booking-summaries.js';
+import { hasMirroredRows } from '../db/repositories/bookings.js';
+import { quarantinePayload } from '../db/repositories/quarantine.js';
+import { ContinueTokenRejectedError } from '../provider/errors.js';
+import { parseBookingSummary } from '../provider/schemas.js';
+import { TokenLostError, type SyncContext } from './context.js';
+
+/** The provider's lower bound for bookings. */
+export const EARLIEST_MODIFICATION = new Date('2009-01-01T00:00:00Z');
+
+export interface PollResult {
+  pages: number;
+  summaries: number;
+  enqueued: number;
+}
+
+/**
+ * What a property's stream starts from. `recoverFrom` (set by --recover) replaces a lost
+ * token with lastModification for the first page; afterwards the new token takes over.
+ */
+export interface SummariesStart {
+  recoverFrom?: Date | undefined;
+}
+
+/** Stays arriving within this many days (or yesterday) are fetched first. */
+const SOON_DAYS = 30;
+
+/**
+ * Booking numbers look like `YYYYMMDD-propertyId-id`, where the date is the arrival date:
+ * the only hint of the stay a summary gives, and enough to fetch soon-arriving stays first.
+ */
+export function priorityOf(number: string, now: number): number {
+  const m = /^(\d{4})(\d{2})(\d{2})-/.exec(number);
+  if (!m) return 1;
+  const arrival = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  const days = (arrival - now) / 86_400_000;
+  return days >= -1 && days <= SOON_DAYS ? 0 : 1;
+}
+
+/**
+ * Reads pages until the provider says hasMoreData=false (caught up) or the signal aborts.
+ * Throws TokenLostError when the provider rejects the stored token, or when the mirror has
+ * rows of the property but its cursor is gone (both would otherwise silently re-sync from 2009).
+ */
+export async function pollSummariesUntilCaughtUp(
+  ctx: SyncContext,
+  propertyId: string,
+  start: SummariesStart,
+  signal: AbortSignal,
+): Promise<PollResult> {
+  const log = ctx.logger.child({ component: 'summaries', propertyId });
+  const result: PollResult = { pages: 0, summaries: 0, enqueued: 0 };
+  let recoverFrom = start.recoverFrom;
+
+  while (!signal.aborted) {
+    const cursor = await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES);
+    let params: { continueToken?: string; lastModification?: string };
+    if (recoverFrom) {
+      const from = recoverFrom < EARLIEST_MODIFICATION ? EARLIEST_MODIFICATION : recoverFrom;
+      params = { lastModification: from.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+      log.info({ lastModification: params.lastModification }, 'recovering: restarting the booking list from a modification time');
+    } else if (cursor?.state === 'token_lost') {
+      throw new TokenLostError(propertyId, `the stored continueToken was rejected earlier (${cursor.lastError ?? 'no detail'})`);
+    } else if (cursor?.cursor) {
+      params = { continueToken: cursor.cursor };
+    } else {
+      if (await hasMirroredRows(ctx.db, propertyId)) {
+        throw new TokenLostError(propertyId, 'the mirror holds bookings of this property but its continueToken is gone');
+      }
+      if (result.pages === 0) log.info('no cursor yet: full synchronization from 2009-01-01');
+      params = {};
+    }
+
+    let page;
+    try {
+      ({ page } = await ctx.client.getBookingSummaries(
+        propertyId,
+        { ...params, count: ctx.config.sync.summariesPageSize },
+        signal,
+      ));
+    } catch (err) {
+      if (err instanceof ContinueTokenRejectedError) {
+        const message = `the provider rejected the stored continueToken (HTTP ${err.status ?? 400})`;
+        await markCursorLost(ctx.db, propertyId, BOOKING_SUMMARIES, message, new Date(ctx.clock.now()));
+        throw new TokenLostError(propertyId, message, { cause: err });
+      }
+      throw err;
+    }
+
+    const now = ctx.clock.now();
+    const rows: SummaryRow[] = [];
+    const bad: { raw: unknown; reason: string }[] = [];
+    let position: Date | null = null;
+    for (const raw of page.bookingSummaries) {
+      const parsed = parseBookingSummary(raw);
+      if (!parsed.ok) {
+        bad.push({ raw, reason: parsed.reason });
+        continue;
+      }
+      const s = parsed.value;
+      const modifiedAt = s.modifiedDateTime ? new Date(s.modifiedDateTime) : null;
+      if (modifiedAt && (!position || modifiedAt > position)) position = modifiedAt;
+      rows.push({
+        propertyId,
+        number: s.number,
+        status: s.status,
+        createdAt: s.createdDateTime ? new Date(s.createdDateTime) : null,
+        modifiedAt,
+        priority: priorityOf(s.number, now),
+        raw,
+      });
+    }
+
+    // An empty page keeps the old token when the provider sends none.
+    const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
+    const enqueued = await ctx.db.transaction().execute(async (trx) => {
+      for (const b of bad) {
+        await quarantinePayload(trx, {
+          stream: BOOKING_SUMMARIES,
+          propertyId,
+          entityKey: typeof (b.raw as { number?: unknown })?.number === 'string' ? (b.raw as { number: string }).number : null,
+          reason: b.reason,
+          rawBody: JSON.stringify(b.raw),
+        });
+      }
+      const n = await upsertSummariesAndEnqueue(trx, rows, new Date(now));
+      await saveCursorAfterPage(trx, {
+        propertyId,
+        stream: BOOKING_SUMMARIES,
+        cursor: nextToken,
+        position,
+        caughtUp: !page.hasMoreData,
+        rows: page.bookingSummaries.length,
+        polledAt: new Date(now),
+      });
+      return n;
+    });
+    recoverFrom = undefined;
+
+    for (const b of bad) log.warn({ reason: b.reason }, 'booking summary failed validation: quarantined');
+    result.pages += 1;
+    result.summaries += rows.length;
+    result.enqueued += enqueued;
+    ctx.counters.summaryPages += 1;
+    ctx.counters.summaries += rows.length;
+    ctx.counters.detailsEnqueued += enqueued;
+    ctx.counters.quarantined += bad.length;
+    if (enqueued > 0) ctx.onEnqueued?.();
+    if (!page.hasMoreData) break;
+  }
+  return result;
+}

@@ -1,0 +1,17 @@
+/** Counters of one process, shown in progress logs, /metrics, sync_runs and the bench. */
+export class SyncCounters {
+  summaryPages = 0;
+  summaries = 0;
+  detailsEnqueued = 0;
+  detailsFetched = 0;
+  detailsWritten = 0;
+  detailsStale = 0;
+  detailsNotFound = 0;
+  quarantined = 0;
+  detailFailures = 0;
+  pollErrors = 0;
+
+  toJSON(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this).filter(([, v]) => typeof v === 'number'));
+  }
+}
