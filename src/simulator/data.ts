@@ -1,0 +1,564 @@
+/**
+ * The simulator's data: per-property content and bookings. A booking is kept as a compact
+ * state (ids, times, status, counters, a seed); its details payload is derived from
+ * (seed, variant) on demand, so 200,000 bookings take a few tens of MB and `bookings()`
+ * returns exactly what GET details serves.
+ */
+import { chance, hashString, intBetween, mix, mulberry32, pick, type Rng } from './random.js';
+import type {
+  BookingPayload,
+  BookingService,
+  BookingStatus,
+  BookingSummary,
+  Discount,
+  ExtraStayDetails,
+  PropertyContent,
+  RoomStay,
+  RoomStayService,
+  Total,
+} from './types.js';
+
+/** Earliest instant the provider accepts for lastModification and continue tokens. */
+export const EPOCH_2009_MS = Date.UTC(2009, 0, 1);
+/** Initial bookings are created from this day on. */
+const FIRST_CREATED_MS = Date.UTC(2009, 0, 2);
+const DAY_MS = 86_400_000;
+
+/** Compact state of one booking; everything else is derived. */
+export class BookingState {
+  constructor(
+    readonly id: number,
+    readonly number: string,
+    readonly seed: number,
+    /** Arrival date as days since 1970-01-01 (property-local calendar date). */
+    readonly arrivalDay: number,
+    readonly createdMs: number,
+    public modifiedMs: number,
+    /** Counts every change (status or content). */
+    public version: number,
+    /** Counts content changes (prices, guests, room stays); the payload derives from it. */
+    public variant: number,
+    public status: BookingStatus,
+    /** When the booking was cancelled, 0 when it is not. */
+    public cancelledMs: number,
+  ) {}
+}
+
+export interface PropertyStore {
+  content: PropertyContent;
+  /** Ordered by (modifiedMs, id): the order of the summaries stream. */
+  order: BookingState[];
+  byNumber: Map<string, BookingState>;
+}
+
+/** Position of a summaries cursor: after MillisecondsFrom, or at it and not in BookingIds. */
+export interface Cursor {
+  ms: number;
+  ids: number[];
+}
+
+export interface PageResult {
+  items: BookingState[];
+  cursor: Cursor;
+  hasMoreData: boolean;
+}
+
+/** `YYYY-MM-DDTHH:mm:ssZ`, truncated to the second as the provider emits. */
+export function formatUtcSeconds(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19) + 'Z';
+}
+
+function formatDay(day: number): string {
+  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+}
+
+function money(cents: number): number {
+  return cents / 100;
+}
+
+/** Index of the first booking whose (modifiedMs, id) is >= (ms, id). */
+function lowerBound(order: readonly BookingState[], ms: number, id: number): number {
+  let lo = 0;
+  let hi = order.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const b = order[mid]!;
+    if (b.modifiedMs < ms || (b.modifiedMs === ms && b.id < id)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const TIME_ZONES: readonly { tz: string; currency: string; unit: number }[] = [
+  { tz: 'Europe/Berlin', currency: 'EUR', unit: 1 },
+  { tz: 'Europe/Moscow', currency: 'RUB', unit: 90 },
+  { tz: 'Asia/Dubai', currency: 'AED', unit: 4 },
+  { tz: 'America/New_York', currency: 'USD', unit: 1 },
+  { tz: 'Asia/Bangkok', currency: 'THB', unit: 35 },
+];
+const ROOM_TYPES = [
+  { name: 'Standard', categoryCode: 'Standard', base: 70 },
+  { name: 'Superior', categoryCode: 'Superior', base: 95 },
+  { name: 'Deluxe', categoryCode: 'Deluxe', base: 130 },
+  { name: 'Junior Suite', categoryCode: 'JuniorSuite', base: 180 },
+  { name: 'Family Room', categoryCode: 'Family', base: 150 },
+] as const;
+const RATE_PLANS = [
+  { name: 'Best Available Rate', factor: 1 },
+  { name: 'Non-refundable', factor: 0.85 },
+  { name: 'Bed & Breakfast', factor: 1.15 },
+  { name: 'Online', factor: 0.95 },
+] as const;
+const SERVICES = [
+  { name: 'Breakfast', description: 'Breakfast buffet at the restaurant', kind: 'Meal', mealPlanCode: 'BuffetBreakfast', price: 15 },
+  { name: 'Continental breakfast', description: 'Breakfast at a restaurant at a special price', kind: 'Meal', mealPlanCode: 'ContinentalBreakfast', price: 11 },
+  { name: 'Half board', description: 'Breakfast and dinner', kind: 'Meal', mealPlanCode: 'HalfBoard', price: 35 },
+  { name: 'Parking', description: 'Underground parking, per night', kind: 'Common', price: 12 },
+  { name: 'Fruit platter', description: 'Fruit platter at check-in', kind: 'Common', price: 20 },
+  { name: 'Airport transfer', description: 'One-way transfer from the airport', kind: 'Common', price: 45 },
+] as const;
+const FIRST_NAMES = ['Anna', 'Sherlock', 'John', 'Maria', 'Ivan', 'Lena', 'Omar', 'Yuki', 'Pierre', 'Sofia', 'Chen', 'Elif'];
+const LAST_NAMES = ['Holmes', 'Watson', 'Ivanova', 'Schmidt', 'Rossi', 'Tanaka', 'Dubois', 'Kaya', 'Nguyen', 'Smith', 'Garcia'];
+const PAYMENT_METHODS = ['BankCard', 'AtArrival', 'Cashless', 'Electronic', 'BankCardGuarantee', 'Sbp', 'Voucher'];
+const SOURCES: readonly BookingPayload['source'][] = [
+  { type: 'Channel', code: 'PA2' },
+  { type: 'Channel', code: 'OTG', sourceUrl: null },
+  { type: 'Channel', code: 'BKG' },
+  { type: 'BookingEngine', code: null, sourceUrl: 'https://example-hotel.test/booking' },
+  { type: 'PMS', code: null },
+  { type: 'Other' },
+];
+
+/** Deterministic content model of one property. */
+export function generateContent(seed: number, id: string, index: number): PropertyContent {
+  const rng = mulberry32(mix(seed, hashString(id), 0xc0de));
+  const zone = pick(rng, TIME_ZONES);
+  const roomTypes = ROOM_TYPES.slice(0, intBetween(rng, 3, ROOM_TYPES.length)).map((rt, k) => ({
+    id: String(340_000 + index * 100 + k),
+    name: rt.name,
+    categoryCode: rt.categoryCode,
+    baseRateCents: Math.round(rt.base * zone.unit * (0.8 + rng() * 0.4)) * 100,
+  }));
+  const ratePlans = RATE_PLANS.slice(0, intBetween(rng, 2, RATE_PLANS.length)).map((rp, k) => ({
+    id: String(307_000 + index * 100 + k),
+    name: rp.name,
+    cancellationRuleId: String(90_000 + index * 10 + (k % 2)),
+    extraStayRuleId: String(80_000 + index * 10),
+    priceFactor: rp.factor,
+  }));
+  const services = SERVICES.map((s, k) => ({
+    id: String(42_000 + index * 100 + k),
+    name: s.name,
+    description: s.description,
+    kind: s.kind,
+    ...('mealPlanCode' in s ? { mealPlanCode: s.mealPlanCode } : {}),
+    priceCents: s.price * zone.unit * 100,
+  }));
+  return {
+    id,
+    name: `${pick(rng, ['Grand', 'Riverside', 'Old Town', 'Harbour', 'Park'])} ${pick(rng, ['Hotel', 'Inn', 'Suites'])} ${id}`,
+    timeZone: zone.tz,
+    currency: zone.currency,
+    checkInTime: '14:00',
+    checkOutTime: '12:00',
+    roomTypes,
+    ratePlans,
+    services,
+    lodgingTax: chance(rng, 0.5)
+      ? { index: 1, name: 'Lodging fee', description: 'Fee per guest, payable at check-in', perGuestNightCents: 2 * zone.unit * 100 }
+      : null,
+    // Real summaries carry propertyId as an integer for some properties and as a string for others.
+    summaryPropertyIdAsString: index % 2 === 1 || !/^\d+$/.test(id),
+  };
+}
+
+function emptyTotal(): Total {
+  return { priceBeforeTax: 0, priceAfterTax: 0, taxAmount: 0, taxes: [], discounts: [] };
+}
+
+/** Derives the details payload of a booking from its seed and content variant. */
+export function deriveBooking(content: PropertyContent, b: BookingState): BookingPayload {
+  // `fixed` drives what never changes for a booking; `v` what a content change redraws.
+  const fixed = mulberry32(mix(b.seed, 1));
+  const v: Rng = mulberry32(mix(b.seed, 2, b.variant));
+  const bareDates = chance(fixed, 0.5);
+  const withIndex = chance(fixed, 0.5);
+  const source = pick(fixed, SOURCES);
+  const customer = chance(fixed, 0.3)
+    ? null
+    : { firstName: pick(fixed, FIRST_NAMES), lastName: pick(fixed, LAST_NAMES) };
+  const withGuarantees = chance(fixed, 0.8);
+  const paymentMethod = pick(fixed, PAYMENT_METHODS);
+  const loyaltyCard = chance(fixed, 0.1) ? String(11039500000000 + Math.floor(fixed() * 99999999)) : null;
+  const wholeUnits = content.currency === 'RUB' || content.currency === 'THB';
+
+  const nights = chance(v, 0.6) ? intBetween(v, 1, 3) : intBetween(v, 4, 10);
+  const roll = v();
+  const roomCount = roll < 0.8 ? 1 : roll < 0.95 ? 2 : 3;
+  const arrivalDate = formatDay(b.arrivalDay);
+  const departureDate = formatDay(b.arrivalDay + nights);
+  const tax = content.lodgingTax;
+
+  let sumBefore = 0;
+  let sumTax = 0;
+  const discountsByName = new Map<string, Discount>();
+  let firstNightCents = 0;
+  const roomStays: RoomStay[] = [];
+  for (let r = 0; r < roomCount; r++) {
+    const roomType = pick(v, content.roomTypes);
+    const ratePlan = pick(v, content.ratePlans);
+    const adultCount = intBetween(v, 1, 3);
+    const childAges = chance(v, 0.2) ? Array.from({ length: intBetween(v, 1, 2) }, () => intBetween(v, 0, 17)) : [];
+    const guests = chance(v, 0.3)
+      ? []
+      : Array.from({ length: chance(v, 0.5) ? 1 : adultCount }, () => ({
+          firstName: pick(v, FIRST_NAMES),
+          lastName: pick(v, LAST_NAMES),
+        }));
+    const dailyRates: RoomStay['dailyRates'] = [];
+    let stayCents = 0;
+    for (let n = 0; n < nights; n++) {
+      let cents = Math.round(roomType.baseRateCents * ratePlan.priceFactor * (0.85 + v() * 0.4));
+      if (wholeUnits) cents = Math.round(cents / 100) * 100;
+      if (r === 0 && n === 0) firstNightCents = cents;
+      stayCents += cents;
+      const date = formatDay(b.arrivalDay + n);
+      dailyRates.push({ ratePlanId: ratePlan.id, priceBeforeTax: money(cents), date: bareDates ? date : `${date}T00:00:00` });
+    }
+    const taxCents = tax ? tax.perGuestNightCents * adultCount * nights : 0;
+    const discounts: Discount[] = [];
+    if (chance(v, 0.15)) {
+      const percent = pick(v, [5, 10, 15]);
+      const d: Discount = {
+        amount: money(Math.round((stayCents * percent) / (100 - percent))),
+        discountType: 'Percentage',
+        name: pick(v, ['Gold', 'Early booking', 'Mobile']),
+        percent,
+      };
+      discounts.push(d);
+      const seen = discountsByName.get(`${d.name}/${percent}`);
+      if (seen) seen.amount = money(Math.round(seen.amount * 100 + d.amount * 100));
+      else discountsByName.set(`${d.name}/${percent}`, { ...d });
+    }
+    sumBefore += stayCents;
+    sumTax += taxCents;
+
+    const services: RoomStayService[] = [];
+    if (chance(v, 0.4)) {
+      const meal = pick(v, content.services.filter((s) => s.kind === 'Meal'));
+      const inclusive = chance(v, 0.6);
+      const cents = inclusive ? 0 : meal.priceCents * nights * adultCount;
+      sumBefore += cents;
+      services.push({
+        id: meal.id,
+        name: meal.name,
+        description: meal.description,
+        total: { priceBeforeTax: money(cents), priceAfterTax: money(cents), taxAmount: 0, taxes: [] },
+        inclusive,
+        kind: 'Meal',
+        mealPlanCode: meal.mealPlanCode ?? null,
+      });
+    }
+    if (chance(v, 0.2)) {
+      const svc = pick(v, content.services.filter((s) => s.kind === 'Common'));
+      const cents = svc.priceCents * nights;
+      sumBefore += cents;
+      services.push({
+        id: svc.id,
+        name: svc.name,
+        description: svc.description,
+        total: { priceBeforeTax: money(cents), priceAfterTax: money(cents), taxAmount: 0, taxes: [] },
+        inclusive: false,
+        kind: 'Common',
+      });
+    }
+
+    const extra = (at: string): ExtraStayDetails => {
+      const cents = wholeUnits
+        ? Math.round(firstNightCents / 200) * 100
+        : Math.round(firstNightCents / 2);
+      sumBefore += cents;
+      return { overriddenDateTime: at, total: { ...emptyTotal(), priceBeforeTax: money(cents), priceAfterTax: money(cents) } };
+    };
+    const earlyArrival = chance(v, 0.07) ? extra(`${arrivalDate}T10:00`) : null;
+    const lateDeparture = chance(v, 0.07) ? extra(`${departureDate}T16:00`) : null;
+
+    roomStays.push({
+      ...(withIndex ? { index: r } : {}),
+      stayDates: {
+        arrivalDateTime: `${arrivalDate}T${content.checkInTime}`,
+        departureDateTime: `${departureDate}T${content.checkOutTime}`,
+      },
+      ratePlans: [{ id: ratePlan.id, name: ratePlan.name }],
+      roomType: { id: roomType.id, name: roomType.name },
+      guestCount: { adultCount, childAges },
+      guests,
+      dailyRates,
+      total: {
+        priceBeforeTax: money(stayCents),
+        priceAfterTax: money(stayCents + taxCents),
+        taxAmount: money(taxCents),
+        taxes: taxCents > 0 && tax ? [{ amount: money(taxCents), index: tax.index }] : [],
+        discounts,
+      },
+      services,
+      extraStayCharges: { earlyArrival, lateDeparture },
+    });
+  }
+
+  const services: BookingService[] = [];
+  if (chance(v, 0.15)) {
+    const svc = pick(v, content.services.filter((s) => s.kind === 'Common'));
+    sumBefore += svc.priceCents;
+    services.push({
+      id: svc.id,
+      name: svc.name,
+      description: svc.description,
+      total: { priceBeforeTax: money(svc.priceCents), priceAfterTax: money(svc.priceCents), taxAmount: 0, taxes: [] },
+    });
+  }
+
+  const afterTax = sumBefore + sumTax;
+  const prepaidRoll = fixed();
+  const totalPrepaid = prepaidRoll < 0.5 ? 0 : prepaidRoll < 0.8 ? afterTax : Math.round(afterTax * 0.3);
+  const penaltyRoll = v();
+
+  return {
+    propertyId: content.id,
+    number: b.number,
+    status: b.status,
+    createdDateTime: formatUtcSeconds(b.createdMs),
+    modifiedDateTime: formatUtcSeconds(b.modifiedMs),
+    guaranteeInfo: {
+      loyalty: loyaltyCard ? { cards: [{ cardNumber: loyaltyCard, loyaltySystemId: 'TLStatusLevel' }] } : null,
+      totalPrepaid: money(totalPrepaid),
+      ...(withGuarantees ? { guarantees: [{ paymentMethod }] } : {}),
+    },
+    currencyCode: content.currency,
+    roomStays,
+    services,
+    total: {
+      priceBeforeTax: money(sumBefore),
+      priceAfterTax: money(afterTax),
+      taxAmount: money(sumTax),
+      taxes: sumTax > 0 && tax ? [{ amount: money(sumTax), index: tax.index }] : [],
+      discounts: [...discountsByName.values()],
+    },
+    taxes: sumTax > 0 && tax ? [{ index: tax.index, name: tax.name, description: tax.description }] : [],
+    cancellation:
+      b.status === 'Cancelled'
+        ? {
+            penaltyAmount: penaltyRoll < 0.1 ? null : penaltyRoll < 0.6 ? 0 : money(firstNightCents),
+            cancelledDateTime: formatUtcSeconds(b.cancelledMs || b.modifiedMs),
+          }
+        : null,
+    source: { ...source },
+    customer,
+  };
+}
+
+export function summaryOf(content: PropertyContent, b: BookingState): BookingSummary {
+  return {
+    number: b.number,
+    propertyId: content.summaryPropertyIdAsString ? content.id : Number(content.id),
+    status: b.status,
+    createdDateTime: formatUtcSeconds(b.createdMs),
+    modifiedDateTime: formatUtcSeconds(b.modifiedMs),
+  };
+}
+
+function bookingNumber(arrivalDay: number, propertyId: string, id: number): string {
+  return `${formatDay(arrivalDay).replaceAll('-', '')}-${propertyId}-${id}`;
+}
+
+export interface StoreOptions {
+  seed: number;
+  properties: { id: string; bookingCount: number }[];
+  now: () => number;
+}
+
+/** All properties and bookings, with the mutations tests and the churn apply. */
+export class SimulatorStore {
+  readonly stores = new Map<string, PropertyStore>();
+  private nextId = 7_000_001;
+  private readonly rng: Rng;
+  /** Recently changed bookings, to change some again within the same second. */
+  private recent: { store: PropertyStore; b: BookingState }[] = [];
+
+  constructor(private readonly opts: StoreOptions) {
+    this.rng = mulberry32(mix(opts.seed, 0x5eed));
+    this.generate();
+  }
+
+  private generate(): void {
+    const { seed, properties } = this.opts;
+    const now = this.opts.now();
+    const rng = mulberry32(mix(seed, 0xb00c));
+    const span = Math.max(1, now - FIRST_CREATED_MS);
+    type Raw = { store: PropertyStore; created: number; modified: number; cancelled: boolean };
+    const all: Raw[] = [];
+    properties.forEach((p, index) => {
+      const store: PropertyStore = { content: generateContent(seed, p.id, index), order: [], byNumber: new Map() };
+      this.stores.set(p.id, store);
+      const raws: Raw[] = [];
+      for (let k = 0; k < p.bookingCount; k++) {
+        // Skewed towards recent years, as real booking histories are.
+        const created = Math.floor(now - span * rng() ** 2);
+        const cancelled = chance(rng, 0.2);
+        const r = rng();
+        let modified =
+          r < 0.45 && !cancelled
+            ? created
+            : r < 0.8
+              ? created + Math.floor(rng() * 3_600_000)
+              : created + Math.floor(rng() * (now - created));
+        if (cancelled && modified === created) modified += 1000 + Math.floor(rng() * 600_000);
+        raws.push({ store, created, modified: Math.min(now, modified), cancelled });
+      }
+      // Several bookings share a modification second, and a few the exact millisecond.
+      raws.sort((a, b) => a.modified - b.modified);
+      for (let i = 1; i < raws.length; i++) {
+        const prev = raws[i - 1]!;
+        const cur = raws[i]!;
+        const roll = rng();
+        let target: number | undefined;
+        if (roll < 0.015) target = prev.modified;
+        else if (roll < 0.08) target = Math.floor(prev.modified / 1000) * 1000 + Math.floor(rng() * 1000);
+        if (target === undefined || target > now) continue;
+        if (cur.created === cur.modified) cur.created = cur.modified = target;
+        else if (target >= cur.created) cur.modified = target;
+      }
+      all.push(...raws);
+    });
+    // Internal ids grow with creation time across the provider, as real ones do.
+    all.sort((a, b) => a.created - b.created);
+    for (const raw of all) {
+      const id = this.nextId++;
+      const arrivalDay = Math.floor(raw.created / DAY_MS) + (chance(rng, 0.1) ? 0 : intBetween(rng, 1, 180));
+      const changes = raw.modified === raw.created ? 0 : intBetween(rng, 1, 3);
+      const b = new BookingState(
+        id,
+        bookingNumber(arrivalDay, raw.store.content.id, id),
+        mix(seed, id),
+        arrivalDay,
+        raw.created,
+        raw.modified,
+        changes,
+        changes,
+        raw.cancelled ? 'Cancelled' : 'Active',
+        raw.cancelled ? raw.modified : 0,
+      );
+      raw.store.order.push(b);
+      raw.store.byNumber.set(b.number, b);
+    }
+    for (const store of this.stores.values()) {
+      store.order.sort((a, b) => a.modifiedMs - b.modifiedMs || a.id - b.id);
+    }
+  }
+
+  propertyIds(): string[] {
+    return [...this.stores.keys()];
+  }
+
+  /** One page of the summaries stream after `cursor` (spec 4.3). */
+  page(store: PropertyStore, cursor: Cursor, count: number): PageResult {
+    const { order } = store;
+    const skip = new Set(cursor.ids);
+    const isSkipped = (b: BookingState) => b.modifiedMs === cursor.ms && skip.has(b.id);
+    let i = lowerBound(order, cursor.ms, -Infinity);
+    const items: BookingState[] = [];
+    while (i < order.length && items.length < count) {
+      const b = order[i++]!;
+      if (!isSkipped(b)) items.push(b);
+    }
+    while (i < order.length && isSkipped(order[i]!)) i++;
+    const hasMoreData = i < order.length;
+    const last = items[items.length - 1];
+    if (!last) return { items, cursor, hasMoreData };
+    const atLast = items.filter((b) => b.modifiedMs === last.modifiedMs).map((b) => b.id);
+    const ids = last.modifiedMs === cursor.ms ? [...new Set([...cursor.ids, ...atLast])] : atLast;
+    return { items, cursor: { ms: last.modifiedMs, ids }, hasMoreData };
+  }
+
+  details(store: PropertyStore, b: BookingState): BookingPayload {
+    return deriveBooking(store.content, b);
+  }
+
+  private reposition(store: PropertyStore, b: BookingState, newMs: number): void {
+    const at = lowerBound(store.order, b.modifiedMs, b.id);
+    if (store.order[at] === b) store.order.splice(at, 1);
+    b.modifiedMs = newMs;
+    this.insert(store, b);
+  }
+
+  private insert(store: PropertyStore, b: BookingState): void {
+    const { order } = store;
+    const last = order[order.length - 1];
+    if (!last || last.modifiedMs < b.modifiedMs || (last.modifiedMs === b.modifiedMs && last.id < b.id)) order.push(b);
+    else order.splice(lowerBound(order, b.modifiedMs, b.id), 0, b);
+  }
+
+  private maxMs(store: PropertyStore): number {
+    return store.order[store.order.length - 1]?.modifiedMs ?? 0;
+  }
+
+  /** See Simulator.mutate. */
+  mutate(opts: { count: number; newCount?: number; propertyId?: string }): void {
+    const now = this.opts.now();
+    const only = opts.propertyId === undefined ? undefined : this.stores.get(opts.propertyId);
+    if (opts.propertyId !== undefined && !only) throw new Error(`mutate: unknown property ${opts.propertyId}`);
+    const stores = only ? [only] : [...this.stores.values()];
+    const rng = this.rng;
+    for (let k = 0; k < opts.count; k++) {
+      let target: { store: PropertyStore; b: BookingState } | undefined;
+      if (chance(rng, 0.25)) {
+        // Change again a booking already changed in this very second: its modifiedDateTime
+        // stays the same while its content differs.
+        const sec = Math.floor(now / 1000);
+        const same = this.recent.filter(
+          (r) => Math.floor(r.b.modifiedMs / 1000) === sec && (!only || r.store === only),
+        );
+        if (same.length > 0) target = pick(rng, same);
+      }
+      if (!target) {
+        const store = pick(rng, stores);
+        if (store.order.length === 0) continue;
+        target = { store, b: pick(rng, store.order) };
+      }
+      const { store, b } = target;
+      // Strictly after its previous change and never before the end of the stream: a change
+      // always lands after every continueToken already issued, so no client can miss it.
+      const newMs = Math.max(now, this.maxMs(store), b.modifiedMs + 1);
+      b.version++;
+      if (chance(rng, 0.3)) {
+        b.status = b.status === 'Cancelled' ? 'Active' : 'Cancelled';
+        b.cancelledMs = b.status === 'Cancelled' ? newMs : 0;
+      } else {
+        b.variant++;
+      }
+      this.reposition(store, b, newMs);
+      this.recent.push(target);
+      if (this.recent.length > 64) this.recent.shift();
+    }
+    for (let k = 0; k < (opts.newCount ?? 0); k++) {
+      const store = pick(rng, stores);
+      const id = this.nextId++;
+      const ms = Math.max(now, this.maxMs(store));
+      const arrivalDay = Math.floor(ms / DAY_MS) + intBetween(rng, 0, 120);
+      const b = new BookingState(
+        id,
+        bookingNumber(arrivalDay, store.content.id, id),
+        mix(this.opts.seed, id),
+        arrivalDay,
+        ms,
+        ms,
+        0,
+        0,
+        'Active',
+        0,
+      );
+      store.byNumber.set(b.number, b);
+      this.insert(store, b);
+    }
+  }
+}

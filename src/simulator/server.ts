@@ -1,0 +1,490 @@
+/**
+ * The provider stand-in: a node:http server answering the token endpoint and the Read
+ * Reservation API with the provider's shapes, limits and failure modes.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RateLimitScope, RateWindow } from '../config.js';
+import { EPOCH_2009_MS, SimulatorStore, summaryOf, type Cursor, type PropertyStore } from './data.js';
+import { hashString, mix, mulberry32 } from './random.js';
+import { RateLimiter, defaultRateLimits } from './rate-limit.js';
+import { AccessTokens, decodeContinueToken, encodeContinueToken } from './tokens.js';
+import type { BookingPayload, BookingsPage, PropertyContent } from './types.js';
+
+export interface SimulatorOptions {
+  /** Default '127.0.0.1'. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Default [{ clientId: 'sim-client', clientSecret: 'sim-secret' }]. */
+  clients?: { clientId: string; clientSecret: string }[];
+  /** Seed of all generated data; default 1. */
+  seed?: number;
+  /** Default two properties '500100' and '500200' with 200 bookings each. */
+  properties?: { id: string; bookingCount: number }[];
+  /** Per scope, replaces the production windows of that scope. */
+  rateLimits?: Partial<Record<RateLimitScope, RateWindow[]>>;
+  /** expires_in of access tokens; default 1800. */
+  tokenTtlSeconds?: number;
+  /** Clock of data, tokens and limits; default Date.now. */
+  now?: () => number;
+}
+
+/** Failure injection, mutable at run time. */
+export interface Faults {
+  /** Probability of answering 500 or 503 (503 with retry-after 1) to an API call; not counted against limits. */
+  error5xxRate: number;
+  /** Probability of answering 429 (retry-after 1) regardless of limits; not counted. */
+  spurious429Rate: number;
+  /** Probability of answering 401 to a valid token. */
+  spurious401Rate: number;
+  /** Added to every response (uniform in [min, max]). */
+  latencyMs: { min: number; max: number };
+  /** Details of these numbers answer 200 with a body that fails the schema, the same every time. */
+  malformedBookingNumbers: Set<string>;
+  /** Share of bookings whose details are malformed, decided per number by a hash (stable). */
+  malformedRate: number;
+  /** Details of these numbers answer 404 although the summaries list them. */
+  notFoundBookingNumbers: Set<string>;
+}
+
+export interface RequestLogEntry {
+  t: number;
+  method: string;
+  path: string;
+  status: number;
+  clientId?: string;
+}
+
+export interface SimulatorStats {
+  /** Requests counted against the limits, per scope. */
+  accepted: Record<string, number>;
+  /** 429 answers, limit-based and spurious. */
+  rejected429: number;
+  /** Answers per HTTP status. */
+  byStatus: Record<number, number>;
+  tokensIssued: number;
+  /** Detail requests that passed authentication and limits, per booking number. */
+  detailCallsByNumber: Map<string, number>;
+  /** The last 10,000 requests, when `requestLog` is enabled on the stats object (set it to []). */
+  requestLog?: RequestLogEntry[];
+}
+
+export interface Simulator {
+  /** 'http://127.0.0.1:PORT': provider base URL (token endpoint and /api/...) and reference-data base URL. */
+  readonly url: string;
+  readonly faults: Faults;
+  readonly stats: SimulatorStats;
+  close(): Promise<void>;
+  /**
+   * Modifies `count` random existing bookings (status flips Active<->Cancelled, or price,
+   * guest and room stay changes) and creates `newCount` new ones; modification time = now
+   * (never before the end of the property's stream). About a quarter of the changes hit a
+   * booking already changed within the same second.
+   */
+  mutate(opts: { count: number; newCount?: number; propertyId?: string }): void;
+  /** Calls mutate every `intervalMs` until stopChurn() or close(). */
+  startChurn(opts: { intervalMs: number; perTick: number; newPerTick?: number }): void;
+  stopChurn(): void;
+  /** Makes every continueToken issued so far invalid: they get 400 InvalidContinueToken. */
+  invalidateContinueTokens(): void;
+  /** Current truth: the `booking` object GET details serves without faults, per booking. */
+  bookings(propertyId?: string): BookingPayload[];
+  propertyIds(): string[];
+  /** Content model of every property (ids the bookings reference). */
+  content(): PropertyContent[];
+}
+
+const DEFAULT_CLIENTS = [{ clientId: 'sim-client', clientSecret: 'sim-secret' }];
+const DEFAULT_PROPERTIES = [
+  { id: '500100', bookingCount: 200 },
+  { id: '500200', bookingCount: 200 },
+];
+const RATE_HEADERS = ['x-ratelimit-remaining-second', 'x-ratelimit-remaining-minute', 'x-ratelimit-remaining-hour'];
+const LIST_PATH = /^\/api\/read-reservation\/v1\/properties\/([^/]+)\/bookings\/?$/;
+const DETAILS_PATH = /^\/api\/read-reservation\/v1\/properties\/([^/]+)\/bookings\/([^/]+)\/?$/;
+const LAST_MODIFICATION = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+function errorBody(code: string, message: string): { errors: { code: string; message: string }[] } {
+  return { errors: [{ code, message }] };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= 1_000_000) chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+class SimulatorImpl implements Simulator {
+  url = '';
+  readonly faults: Faults = {
+    error5xxRate: 0,
+    spurious429Rate: 0,
+    spurious401Rate: 0,
+    latencyMs: { min: 0, max: 0 },
+    malformedBookingNumbers: new Set(),
+    malformedRate: 0,
+    notFoundBookingNumbers: new Set(),
+  };
+  readonly stats: SimulatorStats = {
+    accepted: {},
+    rejected429: 0,
+    byStatus: {},
+    tokensIssued: 0,
+    detailCallsByNumber: new Map(),
+  };
+
+  private readonly server: Server;
+  private readonly store: SimulatorStore;
+  private readonly limiter: RateLimiter;
+  private readonly now: () => number;
+  private readonly clients: Map<string, string>;
+  private readonly ttl: number;
+  private readonly faultRng: () => number;
+  private tokens!: AccessTokens;
+  private continueEpoch = 0;
+  private churn: NodeJS.Timeout | undefined;
+
+  constructor(private readonly opts: SimulatorOptions) {
+    this.now = opts.now ?? Date.now;
+    const seed = opts.seed ?? 1;
+    this.clients = new Map((opts.clients ?? DEFAULT_CLIENTS).map((c) => [c.clientId, c.clientSecret]));
+    this.ttl = opts.tokenTtlSeconds ?? 1800;
+    this.limiter = new RateLimiter({ ...defaultRateLimits, ...opts.rateLimits });
+    this.faultRng = mulberry32(mix(seed, 0xfa17));
+    this.store = new SimulatorStore({ seed, properties: opts.properties ?? DEFAULT_PROPERTIES, now: this.now });
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(errorBody('InternalError', String(err))));
+        } else res.destroy();
+      });
+    });
+    this.server.keepAliveTimeout = 30_000;
+  }
+
+  async listen(): Promise<void> {
+    const host = this.opts.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port ?? 0, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = this.server.address() as AddressInfo;
+    const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+    this.url = `http://${shownHost}:${port}`;
+    this.tokens = new AccessTokens(this.url);
+  }
+
+  close(): Promise<void> {
+    this.stopChurn();
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  mutate(opts: { count: number; newCount?: number; propertyId?: string }): void {
+    this.store.mutate(opts);
+  }
+
+  startChurn(opts: { intervalMs: number; perTick: number; newPerTick?: number }): void {
+    this.stopChurn();
+    this.churn = setInterval(() => {
+      const m: { count: number; newCount?: number } = { count: opts.perTick };
+      if (opts.newPerTick !== undefined) m.newCount = opts.newPerTick;
+      this.mutate(m);
+    }, opts.intervalMs);
+    this.churn.unref();
+  }
+
+  stopChurn(): void {
+    if (this.churn) clearInterval(this.churn);
+    this.churn = undefined;
+  }
+
+  invalidateContinueTokens(): void {
+    this.continueEpoch++;
+  }
+
+  bookings(propertyId?: string): BookingPayload[] {
+    const stores =
+      propertyId === undefined ? [...this.store.stores.values()] : [this.store.stores.get(propertyId)].filter((s) => !!s);
+    return stores.flatMap((s) => s.order.map((b) => this.store.details(s, b)));
+  }
+
+  propertyIds(): string[] {
+    return this.store.propertyIds();
+  }
+
+  content(): PropertyContent[] {
+    return [...this.store.stores.values()].map((s) => s.content);
+  }
+
+  // ---- HTTP ----
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const arrival = this.now();
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const method = req.method ?? 'GET';
+    let clientId: string | undefined;
+    let reply: Reply;
+    if (url.pathname === '/auth/token') {
+      if (method !== 'POST') reply = { status: 405, headers: { allow: 'POST' } };
+      else reply = await this.token(req, arrival);
+    } else {
+      const list = LIST_PATH.exec(url.pathname);
+      const details = list ? null : DETAILS_PATH.exec(url.pathname);
+      if (!list && !details) reply = { status: 404, body: errorBody('NotFound', `no such path: ${url.pathname}`) };
+      else if (method !== 'GET') reply = { status: 405, headers: { allow: 'GET' } };
+      else {
+        const auth = this.authenticate(req, arrival);
+        if (typeof auth !== 'string') reply = auth;
+        else {
+          clientId = auth;
+          const scope: RateLimitScope = list ? 'bookingList' : 'bookingDetails';
+          reply = this.limited(scope, clientId, arrival, () =>
+            list
+              ? this.listBookings(safeDecode(list[1]!), url.searchParams)
+              : this.bookingDetails(safeDecode(details![1]!), safeDecode(details![2]!)),
+          );
+        }
+      }
+    }
+    await this.send(res, reply);
+    this.record(arrival, method, url.pathname, reply.status, clientId);
+  }
+
+  private record(t: number, method: string, path: string, status: number, clientId?: string): void {
+    this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
+    if (status === 429) this.stats.rejected429++;
+    const log = this.stats.requestLog;
+    if (log) {
+      log.push(clientId === undefined ? { t, method, path, status } : { t, method, path, status, clientId });
+      if (log.length > 10_000) log.splice(0, log.length - 10_000);
+    }
+  }
+
+  private async send(res: ServerResponse, reply: Reply): Promise<void> {
+    const { min, max } = this.faults.latencyMs;
+    const delay = max > 0 ? min + Math.random() * Math.max(0, max - min) : min;
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    const headers: Record<string, string> = { ...reply.headers };
+    let payload: string | undefined;
+    if (reply.body !== undefined) {
+      payload = JSON.stringify(reply.body);
+      headers['content-type'] = 'application/json; charset=utf-8';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    } else headers['content-length'] = '0';
+    res.writeHead(reply.status, headers);
+    res.end(payload);
+  }
+
+  private rateHeaders(remaining: number[]): Record<string, string> {
+    const h: Record<string, string> = {};
+    // Window i of a scope is reported in header i, whatever its configured length.
+    RATE_HEADERS.forEach((name, i) => {
+      const r = remaining[i];
+      if (r !== undefined) h[name] = String(r);
+    });
+    return h;
+  }
+
+  /** Client id of a valid bearer token, or the 401 reply. */
+  private authenticate(req: IncomingMessage, t: number): string | Reply {
+    const header = req.headers.authorization ?? '';
+    const m = /^Bearer\s+(\S+)$/i.exec(header);
+    const claims = m ? this.tokens.verify(m[1]!, t) : undefined;
+    if (!claims) {
+      return {
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+        body: errorBody('Unauthorized', 'Token missing, invalid or expired'),
+      };
+    }
+    if (this.faultRng() < this.faults.spurious401Rate) {
+      return {
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+        body: errorBody('Unauthorized', 'Token invalid (injected fault)'),
+      };
+    }
+    return claims.azp;
+  }
+
+  /** Faults first (not counted), then the sliding windows, then the handler. */
+  private limited(scope: RateLimitScope, key: string, t: number, handler: () => Reply): Reply {
+    if (this.faultRng() < this.faults.spurious429Rate) {
+      return {
+        status: 429,
+        headers: { ...this.rateHeaders(this.limiter.peek(scope, key, t)), 'retry-after': '1' },
+        body: errorBody('TooManyRequests', 'Rate limit exceeded (injected fault)'),
+      };
+    }
+    if (this.faultRng() < this.faults.error5xxRate) {
+      const status = this.faultRng() < 0.5 ? 500 : 503;
+      const headers = this.rateHeaders(this.limiter.peek(scope, key, t));
+      if (status === 503) headers['retry-after'] = '1';
+      return {
+        status,
+        headers,
+        body: errorBody(status === 500 ? 'InternalError' : 'ServiceUnavailable', 'Injected fault; retry later'),
+      };
+    }
+    const decision = this.limiter.take(scope, key, t);
+    const headers = this.rateHeaders(decision.remaining);
+    if (!decision.allowed) {
+      headers['retry-after'] = String(decision.retryAfterSeconds);
+      return { status: 429, headers, body: errorBody('TooManyRequests', 'Rate limit exceeded') };
+    }
+    this.stats.accepted[scope] = (this.stats.accepted[scope] ?? 0) + 1;
+    const reply = handler();
+    return { ...reply, headers: { ...reply.headers, ...headers } };
+  }
+
+  private async token(req: IncomingMessage, t: number): Promise<Reply> {
+    const ip = req.socket.remoteAddress ?? 'unknown';
+    const body = await readBody(req);
+    return this.limited('token', ip, t, () => {
+      const form = new URLSearchParams(body);
+      const clientId = form.get('client_id') ?? '';
+      const secret = this.clients.get(clientId);
+      if (form.get('grant_type') !== 'client_credentials' || secret === undefined || secret !== form.get('client_secret')) {
+        return {
+          status: 401,
+          body: { error: 'unauthorized_client', error_description: 'Invalid client or Invalid client credentials' },
+        };
+      }
+      this.stats.tokensIssued++;
+      return {
+        status: 200,
+        headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
+        body: {
+          access_token: this.tokens.issue(clientId, t, this.ttl),
+          expires_in: this.ttl,
+          refresh_expires_in: 0,
+          token_type: 'Bearer',
+          'not-before-policy': 0,
+          scope: '',
+        },
+      };
+    });
+  }
+
+  private property(propertyId: string): PropertyStore | undefined {
+    return this.store.stores.get(propertyId);
+  }
+
+  private listBookings(propertyId: string, q: URLSearchParams): Reply {
+    const store = this.property(propertyId);
+    if (!store) return { status: 404, body: errorBody('PropertyNotFound', `property ${propertyId} not found`) };
+    const bad = (code: string, message: string): Reply => ({ status: 400, body: errorBody(code, message) });
+
+    let count = 1000;
+    const countParam = q.get('count');
+    if (countParam !== null && countParam !== '') {
+      if (!/^\d+$/.test(countParam)) return bad('InvalidCount', 'count must be an integer from 1 to 1000');
+      count = Number(countParam);
+      if (count < 1 || count > 1000) return bad('InvalidCount', 'count must be an integer from 1 to 1000');
+    }
+    const tokenParam = q.get('continueToken') || undefined;
+    const lastModParam = q.get('lastModification') || undefined;
+    if (tokenParam && lastModParam) {
+      return bad('InvalidParameters', 'continueToken and lastModification cannot be sent together');
+    }
+
+    let cursor: Cursor;
+    let givenToken: string | undefined;
+    if (tokenParam) {
+      const decoded = decodeContinueToken(tokenParam, this.continueEpoch);
+      if ('error' in decoded) return bad('InvalidContinueToken', decoded.error);
+      cursor = decoded;
+      givenToken = tokenParam.replaceAll(' ', '+');
+    } else if (lastModParam) {
+      const m = LAST_MODIFICATION.exec(lastModParam);
+      const ms = m ? Date.parse(m[8] ? lastModParam : `${lastModParam}Z`) : NaN;
+      if (Number.isNaN(ms)) return bad('InvalidLastModification', 'lastModification must be a UTC date-time');
+      if (ms < EPOCH_2009_MS) {
+        return bad('InvalidLastModification', 'lastModification must not be earlier than 2009-01-01T00:00:00Z');
+      }
+      cursor = { ms, ids: [] };
+    } else {
+      // Full synchronisation from 2009-01-01T00:00:00Z.
+      cursor = { ms: EPOCH_2009_MS, ids: [] };
+    }
+
+    const page = this.store.page(store, cursor, count);
+    const body: BookingsPage = {
+      // An empty page hands back the token it was given.
+      continueToken:
+        page.items.length === 0 && givenToken !== undefined
+          ? givenToken
+          : encodeContinueToken(page.cursor, this.continueEpoch),
+      hasMoreData: page.hasMoreData,
+      bookingSummaries: page.items.map((b) => summaryOf(store.content, b)),
+    };
+    return { status: 200, body };
+  }
+
+  private bookingDetails(propertyId: string, number: string): Reply {
+    const store = this.property(propertyId);
+    const b = store?.byNumber.get(number);
+    if (store && b) this.stats.detailCallsByNumber.set(number, (this.stats.detailCallsByNumber.get(number) ?? 0) + 1);
+    if (!store || !b || this.faults.notFoundBookingNumbers.has(number)) {
+      return { status: 404, body: errorBody('BookingNotFound', `booking ${number} not found in property ${propertyId}`) };
+    }
+    const booking = this.store.details(store, b);
+    const h = hashString(number);
+    if (this.faults.malformedBookingNumbers.has(number) || h / 4294967296 < this.faults.malformedRate) {
+      return { status: 200, body: { booking: malformed(booking, h) } };
+    }
+    return { status: 200, body: { booking } };
+  }
+}
+
+/** A body that fails the details schema, the same for a given booking every time. */
+function malformed(booking: BookingPayload, hash: number): Record<string, unknown> {
+  const bad: Record<string, unknown> = { ...booking };
+  if ((hash >>> 7) % 2 === 0) {
+    bad['roomStays'] = 'unavailable';
+  } else {
+    // Required parts of every room stay are missing or of the wrong type, and so is the total.
+    bad['roomStays'] = booking.roomStays.map((rs) => {
+      const { total: _total, ...rest } = rs;
+      return { ...rest, dailyRates: { unavailable: true } };
+    });
+    delete bad['total'];
+  }
+  return bad;
+}
+
+/** Starts a simulator listening on `opts.host:opts.port` (default 127.0.0.1, a free port). */
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = new SimulatorImpl(opts);
+  await sim.listen();
+  return sim;
+}
