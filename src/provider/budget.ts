@@ -1,0 +1,318 @@
+/**
+ * Rate budgets: the client, not the provider, says no (DESIGN.md, Rate limits). One
+ * RateBudget per scope holds every sliding window of that scope and grants a permit only
+ * when all of them have room.
+ *
+ * Ledger model, per window: a deque of release timestamps (ascending) plus the number of
+ * permits in flight. A window is full when `entries younger than windowMs + inFlight >=
+ * limit`. In-flight permits occupy a slot from the moment they are granted until the
+ * response arrives, and the slot's window starts at release time, never at send time: the
+ * provider counts a request when it arrives, so a window started at send could end before
+ * the provider's own window does (network jitter) and let request N+1 in too early.
+ */
+import type { RateLimitScope, RateWindow } from '../config.js';
+import type { Clock } from '../util/clock.js';
+
+/** The `x-ratelimit-remaining-*` values of one response; window i ↔ header i. */
+export interface RemainingCounts {
+  second?: number | undefined;
+  minute?: number | undefined;
+  hour?: number | undefined;
+}
+
+/** Response headers as undici gives them. */
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+/** One granted request slot. Release it exactly once, when the response arrived (or failed). */
+export interface Permit {
+  /** Starts the slot's windows now; feeds the remaining-headers of the response back. Idempotent. */
+  release(responseHeaders?: ResponseHeaders): void;
+}
+
+export interface WindowSnapshot {
+  limit: number;
+  windowMs: number;
+  /** Slots taken: released requests still inside the window, plus the ones in flight. */
+  used: number;
+}
+
+export interface BudgetSnapshot {
+  scope: string;
+  inFlight: number;
+  waiting: number;
+  /** Milliseconds the budget is still paused by a retry-after (0 when not paused). */
+  pausedForMs: number;
+  windows: WindowSnapshot[];
+}
+
+const remainingHeaderNames = ['second', 'minute', 'hour'] as const;
+
+/** Reads `x-ratelimit-remaining-second|minute|hour`; ignores missing or non-numeric values. */
+export function remainingFromHeaders(headers: ResponseHeaders): RemainingCounts {
+  const out: RemainingCounts = {};
+  for (const name of remainingHeaderNames) {
+    let v = headers[`x-ratelimit-remaining-${name}`];
+    if (Array.isArray(v)) v = v[0];
+    if (v === undefined) continue;
+    const n = Number(v.trim());
+    if (v.trim() !== '' && Number.isInteger(n) && n >= 0) out[name] = n;
+  }
+  return out;
+}
+
+/**
+ * Ascending timestamps with O(1) push, shift, index access and length. An array plus a head
+ * offset, compacted when the dead prefix dominates (amortised O(1)).
+ */
+class TimestampQueue {
+  private items: number[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+  /** The i-th oldest entry (0 = oldest). */
+  at(i: number): number {
+    return this.items[this.head + i]!;
+  }
+  push(t: number): void {
+    // Keep the deque sorted even if the clock stepped back a little.
+    const last = this.items.length > this.head ? this.items[this.items.length - 1]! : t;
+    this.items.push(Math.max(t, last));
+  }
+  /** Drops every entry `<= cutoff`. */
+  dropUpTo(cutoff: number): void {
+    while (this.head < this.items.length && this.items[this.head]! <= cutoff) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
+interface SlidingWindow {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly released: TimestampQueue;
+}
+
+interface Waiter {
+  readonly priority: number;
+  readonly seq: number;
+  resolve(p: Permit): void;
+  reject(err: unknown): void;
+  signal: AbortSignal;
+  onAbort: () => void;
+}
+
+/** All sliding windows of one rate-limit scope. See the file comment for the model. */
+export class RateBudget {
+  readonly scope: string;
+  private readonly clock: Clock;
+  private readonly windows: SlidingWindow[];
+  private inFlight = 0;
+  private pausedUntil = 0;
+  /** Sorted by (priority, seq): FIFO within a priority, lower priority number first. */
+  private readonly waiters: Waiter[] = [];
+  private seq = 0;
+  /** The one pending wake-up timer, if any, and the instant it fires. */
+  private timer: { at: number; abort: AbortController } | undefined;
+
+  constructor(scope: string, windows: readonly RateWindow[], clock: Clock) {
+    if (windows.length === 0) throw new Error(`rate budget ${scope}: expected at least one window`);
+    this.scope = scope;
+    this.clock = clock;
+    this.windows = windows.map((w) => ({ limit: w.limit, windowMs: w.windowMs, released: new TimestampQueue() }));
+  }
+
+  /**
+   * Waits until every window has room (and no pause is active), then takes a slot. Waiters
+   * are served in priority order (lower number first), FIFO within a priority. Rejects with
+   * the signal's reason when it aborts first.
+   */
+  acquire(signal: AbortSignal, priority = 0): Promise<Permit> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.waiters.length === 0 && this.waitMs(this.clock.now()) === 0) {
+      return Promise.resolve(this.grant());
+    }
+    return new Promise<Permit>((resolve, reject) => {
+      const waiter: Waiter = {
+        priority,
+        seq: this.seq++,
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const i = this.waiters.indexOf(waiter);
+          if (i >= 0) this.waiters.splice(i, 1);
+          reject(signal.reason);
+          // The head may have changed: a lower-priority waiter may now be servable.
+          this.pump();
+        },
+      };
+      signal.addEventListener('abort', waiter.onAbort, { once: true });
+      this.insertWaiter(waiter);
+      this.pump();
+    });
+  }
+
+  /**
+   * Feeds back what the provider says is left. When it reports fewer remaining requests than
+   * the ledger believes (another process, or our predecessor before a restart, used them),
+   * phantom entries stamped now make the ledger agree. Never removes entries: an answer that
+   * reports more room is simply older than our in-flight requests.
+   */
+  observeRemaining(remaining: RemainingCounts): void {
+    const now = this.clock.now();
+    let changed = false;
+    this.windows.forEach((w, i) => {
+      const name = remainingHeaderNames[i];
+      const r = name === undefined ? undefined : remaining[name];
+      if (r === undefined) return;
+      this.expire(w, now);
+      const believedRemaining = w.limit - w.released.length - this.inFlight;
+      const missing = Math.min(w.limit, believedRemaining - Math.max(0, r));
+      for (let k = 0; k < missing; k++) w.released.push(now);
+      if (missing > 0) changed = true;
+    });
+    if (changed) this.pump();
+  }
+
+  /** Blocks every acquire for `ms` from now (retry-after). Extends, never shortens, a pause. */
+  pauseFor(ms: number): void {
+    const until = this.clock.now() + Math.max(0, ms);
+    if (until > this.pausedUntil) {
+      this.pausedUntil = until;
+      this.pump();
+    }
+  }
+
+  snapshot(): BudgetSnapshot {
+    const now = this.clock.now();
+    return {
+      scope: this.scope,
+      inFlight: this.inFlight,
+      waiting: this.waiters.length,
+      pausedForMs: Math.max(0, this.pausedUntil - now),
+      windows: this.windows.map((w) => {
+        this.expire(w, now);
+        return { limit: w.limit, windowMs: w.windowMs, used: w.released.length + this.inFlight };
+      }),
+    };
+  }
+
+  private grant(): Permit {
+    this.inFlight++;
+    let released = false;
+    return {
+      release: (headers?: ResponseHeaders) => {
+        if (released) return;
+        released = true;
+        this.inFlight--;
+        const now = this.clock.now();
+        for (const w of this.windows) w.released.push(now);
+        if (headers !== undefined) this.observeRemaining(remainingFromHeaders(headers));
+        // A release does not free a slot (it turns "in flight" into "released now"), but it
+        // makes the wait finite when only in-flight permits filled a window.
+        this.pump();
+      },
+    };
+  }
+
+  private expire(w: SlidingWindow, now: number): void {
+    w.released.dropUpTo(now - w.windowMs);
+  }
+
+  /**
+   * Milliseconds until one more permit fits every window: 0 = now, Infinity = only a
+   * release can help (in-flight permits alone fill a window). Exact, no polling: in a full
+   * window the entry that must expire is the (used - limit)-th oldest release.
+   */
+  private waitMs(now: number): number {
+    let wait = Math.max(0, this.pausedUntil - now);
+    for (const w of this.windows) {
+      this.expire(w, now);
+      const used = w.released.length + this.inFlight;
+      if (used < w.limit) continue;
+      const k = used - w.limit; // index of the entry whose expiry frees the slot
+      if (k >= w.released.length) return Infinity;
+      wait = Math.max(wait, w.released.at(k) + w.windowMs - now);
+    }
+    return wait;
+  }
+
+  private insertWaiter(waiter: Waiter): void {
+    // Binary search for the first waiter that sorts after this one.
+    let lo = 0;
+    let hi = this.waiters.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const m = this.waiters[mid]!;
+      if (m.priority < waiter.priority || (m.priority === waiter.priority && m.seq < waiter.seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    this.waiters.splice(lo, 0, waiter);
+  }
+
+  /** Grants permits to the head waiters while they fit; otherwise arms one exact timer. */
+  private pump(): void {
+    const now = this.clock.now();
+    let wait = 0;
+    while (this.waiters.length > 0) {
+      wait = this.waitMs(now);
+      if (wait > 0) break;
+      const w = this.waiters.shift()!;
+      w.signal.removeEventListener('abort', w.onAbort);
+      w.resolve(this.grant());
+    }
+    if (this.waiters.length === 0 || wait === Infinity) {
+      this.cancelTimer();
+      return;
+    }
+    const at = now + Math.ceil(wait);
+    if (this.timer?.at === at) return;
+    this.cancelTimer();
+    const abort = new AbortController();
+    const timer = { at, abort };
+    this.timer = timer;
+    this.clock.sleep(at - now, abort.signal).then(
+      () => {
+        if (this.timer === timer) {
+          this.timer = undefined;
+          this.pump();
+        }
+      },
+      () => {
+        /* cancelled: a newer timer or no waiters */
+      },
+    );
+  }
+
+  private cancelTimer(): void {
+    if (this.timer) {
+      this.timer.abort.abort();
+      this.timer = undefined;
+    }
+  }
+}
+
+/** One RateBudget per scope, built from `config.rateLimits`. Shared by all streams of one API client. */
+export class Budgets {
+  private readonly byScope: Map<RateLimitScope, RateBudget>;
+
+  constructor(rateLimits: Readonly<Record<RateLimitScope, readonly RateWindow[]>>, clock: Clock) {
+    this.byScope = new Map(
+      (Object.keys(rateLimits) as RateLimitScope[]).map((scope) => [scope, new RateBudget(scope, rateLimits[scope], clock)]),
+    );
+  }
+
+  get(scope: RateLimitScope): RateBudget {
+    const b = this.byScope.get(scope);
+    if (!b) throw new Error(`no rate budget configured for scope ${scope}`);
+    return b;
+  }
+
+  snapshot(): BudgetSnapshot[] {
+    return [...this.byScope.values()].map((b) => b.snapshot());
+  }
+}

@@ -1,0 +1,6 @@
+/** The provider client: HTTP, auth, budgets, schemas. */
+export * from './budget.js';
+export * from './client.js';
+export * from './errors.js';
+export * from './schemas.js';
+export { TokenManager, type TokenManagerOptions } from './token.js';

@@ -1,0 +1,240 @@
+/**
+ * Access tokens (OAuth 2.0 client credentials, partner-api-spec §5). One token is cached and
+ * shared by every request; it is renewed `renewBeforeExpiryMs` before `expires_in` says it
+ * ends. At most one token request is in flight: concurrent callers share its promise, and
+ * a burst of 401s for the same token causes one refresh (invalidate drops a token only if it
+ * is still the current one). Token requests go through the 'token' budget (per IP: 3/s,
+ * 15/min, 300/h), so a 401 storm cannot exhaust the token endpoint.
+ *
+ * The client secret and the tokens never appear in an error message or a log line.
+ */
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import type { Logger } from '../log.js';
+import type { Clock } from '../util/clock.js';
+import type { RateBudget } from './budget.js';
+import { AuthenticationError, ProviderError, ProviderUnavailableError } from './errors.js';
+import { bodyExcerpt, RequestTimeoutError, sendOnce } from './http.js';
+import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
+
+export interface TokenManagerOptions {
+  /** Provider base URL; the token endpoint is `{providerUrl}/auth/token`. */
+  providerUrl: string;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  renewBeforeExpiryMs: number;
+  requestTimeoutMs: number;
+  maxAttempts: number;
+  /** The 'token' scope budget. */
+  budget: RateBudget;
+  dispatcher: Dispatcher;
+  clock: Clock;
+  logger: Logger;
+  random?: () => number;
+}
+
+const tokenResponseSchema = z.looseObject({
+  access_token: z.string().min(1),
+  expires_in: z.number().positive().nullish(),
+  token_type: z.string().nullish(),
+});
+
+/** The narrative lifetime (15 min), used only when a response lacks `expires_in`. */
+const defaultLifetimeMs = 15 * 60_000;
+
+const credentialsHint = 'check STAYSYNC_CLIENT_ID / STAYSYNC_CLIENT_SECRET (or their _FILE variants)';
+
+interface CachedToken {
+  token: string;
+  /** When callers stop using it and a new one is fetched. */
+  renewAt: number;
+  expiresAt: number;
+}
+
+export class TokenManager {
+  private readonly opts: TokenManagerOptions;
+  private readonly url: URL;
+  private current: CachedToken | undefined;
+  private inFlight: Promise<CachedToken> | undefined;
+  /** Aborts an in-flight token request on close(); callers' signals only stop their own wait. */
+  private readonly closing = new AbortController();
+  private requests = 0;
+
+  constructor(opts: TokenManagerOptions) {
+    this.opts = opts;
+    this.url = new URL(`${opts.providerUrl.replace(/\/+$/, '')}/auth/token`);
+  }
+
+  /** Number of token requests sent (metrics, tests). */
+  get requestCount(): number {
+    return this.requests;
+  }
+
+  /** A valid access token: the cached one, or a fresh one (shared with concurrent callers). */
+  async getToken(signal: AbortSignal): Promise<string> {
+    if (signal.aborted) throw signal.reason;
+    const cur = this.current;
+    if (cur && this.opts.clock.now() < cur.renewAt) return cur.token;
+    if (!this.inFlight) {
+      const p = this.fetchToken().then(
+        (t) => {
+          this.current = t;
+          return t;
+        },
+      );
+      this.inFlight = p;
+      // Clear the slot however it ends; the catch keeps this bookkeeping chain from being an
+      // unhandled rejection (callers get the rejection through `p`).
+      p.finally(() => {
+        if (this.inFlight === p) this.inFlight = undefined;
+      }).catch(() => undefined);
+    }
+    return (await raceAbort(this.inFlight, signal)).token;
+  }
+
+  /**
+   * After a 401 with `token`: forget it, but only if it is still the current token, so that
+   * several concurrent 401s for one token cause one refresh, not one each.
+   */
+  invalidate(token: string): void {
+    if (this.current?.token === token) this.current = undefined;
+  }
+
+  /** Aborts an in-flight token request. */
+  close(): void {
+    this.closing.abort(new Error('token manager closed'));
+  }
+
+  private async fetchToken(): Promise<CachedToken> {
+    const { clientId, clientSecret, clock, logger, maxAttempts } = this.opts;
+    const path = this.url.pathname;
+    if (!clientId || !clientSecret) {
+      throw new AuthenticationError(`no API client credentials configured: ${credentialsHint}`, { path });
+    }
+    const signal = this.closing.signal;
+    const body = new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    }).toString();
+    let failures = 0;
+    for (;;) {
+      const permit = await this.opts.budget.acquire(signal, 0);
+      const sentAt = clock.now();
+      this.requests++;
+      let res;
+      try {
+        res = await sendOnce(
+          this.opts.dispatcher,
+          this.url,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+            body,
+            timeoutMs: this.opts.requestTimeoutMs,
+          },
+          signal,
+        );
+      } catch (err) {
+        permit.release();
+        if (signal.aborted) throw signal.reason;
+        failures++;
+        const reason = err instanceof RequestTimeoutError ? 'timeout' : describeNetworkError(err);
+        if (failures >= maxAttempts) {
+          throw new ProviderUnavailableError(`token request failed ${failures} times (last: ${reason})`, failures, { path, cause: err });
+        }
+        const delay = backoffMs(failures, this.opts.random);
+        logger.warn({ scope: 'token', path, error: reason, attempt: failures, delayMs: delay }, 'token request failed, retrying');
+        await clock.sleep(delay, signal);
+        continue;
+      }
+      permit.release(res.headers);
+      const { status } = res;
+
+      if (status >= 200 && status < 300) {
+        let parsed: z.output<typeof tokenResponseSchema>;
+        try {
+          parsed = tokenResponseSchema.parse(JSON.parse(res.rawBody));
+        } catch {
+          // Never echo the body or the parse error: they would carry the token.
+          throw new ProviderError('token response is not the expected JSON (access_token, expires_in)', { status, path });
+        }
+        const lifetime = parsed.expires_in != null ? parsed.expires_in * 1000 : defaultLifetimeMs;
+        // Renew early, but never so early that a short-lived token is renewed on every call.
+        const renewBefore = Math.min(this.opts.renewBeforeExpiryMs, lifetime / 2);
+        logger.debug({ scope: 'token', expiresInMs: lifetime }, 'obtained access token');
+        return { token: parsed.access_token, expiresAt: sentAt + lifetime, renewAt: sentAt + lifetime - renewBefore };
+      }
+
+      const errorCode = oauthErrorCode(res.rawBody);
+      if (status === 401 || status === 403 || (status === 400 && (errorCode === 'unauthorized_client' || errorCode === 'invalid_client'))) {
+        logger.error({ scope: 'token', path, status, error: errorCode }, 'provider refused the client credentials');
+        throw new AuthenticationError(
+          `the provider refused the API client credentials (HTTP ${status}${errorCode ? `, ${errorCode}` : ''}): ${credentialsHint}`,
+          { status, path },
+        );
+      }
+      if (status === 429 || isRetryableStatus(status)) {
+        failures++;
+        if (failures >= maxAttempts) {
+          throw new ProviderUnavailableError(`token request failed ${failures} times (last: HTTP ${status})`, failures, { status, path });
+        }
+        const ra = retryAfterMs(res.headers, clock.now());
+        if (status === 429 || (status === 503 && ra !== undefined)) {
+          this.opts.budget.pauseFor(ra ?? 1000);
+          logger.warn({ scope: 'token', path, status, attempt: failures, delayMs: ra ?? 1000 }, 'token request throttled, retrying');
+        } else {
+          const delay = backoffMs(failures, this.opts.random);
+          logger.warn({ scope: 'token', path, status, attempt: failures, delayMs: delay }, 'token request failed, retrying');
+          await clock.sleep(delay, signal);
+        }
+        continue;
+      }
+      throw new ProviderError(
+        `token request answered HTTP ${status}${errorCode ? ` (${errorCode})` : ''}`,
+        { status, path },
+      );
+    }
+  }
+}
+
+/** The OAuth `error` field of an error body, if it is a short identifier (never echo more). */
+function oauthErrorCode(rawBody: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(rawBody);
+    if (typeof v === 'object' && v !== null && 'error' in v) {
+      const e = (v as { error: unknown }).error;
+      if (typeof e === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(e)) return e;
+    }
+  } catch {
+    /* not JSON */
+  }
+  return undefined;
+}
+
+export function describeNetworkError(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${bodyExcerpt(err.message, 120)}` : bodyExcerpt(err.message, 120);
+  }
+  return String(err);
+}
+
+/** Waits for `p`, or rejects with the signal's reason as soon as it aborts (p keeps running). */
+export function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
