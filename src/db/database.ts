@@ -31,7 +31,7 @@ export interface DatabaseHandle {
 }
 
 /** Parsers that keep exact values: numeric and int8 as text, local dates and times as text. */
-const exactTypes = {
+export const exactTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     switch (oid) {
       case pg.types.builtins.NUMERIC:

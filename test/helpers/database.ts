@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { exactTypes } from '../../src/db/database.js';
 
 let containerUrl: Promise<string> | undefined;
 
@@ -43,7 +44,7 @@ export async function query<T extends pg.QueryResultRow = Record<string, unknown
   text: string,
   params: unknown[] = [],
 ): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema},public` });
+  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema},public`, types: exactTypes });
   await client.connect();
   try {
     return (await client.query<T>(text, params)).rows;

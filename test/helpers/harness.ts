@@ -1,0 +1,238 @@
+/**
+ * Integration harness: a simulator of the provider on 127.0.0.1, a fresh schema on the
+ * test PostgreSQL, and a configuration that points staysync at both with short windows.
+ */
+import { Writable } from 'node:stream';
+import { loadConfig, type Config, type RateWindow } from '../../src/config.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { createLogger, type Logger } from '../../src/log.js';
+import { ProviderClient } from '../../src/provider/client.js';
+import type { SyncContext } from '../../src/sync/context.js';
+import { SyncCounters } from '../../src/sync/counters.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { systemClock } from '../../src/util/clock.js';
+import { dropSchema, query, testDatabaseUrl, uniqueSchema } from './database.js';
+
+export const SIM_CLIENT_ID = 'sim-client';
+export const SIM_CLIENT_SECRET = 'sim-secret-do-not-log-7f3a';
+
+/** Production shapes with windows shrunk so that tests run in seconds. */
+export const fastRateLimits: Record<string, RateWindow[]> = {
+  bookingList: [
+    { limit: 3, windowMs: 50 },
+    { limit: 100, windowMs: 1000 },
+  ],
+  bookingDetails: [
+    { limit: 10, windowMs: 50 },
+    { limit: 200, windowMs: 1000 },
+  ],
+  standard: [
+    { limit: 50, windowMs: 100 },
+    { limit: 200, windowMs: 1000 },
+  ],
+  integrationStorage: [
+    { limit: 50, windowMs: 100 },
+    { limit: 1200, windowMs: 1000 },
+  ],
+  token: [
+    { limit: 3, windowMs: 100 },
+    { limit: 15, windowMs: 1000 },
+  ],
+};
+
+export interface Harness {
+  sim: Simulator;
+  config: Config;
+  dbUrl: string;
+  schema: string;
+  logLines: string[];
+  logger: Logger;
+  /** A context on a database handle of its own (closed by close()). */
+  context(): Promise<SyncContext>;
+  sql<T extends Record<string, unknown> = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  sim?: SimulatorOptions;
+  config?: Record<string, unknown>;
+  logLevel?: string;
+}
+
+function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] =
+      prev && typeof prev === 'object' && !Array.isArray(prev) && v && typeof v === 'object' && !Array.isArray(v)
+        ? mergeDeep(prev as Record<string, unknown>, v as Record<string, unknown>)
+        : v;
+  }
+  return out;
+}
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const dbUrl = await testDatabaseUrl();
+  const schema = uniqueSchema();
+  const sim = await startSimulator({
+    clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET }],
+    rateLimits: fastRateLimits,
+    ...opts.sim,
+  });
+  const config = loadConfig({
+    env: {},
+    overrides: mergeDeep(
+      {
+        database: { url: dbUrl, schema, poolSize: 4 },
+        provider: {
+          url: sim.url,
+          referenceDataUrl: sim.url,
+          clientId: SIM_CLIENT_ID,
+          clientSecret: SIM_CLIENT_SECRET,
+          requestTimeoutMs: 5000,
+          maxAttempts: 20,
+        },
+        propertyIds: sim.propertyIds(),
+        rateLimits: fastRateLimits,
+        sync: { progressIntervalMs: 60_000 },
+        log: { level: opts.logLevel ?? 'warn' },
+      },
+      opts.config ?? {},
+    ),
+  });
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logLines.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const logger = createLogger(config.log.level, sink);
+  const handles: DatabaseHandle[] = [];
+  const clients: ProviderClient[] = [];
+  return {
+    sim,
+    config,
+    dbUrl,
+    schema,
+    logLines,
+    logger,
+    async context() {
+      const h = await openDatabase(config, logger);
+      handles.push(h);
+      await h.migrate();
+      const client = new ProviderClient({ config, logger });
+      clients.push(client);
+      return { config, db: h.db, client, logger, clock: systemClock, counters: new SyncCounters() };
+    },
+    sql: (text, params) => query(dbUrl, schema, text, params),
+    async close() {
+      for (const c of clients) await c.close();
+      for (const h of handles) await h.close();
+      await sim.close();
+      await dropSchema(dbUrl, schema);
+    },
+  };
+}
+
+// ------------------------------------------------------------------ mirror comparison
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const second = (v: string | Date | null | undefined): string | null => {
+  if (v === null || v === undefined) return null;
+  const d = v instanceof Date ? v : new Date(v);
+  return d.toISOString().slice(0, 19) + 'Z';
+};
+/** `2024-03-27T14:00`, `2024-03-27 14:00:00` → `2024-03-27T14:00`. */
+const local = (v: unknown): string | null => (v === null || v === undefined ? null : String(v).replace(' ', 'T').slice(0, 16));
+
+interface CanonicalBooking {
+  key: string;
+  status: string;
+  modifiedAt: string | null;
+  priceBeforeTax: number | null;
+  priceAfterTax: number | null;
+  stays: {
+    arrival: string | null;
+    departure: string | null;
+    roomTypeId: string | null;
+    ratePlanId: string | null;
+    adults: number | null;
+    priceAfterTax: number | null;
+    rates: [string, string | null, number | null][];
+  }[];
+  services: [number | null, string | null, number | null][];
+}
+
+type AnyRecord = Record<string, any>;
+
+/** The simulator's truth in canonical form, optionally leaving out some booking numbers. */
+export function simulatorSnapshot(sim: Simulator, exclude: ReadonlySet<string> = new Set()): CanonicalBooking[] {
+  const out: CanonicalBooking[] = [];
+  for (const pid of sim.propertyIds()) {
+    for (const b of sim.bookings(pid) as unknown as AnyRecord[]) {
+      if (exclude.has(b.number)) continue;
+      const services: CanonicalBooking['services'] = [];
+      for (const s of b.services ?? []) services.push([null, s.id, num(s.total?.priceAfterTax)]);
+      (b.roomStays as AnyRecord[]).forEach((st, i) => {
+        for (const s of st.services ?? []) services.push([i, s.id, num(s.total?.priceAfterTax)]);
+      });
+      out.push({
+        key: `${pid}/${b.number}`,
+        status: b.status,
+        modifiedAt: second(b.modifiedDateTime),
+        priceBeforeTax: num(b.total?.priceBeforeTax),
+        priceAfterTax: num(b.total?.priceAfterTax),
+        stays: (b.roomStays as AnyRecord[]).map((st) => ({
+          arrival: local(st.stayDates.arrivalDateTime),
+          departure: local(st.stayDates.departureDateTime),
+          roomTypeId: st.roomType?.id ?? null,
+          ratePlanId: st.ratePlans?.[0]?.id ?? null,
+          adults: st.guestCount?.adultCount ?? null,
+          priceAfterTax: num(st.total?.priceAfterTax),
+          rates: (st.dailyRates as AnyRecord[]).map((r) => [String(r.date).slice(0, 10), r.ratePlanId ?? null, num(r.priceBeforeTax)]),
+        })),
+        services,
+      });
+    }
+  }
+  return out.sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** The mirror in the same canonical form. */
+export async function mirrorSnapshot(h: Pick<Harness, 'sql'>): Promise<CanonicalBooking[]> {
+  const bookings = await h.sql<AnyRecord>('SELECT * FROM bookings ORDER BY property_id, number');
+  const stays = await h.sql<AnyRecord>('SELECT * FROM booking_room_stays ORDER BY property_id, number, stay_index');
+  const rates = await h.sql<AnyRecord>('SELECT * FROM booking_daily_rates ORDER BY property_id, number, stay_index, position');
+  const services = await h.sql<AnyRecord>('SELECT * FROM booking_services ORDER BY property_id, number, position');
+  const byKey = new Map<string, CanonicalBooking>();
+  for (const b of bookings) {
+    byKey.set(`${b.property_id}/${b.number}`, {
+      key: `${b.property_id}/${b.number}`,
+      status: b.status,
+      modifiedAt: second(b.modified_at),
+      priceBeforeTax: num(b.price_before_tax),
+      priceAfterTax: num(b.price_after_tax),
+      stays: [],
+      services: [],
+    });
+  }
+  for (const s of stays) {
+    byKey.get(`${s.property_id}/${s.number}`)!.stays[s.stay_index] = {
+      arrival: local(s.arrival_at),
+      departure: local(s.departure_at),
+      roomTypeId: s.room_type_id,
+      ratePlanId: s.rate_plan_id,
+      adults: s.adult_count,
+      priceAfterTax: num(s.price_after_tax),
+      rates: [],
+    };
+  }
+  for (const r of rates) {
+    byKey.get(`${r.property_id}/${r.number}`)!.stays[r.stay_index]!.rates.push([String(r.stay_date), r.rate_plan_id, num(r.price_before_tax)]);
+  }
+  for (const s of services) {
+    byKey.get(`${s.property_id}/${s.number}`)!.services.push([s.stay_index, s.service_id, num(s.price_after_tax)]);
+  }
+  return [...byKey.values()].sort((a, b) => a.key.localeCompare(b.key));
+}

@@ -1,0 +1,166 @@
+/**
+ * The bookings mirror end to end: real PostgreSQL, the simulator over HTTP, the engine.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { planRecovery, syncOnce } from '../../src/sync/engine.js';
+import { TokenLostError } from '../../src/sync/context.js';
+import { mirrorSnapshot, simulatorSnapshot, startHarness, SIM_CLIENT_SECRET, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const never = new AbortController().signal;
+
+describe('sync engine against the simulator', () => {
+  it('mirrors several properties row for row', async () => {
+    h = await startHarness({
+      sim: { properties: [{ id: '500100', bookingCount: 120 }, { id: '500200', bookingCount: 80 }, { id: '7291', bookingCount: 60 }] },
+      config: { sync: { summariesPageSize: 50 } },
+    });
+    const ctx = await h.context();
+    const result = await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    expect(result.tokenLost).toEqual([]);
+
+    const expected = simulatorSnapshot(h.sim);
+    expect(expected).toHaveLength(260);
+    expect(await mirrorSnapshot(h)).toEqual(expected);
+
+    // Pages of 50 over 260 bookings: the cursor moved page by page, and every booking was fetched once.
+    const cursors = await h.sql<{ property_id: string; pages: string; caught_up: boolean; cursor: string }>(
+      'SELECT property_id, pages, caught_up, cursor FROM sync_cursors ORDER BY property_id',
+    );
+    expect(cursors.map((c) => c.property_id)).toEqual(['500100', '500200', '7291']);
+    expect(cursors.every((c) => c.caught_up && c.cursor)).toBe(true);
+    expect(ctx.counters.detailsFetched).toBe(260);
+    expect(await h.sql('SELECT * FROM booking_detail_queue')).toEqual([]);
+  });
+
+  it('converges while the data keeps changing, then stops changing', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 150 }, { id: '500200', bookingCount: 150 }] } });
+    const ctx = await h.context();
+    h.sim.startChurn({ intervalMs: 40, perTick: 3, newPerTick: 1 });
+    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    h.sim.stopChurn();
+    // The changes made after the first pass are picked up by the next poll.
+    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    const counted = await h.sql<{ n: string }>('SELECT count(*) AS n FROM bookings');
+    expect(Number(counted[0]?.n)).toBeGreaterThan(300);
+  });
+
+  it('costs no detail call for a summary whose version is already stored', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 100 }] } });
+    const ctx = await h.context();
+    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    const before = h.sim.stats.accepted.bookingDetails ?? 0;
+    expect(before).toBe(100);
+    // Re-read the whole list from 2009 (as a recovery would): every summary repeats.
+    const replay = await h.context();
+    await syncOnce(replay, h.config.propertyIds, new Map([['500100', new Date('2009-01-01T00:00:00Z')]]), never);
+    expect(replay.counters.summaries).toBe(100);
+    expect(replay.counters.detailsEnqueued).toBe(0);
+    expect(h.sim.stats.accepted.bookingDetails).toBe(before);
+  });
+
+  it('stops a property whose token is lost, changes nothing without --recover, and recovers with it', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 80 }, { id: '500200', bookingCount: 40 }] } });
+    const ctx = await h.context();
+    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    h.sim.invalidateContinueTokens();
+    h.sim.mutate({ count: 10, newCount: 5 });
+
+    const lostRun = await syncOnce(await h.context(), h.config.propertyIds, new Map(), never);
+    expect(lostRun.tokenLost.map((e) => e.propertyId).sort()).toEqual(['500100', '500200']);
+    expect(lostRun.tokenLost[0]).toBeInstanceOf(TokenLostError);
+    expect(lostRun.tokenLost[0]!.message).toMatch(/--recover/);
+
+    // A restart without the flag finds the lost state before writing anything.
+    const snapshot = await mirrorSnapshot(h);
+    const cursorsBefore = await h.sql('SELECT * FROM sync_cursors ORDER BY property_id');
+    const plan = await planRecovery(await h.context(), h.config.propertyIds, { mode: 'none' });
+    expect(plan.lost.map((l) => l.propertyId).sort()).toEqual(['500100', '500200']);
+    expect(await mirrorSnapshot(h)).toEqual(snapshot);
+    expect(await h.sql('SELECT * FROM sync_cursors ORDER BY property_id')).toEqual(cursorsBefore);
+
+    // With --recover: restart at the last mirrored modification minus two days.
+    const rctx = await h.context();
+    const recovered = await planRecovery(rctx, h.config.propertyIds, { mode: 'auto' });
+    expect(recovered.lost).toEqual([]);
+    const max = await h.sql<{ m: Date }>(`SELECT max(modified_at) AS m FROM bookings WHERE property_id = '500100'`);
+    expect(recovered.recoverFrom.get('500100')!.getTime()).toBe(max[0]!.m.getTime() - 2 * 86_400_000);
+    const result = await syncOnce(rctx, h.config.propertyIds, recovered.recoverFrom, never);
+    expect(result.tokenLost).toEqual([]);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    const states = await h.sql<{ state: string }>('SELECT state FROM sync_cursors');
+    expect(states.every((s) => s.state === 'active')).toBe(true);
+  });
+
+  it('treats mirror rows without a cursor as a lost token', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
+    const ctx = await h.context();
+    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await h.sql('DELETE FROM sync_cursors');
+    const plan = await planRecovery(ctx, h.config.propertyIds, { mode: 'none' });
+    expect(plan.lost).toEqual([{ propertyId: '500100', reason: expect.stringMatching(/continueToken is gone/) }]);
+    const at = await planRecovery(ctx, h.config.propertyIds, { mode: 'at', from: new Date('2020-01-01T00:00:00Z') });
+    expect(at.recoverFrom.get('500100')?.toISOString()).toBe('2020-01-01T00:00:00.000Z');
+  });
+
+  it('converges through a storm of 429, 503 and 401', async () => {
+    // Every injected 429 and 503 says retry-after: 1 (whole seconds), so the storm is brief.
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }, { id: '500200', bookingCount: 40 }] } });
+    h.sim.faults.error5xxRate = 0.1;
+    h.sim.faults.spurious429Rate = 0.1;
+    h.sim.faults.spurious401Rate = 0.1;
+    const ctx = await h.context();
+    const result = await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    expect(result.tokenLost).toEqual([]);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    const stats = ctx.client.stats();
+    expect(stats.responses429).toBeGreaterThan(0);
+    expect(stats.responses5xx).toBeGreaterThan(0);
+    expect(stats.responses401).toBeGreaterThan(0);
+  });
+
+  it('quarantines malformed details, records 404s, and completes the rest', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
+    const numbers = h.sim.bookings('500100').map((b) => b.number);
+    const malformed = new Set(numbers.slice(0, 3));
+    const missing = new Set(numbers.slice(3, 5));
+    for (const n of malformed) h.sim.faults.malformedBookingNumbers.add(n);
+    for (const n of missing) h.sim.faults.notFoundBookingNumbers.add(n);
+    const ctx = await h.context();
+    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim, new Set([...malformed, ...missing])));
+    const q = await h.sql<{ entity_key: string; stream: string; reason: string; raw_body: string }>('SELECT * FROM quarantine ORDER BY entity_key');
+    expect(q.map((r) => r.entity_key)).toEqual([...malformed].sort());
+    expect(q.every((r) => r.stream === 'booking_details' && r.reason.length > 0 && r.raw_body.length > 0)).toBe(true);
+    const parked = await h.sql<{ number: string; state: string }>('SELECT number, state FROM booking_detail_queue ORDER BY number');
+    expect(parked).toEqual(
+      [...[...malformed].map((n) => ({ number: n, state: 'quarantined' })), ...[...missing].map((n) => ({ number: n, state: 'not_found' }))].sort(
+        (a, b) => a.number.localeCompare(b.number),
+      ),
+    );
+    // Not retried forever: a second pass makes no detail call for them.
+    const calls = h.sim.stats.accepted.bookingDetails;
+    await syncOnce(await h.context(), h.config.propertyIds, new Map(), never);
+    expect(h.sim.stats.accepted.bookingDetails).toBe(calls);
+  });
+
+  it('never writes a secret or an access token into a log line', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] }, logLevel: 'trace' });
+    h.sim.faults.spurious401Rate = 0.2;
+    h.sim.faults.error5xxRate = 0.1;
+    const ctx = await h.context();
+    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    expect(h.logLines.length).toBeGreaterThan(5);
+    const all = h.logLines.join('\n');
+    expect(all).not.toContain(SIM_CLIENT_SECRET);
+    expect(all).not.toMatch(/eyJ[\w-]+\.[\w-]+\.[\w-]+/); // no JWT
+    expect(all.toLowerCase()).not.toContain('bearer ');
+  });
+});
