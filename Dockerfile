@@ -1,0 +1,25 @@
+# staysync: the sync daemon as a container service. Entrypoint: the CLI (default command: run).
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    STAYSYNC_DATA_DIR=/var/lib/staysync
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY config ./config
+COPY migrations ./migrations
+RUN mkdir -p /var/lib/staysync && chown node:node /var/lib/staysync
+USER node
+VOLUME ["/var/lib/staysync"]
+EXPOSE 9464
+HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+ENTRYPOINT ["node", "dist/cli.js"]
+CMD ["run"]

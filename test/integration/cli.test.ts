@@ -1,0 +1,199 @@
+/**
+ * The real entry point (`node dist/cli.js`) as the container runs it: exit statuses, clear
+ * configuration errors, SIGKILL at random points, token loss and --recover, SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { fastRateLimits, mirrorSnapshot, simulatorSnapshot, SIM_CLIENT_ID, SIM_CLIENT_SECRET, startHarness, type Harness } from '../helpers/harness.js';
+
+const cli = resolve('dist/cli.js');
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function start(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const done = new Promise<Run>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
+
+const runCli = (args: string[], env: Record<string, string>) => start(args, env).done;
+
+function configFile(content: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'staysync-cli-'));
+  const path = join(dir, 'config.json');
+  writeFileSync(path, JSON.stringify(content));
+  return path;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+function daemonEnv(harness: Harness, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: harness.dbUrl,
+    STAYSYNC_DB_SCHEMA: harness.schema,
+    STAYSYNC_PROVIDER_URL: harness.sim.url,
+    STAYSYNC_REFERENCE_DATA_URL: harness.sim.url,
+    STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
+    STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
+    STAYSYNC_PROPERTY_IDS: harness.sim.propertyIds().join(','),
+    STAYSYNC_CONFIG: configFile({ rateLimits: fastRateLimits, ops: { port: 0 } }),
+    STAYSYNC_LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+describe('configuration and usage errors', () => {
+  it('exits 2 naming the bad key, without a stack trace', async () => {
+    const badPort = await runCli(['migrate'], { STAYSYNC_OPS_PORT: 'abc' });
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toContain('STAYSYNC_OPS_PORT: expected a whole number');
+
+    const badFile = await runCli(['migrate'], {
+      STAYSYNC_CONFIG: configFile({ rateLimits: { bookingList: [{ limit: -1, windowMs: 1000 }] }, sync: { pollCron: 5 } }),
+    });
+    expect(badFile.code).toBe(2);
+    expect(badFile.stderr).toContain('rateLimits.bookingList.0.limit');
+    expect(badFile.stderr).toContain('sync.pollCron');
+
+    const badUrl = await runCli(['migrate'], { DATABASE_URL: 'mysql://nope' });
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toContain('database.url (from DATABASE_URL): expected a postgres:// URL');
+
+    const noSecret = await runCli(['sync', '--once'], { DATABASE_URL: 'postgres://127.0.0.1:1/x', STAYSYNC_CLIENT_ID: 'x', STAYSYNC_PROPERTY_IDS: '1' });
+    expect(noSecret.code).toBe(2);
+    expect(noSecret.stderr).toContain('STAYSYNC_CLIENT_SECRET');
+
+    for (const r of [badPort, badFile, badUrl, noSecret]) expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('exits 2 on bad usage and 0 on --help', async () => {
+    const unknown = await runCli(['frobnicate'], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command frobnicate');
+    const noOnce = await runCli(['sync'], {});
+    expect(noOnce.code).toBe(2);
+    expect(noOnce.stderr).toContain('sync needs --once');
+    const badRecover = await runCli(['run', '--recover=yesterday'], {});
+    expect(badRecover.code).toBe(2);
+    const help = await runCli(['--help'], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost');
+  });
+});
+
+describe('the daemon process', () => {
+  it('survives SIGKILL at random points, ten times in one sync, and ends equal without duplicates', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 400 }, { id: '500200', bookingCount: 300 }] } });
+    const env = daemonEnv(h);
+    const kills: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const { child, done } = start(['sync', '--once'], env);
+      const delay = 300 + Math.floor(Math.random() * 900);
+      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+      const r = await done;
+      clearTimeout(timer);
+      if (r.signal === 'SIGKILL') kills.push(delay);
+      else expect(r.code, r.stderr).toBe(0);
+    }
+    // Most runs were killed mid-sync (a run may finish first only near the end).
+    expect(kills.length).toBeGreaterThanOrEqual(8);
+    const final = await runCli(['sync', '--once'], env);
+    expect(final.code, final.stderr).toBe(0);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    const counts = await h.sql<{ t: string; n: string }>(
+      `SELECT 'summaries' AS t, count(*) AS n FROM booking_summaries
+       UNION ALL SELECT 'bookings', count(*) FROM bookings
+       UNION ALL SELECT 'queue', count(*) FROM booking_detail_queue`,
+    );
+    expect(Object.fromEntries(counts.map((c) => [c.t, Number(c.n)]))).toEqual({ summaries: 700, bookings: 700, queue: 0 });
+    // Each killed run left its sync_runs row open; the completed ones closed theirs.
+    const runs = await h.sql<{ outcome: string | null }>('SELECT outcome FROM sync_runs');
+    expect(runs.filter((r) => r.outcome === 'ok').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('exits 3 on a lost token, changes nothing on restart without --recover, and recovers with it', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
+    const env = daemonEnv(h);
+    expect((await runCli(['sync', '--once'], env)).code).toBe(0);
+    h.sim.invalidateContinueTokens();
+    h.sim.mutate({ count: 5, newCount: 3 });
+
+    const lost = await runCli(['sync', '--once'], env);
+    expect(lost.code).toBe(3);
+    expect(lost.stdout + lost.stderr).toContain('--recover');
+
+    const before = { mirror: await mirrorSnapshot(h), cursors: await h.sql('SELECT * FROM sync_cursors'), runs: await h.sql('SELECT * FROM sync_runs') };
+    const again = await runCli(['run'], env);
+    expect(again.code).toBe(3);
+    expect(again.stdout).toMatch(/token lost.*Nothing was changed/);
+    expect({ mirror: await mirrorSnapshot(h), cursors: await h.sql('SELECT * FROM sync_cursors'), runs: await h.sql('SELECT * FROM sync_runs') }).toEqual(before);
+
+    const recovered = await runCli(['sync', '--once', '--recover'], env);
+    expect(recovered.code, recovered.stderr).toBe(0);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+
+    const status = await runCli(['status', '--json'], env);
+    expect(status.code).toBe(0);
+    const parsed = JSON.parse(status.stdout) as { properties: { propertyId: string; state: string; queuePending: number; caughtUp: boolean }[] };
+    expect(parsed.properties).toEqual([expect.objectContaining({ propertyId: '500100', state: 'active', queuePending: 0, caughtUp: true })]);
+  });
+
+  it('serves /healthz, /readyz and /metrics while running and stops cleanly on SIGTERM', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 50 }] } });
+    const port = await freePort();
+    const { child, done } = start(['run'], daemonEnv(h, { STAYSYNC_OPS_PORT: String(port) }));
+    const base = `http://127.0.0.1:${port}`;
+    let ready = false;
+    for (let i = 0; i < 100 && !ready; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    }
+    expect(ready).toBe(true);
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    // Wait for the first pass to finish, then check the metrics say so.
+    for (let i = 0; i < 100; i++) {
+      const rows = await h.sql<{ n: string }>('SELECT count(*) AS n FROM bookings');
+      if (Number(rows[0]?.n) === 50) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/staysync_details_written_total 50/);
+    expect(metrics).toMatch(/staysync_provider_requests_total\{scope="bookingDetails"\} \d+/);
+    child.kill('SIGTERM');
+    const r = await done;
+    expect(r.code).toBe(0);
+    const runs = await h.sql<{ command: string; outcome: string }>('SELECT command, outcome FROM sync_runs');
+    expect(runs).toEqual([{ command: 'run', outcome: 'stopped' }]);
+  });
+});
