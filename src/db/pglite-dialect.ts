@@ -37,9 +37,12 @@ export function pgliteDialect(pglite: PGlite): PostgresDialect {
       await previous;
       return {
         async query(sql, params) {
-          const r = await pglite.query(sql, params as unknown[] | undefined);
-          const command = (r.command ?? sql.trimStart().split(/\s/, 1)[0] ?? '').toUpperCase();
-          return { command, rowCount: r.affectedRows ?? r.rows.length, rows: r.rows };
+          // Without parameters use the simple protocol, which (unlike a prepared statement)
+          // accepts several statements: migration files are run this way.
+          const r = params && params.length > 0 ? await pglite.query(sql, params as unknown[]) : (await pglite.exec(sql)).at(-1) ?? { rows: [] as unknown[] };
+          const result = r as { rows: unknown[]; command?: string; affectedRows?: number };
+          const command = (result.command ?? sql.trimStart().split(/\s/, 1)[0] ?? '').toUpperCase();
+          return { command, rowCount: result.affectedRows ?? result.rows.length, rows: result.rows };
         },
         release,
       };

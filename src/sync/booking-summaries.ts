@@ -42,7 +42,8 @@ export function priorityOf(number: string, now: number): number {
   const m = /^(\d{4})(\d{2})(\d{2})-/.exec(number);
   if (!m) return 1;
   const arrival = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  const days = (arrival - now) / 86_400_000;
+  const today = Math.floor(now / 86_400_000) * 86_400_000;
+  const days = (arrival - today) / 86_400_000;
   return days >= -1 && days <= SOON_DAYS ? 0 : 1;
 }
 

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { parseArgs, UsageError } from '../../src/cli-args.js';
+
+describe('command-line arguments', () => {
+  it('parses commands and options', () => {
+    expect(parseArgs(['run'])).toMatchObject({ command: 'run', recovery: { mode: 'none' } });
+    expect(parseArgs(['sync', '--once', '--recover'])).toMatchObject({ command: 'sync', once: true, recovery: { mode: 'auto' } });
+    const at = parseArgs(['run', '--recover=2024-05-01T00:00:00Z', '--config', 'x.json']);
+    expect(at.recovery).toEqual({ mode: 'at', from: new Date('2024-05-01T00:00:00Z') });
+    expect(at.configPath).toBe('x.json');
+    expect(parseArgs(['status', '--json'])).toMatchObject({ command: 'status', json: true });
+    expect(parseArgs([])).toMatchObject({ command: 'help' });
+  });
+
+  it('rejects what it does not understand', () => {
+    for (const argv of [['sync'], ['migrate', '--recover'], ['run', '--recover=soon'], ['run', '--frob'], ['run', 'extra'], ['--config']]) {
+      expect(() => parseArgs(argv), argv.join(' ')).toThrow(UsageError);
+    }
+  });
+});
