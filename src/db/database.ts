@@ -109,3 +109,8 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
 export async function ping(db: Db): Promise<void> {
   await sql`SELECT 1`.execute(db);
 }
+
+/** Runs one SQL text as it is (the demo's example reports). */
+export async function rawQuery(db: Db, text: string): Promise<Record<string, unknown>[]> {
+  return (await sql.raw<Record<string, unknown>>(text).execute(db)).rows;
+}
