@@ -4,8 +4,10 @@
  * (seed, variant) on demand, so 200,000 bookings take a few tens of MB and `bookings()`
  * returns exactly what GET details serves.
  */
+import { compareIds, contentDetails, emptyEdits, propertyInfo, type ContentEdits } from './content.js';
 import { chance, hashString, intBetween, mix, mulberry32, pick, type Rng } from './random.js';
 import type {
+  ContentPropertyInfo,
   BookingPayload,
   BookingService,
   BookingStatus,
@@ -49,6 +51,20 @@ export interface PropertyStore {
   /** Ordered by (modifiedMs, id): the order of the summaries stream. */
   order: BookingState[];
   byNumber: Map<string, BookingState>;
+  /** Test edits of the served content (the bookings keep using `content` as generated). */
+  edits: ContentEdits;
+  /** The served property (propertyInfo of content and edits); dropped on every edit. */
+  served?: ContentPropertyInfo;
+}
+
+function newStore(content: PropertyContent): PropertyStore {
+  return { content, order: [], byNumber: new Map(), edits: emptyEdits() };
+}
+
+/** The property as the content endpoints serve it (cached until the next edit). */
+export function servedProperty(store: PropertyStore): ContentPropertyInfo {
+  store.served ??= propertyInfo(store.content, store.edits);
+  return store.served;
 }
 
 /** Position of a summaries cursor: after MillisecondsFrom, or at it and not in BookingIds. */
@@ -131,6 +147,8 @@ const SOURCES: readonly BookingPayload['source'][] = [
 
 /** Deterministic content model of one property. */
 export function generateContent(seed: number, id: string, index: number): PropertyContent {
+  // What the bookings use is drawn first, from this stream, in an order that must not change:
+  // ids, names and prices of existing data stay the same across simulator versions.
   const rng = mulberry32(mix(seed, hashString(id), 0xc0de));
   const zone = pick(rng, TIME_ZONES);
   const roomTypes = ROOM_TYPES.slice(0, intBetween(rng, 3, ROOM_TYPES.length)).map((rt, k) => ({
@@ -154,19 +172,27 @@ export function generateContent(seed: number, id: string, index: number): Proper
     ...('mealPlanCode' in s ? { mealPlanCode: s.mealPlanCode } : {}),
     priceCents: s.price * zone.unit * 100,
   }));
-  return {
+  const name = `${pick(rng, ['Grand', 'Riverside', 'Old Town', 'Harbour', 'Park'])} ${pick(rng, ['Hotel', 'Inn', 'Suites'])} ${id}`;
+  const lodgingTax = chance(rng, 0.5)
+    ? { index: 1, name: 'Lodging fee', description: 'Fee per guest, payable at check-in', perGuestNightCents: 2 * zone.unit * 100 }
+    : null;
+  // Content details (descriptions, contacts, amenities, rules...) come from a stream of their own.
+  const details = contentDetails(mulberry32(mix(seed, hashString(id), 0xc0de, 2)), {
     id,
-    name: `${pick(rng, ['Grand', 'Riverside', 'Old Town', 'Harbour', 'Park'])} ${pick(rng, ['Hotel', 'Inn', 'Suites'])} ${id}`,
+    index,
+    name,
     timeZone: zone.tz,
     currency: zone.currency,
+    unit: zone.unit,
     checkInTime: '14:00',
     checkOutTime: '12:00',
     roomTypes,
     ratePlans,
     services,
-    lodgingTax: chance(rng, 0.5)
-      ? { index: 1, name: 'Lodging fee', description: 'Fee per guest, payable at check-in', perGuestNightCents: 2 * zone.unit * 100 }
-      : null,
+  });
+  return {
+    ...details,
+    lodgingTax,
     // Real summaries carry propertyId as an integer for some properties and as a string for others.
     summaryPropertyIdAsString: index % 2 === 1 || !/^\d+$/.test(id),
   };
@@ -377,6 +403,8 @@ export interface StoreOptions {
   now: () => number;
 }
 
+type RawBooking = { store: PropertyStore; created: number; modified: number; cancelled: boolean };
+
 /** All properties and bookings, with the mutations tests and the churn apply. */
 export class SimulatorStore {
   readonly stores = new Map<string, PropertyStore>();
@@ -384,6 +412,8 @@ export class SimulatorStore {
   private readonly rng: Rng;
   /** Recently changed bookings, to change some again within the same second. */
   private recent: { store: PropertyStore; b: BookingState }[] = [];
+  /** Property ids in the content order (compareIds); rebuilt after addProperty. */
+  private sortedIds: string[] | undefined;
 
   constructor(private readonly opts: StoreOptions) {
     this.rng = mulberry32(mix(opts.seed, 0x5eed));
@@ -394,52 +424,65 @@ export class SimulatorStore {
     const { seed, properties } = this.opts;
     const now = this.opts.now();
     const rng = mulberry32(mix(seed, 0xb00c));
-    const span = Math.max(1, now - FIRST_CREATED_MS);
-    type Raw = { store: PropertyStore; created: number; modified: number; cancelled: boolean };
-    const all: Raw[] = [];
+    const all: RawBooking[] = [];
     properties.forEach((p, index) => {
-      const store: PropertyStore = { content: generateContent(seed, p.id, index), order: [], byNumber: new Map() };
+      if (this.stores.has(p.id)) throw new Error(`duplicate property id ${p.id}`);
+      const store = newStore(generateContent(seed, p.id, index));
       this.stores.set(p.id, store);
-      const raws: Raw[] = [];
-      for (let k = 0; k < p.bookingCount; k++) {
-        // Skewed towards recent years, as real booking histories are.
-        const created = Math.floor(now - span * rng() ** 2);
-        const cancelled = chance(rng, 0.2);
-        const r = rng();
-        let modified =
-          r < 0.45 && !cancelled
-            ? created
-            : r < 0.8
-              ? created + Math.floor(rng() * 3_600_000)
-              : created + Math.floor(rng() * (now - created));
-        if (cancelled && modified === created) modified += 1000 + Math.floor(rng() * 600_000);
-        raws.push({ store, created, modified: Math.min(now, modified), cancelled });
-      }
-      // Several bookings share a modification second, and a few the exact millisecond.
-      raws.sort((a, b) => a.modified - b.modified);
-      for (let i = 1; i < raws.length; i++) {
-        const prev = raws[i - 1]!;
-        const cur = raws[i]!;
-        const roll = rng();
-        let target: number | undefined;
-        if (roll < 0.015) target = prev.modified;
-        else if (roll < 0.08) target = Math.floor(prev.modified / 1000) * 1000 + Math.floor(rng() * 1000);
-        if (target === undefined || target > now) continue;
-        if (cur.created === cur.modified) cur.created = cur.modified = target;
-        else if (target >= cur.created) cur.modified = target;
-      }
-      all.push(...raws);
+      all.push(...this.rawBookings(store, p.bookingCount, rng, now));
     });
     // Internal ids grow with creation time across the provider, as real ones do.
     all.sort((a, b) => a.created - b.created);
-    for (const raw of all) {
+    this.materialize(all, rng);
+    for (const store of this.stores.values()) {
+      store.order.sort((a, b) => a.modifiedMs - b.modifiedMs || a.id - b.id);
+    }
+  }
+
+  /** Creation and modification times of `count` bookings of one property. */
+  private rawBookings(store: PropertyStore, count: number, rng: Rng, now: number): RawBooking[] {
+    const span = Math.max(1, now - FIRST_CREATED_MS);
+    const raws: RawBooking[] = [];
+    for (let k = 0; k < count; k++) {
+      // Skewed towards recent years, as real booking histories are.
+      const created = Math.floor(now - span * rng() ** 2);
+      const cancelled = chance(rng, 0.2);
+      const r = rng();
+      let modified =
+        r < 0.45 && !cancelled
+          ? created
+          : r < 0.8
+            ? created + Math.floor(rng() * 3_600_000)
+            : created + Math.floor(rng() * (now - created));
+      if (cancelled && modified === created) modified += 1000 + Math.floor(rng() * 600_000);
+      raws.push({ store, created, modified: Math.min(now, modified), cancelled });
+    }
+    // Several bookings share a modification second, and a few the exact millisecond.
+    raws.sort((a, b) => a.modified - b.modified);
+    for (let i = 1; i < raws.length; i++) {
+      const prev = raws[i - 1]!;
+      const cur = raws[i]!;
+      const roll = rng();
+      let target: number | undefined;
+      if (roll < 0.015) target = prev.modified;
+      else if (roll < 0.08) target = Math.floor(prev.modified / 1000) * 1000 + Math.floor(rng() * 1000);
+      if (target === undefined || target > now) continue;
+      if (cur.created === cur.modified) cur.created = cur.modified = target;
+      else if (target >= cur.created) cur.modified = target;
+    }
+    return raws;
+  }
+
+  /** Turns raw bookings (in creation order) into bookings of their stores (order not sorted). */
+  private materialize(raws: readonly RawBooking[], rng: Rng): void {
+    for (const raw of raws) {
       const id = this.nextId++;
       const arrivalDay = Math.floor(raw.created / DAY_MS) + (chance(rng, 0.1) ? 0 : intBetween(rng, 1, 180));
       const changes = raw.modified === raw.created ? 0 : intBetween(rng, 1, 3);
       const b = new BookingState(
         id,
         bookingNumber(arrivalDay, raw.store.content.id, id),
-        mix(seed, id),
+        mix(this.opts.seed, id),
         arrivalDay,
         raw.created,
         raw.modified,
@@ -451,9 +494,29 @@ export class SimulatorStore {
       raw.store.order.push(b);
       raw.store.byNumber.set(b.number, b);
     }
-    for (const store of this.stores.values()) {
-      store.order.sort((a, b) => a.modifiedMs - b.modifiedMs || a.id - b.id);
-    }
+  }
+
+  /**
+   * A new property with content and `bookingCount` bookings created in the past (up to now);
+   * deterministic for a given seed, id and number of properties before it.
+   */
+  addProperty(p: { id: string; bookingCount: number }): PropertyStore {
+    if (this.stores.has(p.id)) throw new Error(`addProperty: property ${p.id} exists`);
+    const store = newStore(generateContent(this.opts.seed, p.id, this.stores.size));
+    this.stores.set(p.id, store);
+    this.sortedIds = undefined;
+    const rng = mulberry32(mix(this.opts.seed, hashString(p.id), 0xadd));
+    const raws = this.rawBookings(store, p.bookingCount, rng, this.opts.now());
+    raws.sort((a, b) => a.created - b.created);
+    this.materialize(raws, rng);
+    store.order.sort((a, b) => a.modifiedMs - b.modifiedMs || a.id - b.id);
+    return store;
+  }
+
+  /** Property ids in the order of the content properties list. */
+  contentOrder(): readonly string[] {
+    this.sortedIds ??= [...this.stores.keys()].sort(compareIds);
+    return this.sortedIds;
   }
 
   propertyIds(): string[] {

@@ -1,5 +1,6 @@
 /**
- * Simulator of the provider's Partner API (token endpoint + Read Reservation API), for
+ * Simulator of the provider's Partner API (token endpoint, Read Reservation API, Content API
+ * and Reference Data API), for
  * integration tests, the demo and the bench. See server.ts for the behaviour.
  */
 export { startSimulator } from './server.js';
@@ -10,7 +11,24 @@ export type {
   BookingStatus,
   BookingSummary,
   BookingsPage,
+  CancellationRule,
+  CancellationTerm,
+  ContentPropertyInfo,
+  ContentPropertyPage,
+  ContentRatePlan,
+  ContentRoomType,
+  ContentService,
+  ContentPropertyAmenity,
+  ExtraStayRule,
+  ExtraStayRulePeriod,
+  MealPlan,
+  PaymentMethod,
+  PropertyAmenityType,
   PropertyContent,
+  PropertyKind,
+  ReferenceLists,
+  RoomAmenityCategory,
+  RoomTypeCategory,
   RoomStay,
   RoomStayService,
   Total,

@@ -1,6 +1,7 @@
 /**
  * Stand-alone simulator process:
  *   node dist/simulator/main.js [--host 127.0.0.1] [--port 8080] [--properties 3] [--bookings 500] [--seed 1]
+ *                               [--content-only-properties 0]
  *                               [--churn-ms 1000 --churn-per-tick 5 --churn-new-per-tick 1]
  * Prints the URL and the credentials, runs until SIGINT or SIGTERM.
  */
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
       properties: { type: 'string' },
       bookings: { type: 'string' },
       seed: { type: 'string' },
+      'content-only-properties': { type: 'string' },
       'churn-ms': { type: 'string' },
       'churn-per-tick': { type: 'string' },
       'churn-new-per-tick': { type: 'string' },
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     seed: int('seed', values.seed, 1),
     clients: [{ clientId, clientSecret }],
     properties: Array.from({ length: propertyCount }, (_, i) => ({ id: String(500_100 + i * 100), bookingCount })),
+    contentOnlyProperties: int('content-only-properties', values['content-only-properties'], 0),
   });
   const churnMs = int('churn-ms', values['churn-ms'], 0);
   if (churnMs > 0) {

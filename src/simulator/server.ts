@@ -1,15 +1,34 @@
 /**
- * The provider stand-in: a node:http server answering the token endpoint and the Read
- * Reservation API with the provider's shapes, limits and failure modes.
+ * The provider stand-in: a node:http server answering the token endpoint, the Read
+ * Reservation API, the Content API and the Reference Data API with the provider's shapes,
+ * limits and failure modes.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RateLimitScope, RateWindow } from '../config.js';
-import { EPOCH_2009_MS, SimulatorStore, summaryOf, type Cursor, type PropertyStore } from './data.js';
+import {
+  compareIds,
+  decodeSince,
+  encodeSince,
+  malformedPropertyInfo,
+  referenceLists,
+  servedCancellationRules,
+  servedExtraStayRules,
+} from './content.js';
+import { EPOCH_2009_MS, SimulatorStore, servedProperty, summaryOf, type Cursor, type PropertyStore } from './data.js';
 import { hashString, mix, mulberry32 } from './random.js';
 import { RateLimiter, defaultRateLimits } from './rate-limit.js';
 import { AccessTokens, decodeContinueToken, encodeContinueToken } from './tokens.js';
-import type { BookingPayload, BookingsPage, PropertyContent } from './types.js';
+import type {
+  BookingPayload,
+  BookingsPage,
+  CancellationRule,
+  ContentPropertyInfo,
+  ContentPropertyPage,
+  ExtraStayRule,
+  PropertyContent,
+  ReferenceLists,
+} from './types.js';
 
 export interface SimulatorOptions {
   /** Default '127.0.0.1'. */
@@ -20,8 +39,13 @@ export interface SimulatorOptions {
   clients?: { clientId: string; clientSecret: string }[];
   /** Seed of all generated data; default 1. */
   seed?: number;
-  /** Default two properties '500100' and '500200' with 200 bookings each. */
+  /** Default two properties '500100' and '500200' with 200 bookings each. bookingCount may be 0. */
   properties?: { id: string; bookingCount: number }[];
+  /**
+   * Extra properties with content and no bookings, after `properties`: ids '900001', '900002', ...
+   * (an id already in `properties` is skipped). Default 0.
+   */
+  contentOnlyProperties?: number;
   /** Per scope, replaces the production windows of that scope. */
   rateLimits?: Partial<Record<RateLimitScope, RateWindow[]>>;
   /** expires_in of access tokens; default 1800. */
@@ -46,6 +70,11 @@ export interface Faults {
   malformedRate: number;
   /** Details of these numbers answer 404 although the summaries list them. */
   notFoundBookingNumbers: Set<string>;
+  /**
+   * These properties are served (list with include=All, and the single-property endpoint) with a
+   * body that fails the schema: `ratePlans` is the string "n/a" and `name` the number 404404.
+   */
+  malformedPropertyIds: Set<string>;
 }
 
 export interface RequestLogEntry {
@@ -91,8 +120,32 @@ export interface Simulator {
   /** Current truth: the `booking` object GET details serves without faults, per booking. */
   bookings(propertyId?: string): BookingPayload[];
   propertyIds(): string[];
-  /** Content model of every property (ids the bookings reference). */
+  /** Content model of every property (ids the bookings reference), unaffected by content edits. */
   content(): PropertyContent[];
+
+  // ---- Content API truth (copies; without injected faults) ----
+
+  /** The exact JSON GET /api/content/v1/properties/{id} serves (and the list with include=All); throws for an unknown id. */
+  contentProperty(propertyId: string): ContentPropertyInfo;
+  /** The `cancellationRules` array GET .../properties/{id}/cancellation-rules serves; throws for an unknown id. */
+  cancellationRules(propertyId: string): CancellationRule[];
+  /** The `extraStayRules` array GET .../properties/{id}/extra-stay-rules serves; throws for an unknown id. */
+  extraStayRules(propertyId: string): ExtraStayRule[];
+  /** Every reference list exactly as served (the arrays inside the response bodies). */
+  referenceLists(): ReferenceLists;
+
+  // ---- Content edits (served content only: existing and new bookings keep the generated ids and names) ----
+
+  /** The room type disappears from the served property (also from rate plans' availableServices.roomTypeIds). */
+  removeRoomType(propertyId: string, roomTypeId: string): void;
+  restoreRoomType(propertyId: string, roomTypeId: string): void;
+  /** The rate plan disappears; rules referenced only by removed rate plans disappear from the rules endpoints. */
+  removeRatePlan(propertyId: string, ratePlanId: string): void;
+  restoreRatePlan(propertyId: string, ratePlanId: string): void;
+  /** Changes the served name of a room type (booking details keep the original name). */
+  renameRoomType(propertyId: string, roomTypeId: string, name: string): void;
+  /** A new property: in the content list (in id order) and in the booking endpoints, with `bookingCount` past bookings. */
+  addProperty(p: { id: string; bookingCount: number }): void;
 }
 
 const DEFAULT_CLIENTS = [{ clientId: 'sim-client', clientSecret: 'sim-secret' }];
@@ -103,12 +156,39 @@ const DEFAULT_PROPERTIES = [
 const RATE_HEADERS = ['x-ratelimit-remaining-second', 'x-ratelimit-remaining-minute', 'x-ratelimit-remaining-hour'];
 const LIST_PATH = /^\/api\/read-reservation\/v1\/properties\/([^/]+)\/bookings\/?$/;
 const DETAILS_PATH = /^\/api\/read-reservation\/v1\/properties\/([^/]+)\/bookings\/([^/]+)\/?$/;
+const CONTENT = '/api/content/v1';
+const PROPERTIES_PATH = /^\/api\/content\/v1\/properties\/?$/;
+const PROPERTY_PATH = /^\/api\/content\/v1\/properties\/([^/]+)\/?$/;
+const CANCELLATION_RULES_PATH = /^\/api\/content\/v1\/properties\/([^/]+)\/cancellation-rules\/?$/;
+const EXTRA_STAY_RULES_PATH = /^\/api\/content\/v1\/properties\/([^/]+)\/extra-stay-rules\/?$/;
+const REFERENCE_DATA = '/api/reference-data';
+/** Served as they are (never mutated; the public accessor hands out copies). */
+const REFERENCE_LISTS: ReferenceLists = referenceLists();
+/** Properties page `count`: default and maximum. */
+const MAX_PROPERTIES_PAGE = 200;
 const LAST_MODIFICATION = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+}
+
+/** An API operation: its rate-limit scope and its handler (run after authentication and limits). */
+interface Route {
+  scope: RateLimitScope;
+  run: () => Reply;
+}
+
+function stripSlash(path: string): string {
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/** languageCode: absent, empty or `en` (the only listed value); anything else is refused. */
+function badLanguage(q: URLSearchParams): Reply | undefined {
+  const lang = q.get('languageCode');
+  if (lang === null || lang === '' || lang.toLowerCase() === 'en') return undefined;
+  return { status: 400, body: errorBody('InvalidLanguageCode', 'languageCode must be en or omitted') };
 }
 
 function errorBody(code: string, message: string): { errors: { code: string; message: string }[] } {
@@ -146,6 +226,7 @@ class SimulatorImpl implements Simulator {
     malformedBookingNumbers: new Set(),
     malformedRate: 0,
     notFoundBookingNumbers: new Set(),
+    malformedPropertyIds: new Set(),
   };
   readonly stats: SimulatorStats = {
     accepted: {},
@@ -173,7 +254,14 @@ class SimulatorImpl implements Simulator {
     this.ttl = opts.tokenTtlSeconds ?? 1800;
     this.limiter = new RateLimiter({ ...defaultRateLimits, ...opts.rateLimits });
     this.faultRng = mulberry32(mix(seed, 0xfa17));
-    this.store = new SimulatorStore({ seed, properties: opts.properties ?? DEFAULT_PROPERTIES, now: this.now });
+    const properties = [...(opts.properties ?? DEFAULT_PROPERTIES)];
+    const taken = new Set(properties.map((p) => p.id));
+    for (let n = 900_001, added = 0; added < (opts.contentOnlyProperties ?? 0); n++) {
+      if (taken.has(String(n))) continue;
+      properties.push({ id: String(n), bookingCount: 0 });
+      added++;
+    }
+    this.store = new SimulatorStore({ seed, properties, now: this.now });
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) {
@@ -245,6 +333,63 @@ class SimulatorImpl implements Simulator {
     return [...this.store.stores.values()].map((s) => s.content);
   }
 
+  private mustProperty(propertyId: string): PropertyStore {
+    const store = this.store.stores.get(propertyId);
+    if (!store) throw new Error(`unknown property ${propertyId}`);
+    return store;
+  }
+
+  contentProperty(propertyId: string): ContentPropertyInfo {
+    return structuredClone(servedProperty(this.mustProperty(propertyId)));
+  }
+
+  cancellationRules(propertyId: string): CancellationRule[] {
+    const store = this.mustProperty(propertyId);
+    return servedCancellationRules(store.content, store.edits);
+  }
+
+  extraStayRules(propertyId: string): ExtraStayRule[] {
+    const store = this.mustProperty(propertyId);
+    return servedExtraStayRules(store.content, store.edits);
+  }
+
+  referenceLists(): ReferenceLists {
+    return referenceLists();
+  }
+
+  private edit(propertyId: string, kind: 'roomType' | 'ratePlan', id: string, apply: (store: PropertyStore) => void): void {
+    const store = this.mustProperty(propertyId);
+    const known = kind === 'roomType' ? store.content.roomTypes : store.content.ratePlans;
+    if (!known.some((x) => x.id === id)) throw new Error(`unknown ${kind} ${id} of property ${propertyId}`);
+    apply(store);
+    store.served = undefined;
+  }
+
+  removeRoomType(propertyId: string, roomTypeId: string): void {
+    this.edit(propertyId, 'roomType', roomTypeId, (s) => s.edits.removedRoomTypes.add(roomTypeId));
+  }
+
+  restoreRoomType(propertyId: string, roomTypeId: string): void {
+    this.edit(propertyId, 'roomType', roomTypeId, (s) => s.edits.removedRoomTypes.delete(roomTypeId));
+  }
+
+  removeRatePlan(propertyId: string, ratePlanId: string): void {
+    this.edit(propertyId, 'ratePlan', ratePlanId, (s) => s.edits.removedRatePlans.add(ratePlanId));
+  }
+
+  restoreRatePlan(propertyId: string, ratePlanId: string): void {
+    this.edit(propertyId, 'ratePlan', ratePlanId, (s) => s.edits.removedRatePlans.delete(ratePlanId));
+  }
+
+  renameRoomType(propertyId: string, roomTypeId: string, name: string): void {
+    if (name === '') throw new Error('renameRoomType: the name must not be empty');
+    this.edit(propertyId, 'roomType', roomTypeId, (s) => s.edits.roomTypeNames.set(roomTypeId, name));
+  }
+
+  addProperty(p: { id: string; bookingCount: number }): void {
+    this.store.addProperty(p);
+  }
+
   // ---- HTTP ----
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -257,26 +402,114 @@ class SimulatorImpl implements Simulator {
       if (method !== 'POST') reply = { status: 405, headers: { allow: 'POST' } };
       else reply = await this.token(req, arrival);
     } else {
-      const list = LIST_PATH.exec(url.pathname);
-      const details = list ? null : DETAILS_PATH.exec(url.pathname);
-      if (!list && !details) reply = { status: 404, body: errorBody('NotFound', `no such path: ${url.pathname}`) };
+      const route = this.route(url);
+      if (!route) reply = { status: 404, body: errorBody('NotFound', `no such path: ${url.pathname}`) };
       else if (method !== 'GET') reply = { status: 405, headers: { allow: 'GET' } };
       else {
         const auth = this.authenticate(req, arrival);
         if (typeof auth !== 'string') reply = auth;
         else {
           clientId = auth;
-          const scope: RateLimitScope = list ? 'bookingList' : 'bookingDetails';
-          reply = this.limited(scope, clientId, arrival, () =>
-            list
-              ? this.listBookings(safeDecode(list[1]!), url.searchParams)
-              : this.bookingDetails(safeDecode(details![1]!), safeDecode(details![2]!)),
-          );
+          reply = this.limited(route.scope, clientId, arrival, route.run);
         }
       }
     }
     await this.send(res, reply);
     this.record(arrival, method, url.pathname, reply.status, clientId);
+  }
+
+  /** The operation of a path, or undefined (404). */
+  private route(url: URL): Route | undefined {
+    const path = url.pathname;
+    const q = url.searchParams;
+    const list = LIST_PATH.exec(path);
+    if (list) return { scope: 'bookingList', run: () => this.listBookings(safeDecode(list[1]!), q) };
+    const details = DETAILS_PATH.exec(path);
+    if (details) {
+      return { scope: 'bookingDetails', run: () => this.bookingDetails(safeDecode(details[1]!), safeDecode(details[2]!)) };
+    }
+    const standard = (run: () => Reply): Route => ({ scope: 'standard', run });
+    if (PROPERTIES_PATH.test(path)) return standard(() => this.listProperties(q));
+    const rules = CANCELLATION_RULES_PATH.exec(path);
+    if (rules) return standard(() => this.withProperty(safeDecode(rules[1]!), (s) => ({ cancellationRules: servedCancellationRules(s.content, s.edits) })));
+    const extra = EXTRA_STAY_RULES_PATH.exec(path);
+    if (extra) return standard(() => this.withProperty(safeDecode(extra[1]!), (s) => ({ extraStayRules: servedExtraStayRules(s.content, s.edits) })));
+    const lists = REFERENCE_LISTS;
+    switch (stripSlash(path)) {
+      case `${CONTENT}/meal-plans`:
+        return standard(() => ({ status: 200, body: lists.mealPlans }));
+      case `${CONTENT}/room-type-categories`:
+        return standard(() => ({ status: 200, body: lists.roomTypeCategories }));
+      case `${CONTENT}/room-amenity-categories`:
+        return standard(() => ({ status: 200, body: lists.roomAmenityCategories }));
+      case `${REFERENCE_DATA}/payment-methods`:
+        return standard(() => ({ status: 200, body: { paymentMethods: lists.paymentMethods } }));
+      case `${REFERENCE_DATA}/property-amenity-types`:
+        return standard(() => badLanguage(q) ?? { status: 200, body: { amenityTypes: lists.amenityTypes } });
+      case `${REFERENCE_DATA}/property-kinds`:
+        return standard(() => badLanguage(q) ?? { status: 200, body: { propertyKinds: lists.propertyKinds } });
+    }
+    const property = PROPERTY_PATH.exec(path);
+    if (property) {
+      return standard(() => badLanguage(q) ?? this.withProperty(safeDecode(property[1]!), (s) => this.servedFor(s)));
+    }
+    return undefined;
+  }
+
+  private withProperty(propertyId: string, body: (store: PropertyStore) => unknown): Reply {
+    const store = this.property(propertyId);
+    if (!store) return { status: 404, body: errorBody('PropertyNotFound', `property ${propertyId} not found`) };
+    return { status: 200, body: body(store) };
+  }
+
+  /** The served property, or its malformed body when the fault names it. */
+  private servedFor(store: PropertyStore): unknown {
+    const p = servedProperty(store);
+    return this.faults.malformedPropertyIds.has(p.id) ? malformedPropertyInfo(p) : p;
+  }
+
+  /** GET /api/content/v1/properties: keyset pages in id order; `next` = after the page's last id. */
+  private listProperties(q: URLSearchParams): Reply {
+    const bad = (code: string, message: string): Reply => ({ status: 400, body: errorBody(code, message) });
+    let count = MAX_PROPERTIES_PAGE;
+    const countParam = q.get('count');
+    if (countParam !== null && countParam !== '') {
+      if (!/^\d+$/.test(countParam)) return bad('InvalidCount', `count must be an integer from 1 to ${MAX_PROPERTIES_PAGE}`);
+      count = Number(countParam);
+      if (count < 1 || count > MAX_PROPERTIES_PAGE) return bad('InvalidCount', `count must be an integer from 1 to ${MAX_PROPERTIES_PAGE}`);
+    }
+    const include = q.get('include') ?? '';
+    const full = include.toLowerCase() === 'all';
+    if (!full && include !== '') return bad('InvalidInclude', 'include must be All or empty');
+    const language = badLanguage(q);
+    if (language) return language;
+    const since = q.get('since') ?? '';
+    let after: string | undefined;
+    if (since !== '') {
+      after = decodeSince(since);
+      if (after === undefined) return bad('InvalidSince', 'since must be the next value of a previous page');
+    }
+    const ids = this.store.contentOrder();
+    let start = 0;
+    if (after !== undefined) {
+      // First id strictly after `after` (binary search over the sorted ids).
+      let lo = 0;
+      let hi = ids.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (compareIds(ids[mid]!, after) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+      start = lo;
+    }
+    const pageIds = ids.slice(start, start + count);
+    const more = start + count < ids.length;
+    const body: ContentPropertyPage = {
+      next: more ? encodeSince(pageIds[pageIds.length - 1]!) : null,
+      properties: pageIds.map((id) => (full ? (this.servedFor(this.store.stores.get(id)!) as ContentPropertyInfo) : { id })),
+      warnings: [],
+    };
+    return { status: 200, body };
   }
 
   private record(t: number, method: string, path: string, status: number, clientId?: string): void {
