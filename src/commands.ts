@@ -7,6 +7,8 @@ import { openDatabase, ping, type DatabaseHandle } from './db/database.js';
 import { queueDepthByProperty, pendingCount } from './db/repositories/booking-queue.js';
 import { BOOKING_SUMMARIES, listCursors } from './db/repositories/cursors.js';
 import { countQuarantined } from './db/repositories/quarantine.js';
+import { activePropertyIds, lastContentRefresh } from './db/repositories/content.js';
+import { refreshContent } from './sync/content.js';
 import { finishRun, startRun } from './db/repositories/runs.js';
 import type { Logger } from './log.js';
 import { OpsServer, type MetricFamily } from './ops/http.js';
@@ -50,18 +52,15 @@ export async function migrateCommand(env: CommandEnv): Promise<number> {
   });
 }
 
-function followedProperties(config: Config): string[] {
-  if (config.propertyIds.length === 0) {
-    throw new ConfigError('propertyIds (STAYSYNC_PROPERTY_IDS): expected at least one property id, comma-separated');
-  }
-  return [...config.propertyIds];
-}
-
 /** `run` (daemon) and `sync --once` share everything but the engine loop. */
 export async function syncCommand(env: CommandEnv, mode: 'once' | 'daemon', recovery: Recovery): Promise<number> {
   const { config, logger } = env;
   requireCredentials(config);
-  const propertyIds = followedProperties(config);
+  if (config.propertyIds.length === 0 && !config.content.enabled) {
+    throw new ConfigError(
+      'propertyIds (STAYSYNC_PROPERTY_IDS): expected at least one property id, or content.enabled true so that the content API lists them',
+    );
+  }
   return withDatabase(env, async (h) => {
     if (!(await h.tryLease())) {
       logger.error({ schema: h.schema }, 'another staysync process is syncing into this schema; exiting');
@@ -83,6 +82,22 @@ export async function syncCommand(env: CommandEnv, mode: 'once' | 'daemon', reco
           )
         : undefined;
     try {
+      // Which properties to follow: the configured ones, or (none configured) those the
+      // content API lists, which needs a content refresh before anything else.
+      let propertyIds: readonly string[] = config.propertyIds;
+      let contentRefreshed = false;
+      if (propertyIds.length === 0) {
+        const refreshed = await refreshContent(ctx, env.signal);
+        contentRefreshed = true;
+        propertyIds = await activePropertyIds(h.db);
+        if (propertyIds.length === 0) {
+          if (!refreshed.ok) {
+            logger.error('no property to follow: STAYSYNC_PROPERTY_IDS is empty and the content refresh failed');
+            return ExitCode.failure;
+          }
+          logger.warn('no property to follow: STAYSYNC_PROPERTY_IDS is empty and the content API lists none');
+        }
+      }
       const { lost, recoverFrom } = await planRecovery(ctx, propertyIds, recovery);
       if (lost.length > 0) {
         for (const l of lost) {
@@ -99,18 +114,28 @@ export async function syncCommand(env: CommandEnv, mode: 'once' | 'daemon', reco
       const runId = await startRun(h.db, mode === 'once' ? 'sync --once' : 'run');
       logger.info({ mode, properties: propertyIds, runId }, 'sync started');
       try {
+        const engine = {
+          propertyIds,
+          recoverFrom,
+          refreshContent: config.content.enabled && !contentRefreshed,
+          contentOnly: config.propertyIds,
+        };
         const result =
           mode === 'once'
-            ? await syncOnce(ctx, propertyIds, recoverFrom, env.signal)
-            : await runDaemon(ctx, propertyIds, recoverFrom, env.signal);
+            ? await syncOnce(ctx, engine, env.signal)
+            : await runDaemon(ctx, { ...engine, followContentProperties: config.propertyIds.length === 0 }, env.signal);
         stopping = true;
         const stats = { ...counters.toJSON(), provider: client.stats() };
         if (result.tokenLost.length > 0) {
           await finishRun(h.db, runId, 'token_lost', stats, result.tokenLost.map((e) => e.message).join('\n'));
           return ExitCode.tokenLost;
         }
-        const outcome = env.signal.aborted ? 'stopped' : 'ok';
+        const outcome = env.signal.aborted ? 'stopped' : result.contentOk ? 'ok' : 'content_failed';
         await finishRun(h.db, runId, outcome, stats);
+        if (!result.contentOk && mode === 'once') {
+          logger.error('bookings are caught up, but the content refresh failed (see content_refreshes and the log above)');
+          return ExitCode.failure;
+        }
         logger.info({ outcome, ...counters.toJSON() }, mode === 'once' ? 'sync finished: caught up and queue drained' : 'daemon stopped');
         return ExitCode.ok;
       } catch (err) {
@@ -199,12 +224,19 @@ export async function statusCommand(env: CommandEnv, json: boolean): Promise<num
       };
     });
     const total = await pendingCount(h.db);
+    const content = await lastContentRefresh(h.db);
     if (json) {
-      env.out(JSON.stringify({ properties: rows, queuePending: total, queueEta: formatDuration(queueEtaSeconds(total, windows)) }, null, 2));
+      env.out(
+        JSON.stringify(
+          { properties: rows, queuePending: total, queueEta: formatDuration(queueEtaSeconds(total, windows)), lastContentRefresh: content ?? null },
+          null,
+          2,
+        ),
+      );
       return ExitCode.ok;
     }
     if (rows.length === 0) {
-      env.out('No property configured or mirrored yet. Set STAYSYNC_PROPERTY_IDS and run `staysync sync --once`.');
+      env.out('No property configured or mirrored yet. Set STAYSYNC_PROPERTY_IDS (or let the content API list them) and run `staysync sync --once`.');
       return ExitCode.ok;
     }
     const header = ['property', 'state', 'list position (UTC)', 'caught up', 'last poll (UTC)', 'queue', '404', 'quarantined', 'queue ETA'];
@@ -224,6 +256,12 @@ export async function statusCommand(env: CommandEnv, json: boolean): Promise<num
     env.out(fmt(header));
     for (const row of table) env.out(fmt(row));
     env.out(`\nDetail queue: ${total} pending, ETA ${formatDuration(queueEtaSeconds(total, windows))} at the details budget.`);
+    env.out(
+      content
+        ? `Content: last refresh started ${content.startedAt.toISOString()}, ${content.outcome ?? 'running or interrupted'}` +
+            (content.properties !== null ? `, ${content.properties} properties, ${content.changedRows ?? 0} rows changed.` : '.')
+        : 'Content: never refreshed.',
+    );
     for (const r of rows.filter((x) => x.lastError)) env.out(`property ${r.propertyId}: last error: ${r.lastError}`);
     return ExitCode.ok;
   });

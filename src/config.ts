@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Cron } from 'croner';
 import { z } from 'zod';
 
 /** Root of the installed package (dist/.. or src/..): where config/ and migrations/ live. */
@@ -32,6 +33,19 @@ const httpUrl = z
   .url()
   .refine((u) => /^https?:\/\//.test(u), 'an http(s) URL')
   .transform((u) => u.replace(/\/+$/, ''));
+
+/** A croner expression that croner accepts. */
+const cronExpression = z.string().refine(
+  (expr) => {
+    try {
+      new Cron(expr, { paused: true }).stop();
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'a cron expression such as "*/5 * * * *"' },
+);
 
 const configSchema = z.strictObject({
   database: z.strictObject({
@@ -60,11 +74,17 @@ const configSchema = z.strictObject({
   }),
   sync: z.strictObject({
     /** croner expression: when the daemon polls for new changes once caught up. */
-    pollCron: z.string().min(1),
+    pollCron: cronExpression,
     summariesPageSize: z.number().int().min(1).max(1000),
     detailConcurrency: z.number().int().min(1).max(64),
     progressIntervalMs: z.number().int().positive(),
     recoveryOverlapMs: z.number().int().min(0),
+  }),
+  content: z.strictObject({
+    /** Mirror content and reference data (properties, room types, rate plans, rules, lists). */
+    enabled: z.boolean(),
+    /** croner expression of the scheduled full refresh (also done at start). */
+    refreshCron: cronExpression,
   }),
   ops: z.strictObject({
     port: z.number().int().min(0).max(65535),
@@ -165,6 +185,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
     );
   }
   str('STAYSYNC_POLL_CRON', ['sync', 'pollCron']);
+  str('STAYSYNC_CONTENT_CRON', ['content', 'refreshCron']);
   int('STAYSYNC_OPS_PORT', ['ops', 'port']);
   str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
   return o;
@@ -181,6 +202,7 @@ const envNameOfKey: Record<string, string> = {
   'provider.clientSecret': 'STAYSYNC_CLIENT_SECRET',
   propertyIds: 'STAYSYNC_PROPERTY_IDS',
   'sync.pollCron': 'STAYSYNC_POLL_CRON',
+  'content.refreshCron': 'STAYSYNC_CONTENT_CRON',
   'ops.port': 'STAYSYNC_OPS_PORT',
   'log.level': 'STAYSYNC_LOG_LEVEL',
 };

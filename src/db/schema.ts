@@ -172,6 +172,28 @@ export interface QuarantineTable {
   received_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** Content tables are written through repositories/content.ts; these are the ones read through kysely. */
+export interface PropertiesTable {
+  property_id: string;
+  name: string | null;
+  time_zone: string | null;
+  content_hash: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: NullableTimestamptz;
+}
+
+export interface ContentRefreshesTable {
+  id: Generated<string>;
+  started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  finished_at: NullableTimestamptz;
+  outcome: string | null;
+  properties: number | null;
+  requests: number | null;
+  changed_rows: number | null;
+  quarantined: number | null;
+  error: string | null;
+}
+
 export interface Database {
   sync_cursors: SyncCursorsTable;
   booking_summaries: BookingSummariesTable;
@@ -185,4 +207,6 @@ export interface Database {
   booking_discounts: BookingDiscountsTable;
   sync_runs: SyncRunsTable;
   quarantine: QuarantineTable;
+  properties: PropertiesTable;
+  content_refreshes: ContentRefreshesTable;
 }

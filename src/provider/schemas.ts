@@ -10,68 +10,22 @@
  * modifiedDateTime and room stays with stay dates, daily rates and totals.
  */
 import { z } from 'zod';
-
-// ---------------------------------------------------------------------------- primitives
-
-/** An id sent as number or string, kept as string. */
-const id = z
-  .union([z.string().min(1), z.number().int()], { error: 'expected an id (non-empty string or integer)' })
-  .transform((v) => String(v));
-
-/** A JSON number; numeric strings are accepted too (tolerance), anything else is not. */
-const num = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/).transform(Number)], {
-  error: 'expected a number',
-});
-
-const optString = z.string().nullish().transform((v) => v ?? null);
-const optNum = num.nullish().transform((v) => v ?? null);
-const optId = id.nullish().transform((v) => v ?? null);
-
-function isRealDate(y: number, m: number, d: number): boolean {
-  const t = new Date(Date.UTC(y, m - 1, d));
-  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
-}
-
-const dateRe = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-
-/** A calendar date, with or without a time part: `2024-03-27` and `2024-03-27T00:00:00` → `2024-03-27`. */
-export const dateOnly = z.string().transform((s, ctx) => {
-  const m = dateRe.exec(s);
-  if (!m || !isRealDate(Number(m[1]), Number(m[2]), Number(m[3]))) {
-    ctx.addIssue({ code: 'custom', message: `expected a date YYYY-MM-DD, got ${JSON.stringify(s)}` });
-    return z.NEVER;
-  }
-  return s.slice(0, 10);
-});
-
-/** Property-local date-time without zone, `YYYY-MM-DDTHH:mm` (optionally with seconds), kept as sent. */
-export const localDateTime = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/, 'expected a property-local date-time YYYY-MM-DDTHH:mm');
-
-const instantRe = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
-
-/**
- * A UTC instant, kept as sent (`2024-03-27T11:41:04Z`). One without a zone designator is
- * read as UTC (the provider documents these fields as UTC) and gets a `Z` appended.
- */
-export const utcDateTime = z.string().transform((s, ctx) => {
-  if (!instantRe.test(s) || Number.isNaN(Date.parse(s))) {
-    ctx.addIssue({ code: 'custom', message: `expected a UTC date-time like 2024-03-27T11:41:04Z, got ${JSON.stringify(s)}` });
-    return z.NEVER;
-  }
-  return /(Z|[+-]\d{2}:?\d{2})$/i.test(s) ? s : `${s}Z`;
-});
-const optUtcDateTime = utcDateTime.nullish().transform((v) => v ?? null);
-
-/** An optional array: absent or null → []. */
-function list<T extends z.ZodType>(item: T) {
-  return z.array(item).nullish().transform((v) => v ?? []);
-}
-/** An optional object: absent or null → null. */
-function nullable<T extends z.ZodType>(schema: T) {
-  return schema.nullish().transform((v) => v ?? null);
-}
+import {
+  id,
+  num,
+  optString,
+  optNum,
+  optId,
+  isRealDate,
+  dateRe,
+  dateOnly,
+  localDateTime,
+  instantRe,
+  utcDateTime,
+  optUtcDateTime,
+  list,
+  nullable,
+} from './schema-primitives.js';
 
 // ---------------------------------------------------------------------------- summaries
 
@@ -243,7 +197,8 @@ export function describeIssues(error: z.ZodError, root?: string): string {
     .join('; ');
 }
 
-function safe<T extends z.ZodType>(schema: T, raw: unknown, root: string): ParseResult<z.output<T>> {
+/** Parses `raw` with `schema`; a failure gives the issues with their paths, under `root`. */
+export function safe<T extends z.ZodType>(schema: T, raw: unknown, root: string): ParseResult<z.output<T>> {
   const r = schema.safeParse(raw);
   return r.success ? { ok: true, value: r.data } : { ok: false, reason: describeIssues(r.error, root) };
 }

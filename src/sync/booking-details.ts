@@ -48,7 +48,9 @@ export class BookingDetailsStream {
 
     while (!signal.aborted) {
       if (batch.length === 0) {
-        batch = await nextDueFetches(this.ctx.db, concurrency * 8, this.inFlight);
+        // Exclude what is in flight when the query starts: a fetch that completes while the
+        // query runs is still pending in the query's snapshot and must not be fetched again.
+        batch = await nextDueFetches(this.ctx.db, concurrency * 8, new Set(this.inFlight));
       }
       const item = batch.shift();
       if (!item) {

@@ -10,6 +10,8 @@ import { AuthenticationError } from '../provider/errors.js';
 import { isAbortError } from '../util/clock.js';
 import { BookingDetailsStream } from './booking-details.js';
 import { pollSummariesUntilCaughtUp } from './booking-summaries.js';
+import { refreshContent } from './content.js';
+import { activePropertyIds } from '../db/repositories/content.js';
 import { TokenLostError, type SyncContext } from './context.js';
 import { ProgressReporter } from './progress.js';
 
@@ -59,29 +61,42 @@ export async function planRecovery(
 export interface EngineResult {
   /** Properties stopped because their token was lost during the run. */
   tokenLost: TokenLostError[];
+  /** False when a content refresh of the run failed (recorded in content_refreshes). */
+  contentOk: boolean;
+}
+
+export interface EngineOptions {
+  /** Properties whose bookings are followed. */
+  propertyIds: readonly string[];
+  recoverFrom: ReadonlyMap<string, Date>;
+  /** Refresh content and reference data during the run (false: disabled, or done already). */
+  refreshContent: boolean;
+  /** Only these properties' content is mirrored; empty: all that the content API lists. */
+  contentOnly: readonly string[];
 }
 
 /** Every stream until caught up and the detail queue is drained. */
-export async function syncOnce(
-  ctx: SyncContext,
-  propertyIds: readonly string[],
-  recoverFrom: ReadonlyMap<string, Date>,
-  signal: AbortSignal,
-): Promise<EngineResult> {
+export async function syncOnce(ctx: SyncContext, opts: EngineOptions, signal: AbortSignal): Promise<EngineResult> {
   const details = new BookingDetailsStream(ctx);
   ctx.onEnqueued = () => details.notify();
-  const progress = new ProgressReporter(ctx, propertyIds);
+  const progress = new ProgressReporter(ctx, opts.propertyIds);
   progress.start();
   const tokenLost: TokenLostError[] = [];
+  let contentOk = true;
   let summariesDone = false;
   const inner = new AbortController();
   const onAbort = () => inner.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await applyRecovery(ctx, recoverFrom);
+    await applyRecovery(ctx, opts.recoverFrom);
+    const content = opts.refreshContent
+      ? refreshContent(ctx, inner.signal, { only: opts.contentOnly }).then((r) => {
+          contentOk = r.ok;
+        })
+      : Promise.resolve();
     const summaries = Promise.all(
-      propertyIds.map((id) =>
-        pollWithRetries(ctx, id, recoverFrom.get(id), inner.signal).catch((err: unknown) => {
+      opts.propertyIds.map((id) =>
+        pollWithRetries(ctx, id, opts.recoverFrom.get(id), inner.signal).catch((err: unknown) => {
           if (err instanceof TokenLostError) {
             tokenLost.push(err);
             ctx.logger.error({ propertyId: id }, err.message);
@@ -95,14 +110,14 @@ export async function syncOnce(
       details.notify();
     });
     const drained = details.drain(inner.signal, { untilEmpty: true, isUpstreamDone: () => summariesDone });
-    // A fatal error in either side stops the other.
-    await Promise.all([summaries, drained].map((p) => p.catch((err: unknown) => (inner.abort(err), Promise.reject(err)))));
+    // A fatal error in any stream stops the others.
+    await Promise.all([content, summaries, drained].map((p) => p.catch((err: unknown) => (inner.abort(err), Promise.reject(err)))));
   } finally {
     signal.removeEventListener('abort', onAbort);
     progress.stop();
     progress.report();
   }
-  return { tokenLost };
+  return { tokenLost, contentOk };
 }
 
 /** Polls a property until caught up, retrying transient failures with backoff. */
@@ -138,65 +153,117 @@ async function applyRecovery(ctx: SyncContext, recoverFrom: ReadonlyMap<string, 
 
 /**
  * The daemon: every property polled until caught up, then again on each tick of
- * `sync.pollCron`; the details stream drains continuously. Returns when the signal aborts
- * (graceful stop: in-flight transactions finish, nothing committed is lost) or when a
- * property's token is lost (the caller exits 3).
+ * `sync.pollCron`; the details stream drains continuously; content is refreshed at start
+ * (when `refreshContent`) and on each tick of `content.refreshCron`. With
+ * `followContentProperties`, properties that a refresh finds are followed from then on.
+ * Returns when the signal aborts (graceful stop: in-flight transactions finish, nothing
+ * committed is lost) or when a property's token is lost (the caller exits 3).
  */
 export async function runDaemon(
   ctx: SyncContext,
-  propertyIds: readonly string[],
-  recoverFrom: ReadonlyMap<string, Date>,
+  opts: EngineOptions & { followContentProperties: boolean },
   signal: AbortSignal,
 ): Promise<EngineResult> {
   const details = new BookingDetailsStream(ctx);
   ctx.onEnqueued = () => details.notify();
-  const progress = new ProgressReporter(ctx, propertyIds);
+  const followed = new Set<string>();
+  const progress = new ProgressReporter(ctx, followed);
   const inner = new AbortController();
   const onAbort = () => inner.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
   const tokenLost: TokenLostError[] = [];
+  let contentOk = true;
   const wakers = new Set<() => void>();
-  const cron = new Cron(ctx.config.sync.pollCron, { protect: true }, () => {
+  const loops: Promise<void>[] = [];
+
+  const follow = (propertyId: string, recover: Date | undefined) => {
+    if (followed.has(propertyId)) return;
+    followed.add(propertyId);
+    const loop = (async () => {
+        let start = recover;
+        while (!inner.signal.aborted) {
+          try {
+            await pollWithRetries(ctx, propertyId, start, inner.signal);
+            start = undefined;
+          } catch (err) {
+            if (err instanceof TokenLostError) {
+              ctx.logger.error({ propertyId }, err.message);
+              tokenLost.push(err);
+              // Stop the daemon: a lost token needs the operator (restart with --recover).
+              inner.abort(err);
+              return;
+            }
+            throw err;
+          }
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              wakers.delete(done);
+              inner.signal.removeEventListener('abort', done);
+              resolve();
+            };
+            wakers.add(done);
+            inner.signal.addEventListener('abort', done, { once: true });
+          });
+        }
+      })().catch((err: unknown) => {
+        inner.abort(err);
+        throw err;
+      });
+    // Awaited (and its failure surfaced) at the end; marked handled now so that an early
+    // failure is not an unhandled rejection meanwhile.
+    loop.catch(() => undefined);
+    loops.push(loop);
+  };
+
+  let contentRunning: Promise<void> = Promise.resolve();
+  const contentRefresh = () => {
+    contentRunning = contentRunning.then(async () => {
+      if (inner.signal.aborted) return;
+      const r = await refreshContent(ctx, inner.signal, { only: opts.contentOnly });
+      contentOk &&= r.ok;
+      if (!opts.followContentProperties || inner.signal.aborted) return;
+      const fresh = (await activePropertyIds(ctx.db)).filter((id) => !followed.has(id));
+      if (fresh.length === 0) return;
+      const plan = await planRecovery(ctx, fresh, { mode: 'none' });
+      for (const l of plan.lost) ctx.logger.error({ propertyId: l.propertyId }, `property ${l.propertyId}: token lost: ${l.reason}; not followed until a restart with --recover`);
+      const lost = new Set(plan.lost.map((l) => l.propertyId));
+      for (const id of fresh.filter((x) => !lost.has(x))) {
+        ctx.logger.info({ propertyId: id }, 'new property in the content API: following its bookings');
+        follow(id, undefined);
+      }
+    }).catch((err: unknown) => {
+      if (!inner.signal.aborted) inner.abort(err);
+    });
+    return contentRunning;
+  };
+
+  const pollCron = new Cron(ctx.config.sync.pollCron, { protect: true }, () => {
     for (const w of wakers) w();
   });
+  const contentCron = ctx.config.content.enabled ? new Cron(ctx.config.content.refreshCron, { protect: true }, () => void contentRefresh()) : undefined;
   progress.start();
   try {
-    await applyRecovery(ctx, recoverFrom);
-    const loops = propertyIds.map(async (propertyId) => {
-      let recover = recoverFrom.get(propertyId);
-      while (!inner.signal.aborted) {
-        try {
-          await pollWithRetries(ctx, propertyId, recover, inner.signal);
-          recover = undefined;
-        } catch (err) {
-          if (err instanceof TokenLostError) {
-            ctx.logger.error({ propertyId }, err.message);
-            tokenLost.push(err);
-            // Stop the daemon: a lost token needs the operator (restart with --recover).
-            inner.abort(err);
-            return;
-          }
-          throw err;
-        }
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            wakers.delete(done);
-            inner.signal.removeEventListener('abort', done);
-            resolve();
-          };
-          wakers.add(done);
-          inner.signal.addEventListener('abort', done, { once: true });
-        });
-      }
+    await applyRecovery(ctx, opts.recoverFrom);
+    for (const id of opts.propertyIds) follow(id, opts.recoverFrom.get(id));
+    if (opts.refreshContent) void contentRefresh();
+    const drain = details.drain(inner.signal, { untilEmpty: false }).catch((err: unknown) => {
+      inner.abort(err);
+      throw err;
     });
-    const drain = details.drain(inner.signal, { untilEmpty: false });
-    await Promise.all([...loops, drain].map((p) => p.catch((err: unknown) => (inner.abort(err), Promise.reject(err)))));
+    await drain;
+    // Loops added while draining are in `loops`; wait for all, surfacing the first failure.
+    await Promise.all(loops);
+    await contentRunning;
+    if (inner.signal.aborted && inner.signal.reason instanceof Error && !(inner.signal.reason instanceof TokenLostError) && !signal.aborted) {
+      throw inner.signal.reason;
+    }
   } finally {
-    cron.stop();
+    pollCron.stop();
+    contentCron?.stop();
     signal.removeEventListener('abort', onAbort);
     progress.stop();
   }
-  return { tokenLost };
+  return { tokenLost, contentOk };
 }
 
 /** Properties known to the mirror (for status when none are configured). */

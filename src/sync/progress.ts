@@ -33,7 +33,8 @@ export class ProgressReporter {
 
   constructor(
     private readonly ctx: SyncContext,
-    private readonly propertyIds: readonly string[],
+    /** Live: the daemon adds properties found by a content refresh. */
+    private readonly propertyIds: Iterable<string>,
   ) {
     this.log = ctx.logger.child({ component: 'progress' });
   }

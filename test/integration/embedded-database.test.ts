@@ -34,9 +34,9 @@ describe('embedded database (PGlite)', () => {
       const logger = createLogger('warn');
       const first = await openDatabase(config, logger);
       expect(first.kind).toBe('pglite');
-      expect(await first.migrate()).toEqual(['0001_bookings']);
+      expect(await first.migrate()).toEqual(['0001_bookings', '0002_content']);
       const client = new ProviderClient({ config, logger });
-      await syncOnce({ config, db: first.db, client, logger, clock: systemClock, counters: new SyncCounters() }, ['500100'], new Map(), new AbortController().signal);
+      await syncOnce({ config, db: first.db, client, logger, clock: systemClock, counters: new SyncCounters() }, { propertyIds: ['500100'], recoverFrom: new Map(), refreshContent: true, contentOnly: [] }, new AbortController().signal);
       await client.close();
       await first.close();
 

@@ -2,7 +2,8 @@
  * The bookings mirror end to end: real PostgreSQL, the simulator over HTTP, the engine.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { planRecovery, syncOnce } from '../../src/sync/engine.js';
+import { planRecovery, syncOnce as runOnce } from '../../src/sync/engine.js';
+import type { SyncContext } from '../../src/sync/context.js';
 import { TokenLostError } from '../../src/sync/context.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, SIM_CLIENT_SECRET, type Harness } from '../helpers/harness.js';
 
@@ -13,6 +14,10 @@ afterEach(async () => {
 });
 
 const never = new AbortController().signal;
+
+/** The bookings streams only (content has tests of its own). */
+const syncOnce = (ctx: SyncContext, propertyIds: readonly string[], recoverFrom: ReadonlyMap<string, Date>, signal: AbortSignal) =>
+  runOnce(ctx, { propertyIds, recoverFrom, refreshContent: false, contentOnly: [] }, signal);
 
 describe('sync engine against the simulator', () => {
   it('mirrors several properties row for row', async () => {

@@ -1,0 +1,453 @@
+/**
+ * Content and reference-data stream: a full refresh of reference lists, the property list
+ * (`/v1/properties`, include=All, pages of 200) and each property's cancellation and
+ * extra-stay rules. It runs at low priority within the standard budget, on start and on the
+ * `content.refreshCron` schedule. Unchanged rows are not written; rows that disappear are
+ * marked removed; a property that fails validation is quarantined and the others land.
+ */
+import { createHash } from 'node:crypto';
+import {
+  finishContentRefresh,
+  markMissingRemoved,
+  replaceChildren,
+  startContentRefresh,
+  upsertChanged,
+  type RemovableTable,
+} from '../db/repositories/content.js';
+import { quarantinePayload } from '../db/repositories/quarantine.js';
+import {
+  cancellationRulesResponseSchema,
+  extraStayRulesResponseSchema,
+  mealPlansSchema,
+  parseCancellationRule,
+  parseContentProperty,
+  parseExtraStayRule,
+  parseWith,
+  paymentMethodsSchema,
+  propertyAmenityTypesSchema,
+  propertyKindsSchema,
+  propertyPageSchema,
+  roomAmenityCategoriesSchema,
+  roomTypeCategoriesSchema,
+  type CancellationRule,
+  type ContentProperty,
+  type ExtraStayRule,
+} from '../provider/content-schemas.js';
+import { AuthenticationError, ProviderError } from '../provider/errors.js';
+import { isAbortError } from '../util/clock.js';
+import type { SyncContext } from './context.js';
+import type { z } from 'zod';
+
+export const CONTENT_STREAM = 'content';
+/** Content yields to the booking streams that share the standard budget. */
+const CONTENT_PRIORITY = 10;
+const PAGE_SIZE = 200;
+
+export interface ContentRefreshResult {
+  /** Properties present in the content API (valid or quarantined). */
+  properties: number;
+  requests: number;
+  changedRows: number;
+  quarantined: number;
+}
+
+const hashOf = (raw: unknown): string => createHash('sha256').update(JSON.stringify(raw)).digest('base64url');
+
+/** A malformed payload: quarantine it and go on. */
+class Quarantined extends Error {}
+
+class Refresh {
+  readonly result: ContentRefreshResult = { properties: 0, requests: 0, changedRows: 0, quarantined: 0 };
+  private readonly log;
+
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly signal: AbortSignal,
+    /** When set, only these properties are mirrored (STAYSYNC_PROPERTY_IDS). */
+    private readonly only: ReadonlySet<string> | undefined,
+  ) {
+    this.log = ctx.logger.child({ component: 'content' });
+  }
+
+  private async get(base: 'provider' | 'referenceData', path: string, query: Record<string, string | number | undefined> = {}) {
+    this.result.requests += 1;
+    return this.ctx.client.requestJson('standard', base, path, query, this.signal, CONTENT_PRIORITY);
+  }
+
+  private async quarantine(entityKey: string | null, propertyId: string | null, reason: string, raw: unknown): Promise<void> {
+    this.result.quarantined += 1;
+    this.ctx.counters.quarantined += 1;
+    this.log.warn({ propertyId, entityKey, reason }, 'content payload failed validation: quarantined');
+    await quarantinePayload(this.ctx.db, {
+      stream: CONTENT_STREAM,
+      propertyId,
+      entityKey,
+      reason,
+      rawBody: typeof raw === 'string' ? raw : JSON.stringify(raw),
+    });
+  }
+
+  /** One reference list: fetched, validated, mirrored with removal in one transaction. */
+  private async referenceList<S extends z.ZodType>(
+    name: string,
+    base: 'provider' | 'referenceData',
+    path: string,
+    schema: S,
+    toRows: (parsed: z.output<S>) => { table: RemovableTable; rows: Record<string, unknown>[] },
+  ): Promise<void> {
+    const res = await this.get(base, path);
+    const parsed = parseWith(schema, res.body, name);
+    if (!parsed.ok) return this.quarantine(name, null, parsed.reason, res.rawBody);
+    const { table, rows } = toRows(parsed.value);
+    await this.ctx.db.transaction().execute(async (trx) => {
+      this.result.changedRows += (await upsertChanged(trx, table, rows)).size;
+      this.result.changedRows += await markMissingRemoved(trx, table, rows.map((r) => String(r[Object.keys(r)[0]!])));
+    });
+  }
+
+  async referenceLists(): Promise<void> {
+    await this.referenceList('mealPlans', 'provider', '/api/content/v1/meal-plans', mealPlansSchema, (v) => ({
+      table: 'meal_plans',
+      rows: v.map((m) => ({ code: m.code, name: m.name })),
+    }));
+    await this.referenceList('roomTypeCategories', 'provider', '/api/content/v1/room-type-categories', roomTypeCategoriesSchema, (v) => ({
+      table: 'room_type_categories',
+      rows: v.map((m) => ({ code: m.code, name: m.name })),
+    }));
+    await this.referenceList('roomAmenityCategories', 'provider', '/api/content/v1/room-amenity-categories', roomAmenityCategoriesSchema, (v) => {
+      const byCode = new Map<string, Record<string, unknown>>();
+      for (const c of v) for (const a of c.amenities) byCode.set(a.code, { code: a.code, name: a.name, category_name: c.name });
+      return { table: 'room_amenities', rows: [...byCode.values()] };
+    });
+    await this.referenceList('paymentMethods', 'referenceData', '/api/reference-data/payment-methods', paymentMethodsSchema, (v) => ({
+      table: 'payment_methods',
+      rows: v.paymentMethods.map((m) => ({ code: m.code, type: m.type })),
+    }));
+    await this.referenceList('propertyAmenityTypes', 'referenceData', '/api/reference-data/property-amenity-types', propertyAmenityTypesSchema, (v) => ({
+      table: 'property_amenity_types',
+      rows: v.amenityTypes.map((m) => ({ code: m.code, display_name: m.displayName, charge_type_applicable: m.chargeTypeApplicable })),
+    }));
+    await this.referenceList('propertyKinds', 'referenceData', '/api/reference-data/property-kinds', propertyKindsSchema, (v) => ({
+      table: 'property_kinds',
+      rows: v.propertyKinds.map((m) => ({ property_kind_id: m.id, display_name: m.displayName, property_kind_type: m.propertyKindType })),
+    }));
+  }
+
+  /** Pages through the property list; returns the ids seen (valid or quarantined). */
+  async properties(): Promise<Set<string>> {
+    const seen = new Set<string>();
+    let since: string | undefined;
+    do {
+      const res = await this.get('provider', '/api/content/v1/properties', { since, count: PAGE_SIZE, include: 'All' });
+      const page = parseWith(propertyPageSchema, res.body, 'page');
+      if (!page.ok) {
+        // Without a valid envelope there is no `next`: the refresh cannot go on (and must not
+        // mark the unseen properties removed).
+        await this.quarantine('properties page', null, page.reason, res.rawBody);
+        throw new Quarantined(`the property list page is malformed: ${page.reason}`);
+      }
+      for (const raw of page.value.properties) {
+        const rawId = (raw as { id?: unknown } | null)?.id;
+        const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : null;
+        if (id !== null && this.only && !this.only.has(id)) continue;
+        if (id !== null) seen.add(id);
+        const parsed = parseContentProperty(raw);
+        if (!parsed.ok) {
+          await this.quarantine(id, id, parsed.reason, raw);
+          continue;
+        }
+        await this.writeProperty(parsed.value, raw);
+        await this.rules(parsed.value.id);
+      }
+      since = page.value.next ?? undefined;
+    } while (since && !this.signal.aborted);
+    this.result.properties = seen.size;
+    if (!this.signal.aborted) {
+      this.result.changedRows += await markMissingRemoved(this.ctx.db, 'properties', seen);
+    }
+    return seen;
+  }
+
+  /** A property and its room types, rate plans, services and amenities, in one transaction. */
+  private async writeProperty(p: ContentProperty, raw: unknown): Promise<void> {
+    const propertyId = p.id;
+    const address = p.contactInfo?.address;
+    await this.ctx.db.transaction().execute(async (trx) => {
+      const changed = await upsertChanged(trx, 'properties', [
+        {
+          property_id: propertyId,
+          name: p.name,
+          description: p.description,
+          currency: p.currency,
+          stars: p.stars,
+          stay_unit_kind: p.stayUnitKind,
+          property_kind_id: p.propertyKindId,
+          time_zone: p.timeZone?.id ?? null,
+          multi_location: p.multiLocationProperty,
+          check_in_time: p.policy?.checkInTime ?? null,
+          check_out_time: p.policy?.checkOutTime ?? null,
+          country_code: address?.countryCode ?? null,
+          region: address?.region ?? null,
+          city_name: address?.cityName ?? null,
+          address_line: address?.addressLine ?? null,
+          postal_code: address?.postalCode ?? null,
+          latitude: address?.latitude ?? null,
+          longitude: address?.longitude ?? null,
+          phones: p.contactInfo?.phones ?? [],
+          emails: p.contactInfo?.emails ?? [],
+          images: p.images,
+          company_details: p.companyDetails,
+          raw,
+          content_hash: hashOf(raw),
+        },
+      ]);
+      // The hash covers the whole property: unchanged means its children are unchanged too.
+      if (changed.size === 0) return;
+      this.result.changedRows += 1;
+
+      const rt = await upsertChanged(
+        trx,
+        'room_types',
+        p.roomTypes.map((r) => ({
+          property_id: propertyId,
+          room_type_id: r.id,
+          name: r.name,
+          description: r.description,
+          category_code: r.categoryCode,
+          category_name: r.categoryName,
+          size_value: r.size?.value ?? null,
+          adult_beds: r.occupancy?.adultBed ?? null,
+          extra_beds: r.occupancy?.extraBed ?? null,
+          position: r.position,
+          raw: r,
+          content_hash: hashOf(r),
+        })),
+      );
+      for (const r of p.roomTypes.filter((x) => rt.has(x.id))) {
+        await replaceChildren(
+          trx,
+          'room_type_amenities',
+          { property_id: propertyId, room_type_id: r.id },
+          r.amenities.map((a, position) => ({ property_id: propertyId, room_type_id: r.id, position, code: a.code, name: a.name })),
+        );
+      }
+      const rp = await upsertChanged(
+        trx,
+        'rate_plans',
+        p.ratePlans.map((r) => ({
+          property_id: propertyId,
+          rate_plan_id: r.id,
+          name: r.name,
+          description: r.description,
+          currency: r.currency,
+          cancellation_rule_id: r.cancellationRuleId,
+          extra_stay_rule_id: r.extraStayRuleId,
+          corporate_only: r.corporateOnly,
+          stay_with_children_only: r.isStayWithChildrenOnly,
+          vat_applicable: r.vat?.applicable ?? null,
+          vat_included: r.vat?.included ?? null,
+          vat_percent: r.vat?.percent ?? null,
+          raw: r,
+          content_hash: hashOf(r),
+        })),
+      );
+      const sv = await upsertChanged(
+        trx,
+        'services',
+        p.services.map((s) => ({
+          property_id: propertyId,
+          service_id: s.id,
+          name: s.name,
+          description: s.description,
+          kind: s.kind,
+          meal_plan_code: s.mealPlanCode,
+          meal_plan_name: s.mealPlanName,
+          status: s.status,
+          raw: s,
+          content_hash: hashOf(s),
+        })),
+      );
+      await replaceChildren(
+        trx,
+        'property_amenities',
+        { property_id: propertyId },
+        p.amenities.map((a, position) => ({ property_id: propertyId, position, code: a.code, display_name: a.displayName, charge_type: a.chargeType })),
+      );
+      this.result.changedRows += rt.size + rp.size + sv.size;
+      this.result.changedRows += await markMissingRemoved(trx, 'room_types', p.roomTypes.map((r) => r.id), propertyId);
+      this.result.changedRows += await markMissingRemoved(trx, 'rate_plans', p.ratePlans.map((r) => r.id), propertyId);
+      this.result.changedRows += await markMissingRemoved(trx, 'services', p.services.map((s) => s.id), propertyId);
+    });
+  }
+
+  /** Cancellation and extra-stay rules of one property; rules can change without the property. */
+  private async rules(propertyId: string): Promise<void> {
+    const path = `/api/content/v1/properties/${encodeURIComponent(propertyId)}`;
+    try {
+      const cancellation = await this.parseRules(propertyId, `${path}/cancellation-rules`, cancellationRulesResponseSchema, 'cancellationRules', parseCancellationRule);
+      const extraStay = await this.parseRules(propertyId, `${path}/extra-stay-rules`, extraStayRulesResponseSchema, 'extraStayRules', parseExtraStayRule);
+      await this.ctx.db.transaction().execute(async (trx) => {
+        if (cancellation) await this.writeCancellationRules(trx, propertyId, cancellation);
+        if (extraStay) await this.writeExtraStayRules(trx, propertyId, extraStay);
+      });
+    } catch (err) {
+      if (this.signal.aborted || err instanceof AuthenticationError) throw err;
+      // One property's rules failing (after the client's retries) does not stop the refresh.
+      this.log.warn({ propertyId, err: (err as Error).message }, 'rules of a property could not be refreshed: kept as they were');
+    }
+  }
+
+  private async parseRules<T>(
+    propertyId: string,
+    path: string,
+    envelope: z.ZodType<Record<string, unknown>>,
+    field: string,
+    parse: (raw: unknown) => { ok: true; value: T } | { ok: false; reason: string },
+  ): Promise<T[] | null> {
+    const res = await this.get('provider', path);
+    const env = parseWith(envelope, res.body, field);
+    if (!env.ok) {
+      await this.quarantine(field, propertyId, env.reason, res.rawBody);
+      return null;
+    }
+    const rules: T[] = [];
+    for (const raw of (env.value[field] as unknown[]) ?? []) {
+      const parsed = parse(raw);
+      if (parsed.ok) rules.push(parsed.value);
+      else await this.quarantine(`${field}:${String((raw as { id?: unknown } | null)?.id ?? '?')}`, propertyId, parsed.reason, raw);
+    }
+    return rules;
+  }
+
+  private async writeCancellationRules(trx: Parameters<typeof upsertChanged>[0], propertyId: string, rules: CancellationRule[]) {
+    const changed = await upsertChanged(
+      trx,
+      'cancellation_rules',
+      rules.map((r) => ({
+        property_id: propertyId,
+        rule_id: r.id,
+        reference_point_kind: r.referencePointKind,
+        reference_point_time: r.referencePointTime,
+        is_free: r.cancellationTerms.length === 0,
+        raw: r,
+        content_hash: hashOf(r),
+      })),
+    );
+    for (const r of rules.filter((x) => changed.has(x.id))) {
+      const match = { property_id: propertyId, rule_id: r.id };
+      await replaceChildren(
+        trx,
+        'cancellation_rule_terms',
+        match,
+        r.cancellationTerms.map((t, position) => ({
+          ...match,
+          position,
+          before_arrival_matching: t.beforeArrivalMatching,
+          before_arrival_unit: t.beforeArrivalUnit,
+          before_arrival_value: t.beforeArrivalValue,
+          before_arrival_value_max: t.beforeArrivalValueMax,
+          penalty_calculation_method: t.penaltyCalculationMethod,
+          penalty_value: t.penaltyValue,
+          penalty_value_currency: t.penaltyValueCurrency,
+        })),
+      );
+      await replaceChildren(
+        trx,
+        'cancellation_rule_arrival_dates',
+        match,
+        r.cancellationTerms.flatMap((t, termPosition) =>
+          t.arrivalDates.map((d, position) => ({
+            ...match,
+            term_position: termPosition,
+            position,
+            start_date: d.startDate,
+            end_date: d.endDate,
+            is_endless: d.isEndless,
+          })),
+        ),
+      );
+    }
+    this.result.changedRows += changed.size;
+    this.result.changedRows += await markMissingRemoved(trx, 'cancellation_rules', rules.map((r) => r.id), propertyId);
+  }
+
+  private async writeExtraStayRules(trx: Parameters<typeof upsertChanged>[0], propertyId: string, rules: ExtraStayRule[]) {
+    const changed = await upsertChanged(
+      trx,
+      'extra_stay_rules',
+      rules.map((r) => ({
+        property_id: propertyId,
+        rule_id: r.id,
+        check_in_time: r.checkInTime,
+        overrides_property_check_in_time: r.overridesPropertyCheckInTime,
+        check_out_time: r.checkOutTime,
+        overrides_property_check_out_time: r.overridesPropertyCheckOutTime,
+        raw: r,
+        content_hash: hashOf(r),
+      })),
+    );
+    for (const r of rules.filter((x) => changed.has(x.id))) {
+      const match = { property_id: propertyId, rule_id: r.id };
+      const periods = [
+        ...r.earlyCheckInPeriods.map((p, position) => ({ kind: 'early_check_in', position, p })),
+        ...r.lateCheckOutPeriods.map((p, position) => ({ kind: 'late_check_out', position, p })),
+      ];
+      await replaceChildren(
+        trx,
+        'extra_stay_rule_periods',
+        match,
+        periods.map(({ kind, position, p }) => ({
+          ...match,
+          kind,
+          position,
+          start_time: p.startTime,
+          end_time: p.endTime,
+          charge_type: p.chargeType,
+          occupy_quota: p.occupyQuota,
+          percentage: p.percentOptions?.percentage ?? null,
+          extra_placement_enabled: p.percentOptions?.extraPlacementEnabled ?? null,
+          extra_service_option: p.percentOptions?.extraServiceOption ?? null,
+          rates: p.rates,
+        })),
+      );
+    }
+    this.result.changedRows += changed.size;
+    this.result.changedRows += await markMissingRemoved(trx, 'extra_stay_rules', rules.map((r) => r.id), propertyId);
+  }
+}
+
+/**
+ * One full refresh of content and reference data. Returns what it did; throws only for
+ * authentication failures and aborts (any other failure is recorded and logged, and the
+ * next scheduled refresh tries again).
+ */
+export async function refreshContent(
+  ctx: SyncContext,
+  signal: AbortSignal,
+  opts: { only?: readonly string[] | undefined } = {},
+): Promise<ContentRefreshResult & { ok: boolean }> {
+  const log = ctx.logger.child({ component: 'content' });
+  const only = opts.only && opts.only.length > 0 ? new Set(opts.only) : undefined;
+  const refresh = new Refresh(ctx, signal, only);
+  const id = await startContentRefresh(ctx.db);
+  const started = ctx.clock.now();
+  try {
+    await refresh.referenceLists();
+    await refresh.properties();
+    const outcome = signal.aborted ? 'stopped' : 'ok';
+    await finishContentRefresh(ctx.db, id, { outcome, ...refresh.result });
+    log.info({ ...refresh.result, ms: ctx.clock.now() - started }, 'content refresh finished');
+    return { ...refresh.result, ok: !signal.aborted };
+  } catch (err) {
+    const stopped = signal.aborted && isAbortError(err, signal);
+    await finishContentRefresh(ctx.db, id, {
+      outcome: stopped ? 'stopped' : 'failed',
+      ...refresh.result,
+      error: stopped ? undefined : (err as Error).message,
+    }).catch(() => undefined);
+    if (stopped || err instanceof AuthenticationError) throw err;
+    const message = err instanceof ProviderError || err instanceof Quarantined ? err.message : `unexpected: ${(err as Error).message}`;
+    log.error({ err: message }, 'content refresh failed; the next scheduled refresh tries again');
+    return { ...refresh.result, ok: false };
+  }
+}
