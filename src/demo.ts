@@ -36,10 +36,10 @@ const examples: { title: string; query: string }[] = [
   },
   {
     title: 'Arrivals of the next 14 days',
-    query: `SELECT b.property_id, b.number, s.arrival_at, s.departure_at, s.room_type_name, s.adult_count
-  FROM booking_room_stays s JOIN bookings b USING (property_id, number)
- WHERE b.status = 'Active' AND s.arrival_at >= now()::date AND s.arrival_at < now()::date + 14
- ORDER BY s.arrival_at LIMIT 8`,
+    query: `SELECT property_name, number, arrival_at, departure_at, room_type_name, rate_plan_name, adult_count
+  FROM booking_room_stays_named
+ WHERE status = 'Active' AND arrival_at >= now()::date AND arrival_at < now()::date + 14
+ ORDER BY arrival_at LIMIT 8`,
   },
 ];
 
@@ -97,8 +97,11 @@ async function main(): Promise<number> {
     }
     console.log(`
 What was mirrored lives in the schema "${config.database.schema}": bookings, booking_room_stays,
-booking_daily_rates, booking_services, booking_guests, booking_taxes, booking_discounts,
-plus booking_summaries, sync_cursors, booking_detail_queue, sync_runs and quarantine.
+booking_daily_rates, booking_services, booking_guests, booking_taxes, booking_discounts;
+the content: properties, room_types, rate_plans, services, cancellation_rules, extra_stay_rules
+and the reference lists; views that name what bookings reference (booking_room_stays_named,
+booking_daily_rates_named, booking_services_named); and the bookkeeping: sync_cursors,
+booking_detail_queue, sync_runs, content_refreshes, quarantine.
 
 Against your own provider account and PostgreSQL:
   DATABASE_URL=postgres://user@host/db STAYSYNC_CLIENT_ID=… STAYSYNC_CLIENT_SECRET=… \\
