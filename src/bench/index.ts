@@ -1,11 +1,11 @@
 /**
  * `npm run bench`: staysync against the simulator, measured against the rate limits.
  *
- *   node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 120]
+ *   node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 60]
  *                            [--memory-sizes 2000,20000] [--skip-memory] [--concurrency 8]
  *
  * Scenario A (budget fidelity): the production limits with time compressed by --scale
- * (120: an hour is 30 s), the same windows in the simulator and the daemon; one `sync
+ * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
  * --once` run, compared with what a perfect client could do (theory.ts).
  * Scenario B (memory): limits 100 times higher, so only the machine bounds speed; peak RSS
  * of `sync --once` at each size, and the ratio of the largest to the smallest.
@@ -35,7 +35,7 @@ interface Options {
 
 class UsageError extends Error {}
 
-const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 120]
+const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 60]
                                  [--memory-sizes 2000,20000] [--skip-memory] [--concurrency 8]`;
 
 function parseOptions(argv: string[]): Options {
@@ -44,7 +44,7 @@ function parseOptions(argv: string[]): Options {
     options: {
       bookings: { type: 'string', default: '20000' },
       properties: { type: 'string', default: '4' },
-      scale: { type: 'string', default: '120' },
+      scale: { type: 'string', default: '60' },
       'memory-sizes': { type: 'string', default: '2000,20000' },
       'skip-memory': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },

@@ -10,7 +10,6 @@ import pg from 'pg';
 import { packageRoot, type Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { migrateToLatest } from './migrator.js';
-import { openPglite, pgliteDialect } from './pglite-dialect.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -88,6 +87,8 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   const dataDir = resolve(config.database.dataDir);
   await mkdir(dataDir, { recursive: true });
   logger.info({ dataDir }, 'no DATABASE_URL: using the embedded database');
+  // Loaded only when used: the embedded engine is large, and a daemon on PostgreSQL never needs it.
+  const { openPglite, pgliteDialect } = await import('./pglite-dialect.js');
   const pglite = await openPglite(dataDir);
   await pglite.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"; SET search_path TO "${schema}", public;`);
   const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });

@@ -13,7 +13,8 @@ export interface QueuedFetch {
 
 /**
  * The next due fetches, most useful first: stays arriving soon, then the most recently
- * modified. `exclude` holds keys already being fetched by this process.
+ * modified. `exclude` holds keys already being fetched by this process: pass a snapshot taken
+ * before the call, since a fetch that completes while the query runs is still pending in it.
  */
 export async function nextDueFetches(db: Executor, limit: number, exclude: ReadonlySet<string>): Promise<QueuedFetch[]> {
   const rows = await db
