@@ -80,9 +80,18 @@ class TimestampQueue {
     const last = this.items.length > this.head ? this.items[this.items.length - 1]! : t;
     this.items.push(Math.max(t, last));
   }
-  /** Drops every entry `<= cutoff`. */
-  dropUpTo(cutoff: number): void {
-    while (this.head < this.items.length && this.items[this.head]! <= cutoff) this.head++;
+  /** Entries `> t`, counted from the newest end (cheap when few are). */
+  countNewerThan(t: number): number {
+    let n = 0;
+    for (let i = this.items.length - 1; i >= this.head && this.items[i]! > t; i--) n++;
+    return n;
+  }
+  /** Drops every entry `<= cutoff`; `into` receives them, oldest first. */
+  dropUpTo(cutoff: number, into?: TimestampQueue): void {
+    while (this.head < this.items.length && this.items[this.head]! <= cutoff) {
+      into?.push(this.items[this.head]!);
+      this.head++;
+    }
     if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
@@ -94,7 +103,16 @@ interface SlidingWindow {
   readonly limit: number;
   readonly windowMs: number;
   readonly released: TimestampQueue;
+  /**
+   * Entries that left the window in the last EXPIRED_RETENTION_MS. A rate-limit header
+   * describes the provider's window as of the request's arrival, which can be earlier than
+   * now by up to the request's duration; comparing it with the ledger as of then needs them.
+   */
+  readonly expired: TimestampQueue;
 }
+
+/** Longer than any request may take (the request timeout is 30 s by default). */
+const EXPIRED_RETENTION_MS = 120_000;
 
 interface Waiter {
   readonly priority: number;
@@ -122,7 +140,12 @@ export class RateBudget {
     if (windows.length === 0) throw new Error(`rate budget ${scope}: expected at least one window`);
     this.scope = scope;
     this.clock = clock;
-    this.windows = windows.map((w) => ({ limit: w.limit, windowMs: w.windowMs, released: new TimestampQueue() }));
+    this.windows = windows.map((w) => ({
+      limit: w.limit,
+      windowMs: w.windowMs,
+      released: new TimestampQueue(),
+      expired: new TimestampQueue(),
+    }));
   }
 
   /**
@@ -161,8 +184,13 @@ export class RateBudget {
    * the ledger believes (another process, or our predecessor before a restart, used them),
    * phantom entries stamped now make the ledger agree. Never removes entries: an answer that
    * reports more room is simply older than our in-flight requests.
+   *
+   * `asOf` is when the request that carried the header was sent: the provider counted its
+   * window at the request's arrival, not at its response. Comparing with the ledger as of the
+   * send time keeps our own requests that left the window in the meantime from looking like
+   * somebody else's (each such false phantom would block a slot for a whole window).
    */
-  observeRemaining(remaining: RemainingCounts): void {
+  observeRemaining(remaining: RemainingCounts, asOf: number = this.clock.now()): void {
     const now = this.clock.now();
     let changed = false;
     this.windows.forEach((w, i) => {
@@ -170,7 +198,8 @@ export class RateBudget {
       const r = name === undefined ? undefined : remaining[name];
       if (r === undefined) return;
       this.expire(w, now);
-      const believedRemaining = w.limit - w.released.length - this.inFlight;
+      const usedAsOf = w.released.length + w.expired.countNewerThan(Math.min(asOf, now) - w.windowMs) + this.inFlight;
+      const believedRemaining = w.limit - usedAsOf;
       const missing = Math.min(w.limit, believedRemaining - Math.max(0, r));
       for (let k = 0; k < missing; k++) w.released.push(now);
       if (missing > 0) changed = true;
@@ -203,6 +232,7 @@ export class RateBudget {
 
   private grant(): Permit {
     this.inFlight++;
+    const sentAt = this.clock.now();
     let released = false;
     return {
       release: (headers?: ResponseHeaders) => {
@@ -211,7 +241,7 @@ export class RateBudget {
         this.inFlight--;
         const now = this.clock.now();
         for (const w of this.windows) w.released.push(now);
-        if (headers !== undefined) this.observeRemaining(remainingFromHeaders(headers));
+        if (headers !== undefined) this.observeRemaining(remainingFromHeaders(headers), sentAt);
         // A release does not free a slot (it turns "in flight" into "released now"), but it
         // makes the wait finite when only in-flight permits filled a window.
         this.pump();
@@ -220,7 +250,8 @@ export class RateBudget {
   }
 
   private expire(w: SlidingWindow, now: number): void {
-    w.released.dropUpTo(now - w.windowMs);
+    w.released.dropUpTo(now - w.windowMs, w.expired);
+    w.expired.dropUpTo(now - w.windowMs - EXPIRED_RETENTION_MS);
   }
 
   /**

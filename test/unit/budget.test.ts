@@ -150,6 +150,26 @@ describe('RateBudget', () => {
     expect(granted).toHaveLength(1);
   });
 
+  it('reads a header as of its request, so our own expired requests are not taken for a stranger', async () => {
+    const clock = new FakeClock();
+    const budget = new RateBudget('test', [{ limit: 10, windowMs: 1000 }], clock);
+    const first = await budget.acquire(new AbortController().signal);
+    await clock.advance(10);
+    first.release(); // arrived at the provider at about +5 ms, released at +10 ms
+    await clock.advance(995); // +1005: the second request is sent
+    const second = await budget.acquire(new AbortController().signal);
+    await clock.advance(15); // +1020: its answer, counted by the provider at about +1008,
+    // still includes the first request (arrival +5 ms > +1008 - 1000), which our ledger has
+    // already let go (released +10 ms <= +1020 - 1000).
+    second.release({ 'x-ratelimit-remaining-second': '8' });
+    // No phantom: as of the send time (+1005) the ledger held both requests too.
+    expect(budget.snapshot().windows[0]!.used).toBe(1);
+    // A real stranger still shows: the provider reports 3 more than the ledger knows of.
+    const third = await budget.acquire(new AbortController().signal);
+    third.release({ 'x-ratelimit-remaining-second': '5' });
+    expect(budget.snapshot().windows[0]!.used).toBe(5);
+  });
+
   it('parses remaining headers and ignores junk', () => {
     expect(remainingFromHeaders({ 'x-ratelimit-remaining-second': '4', 'x-ratelimit-remaining-hour': ['7'], 'x-ratelimit-remaining-minute': 'abc' })).toEqual({ second: 4, hour: 7 });
   });
