@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { rateLimitScopes } from '../config.js';
 import { defaultRateLimits } from '../simulator/index.js';
 import { analyseBudgetRun, formatLines, logText, mb, RSS_FLAT_RATIO, RSS_GOAL_BYTES, secs, windowsText, type Line } from './report.js';
-import { checkDatabase, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunResult } from './run.js';
+import { checkDatabase, containerNodeOptions, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunResult } from './run.js';
 import { minTimeFor, scaleWindows } from './theory.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -120,6 +120,7 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   out(`staysync bench — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores`);
+  out(`daemon runs as deployed: NODE_OPTIONS="${containerNodeOptions()}" (from the Dockerfile)`);
   out(`database ${redactUrl(databaseUrl)} (PostgreSQL ${pgVersion}), a fresh schema per run`);
   let failed = false;
 

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -214,12 +215,24 @@ class LogCollector {
   }
 }
 
+/**
+ * The V8 memory settings the container runs the daemon with (the Dockerfile's NODE_OPTIONS),
+ * so that the bench measures the daemon as it is deployed.
+ */
+export function containerNodeOptions(): string {
+  const dockerfile = readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8');
+  const m = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile);
+  if (!m) throw new Error('the Dockerfile sets no NODE_OPTIONS: the bench cannot run the daemon as deployed');
+  return m[1]!;
+}
+
 function childEnv(opts: RunOptions, sim: Simulator, schema: string, configPath: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   // Nothing of the caller's own staysync configuration may leak into the measured run.
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('STAYSYNC_') && k !== 'DATABASE_URL') env[k] = v;
   return {
     ...env,
+    NODE_OPTIONS: containerNodeOptions(),
     DATABASE_URL: opts.databaseUrl,
     STAYSYNC_DB_SCHEMA: schema,
     STAYSYNC_PROVIDER_URL: sim.url,
