@@ -10,6 +10,8 @@ import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+// The bench checks the daemon's result from outside, on a connection of its own (the one
+// place outside src/db that talks to PostgreSQL directly).
 import pg from 'pg';
 import type { RateLimitScope } from '../config.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';

@@ -42,6 +42,7 @@ export const CONTENT_STREAM = 'content';
 /** Content yields to the booking streams that share the standard budget. */
 const CONTENT_PRIORITY = 10;
 const PAGE_SIZE = 200;
+const PROPERTY_CONCURRENCY = 4;
 
 export interface ContentRefreshResult {
   /** Properties present in the content API (valid or quarantined). */
@@ -67,6 +68,11 @@ class Refresh {
     private readonly only: ReadonlySet<string> | undefined,
   ) {
     this.log = ctx.logger.child({ component: 'content' });
+  }
+
+  /** Adds rows written; a separate step so that concurrent awaits do not lose updates. */
+  private count(rows: number): void {
+    this.result.changedRows += rows;
   }
 
   private async get(base: 'provider' | 'referenceData', path: string, query: Record<string, string | number | undefined> = {}) {
@@ -100,8 +106,9 @@ class Refresh {
     if (!parsed.ok) return this.quarantine(name, null, parsed.reason, res.rawBody);
     const { table, rows } = toRows(parsed.value);
     await this.ctx.db.transaction().execute(async (trx) => {
-      this.result.changedRows += (await upsertChanged(trx, table, rows)).size;
-      this.result.changedRows += await markMissingRemoved(trx, table, rows.map((r) => String(r[Object.keys(r)[0]!])));
+      const written = (await upsertChanged(trx, table, rows)).size;
+      this.result.changedRows += written;
+      this.count(await markMissingRemoved(trx, table, rows.map((r) => String(r[Object.keys(r)[0]!]))));
     });
   }
 
@@ -146,24 +153,32 @@ class Refresh {
         await this.quarantine('properties page', null, page.reason, res.rawBody);
         throw new Quarantined(`the property list page is malformed: ${page.reason}`);
       }
+      const valid: { property: ContentProperty; raw: unknown }[] = [];
       for (const raw of page.value.properties) {
         const rawId = (raw as { id?: unknown } | null)?.id;
         const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : null;
         if (id !== null && this.only && !this.only.has(id)) continue;
         if (id !== null) seen.add(id);
         const parsed = parseContentProperty(raw);
-        if (!parsed.ok) {
-          await this.quarantine(id, id, parsed.reason, raw);
-          continue;
-        }
-        await this.writeProperty(parsed.value, raw);
-        await this.rules(parsed.value.id);
+        if (parsed.ok) valid.push({ property: parsed.value, raw });
+        else await this.quarantine(id, id, parsed.reason, raw);
       }
+      // A few properties at a time: each waits on its rules calls and its writes, and the
+      // budget, not this loop, should be what paces the refresh.
+      let next = 0;
+      const worker = async () => {
+        while (next < valid.length && !this.signal.aborted) {
+          const { property, raw } = valid[next++]!;
+          await this.writeProperty(property, raw);
+          await this.rules(property.id);
+        }
+      };
+      await Promise.all(Array.from({ length: PROPERTY_CONCURRENCY }, worker));
       since = page.value.next ?? undefined;
     } while (since && !this.signal.aborted);
     this.result.properties = seen.size;
     if (!this.signal.aborted) {
-      this.result.changedRows += await markMissingRemoved(this.ctx.db, 'properties', seen);
+      this.count(await markMissingRemoved(this.ctx.db, 'properties', seen));
     }
     return seen;
   }
@@ -274,9 +289,9 @@ class Refresh {
         p.amenities.map((a, position) => ({ property_id: propertyId, position, code: a.code, display_name: a.displayName, charge_type: a.chargeType })),
       );
       this.result.changedRows += rt.size + rp.size + sv.size;
-      this.result.changedRows += await markMissingRemoved(trx, 'room_types', p.roomTypes.map((r) => r.id), propertyId);
-      this.result.changedRows += await markMissingRemoved(trx, 'rate_plans', p.ratePlans.map((r) => r.id), propertyId);
-      this.result.changedRows += await markMissingRemoved(trx, 'services', p.services.map((s) => s.id), propertyId);
+      this.count(await markMissingRemoved(trx, 'room_types', p.roomTypes.map((r) => r.id), propertyId));
+      this.count(await markMissingRemoved(trx, 'rate_plans', p.ratePlans.map((r) => r.id), propertyId));
+      this.count(await markMissingRemoved(trx, 'services', p.services.map((s) => s.id), propertyId));
     });
   }
 
@@ -368,7 +383,7 @@ class Refresh {
       );
     }
     this.result.changedRows += changed.size;
-    this.result.changedRows += await markMissingRemoved(trx, 'cancellation_rules', rules.map((r) => r.id), propertyId);
+    this.count(await markMissingRemoved(trx, 'cancellation_rules', rules.map((r) => r.id), propertyId));
   }
 
   private async writeExtraStayRules(trx: Parameters<typeof upsertChanged>[0], propertyId: string, rules: ExtraStayRule[]) {
@@ -412,7 +427,7 @@ class Refresh {
       );
     }
     this.result.changedRows += changed.size;
-    this.result.changedRows += await markMissingRemoved(trx, 'extra_stay_rules', rules.map((r) => r.id), propertyId);
+    this.count(await markMissingRemoved(trx, 'extra_stay_rules', rules.map((r) => r.id), propertyId));
   }
 }
 

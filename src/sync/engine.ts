@@ -4,7 +4,7 @@
  * queue is drained; `daemon` keeps polling on the croner schedule until the signal aborts.
  */
 import { Cron } from 'croner';
-import { BOOKING_SUMMARIES, findCursor, listCursors, resetCursorForRecovery } from '../db/repositories/cursors.js';
+import { BOOKING_SUMMARIES, findCursor, resetCursorForRecovery } from '../db/repositories/cursors.js';
 import { maxMirroredModification, hasMirroredRows } from '../db/repositories/bookings.js';
 import { AuthenticationError } from '../provider/errors.js';
 import { isAbortError } from '../util/clock.js';
@@ -264,9 +264,4 @@ export async function runDaemon(
     progress.stop();
   }
   return { tokenLost, contentOk };
-}
-
-/** Properties known to the mirror (for status when none are configured). */
-export async function knownProperties(ctx: Pick<SyncContext, 'db'>): Promise<string[]> {
-  return (await listCursors(ctx.db, BOOKING_SUMMARIES)).map((c) => c.propertyId);
 }
