@@ -56,13 +56,14 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     };
     const pool = new pg.Pool({ ...connection, max: config.database.poolSize });
     pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection failed'));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const dialect = new PostgresDialect({ pool });
+    const db = new Kysely<Database>({ dialect });
     let leaseClient: pg.Client | undefined;
     return {
       db,
       kind: 'postgres',
       schema,
-      migrate: () => migrateToLatest(db, schema, migrationsFolder),
+      migrate: () => migrateToLatest(dialect, schema, migrationsFolder),
       async tryLease() {
         if (leaseClient) return true;
         const client = new pg.Client(connection);
@@ -91,12 +92,13 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   const { openPglite, pgliteDialect } = await import('./pglite-dialect.js');
   const pglite = await openPglite(dataDir);
   await pglite.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"; SET search_path TO "${schema}", public;`);
-  const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
+  const dialect = pgliteDialect(pglite);
+  const db = new Kysely<Database>({ dialect });
   return {
     db,
     kind: 'pglite',
     schema,
-    migrate: () => migrateToLatest(db, schema, migrationsFolder),
+    migrate: () => migrateToLatest(dialect, schema, migrationsFolder),
     // One process owns an embedded data directory; there is no second session to exclude.
     tryLease: async () => true,
     async close() {

@@ -5,7 +5,19 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  sql,
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  type Dialect,
+  type Migration,
+  type MigrationProvider,
+  type MigrationResultSet,
+  type SchemaMetadata,
+  type TableMetadata,
+} from 'kysely';
 
 class SqlFileMigrationProvider implements MigrationProvider {
   constructor(
@@ -29,12 +41,56 @@ class SqlFileMigrationProvider implements MigrationProvider {
   }
 }
 
+/**
+ * Kysely's Postgres introspector lists the tables of every schema, checking privileges by
+ * schema name; a schema dropped by someone else meanwhile makes that query fail (3F000).
+ * The migrator only asks whether its own tables exist, so it looks at its own schema only.
+ */
+class SchemaScopedIntrospector implements DatabaseIntrospector {
+  constructor(
+    private readonly db: Kysely<any>,
+    private readonly schema: string,
+  ) {}
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const r = await sql<{ name: string }>`SELECT nspname AS name FROM pg_namespace WHERE nspname = ${this.schema}`.execute(this.db);
+    return r.rows.map((row) => ({ name: row.name }));
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const r = await sql<{ name: string; is_view: boolean }>`
+      SELECT c.relname AS name, c.relkind = 'v' AS is_view
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ${this.schema} AND c.relkind IN ('r', 'p', 'v')`.execute(this.db);
+    return r.rows.map((row) => ({ name: row.name, schema: this.schema, isView: row.is_view, columns: [] }));
+  }
+
+  async getMetadata(): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables() };
+  }
+}
+
+/** The same dialect (and so the same connection pool), with the schema-scoped introspector. */
+function scopedDialect(inner: Dialect, schema: string): Dialect {
+  return {
+    createDriver: () => inner.createDriver(),
+    createQueryCompiler: () => inner.createQueryCompiler(),
+    createAdapter: () => inner.createAdapter(),
+    createIntrospector: (db) => new SchemaScopedIntrospector(db, schema),
+  };
+}
+
 export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
-/** Creates the schema if needed and applies every pending migration. Returns the names applied. */
-export async function migrateToLatest(db: Kysely<any>, schema: string, folder: string): Promise<string[]> {
+/**
+ * Creates the schema if needed and applies every pending migration. Returns the names applied.
+ * `dialect` is the one the application's kysely instance uses: the migrator shares its pool
+ * (the instance built here owns nothing and needs no destroy).
+ */
+export async function migrateToLatest(dialect: Dialect, schema: string, folder: string): Promise<string[]> {
+  const db = new Kysely<any>({ dialect: scopedDialect(dialect, schema) });
   await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
   const migrator = new Migrator({
     db,
