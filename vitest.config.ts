@@ -8,6 +8,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores: integration files run a simulator, a database and sometimes child processes.
     maxWorkers: 2,
-    reporters: ['default'],
+    // In CI a JSON report too, from which .ci/run prints the plain "N passed, N failed" line.
+    reporters: process.env.CI ? ['default', 'json'] : ['default'],
+    outputFile: { json: 'test-results.json' },
   },
 });
