@@ -247,4 +247,53 @@ describe('content mirror', () => {
     expect(status).toMatch(/Content: last refresh started \S+, ok, 3 properties/);
     expect(status).toContain('600600');
   });
+
+  it('lets the daemon follow a property that a scheduled refresh finds, and polls again on schedule', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 10 }] } });
+    await h.context(); // the tables exist before the daemon starts, so the test can poll them
+    const dir = mkdtempSync(join(tmpdir(), 'staysync-daemon-'));
+    const configPath = join(dir, 'config.json');
+    // croner takes seconds as a sixth field: refresh and poll every second.
+    writeFileSync(
+      configPath,
+      JSON.stringify({ rateLimits: fastRateLimits, ops: { port: 0 }, content: { refreshCron: '* * * * * *' }, sync: { pollCron: '* * * * * *' } }),
+    );
+    const child = spawn(process.execPath, [resolve('dist/cli.js'), 'run'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: h.dbUrl,
+        STAYSYNC_DB_SCHEMA: h.schema,
+        STAYSYNC_PROVIDER_URL: h.sim.url,
+        STAYSYNC_REFERENCE_DATA_URL: h.sim.url,
+        STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
+        STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
+        STAYSYNC_CONFIG: configPath,
+        STAYSYNC_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const waitFor = async (sql: string, expected: number) => {
+      for (let i = 0; i < 200; i++) {
+        const rows = await h!.sql<{ n: string }>(sql);
+        if (Number(rows[0]?.n) === expected) return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`timed out waiting for ${sql} = ${expected}; daemon output:\n${out}`);
+    };
+    try {
+      await waitFor('SELECT count(*) AS n FROM bookings', 10);
+      h.sim.addProperty({ id: '600600', bookingCount: 6 });
+      await waitFor(`SELECT count(*) AS n FROM bookings WHERE property_id = '600600'`, 6);
+      // A change of a followed property arrives with the next scheduled poll.
+      h.sim.mutate({ count: 0, newCount: 3, propertyId: '500100' });
+      await waitFor(`SELECT count(*) AS n FROM bookings WHERE property_id = '500100'`, 13);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, out).toBe(0);
+  });
 });
