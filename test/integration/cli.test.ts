@@ -2,44 +2,10 @@
  * The real entry point (`node dist/cli.js`) as the container runs it: exit statuses, clear
  * configuration errors, SIGKILL at random points, token loss and --recover, SIGTERM.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fastRateLimits, mirrorSnapshot, simulatorSnapshot, SIM_CLIENT_ID, SIM_CLIENT_SECRET, startHarness, type Harness } from '../helpers/harness.js';
-
-const cli = resolve('dist/cli.js');
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [cli, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  const done = new Promise<Run>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done };
-}
-
-const runCli = (args: string[], env: Record<string, string>) => start(args, env).done;
-
-function configFile(content: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), 'staysync-cli-'));
-  const path = join(dir, 'config.json');
-  writeFileSync(path, JSON.stringify(content));
-  return path;
-}
+import { configFile, daemonEnv, runCli, startCli } from '../helpers/cli.js';
+import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -57,21 +23,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-function daemonEnv(harness: Harness, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    DATABASE_URL: harness.dbUrl,
-    STAYSYNC_DB_SCHEMA: harness.schema,
-    STAYSYNC_PROVIDER_URL: harness.sim.url,
-    STAYSYNC_REFERENCE_DATA_URL: harness.sim.url,
-    STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
-    STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
-    STAYSYNC_PROPERTY_IDS: harness.sim.propertyIds().join(','),
-    STAYSYNC_CONFIG: configFile({ rateLimits: fastRateLimits, ops: { port: 0 } }),
-    STAYSYNC_LOG_LEVEL: 'warn',
-    ...extra,
-  };
-}
 
 describe('configuration and usage errors', () => {
   it('exits 2 naming the bad key, without a stack trace', async () => {
@@ -118,7 +69,7 @@ describe('the daemon process', () => {
     const env = daemonEnv(h);
     const kills: number[] = [];
     for (let i = 0; i < 10; i++) {
-      const { child, done } = start(['sync', '--once'], env);
+      const { child, done } = startCli(['sync', '--once'], env);
       const delay = 300 + Math.floor(Math.random() * 900);
       const timer = setTimeout(() => child.kill('SIGKILL'), delay);
       const r = await done;
@@ -172,7 +123,7 @@ describe('the daemon process', () => {
   it('serves /healthz, /readyz and /metrics while running and stops cleanly on SIGTERM', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 50 }] } });
     const port = await freePort();
-    const { child, done } = start(['run'], daemonEnv(h, { STAYSYNC_OPS_PORT: String(port) }));
+    const { child, done } = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) } }));
     const base = `http://127.0.0.1:${port}`;
     let ready = false;
     for (let i = 0; i < 100 && !ready; i++) {

@@ -1,14 +1,11 @@
 /**
  * Content and reference-data mirror against the simulator and real PostgreSQL.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { refreshContent } from '../../src/sync/content.js';
 import { syncOnce } from '../../src/sync/engine.js';
-import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, startHarness, type Harness } from '../helpers/harness.js';
+import { daemonEnv, runCli, startCli } from '../helpers/cli.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -203,30 +200,10 @@ describe('content mirror', () => {
 
   it('follows the properties the content API lists when none are configured, and picks up new ones', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }, { id: '500200', bookingCount: 10 }] } });
-    const dir = mkdtempSync(join(tmpdir(), 'staysync-content-'));
-    const configPath = join(dir, 'config.json');
-    writeFileSync(configPath, JSON.stringify({ rateLimits: fastRateLimits, ops: { port: 0 } }));
-    const env = {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: h.dbUrl,
-      STAYSYNC_DB_SCHEMA: h.schema,
-      STAYSYNC_PROVIDER_URL: h.sim.url,
-      STAYSYNC_REFERENCE_DATA_URL: h.sim.url,
-      STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
-      STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
-      STAYSYNC_CONFIG: configPath,
-      STAYSYNC_LOG_LEVEL: 'warn',
-    };
-    const run = () =>
-      new Promise<{ code: number | null; out: string }>((done) => {
-        const child = spawn(process.execPath, [resolve('dist/cli.js'), 'sync', '--once'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (out += d));
-        child.on('exit', (code) => done({ code, out }));
-      });
+    const env = daemonEnv(h, { env: { STAYSYNC_PROPERTY_IDS: '' } });
+    const run = () => runCli(['sync', '--once'], env);
     const first = await run();
-    expect(first.code, first.out).toBe(0);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
     const counts = async () =>
       Object.fromEntries(
         (await h!.sql<{ property_id: string; n: string }>('SELECT property_id, count(*) AS n FROM bookings GROUP BY 1')).map((r) => [r.property_id, Number(r.n)]),
@@ -235,15 +212,10 @@ describe('content mirror', () => {
 
     h.sim.addProperty({ id: '600600', bookingCount: 7 });
     const second = await run();
-    expect(second.code, second.out).toBe(0);
+    expect(second.code, second.stdout + second.stderr).toBe(0);
     expect(await counts()).toEqual({ '500100': 20, '500200': 10, '600600': 7 });
 
-    const status = await new Promise<string>((done) => {
-      const child = spawn(process.execPath, [resolve('dist/cli.js'), 'status'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.on('exit', () => done(out));
-    });
+    const status = (await runCli(['status'], env)).stdout;
     expect(status).toMatch(/Content: last refresh started \S+, ok, 3 properties/);
     expect(status).toContain('600600');
   });
@@ -251,38 +223,18 @@ describe('content mirror', () => {
   it('lets the daemon follow a property that a scheduled refresh finds, and polls again on schedule', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 10 }] } });
     await h.context(); // the tables exist before the daemon starts, so the test can poll them
-    const dir = mkdtempSync(join(tmpdir(), 'staysync-daemon-'));
-    const configPath = join(dir, 'config.json');
     // croner takes seconds as a sixth field: refresh and poll every second.
-    writeFileSync(
-      configPath,
-      JSON.stringify({ rateLimits: fastRateLimits, ops: { port: 0 }, content: { refreshCron: '* * * * * *' }, sync: { pollCron: '* * * * * *' } }),
+    const { child, done } = startCli(
+      ['run'],
+      daemonEnv(h, { env: { STAYSYNC_PROPERTY_IDS: '' }, config: { content: { refreshCron: '* * * * * *' }, sync: { pollCron: '* * * * * *' } } }),
     );
-    const child = spawn(process.execPath, [resolve('dist/cli.js'), 'run'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: h.dbUrl,
-        STAYSYNC_DB_SCHEMA: h.schema,
-        STAYSYNC_PROVIDER_URL: h.sim.url,
-        STAYSYNC_REFERENCE_DATA_URL: h.sim.url,
-        STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
-        STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
-        STAYSYNC_CONFIG: configPath,
-        STAYSYNC_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const waitFor = async (sql: string, expected: number) => {
       for (let i = 0; i < 200; i++) {
         const rows = await h!.sql<{ n: string }>(sql);
         if (Number(rows[0]?.n) === expected) return;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`timed out waiting for ${sql} = ${expected}; daemon output:\n${out}`);
+      throw new Error(`timed out waiting for ${sql} = ${expected}`);
     };
     try {
       await waitFor('SELECT count(*) AS n FROM bookings', 10);
@@ -294,6 +246,7 @@ describe('content mirror', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    expect(await exited, out).toBe(0);
+    const r = await done;
+    expect(r.code, r.stdout + r.stderr).toBe(0);
   });
 });

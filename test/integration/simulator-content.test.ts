@@ -13,24 +13,7 @@ import {
   type Simulator,
   type SimulatorOptions,
 } from '../../src/simulator/index.js';
-
-const generous = [{ limit: 1_000_000, windowMs: 1000 }];
-const noLimits: SimulatorOptions['rateLimits'] = {
-  bookingList: generous,
-  bookingDetails: generous,
-  standard: generous,
-  token: generous,
-};
-
-async function accessToken(sim: Simulator): Promise<string> {
-  const res = await fetch(`${sim.url}/auth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'sim-client', client_secret: 'sim-secret' }).toString(),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
+import { noLimits, accessToken, remainingHeaders } from '../helpers/simulator-http.js';
 
 function get(sim: Simulator, path: string, token: string | undefined, q: Record<string, string> = {}): Promise<Response> {
   const qs = new URLSearchParams(q).toString();
@@ -444,19 +427,13 @@ describe('simulator content: standard rate-limit scope and faults', () => {
   });
   afterAll(() => sim.close());
 
-  const remaining = (res: Response) => [
-    res.headers.get('x-ratelimit-remaining-second'),
-    res.headers.get('x-ratelimit-remaining-minute'),
-    res.headers.get('x-ratelimit-remaining-hour'),
-  ];
-
   it('content and reference endpoints share the standard scope: 429 with retry-after and headers', async () => {
     const paths = ['/api/content/v1/properties', '/api/reference-data/payment-methods', PROPERTY('500100')];
     const seen: (string | null)[][] = [];
     for (const path of paths) {
       const res = await get(sim, path, token);
       expect(res.status).toBe(200);
-      seen.push(remaining(res));
+      seen.push(remainingHeaders(res));
     }
     expect(seen).toEqual([
       ['2', '4', null],
@@ -466,7 +443,7 @@ describe('simulator content: standard rate-limit scope and faults', () => {
     const rejected = await get(sim, '/api/content/v1/meal-plans', token);
     expect(rejected.status).toBe(429);
     expect(rejected.headers.get('retry-after')).toBe('1');
-    expect(remaining(rejected)).toEqual(['0', '2', null]);
+    expect(remainingHeaders(rejected)).toEqual(['0', '2', null]);
     expect(sim.stats.accepted['standard']).toBe(3);
     // Booking endpoints have their own scopes.
     expect((await get(sim, '/api/read-reservation/v1/properties/500100/bookings', token)).status).toBe(200);
@@ -477,7 +454,7 @@ describe('simulator content: standard rate-limit scope and faults', () => {
     const windowFull = await get(sim, '/api/reference-data/property-kinds', token);
     expect(windowFull.status).toBe(429);
     expect(windowFull.headers.get('retry-after')).toBe('9');
-    expect(remaining(windowFull)).toEqual(['1', '0', null]);
+    expect(remainingHeaders(windowFull)).toEqual(['1', '0', null]);
     expect(sim.stats.accepted['standard']).toBe(5);
   });
 

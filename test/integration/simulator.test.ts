@@ -4,13 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type BookingPayload, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
-
-const generous = [{ limit: 1_000_000, windowMs: 1000 }];
-const noLimits: SimulatorOptions['rateLimits'] = {
-  bookingList: generous,
-  bookingDetails: generous,
-  token: generous,
-};
+import { noLimits, tokenResponse, accessToken, remainingHeaders } from '../helpers/simulator-http.js';
 
 interface Page {
   continueToken: string;
@@ -22,24 +16,6 @@ interface Page {
     createdDateTime: string;
     modifiedDateTime: string;
   }[];
-}
-
-async function tokenResponse(sim: Simulator, form: Record<string, string>): Promise<Response> {
-  return fetch(`${sim.url}/auth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(form).toString(),
-  });
-}
-
-async function accessToken(sim: Simulator): Promise<string> {
-  const res = await tokenResponse(sim, {
-    grant_type: 'client_credentials',
-    client_id: 'sim-client',
-    client_secret: 'sim-secret',
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
 }
 
 function listUrl(sim: Simulator, propertyId: string, q: Record<string, string> = {}): string {
@@ -383,12 +359,6 @@ describe('simulator: rate limits', () => {
   });
   afterAll(() => sim.close());
 
-  const remaining = (res: Response) => [
-    res.headers.get('x-ratelimit-remaining-second'),
-    res.headers.get('x-ratelimit-remaining-minute'),
-    res.headers.get('x-ratelimit-remaining-hour'),
-  ];
-
   it('the 4th request inside the window is 429 with retry-after; headers count down; windows slide', async () => {
     const token = await accessToken(sim);
     const url = listUrl(sim, '500100', { count: '1' });
@@ -396,7 +366,7 @@ describe('simulator: rate limits', () => {
     for (let i = 0; i < 3; i++) {
       const res = await get(url, token);
       expect(res.status).toBe(200);
-      seen.push(remaining(res));
+      seen.push(remainingHeaders(res));
     }
     expect(seen).toEqual([
       ['2', '4', null],
@@ -406,7 +376,7 @@ describe('simulator: rate limits', () => {
     const rejected = await get(url, token);
     expect(rejected.status).toBe(429);
     expect(rejected.headers.get('retry-after')).toBe('1');
-    expect(remaining(rejected)).toEqual(['0', '2', null]);
+    expect(remainingHeaders(rejected)).toEqual(['0', '2', null]);
     expect(sim.stats.accepted['bookingList']).toBe(3);
     expect(sim.stats.rejected429).toBe(1);
 
@@ -415,13 +385,13 @@ describe('simulator: rate limits', () => {
     t += 1; // the first three left the window
     const fourth = await get(url, token);
     expect(fourth.status).toBe(200);
-    expect(remaining(fourth)).toEqual(['2', '1', null]);
+    expect(remainingHeaders(fourth)).toEqual(['2', '1', null]);
     expect((await get(url, token)).status).toBe(200); // 5th in 10 s
     const minuteFull = await get(url, token);
     expect(minuteFull.status).toBe(429);
     // The 10 s window frees its first slot 10 s after the first request: 9 s from now.
     expect(minuteFull.headers.get('retry-after')).toBe('9');
-    expect(remaining(minuteFull)).toEqual(['1', '0', null]);
+    expect(remainingHeaders(minuteFull)).toEqual(['1', '0', null]);
     expect(sim.stats.accepted['bookingList']).toBe(5);
   });
 
