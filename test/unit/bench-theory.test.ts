@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { greedyBursts, maxRequestsIn, minTimeFor, scaleWindows, sustainedPerSecond, type Window } from '../../src/bench/theory.js';
+import { mulberry32 } from '../../src/simulator/random.js';
 
 const details: Window[] = [
   { limit: 10, windowMs: 1000 },
@@ -16,18 +17,6 @@ function bruteForceTimes(windows: readonly Window[], n: number): number[] {
     t.push(at);
   }
   return t;
-}
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('minTimeFor', () => {
@@ -54,7 +43,7 @@ describe('minTimeFor', () => {
   });
 
   it('matches the per-request recurrence on random windows', () => {
-    const r = rng(42);
+    const r = mulberry32(42);
     for (let trial = 0; trial < 50; trial++) {
       const windows: Window[] = Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({
         limit: 1 + Math.floor(r() * 30),
@@ -85,7 +74,7 @@ describe('maxRequestsIn', () => {
   });
 
   it('is the inverse of minTimeFor', () => {
-    const r = rng(7);
+    const r = mulberry32(7);
     for (let trial = 0; trial < 30; trial++) {
       const windows: Window[] = Array.from({ length: 1 + Math.floor(r() * 3) }, () => ({
         limit: 1 + Math.floor(r() * 20),
