@@ -88,6 +88,23 @@ function formatDay(day: number): string {
   return new Date(day * DAY_MS).toISOString().slice(0, 10);
 }
 
+/** A room stay service as the provider lists it: untaxed, priced in cents. */
+function serviceLine(
+  svc: { id: string; name: string; description: string },
+  cents: number,
+  inclusive: boolean,
+  kind: RoomStayService['kind'],
+): RoomStayService {
+  return {
+    id: svc.id,
+    name: svc.name,
+    description: svc.description,
+    total: { priceBeforeTax: money(cents), priceAfterTax: money(cents), taxAmount: 0, taxes: [] },
+    inclusive,
+    kind,
+  };
+}
+
 function money(cents: number): number {
   return cents / 100;
 }
@@ -275,28 +292,13 @@ export function deriveBooking(content: PropertyContent, b: BookingState): Bookin
       const inclusive = chance(v, 0.6);
       const cents = inclusive ? 0 : meal.priceCents * nights * adultCount;
       sumBefore += cents;
-      services.push({
-        id: meal.id,
-        name: meal.name,
-        description: meal.description,
-        total: { priceBeforeTax: money(cents), priceAfterTax: money(cents), taxAmount: 0, taxes: [] },
-        inclusive,
-        kind: 'Meal',
-        mealPlanCode: meal.mealPlanCode ?? null,
-      });
+      services.push({ ...serviceLine(meal, cents, inclusive, 'Meal'), mealPlanCode: meal.mealPlanCode ?? null });
     }
     if (chance(v, 0.2)) {
       const svc = pick(v, content.services.filter((s) => s.kind === 'Common'));
       const cents = svc.priceCents * nights;
       sumBefore += cents;
-      services.push({
-        id: svc.id,
-        name: svc.name,
-        description: svc.description,
-        total: { priceBeforeTax: money(cents), priceAfterTax: money(cents), taxAmount: 0, taxes: [] },
-        inclusive: false,
-        kind: 'Common',
-      });
+      services.push(serviceLine(svc, cents, false, 'Common'));
     }
 
     const extra = (at: string): ExtraStayDetails => {
