@@ -44,6 +44,12 @@ export class BookingState {
     /** When the booking was cancelled, 0 when it is not. */
     public cancelledMs: number,
   ) {}
+
+  /**
+   * Detail requests for this booking since its last change (creation or mutation), whatever
+   * their answer; the server's replica-lag fault compares it with `Faults.replicaLag404s`.
+   */
+  detailReadsSinceChange = 0;
 }
 
 export interface PropertyStore {
@@ -595,6 +601,7 @@ export class SimulatorStore {
       // always lands after every continueToken already issued, so no client can miss it.
       const newMs = Math.max(now, this.maxMs(store), b.modifiedMs + 1);
       b.version++;
+      b.detailReadsSinceChange = 0;
       if (chance(rng, 0.3)) {
         b.status = b.status === 'Cancelled' ? 'Active' : 'Cancelled';
         b.cancelledMs = b.status === 'Cancelled' ? newMs : 0;

@@ -75,7 +75,67 @@ export interface Faults {
    * body that fails the schema: `ratePlans` is the string "n/a" and `name` the number 404404.
    */
   malformedPropertyIds: Set<string>;
+  /**
+   * Per property id: every authenticated API request for that property (booking list, booking
+   * details, content property, cancellation rules and extra-stay rules; the property id is the
+   * one in the path) in one of `scopes` (default: bookingList, bookingDetails and standard)
+   * answers `status` with an errors body (e.g. 403 `{errors:[{code:'Forbidden',...}]}`),
+   * rate-limit headers (retry-after 1 on 429 and 503) and no data; not counted against the
+   * limits. Checked before the other faults of a request. Empty by default.
+   */
+  propertyStatus: Map<string, PropertyStatusFault>;
+  /**
+   * Probability that an API answer with status 200 stalls mid-body: the status line, the
+   * headers (content-length of the whole body) and about half of the body are sent, the rest
+   * never is; the connection stays open until the client gives up or close(). Counted against
+   * the limits (the provider served it). Default 0.
+   */
+  stallMidBodyRate: number;
+  /**
+   * When set, `stallMidBodyRate` applies only to API requests whose path (without the query
+   * string) matches; e.g. rate 1 with /\/bookings\/[^/]+$/ stalls every details request.
+   */
+  stallMidBodyPaths?: RegExp;
+  /**
+   * Probability that an API answer with status 200 comes back as a complete HTTP message whose
+   * body is the JSON cut at about half (content-length matches the cut bytes): invalid JSON.
+   * Counted against the limits. Default 0.
+   */
+  truncatedBodyRate: number;
+  /**
+   * Probability that an API answer with status 200 is replaced by a gateway's HTML error
+   * page ("502 Bad Gateway"), still with status 200 and `content-type: text/html`. Counted
+   * against the limits. Default 0.
+   */
+  htmlBodyRate: number;
+  /**
+   * Booking details answer 404 BookingNotFound to the first N detail requests for a booking
+   * after each change of it (creation or mutate()), then the real body: the summaries list a
+   * change before the details replica has it. Requests are counted per booking and change
+   * whether or not the fault is on; the 404s are counted against the limits and in
+   * `detailCallsByNumber`. Default 0.
+   */
+  replicaLag404s: number;
+  /**
+   * When set, every POST to the token endpoint answers this status (OAuth-style error body;
+   * retry-after 1 on 429 and 503) before the token limits, not counted. Default undefined.
+   */
+  tokenStatus?: number;
+  /**
+   * Probability of answering 500 or 503 (503 with retry-after 1) to a token request only;
+   * not counted. (`error5xxRate` hits the token endpoint too.) Default 0.
+   */
+  tokenError5xxRate: number;
 }
+
+/** See Faults.propertyStatus. */
+export interface PropertyStatusFault {
+  status: number;
+  /** Scopes the status applies to; default all three API scopes. */
+  scopes?: PropertyStatusScope[];
+}
+
+export type PropertyStatusScope = 'bookingList' | 'bookingDetails' | 'standard';
 
 export interface RequestLogEntry {
   t: number;
@@ -83,6 +143,10 @@ export interface RequestLogEntry {
   path: string;
   status: number;
   clientId?: string;
+  /** The request's user-agent header, when it had one. */
+  userAgent?: string;
+  /** The property id in the path of a booking list, booking details, content property or rules request. */
+  propertyId?: string;
 }
 
 export interface SimulatorStats {
@@ -97,6 +161,14 @@ export interface SimulatorStats {
   detailCallsByNumber: Map<string, number>;
   /** The last 10,000 requests, when `requestLog` is enabled on the stats object (set it to []). */
   requestLog?: RequestLogEntry[];
+  /** Answers stalled mid-body (Faults.stallMidBodyRate). */
+  stalled: number;
+  /** Answers with a truncated body (Faults.truncatedBodyRate). */
+  truncated: number;
+  /** Answers replaced by an HTML page (Faults.htmlBodyRate). */
+  html: number;
+  /** Details 404s of the replica-lag fault (Faults.replicaLag404s). */
+  lagged404: number;
 }
 
 export interface Simulator {
@@ -172,12 +244,63 @@ interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Sent as text/html instead of `body`. */
+  html?: string;
+  /** Injected damage to the sent body (stall: half of it, then nothing; truncate: half of it as the whole message). */
+  damage?: 'stall' | 'truncate';
 }
 
 /** An API operation: its rate-limit scope and its handler (run after authentication and limits). */
 interface Route {
   scope: RateLimitScope;
   run: () => Reply;
+  /** The property id in the path, for the operations on one property. */
+  propertyId?: string;
+}
+
+/** What `limited` needs to know about an API request for the faults (absent for the token endpoint). */
+interface ApiRequest {
+  path: string;
+  propertyId?: string;
+}
+
+/** A gateway's error page, as the htmlBodyRate fault serves it. */
+const GATEWAY_ERROR_PAGE =
+  '<!DOCTYPE html>\n<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n' +
+  '<h1>502 Bad Gateway</h1>\n<p>The upstream server did not answer in time.</p>\n<hr><p>gateway</p>\n</body>\n</html>\n';
+
+/** Default scopes of the propertyStatus fault. */
+const API_SCOPES: readonly PropertyStatusScope[] = ['bookingList', 'bookingDetails', 'standard'];
+/** `errors[].code` of the propertyStatus fault per status. */
+const STATUS_CODES: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'PropertyNotFound',
+  409: 'Conflict',
+  410: 'Gone',
+  422: 'UnprocessableEntity',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  502: 'BadGateway',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
+};
+
+/** OAuth `error` of the token faults per status. */
+function oauthError(status: number): string {
+  if (status === 503) return 'temporarily_unavailable';
+  if (status >= 500) return 'server_error';
+  if (status === 401) return 'unauthorized_client';
+  return 'invalid_request';
+}
+
+/** About the first half of `text`, never splitting a surrogate pair. */
+function firstHalf(text: string): string {
+  let cut = Math.floor(text.length / 2);
+  const code = text.charCodeAt(cut - 1);
+  if (cut > 0 && code >= 0xd800 && code <= 0xdbff) cut--;
+  return text.slice(0, cut);
 }
 
 function stripSlash(path: string): string {
@@ -227,6 +350,12 @@ class SimulatorImpl implements Simulator {
     malformedRate: 0,
     notFoundBookingNumbers: new Set(),
     malformedPropertyIds: new Set(),
+    propertyStatus: new Map(),
+    stallMidBodyRate: 0,
+    truncatedBodyRate: 0,
+    htmlBodyRate: 0,
+    replicaLag404s: 0,
+    tokenError5xxRate: 0,
   };
   readonly stats: SimulatorStats = {
     accepted: {},
@@ -234,6 +363,10 @@ class SimulatorImpl implements Simulator {
     byStatus: {},
     tokensIssued: 0,
     detailCallsByNumber: new Map(),
+    stalled: 0,
+    truncated: 0,
+    html: 0,
+    lagged404: 0,
   };
 
   private readonly server: Server;
@@ -246,6 +379,8 @@ class SimulatorImpl implements Simulator {
   private tokens!: AccessTokens;
   private continueEpoch = 0;
   private churn: NodeJS.Timeout | undefined;
+  /** Responses stalled mid-body, destroyed by close(). */
+  private readonly stalledResponses = new Set<ServerResponse>();
 
   constructor(private readonly opts: SimulatorOptions) {
     this.now = opts.now ?? Date.now;
@@ -292,6 +427,8 @@ class SimulatorImpl implements Simulator {
     this.stopChurn();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
+      for (const res of this.stalledResponses) res.destroy();
+      this.stalledResponses.clear();
       this.server.closeAllConnections();
     });
   }
@@ -397,12 +534,14 @@ class SimulatorImpl implements Simulator {
     const url = new URL(req.url ?? '/', 'http://simulator');
     const method = req.method ?? 'GET';
     let clientId: string | undefined;
+    let propertyId: string | undefined;
     let reply: Reply;
     if (url.pathname === '/auth/token') {
       if (method !== 'POST') reply = { status: 405, headers: { allow: 'POST' } };
       else reply = await this.token(req, arrival);
     } else {
       const route = this.route(url);
+      propertyId = route?.propertyId;
       if (!route) reply = { status: 404, body: errorBody('NotFound', `no such path: ${url.pathname}`) };
       else if (method !== 'GET') reply = { status: 405, headers: { allow: 'GET' } };
       else {
@@ -410,12 +549,19 @@ class SimulatorImpl implements Simulator {
         if (typeof auth !== 'string') reply = auth;
         else {
           clientId = auth;
-          reply = this.limited(route.scope, clientId, arrival, route.run);
+          const api: ApiRequest = { path: url.pathname };
+          if (route.propertyId !== undefined) api.propertyId = route.propertyId;
+          reply = this.limited(route.scope, clientId, arrival, route.run, api);
         }
       }
     }
     await this.send(res, reply);
-    this.record(arrival, method, url.pathname, reply.status, clientId);
+    const entry: RequestLogEntry = { t: arrival, method, path: url.pathname, status: reply.status };
+    if (clientId !== undefined) entry.clientId = clientId;
+    const userAgent = req.headers['user-agent'];
+    if (userAgent !== undefined) entry.userAgent = userAgent;
+    if (propertyId !== undefined) entry.propertyId = propertyId;
+    this.record(entry);
   }
 
   /** The operation of a path, or undefined (404). */
@@ -423,17 +569,32 @@ class SimulatorImpl implements Simulator {
     const path = url.pathname;
     const q = url.searchParams;
     const list = LIST_PATH.exec(path);
-    if (list) return { scope: 'bookingList', run: () => this.listBookings(safeDecode(list[1]!), q) };
+    if (list) {
+      const propertyId = safeDecode(list[1]!);
+      return { scope: 'bookingList', run: () => this.listBookings(propertyId, q), propertyId };
+    }
     const details = DETAILS_PATH.exec(path);
     if (details) {
-      return { scope: 'bookingDetails', run: () => this.bookingDetails(safeDecode(details[1]!), safeDecode(details[2]!)) };
+      const propertyId = safeDecode(details[1]!);
+      return { scope: 'bookingDetails', run: () => this.bookingDetails(propertyId, safeDecode(details[2]!)), propertyId };
     }
     const standard = (run: () => Reply): Route => ({ scope: 'standard', run });
+    const ofProperty = (propertyId: string, run: () => Reply): Route => ({ scope: 'standard', run, propertyId });
     if (PROPERTIES_PATH.test(path)) return standard(() => this.listProperties(q));
     const rules = CANCELLATION_RULES_PATH.exec(path);
-    if (rules) return standard(() => this.withProperty(safeDecode(rules[1]!), (s) => ({ cancellationRules: servedCancellationRules(s.content, s.edits) })));
+    if (rules) {
+      const propertyId = safeDecode(rules[1]!);
+      return ofProperty(propertyId, () =>
+        this.withProperty(propertyId, (s) => ({ cancellationRules: servedCancellationRules(s.content, s.edits) })),
+      );
+    }
     const extra = EXTRA_STAY_RULES_PATH.exec(path);
-    if (extra) return standard(() => this.withProperty(safeDecode(extra[1]!), (s) => ({ extraStayRules: servedExtraStayRules(s.content, s.edits) })));
+    if (extra) {
+      const propertyId = safeDecode(extra[1]!);
+      return ofProperty(propertyId, () =>
+        this.withProperty(propertyId, (s) => ({ extraStayRules: servedExtraStayRules(s.content, s.edits) })),
+      );
+    }
     const lists = REFERENCE_LISTS;
     switch (stripSlash(path)) {
       case `${CONTENT}/meal-plans`:
@@ -451,7 +612,8 @@ class SimulatorImpl implements Simulator {
     }
     const property = PROPERTY_PATH.exec(path);
     if (property) {
-      return standard(() => badLanguage(q) ?? this.withProperty(safeDecode(property[1]!), (s) => this.servedFor(s)));
+      const propertyId = safeDecode(property[1]!);
+      return ofProperty(propertyId, () => badLanguage(q) ?? this.withProperty(propertyId, (s) => this.servedFor(s)));
     }
     return undefined;
   }
@@ -512,12 +674,13 @@ class SimulatorImpl implements Simulator {
     return { status: 200, body };
   }
 
-  private record(t: number, method: string, path: string, status: number, clientId?: string): void {
+  private record(entry: RequestLogEntry): void {
+    const { status } = entry;
     this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
     if (status === 429) this.stats.rejected429++;
     const log = this.stats.requestLog;
     if (log) {
-      log.push(clientId === undefined ? { t, method, path, status } : { t, method, path, status, clientId });
+      log.push(entry);
       if (log.length > 10_000) log.splice(0, log.length - 10_000);
     }
   }
@@ -528,12 +691,23 @@ class SimulatorImpl implements Simulator {
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     const headers: Record<string, string> = { ...reply.headers };
     let payload: string | undefined;
-    if (reply.body !== undefined) {
+    if (reply.html !== undefined) {
+      payload = reply.html;
+      headers['content-type'] = 'text/html; charset=utf-8';
+    } else if (reply.body !== undefined) {
       payload = JSON.stringify(reply.body);
       headers['content-type'] = 'application/json; charset=utf-8';
-      headers['content-length'] = String(Buffer.byteLength(payload));
-    } else headers['content-length'] = '0';
+    }
+    if (payload !== undefined && reply.damage === 'truncate') payload = firstHalf(payload);
+    headers['content-length'] = String(payload === undefined ? 0 : Buffer.byteLength(payload));
     res.writeHead(reply.status, headers);
+    if (payload !== undefined && reply.damage === 'stall') {
+      // The whole length is announced; half of it is sent and the rest never is.
+      this.stalledResponses.add(res);
+      res.once('close', () => this.stalledResponses.delete(res));
+      res.write(firstHalf(payload));
+      return;
+    }
     res.end(payload);
   }
 
@@ -569,8 +743,17 @@ class SimulatorImpl implements Simulator {
     return claims.azp;
   }
 
-  /** Faults first (not counted), then the sliding windows, then the handler. */
-  private limited(scope: RateLimitScope, key: string, t: number, handler: () => Reply): Reply {
+  /**
+   * Faults first (not counted), then the sliding windows, then the handler, then the faults
+   * that damage a served answer (counted). `api` is absent for the token endpoint. A random
+   * fault whose rate is 0 draws nothing from faultRng, so runs without it stay as they were.
+   */
+  private limited(scope: RateLimitScope, key: string, t: number, handler: () => Reply, api?: ApiRequest): Reply {
+    const propertyId = api?.propertyId;
+    const forProperty = propertyId === undefined ? undefined : this.faults.propertyStatus.get(propertyId);
+    if (propertyId !== undefined && forProperty && (forProperty.scopes ?? API_SCOPES).some((s) => s === scope)) {
+      return this.propertyFault(forProperty.status, propertyId, scope, key, t);
+    }
     if (this.faultRng() < this.faults.spurious429Rate) {
       return {
         status: 429,
@@ -596,12 +779,54 @@ class SimulatorImpl implements Simulator {
     }
     this.stats.accepted[scope] = (this.stats.accepted[scope] ?? 0) + 1;
     const reply = handler();
-    return { ...reply, headers: { ...reply.headers, ...headers } };
+    const served: Reply = { ...reply, headers: { ...reply.headers, ...headers } };
+    if (api && reply.status === 200 && reply.body !== undefined) this.damageServed(served, api.path);
+    return served;
+  }
+
+  /** Applies at most one of the stall, truncation and HTML faults to a served 200 answer. */
+  private damageServed(reply: Reply, path: string): void {
+    const f = this.faults;
+    const roll = (rate: number) => rate > 0 && this.faultRng() < rate;
+    if ((f.stallMidBodyPaths === undefined || path.search(f.stallMidBodyPaths) !== -1) && roll(f.stallMidBodyRate)) {
+      reply.damage = 'stall';
+      this.stats.stalled++;
+    } else if (roll(f.truncatedBodyRate)) {
+      reply.damage = 'truncate';
+      this.stats.truncated++;
+    } else if (roll(f.htmlBodyRate)) {
+      delete reply.body;
+      reply.html = GATEWAY_ERROR_PAGE;
+      this.stats.html++;
+    }
+  }
+
+  /** The answer of the propertyStatus fault (not counted against the limits). */
+  private propertyFault(status: number, propertyId: string, scope: RateLimitScope, key: string, t: number): Reply {
+    const headers = this.rateHeaders(this.limiter.peek(scope, key, t));
+    if (status === 429 || status === 503) headers['retry-after'] = '1';
+    if (status === 401) headers['www-authenticate'] = 'Bearer error="invalid_token"';
+    const code = STATUS_CODES[status] ?? `Http${status}`;
+    return { status, headers, body: errorBody(code, `property ${propertyId}: ${code} (injected fault)`) };
+  }
+
+  /** The token-only faults (not counted), or undefined. */
+  private tokenFault(ip: string, t: number): Reply | undefined {
+    let status = this.faults.tokenStatus;
+    if (status === undefined && this.faults.tokenError5xxRate > 0 && this.faultRng() < this.faults.tokenError5xxRate) {
+      status = this.faultRng() < 0.5 ? 500 : 503;
+    }
+    if (status === undefined) return undefined;
+    const headers = this.rateHeaders(this.limiter.peek('token', ip, t));
+    if (status === 429 || status === 503) headers['retry-after'] = '1';
+    return { status, headers, body: { error: oauthError(status), error_description: 'Injected fault; retry later' } };
   }
 
   private async token(req: IncomingMessage, t: number): Promise<Reply> {
     const ip = req.socket.remoteAddress ?? 'unknown';
     const body = await readBody(req);
+    const fault = this.tokenFault(ip, t);
+    if (fault) return fault;
     return this.limited('token', ip, t, () => {
       const form = new URLSearchParams(body);
       const clientId = form.get('client_id') ?? '';
@@ -686,9 +911,18 @@ class SimulatorImpl implements Simulator {
   private bookingDetails(propertyId: string, number: string): Reply {
     const store = this.property(propertyId);
     const b = store?.byNumber.get(number);
-    if (store && b) this.stats.detailCallsByNumber.set(number, (this.stats.detailCallsByNumber.get(number) ?? 0) + 1);
-    if (!store || !b || this.faults.notFoundBookingNumbers.has(number)) {
-      return { status: 404, body: errorBody('BookingNotFound', `booking ${number} not found in property ${propertyId}`) };
+    if (store && b) {
+      this.stats.detailCallsByNumber.set(number, (this.stats.detailCallsByNumber.get(number) ?? 0) + 1);
+      b.detailReadsSinceChange++;
+    }
+    const notFound = (): Reply => ({
+      status: 404,
+      body: errorBody('BookingNotFound', `booking ${number} not found in property ${propertyId}`),
+    });
+    if (!store || !b || this.faults.notFoundBookingNumbers.has(number)) return notFound();
+    if (b.detailReadsSinceChange <= this.faults.replicaLag404s) {
+      this.stats.lagged404++;
+      return notFound();
     }
     const booking = this.store.details(store, b);
     const h = hashString(number);
