@@ -1,5 +1,5 @@
 /** Command-line arguments of staysync (kept apart from cli.ts so tests can import it). */
-import type { Recovery } from './sync/engine.js';
+import type { Recovery } from './sync/recovery.js';
 
 export const usage = `usage: staysync <command> [options]
 

@@ -6,15 +6,22 @@
  *   staysync run [--recover[=ISO]]          daemon: poll forever, SIGTERM/SIGINT stop cleanly
  *   staysync sync --once [--recover[=ISO]]  every stream until caught up and drained, then exit
  *   staysync migrate                        apply database migrations
- *   staysync status [--json]                per property: position, last poll, queue, ETA
+ *   staysync status [--json]                per property: state, position, queue, ETA
  *   common: --config <path>
  *
  * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost.
+ *
+ * Stopping: the first SIGTERM or SIGINT aborts the run (no new request starts, in-flight
+ * transactions commit or roll back, the run row is closed, exit 0) within shutdown.graceMs;
+ * a second signal ends the process at once (exit 1; the next start closes its run as killed).
  */
 import { ConfigError, loadConfig } from './config.js';
 import { ExitCode, isExpectedFailure, migrateCommand, statusCommand, syncCommand } from './commands.js';
 import { parseArgs, usage, UsageError, type Args } from './cli-args.js';
 import { createLogger } from './log.js';
+
+/** Before the grace time ends, the command stops waiting for in-flight work and closes its run. */
+const GRACE_MARGIN_MS = 750;
 
 async function main(): Promise<number> {
   let args: Args;
@@ -42,22 +49,36 @@ async function main(): Promise<number> {
   }
   const logger = createLogger(config.log.level);
 
-  const controller = new AbortController();
+  // Every failure is caught where it happens; this is the last line, so that a bug shows as
+  // a log line instead of ending a daemon that is otherwise working.
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason instanceof Error ? reason.stack : String(reason) }, 'internal error (unhandled rejection): please report it; the process goes on');
+  });
+
+  const stop = new AbortController();
+  const grace = new AbortController();
+  const graceMs = config.shutdown.graceMs;
   let signals = 0;
   const onSignal = (name: NodeJS.Signals) => {
     signals += 1;
     if (signals === 1) {
-      logger.info({ signal: name }, 'stopping: finishing in-flight work (send again to exit at once)');
-      controller.abort(new Error(`stopped by ${name}`));
+      logger.info({ signal: name, graceMs }, 'stopping: finishing in-flight work (send again to exit at once)');
+      stop.abort(new Error(`stopped by ${name}`));
+      setTimeout(() => grace.abort(new Error('grace time over')), Math.max(graceMs - GRACE_MARGIN_MS, graceMs / 2)).unref();
+      // The last resort: the process ends within the grace time whatever is still running.
+      setTimeout(() => {
+        logger.warn('grace time over: exiting now; uncommitted work is rolled back by the database');
+        process.exit(ExitCode.ok);
+      }, graceMs).unref();
     } else {
-      logger.warn({ signal: name }, 'second signal: exiting now; committed pages are safe, in-flight ones are replayed on restart');
+      logger.warn({ signal: name }, 'second signal: exiting now; committed pages are safe, in-flight ones are done again at the next start');
       process.exit(ExitCode.failure);
     }
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
-  const env = { config, logger, signal: controller.signal, out: (line: string) => process.stdout.write(`${line}\n`) };
+  const env = { config, logger, signal: stop.signal, graceSignal: grace.signal, out: (line: string) => process.stdout.write(`${line}\n`) };
   try {
     switch (args.command) {
       case 'migrate':

@@ -1,24 +1,25 @@
 /**
  * The CLI's commands, free of process concerns (signals, argv, exit): each takes the parsed
- * configuration, a logger and an AbortSignal, and returns an exit status.
+ * configuration, a logger and the stop signals, and returns an exit status.
  */
 import { ConfigError, requireCredentials, type Config } from './config.js';
-import { openDatabase, ping, type DatabaseHandle } from './db/database.js';
-import { queueDepthByProperty, pendingCount } from './db/repositories/booking-queue.js';
-import { BOOKING_SUMMARIES, listCursors } from './db/repositories/cursors.js';
-import { countQuarantined } from './db/repositories/quarantine.js';
-import { activePropertyIds, lastContentRefresh } from './db/repositories/content.js';
-import { refreshContent } from './sync/content.js';
-import { finishRun, startRun } from './db/repositories/runs.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError } from './db/errors.js';
+import { processIdentity } from './db/lease.js';
+import { leftoverFetches } from './db/repositories/booking-queue.js';
+import { closeAbandonedRuns, finishRun, startRun } from './db/repositories/runs.js';
+import type { RunOutcome } from './db/states.js';
 import type { Logger } from './log.js';
-import { OpsServer, type MetricFamily } from './ops/http.js';
+import { OpsPortError, OpsServer } from './ops/http.js';
+import { createMetrics } from './ops/metrics.js';
+import { formatStatus, gatherStatus } from './ops/status.js';
 import { AuthenticationError } from './provider/errors.js';
 import { ProviderClient } from './provider/client.js';
-import type { SyncContext } from './sync/context.js';
-import { SyncCounters } from './sync/counters.js';
-import { planRecovery, runDaemon, syncOnce, type Recovery } from './sync/engine.js';
-import { formatDuration, queueEtaSeconds } from './sync/progress.js';
-import { systemClock } from './util/clock.js';
+import { ONCE_MAX_ATTEMPTS } from './sync/booking-details.js';
+import { createSyncContext } from './sync/context.js';
+import { Engine, type EngineMode, type EngineResult } from './sync/engine.js';
+import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from './sync/errors.js';
+import type { Recovery } from './sync/recovery.js';
 
 export const ExitCode = {
   ok: 0,
@@ -30,30 +31,54 @@ export const ExitCode = {
 export interface CommandEnv {
   config: Config;
   logger: Logger;
+  /** Aborts on the first SIGTERM/SIGINT: stop starting work, finish what is in flight. */
   signal: AbortSignal;
+  /** Aborts when the shutdown grace time is nearly over: stop waiting for in-flight work. */
+  graceSignal: AbortSignal;
   /** Where human-readable output goes (status). */
   out: (line: string) => void;
 }
 
-async function withDatabase<T>(env: CommandEnv, fn: (h: DatabaseHandle) => Promise<T>): Promise<T> {
-  const handle = await openDatabase(env.config, env.logger);
+export async function migrateCommand(env: CommandEnv): Promise<number> {
+  const h = await openDatabase(env.config, env.logger);
   try {
-    return await fn(handle);
+    const applied = await h.migrate().catch((err: unknown) => rethrowDatabase(err, h));
+    env.logger.info({ applied, schema: h.schema }, applied.length ? 'migrations applied' : 'database schema is up to date');
+    return ExitCode.ok;
   } finally {
-    await handle.close();
+    await h.close();
   }
 }
 
-export async function migrateCommand(env: CommandEnv): Promise<number> {
-  return withDatabase(env, async (h) => {
-    const applied = await h.migrate();
-    env.logger.info({ applied, schema: h.schema }, applied.length ? 'migrations applied' : 'database schema is up to date');
+/** `status [--json]`: reads only; never takes the lease, never migrates. */
+export async function statusCommand(env: CommandEnv, json: boolean): Promise<number> {
+  const h = await openDatabase(env.config, env.logger);
+  try {
+    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
+    if (pending === null || pending.length > 0) {
+      const what =
+        pending === null
+          ? `the database ${h.description} has no staysync schema "${h.schema}" yet`
+          : `the schema "${h.schema}" in ${h.description} is older than this staysync (pending migrations: ${pending.join(', ')})`;
+      env.logger.error(`${what}: start \`staysync run\` or run \`staysync migrate\` first (status changes nothing)`);
+      return ExitCode.failure;
+    }
+    const report = await gatherStatus(h.control, env.config);
+    if (json) env.out(JSON.stringify(report, null, 2));
+    else for (const line of formatStatus(report)) env.out(line);
     return ExitCode.ok;
-  });
+  } finally {
+    await h.close();
+  }
 }
 
-/** `run` (daemon) and `sync --once` share everything but the engine loop. */
-export async function syncCommand(env: CommandEnv, mode: 'once' | 'daemon', recovery: Recovery): Promise<number> {
+/**
+ * `run` (daemon) and `sync --once`: one engine in either mode. Order: ops endpoint (so that
+ * /healthz answers and /readyz says why it is not ready), writer lease (`run` waits for it,
+ * `--once` does not), migrations, fencing, closing the runs a killed process left open, then
+ * the engine. The run row is opened only when the engine is about to write.
+ */
+export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: Recovery): Promise<number> {
   const { config, logger } = env;
   requireCredentials(config);
   if (config.propertyIds.length === 0 && !config.content.enabled) {
@@ -61,213 +86,201 @@ export async function syncCommand(env: CommandEnv, mode: 'once' | 'daemon', reco
       'propertyIds (STAYSYNC_PROPERTY_IDS): expected at least one property id, or content.enabled true so that the content API lists them',
     );
   }
-  return withDatabase(env, async (h) => {
-    if (!(await h.tryLease())) {
-      logger.error({ schema: h.schema }, 'another staysync process is syncing into this schema; exiting');
+  const h = await openDatabase(config, logger);
+  const client = new ProviderClient({ config, logger, stopSignal: env.signal });
+  const ctx = createSyncContext({ config, handle: h, client, logger });
+  let engine: Engine | undefined;
+  let stopping = false;
+  env.signal.addEventListener('abort', () => (stopping = true), { once: true });
+  const ready = (): { ready: boolean; reason?: string } => {
+    if (stopping) return { ready: false, reason: 'stopping' };
+    if (!h.availability.available) return { ready: false, reason: `database unreachable (${h.description})` };
+    if (!h.lease.held) return { ready: false, reason: 'waiting for the writer lease (another process holds it, or the database session dropped)' };
+    if (!engine?.running) return { ready: false, reason: 'starting' };
+    return { ready: true };
+  };
+  const ops =
+    mode === 'daemon'
+      ? new OpsServer(
+          {
+            ready,
+            metrics: createMetrics({ counters: ctx.counters, client, availability: h.availability, lease: h.lease, db: h.control, ready: () => ready().ready }),
+          },
+          logger.child({ component: 'ops' }),
+        )
+      : undefined;
+  let runId: string | undefined;
+  let abandonedGrace = false;
+  try {
+    await ops?.start(config.ops.host, config.ops.port);
+    if (!(await prepare(env, h, mode))) return ExitCode.ok;
+
+    engine = new Engine(ctx, { mode, recovery });
+    const runPromise = engine.run(env.signal, {
+      onStart: async () => {
+        runId = await startRun(h.control, mode === 'once' ? 'sync --once' : 'run', processIdentity);
+        logger.info({ mode, runId, properties: config.propertyIds.length ? config.propertyIds : 'from content' }, 'sync started');
+      },
+    });
+    const result = await Promise.race([runPromise, graceOver(env.graceSignal)]);
+    if (result === 'grace') {
+      abandonedGrace = true;
+      logger.warn(
+        `the shutdown grace time (${config.shutdown.graceMs} ms, shutdown.graceMs) is over: leaving now; ` +
+          'work in flight is rolled back by the database and done again at the next start',
+      );
+      if (runId) await finishRun(h.control, runId, 'stopped', statsOf(ctx, client), 'stopped at the end of the grace time').catch(() => undefined);
+      return ExitCode.ok;
+    }
+    return await conclude(env, h, mode, result, runId, statsOf(ctx, client));
+  } catch (err) {
+    if (runId) await finishRun(h.control, runId, 'failed', statsOf(ctx, client), (err as Error).message).catch(() => undefined);
+    if (err instanceof LeaseBusyError || err instanceof OpsPortError) {
+      logger.error(err.message);
       return ExitCode.failure;
     }
-    await h.migrate();
-    const counters = new SyncCounters();
-    const client = new ProviderClient({ config, logger });
-    const ctx: SyncContext = { config, db: h.db, client, logger, clock: systemClock, counters };
-    let stopping = false;
-    const ops =
-      mode === 'daemon'
-        ? new OpsServer(
-            {
-              ready: async () => !stopping && (await ping(h.db).then(() => true, () => false)),
-              metrics: () => collectMetrics(ctx),
-            },
-            logger.child({ component: 'ops' }),
-          )
-        : undefined;
-    try {
-      // Which properties to follow: the configured ones, or (none configured) those the
-      // content API lists, which needs a content refresh before anything else.
-      let propertyIds: readonly string[] = config.propertyIds;
-      let contentRefreshed = false;
-      if (propertyIds.length === 0) {
-        const refreshed = await refreshContent(ctx, env.signal);
-        contentRefreshed = true;
-        propertyIds = await activePropertyIds(h.db);
-        if (propertyIds.length === 0) {
-          if (!refreshed.ok) {
-            logger.error('no property to follow: STAYSYNC_PROPERTY_IDS is empty and the content refresh failed');
-            return ExitCode.failure;
-          }
-          logger.warn('no property to follow: STAYSYNC_PROPERTY_IDS is empty and the content API lists none');
-        }
-      }
-      const { lost, recoverFrom } = await planRecovery(ctx, propertyIds, recovery);
-      if (lost.length > 0) {
-        for (const l of lost) {
-          logger.error(
-            { propertyId: l.propertyId },
-            `property ${l.propertyId}: token lost: ${l.reason}. Nothing was changed. ` +
-              `Restart with --recover to resume from the last mirrored modification minus two days, ` +
-              `or --recover=<ISO time> to choose the point.`,
-          );
-        }
-        return ExitCode.tokenLost;
-      }
-      await ops?.start(config.ops.host, config.ops.port);
-      const runId = await startRun(h.db, mode === 'once' ? 'sync --once' : 'run');
-      logger.info({ mode, properties: propertyIds, runId }, 'sync started');
-      try {
-        const engine = {
-          propertyIds,
-          recoverFrom,
-          refreshContent: config.content.enabled && !contentRefreshed,
-          contentOnly: config.propertyIds,
-        };
-        const result =
-          mode === 'once'
-            ? await syncOnce(ctx, engine, env.signal)
-            : await runDaemon(ctx, { ...engine, followContentProperties: config.propertyIds.length === 0 }, env.signal);
-        stopping = true;
-        const stats = { ...counters.toJSON(), provider: client.stats() };
-        if (result.tokenLost.length > 0) {
-          await finishRun(h.db, runId, 'token_lost', stats, result.tokenLost.map((e) => e.message).join('\n'));
-          return ExitCode.tokenLost;
-        }
-        const outcome = env.signal.aborted ? 'stopped' : result.contentOk ? 'ok' : 'content_failed';
-        await finishRun(h.db, runId, outcome, stats);
-        if (!result.contentOk && mode === 'once') {
-          logger.error('bookings are caught up, but the content refresh failed (see content_refreshes and the log above)');
-          return ExitCode.failure;
-        }
-        logger.info({ outcome, ...counters.toJSON() }, mode === 'once' ? 'sync finished: caught up and queue drained' : 'daemon stopped');
-        return ExitCode.ok;
-      } catch (err) {
-        stopping = true;
-        await finishRun(h.db, runId, 'failed', counters.toJSON(), (err as Error).message).catch(() => undefined);
-        throw err;
-      }
-    } finally {
-      stopping = true;
-      await ops?.stop();
-      await client.close();
-    }
-  });
-}
-
-async function collectMetrics(ctx: SyncContext): Promise<MetricFamily[]> {
-  const c = ctx.counters.toJSON();
-  const families: MetricFamily[] = Object.entries(c).map(([k, v]) => ({
-    name: `staysync_${k.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase())}_total`,
-    help: `Counter ${k} of this process.`,
-    type: 'counter' as const,
-    samples: [{ value: v }],
-  }));
-  const stats = ctx.client.stats();
-  families.push({
-    name: 'staysync_provider_requests_total',
-    help: 'HTTP requests sent to the provider, by rate-limit scope.',
-    type: 'counter',
-    samples: Object.entries(stats.requests).map(([scope, value]) => ({ labels: { scope }, value })),
-  });
-  for (const k of ['responses429', 'responses5xx', 'responses401', 'retries'] as const) {
-    families.push({ name: `staysync_provider_${k.toLowerCase()}_total`, help: `Provider ${k}.`, type: 'counter', samples: [{ value: stats[k] }] });
+    throw err;
+  } finally {
+    stopping = true;
+    await ops?.stop();
+    // After the grace time, closing must not wait for transactions stuck in the database.
+    const closing = Promise.all([client.close(), h.close()]);
+    if (abandonedGrace) await Promise.race([closing, new Promise((r) => setTimeout(r, 200).unref())]);
+    else await closing;
   }
-  const depth = await queueDepthByProperty(ctx.db);
-  families.push({
-    name: 'staysync_detail_queue_pending',
-    help: 'Booking detail fetches waiting, by property.',
-    type: 'gauge',
-    samples: depth.map((d) => ({ labels: { property_id: d.propertyId }, value: d.pending })),
-  });
-  const cursors = await listCursors(ctx.db, BOOKING_SUMMARIES);
-  families.push({
-    name: 'staysync_booking_list_position_seconds',
-    help: 'Latest modification time covered by the booking list cursor (unix seconds), by property.',
-    type: 'gauge',
-    samples: cursors.map((c) => ({ labels: { property_id: c.propertyId }, value: (c.position?.getTime() ?? 0) / 1000 })),
-  });
-  return families;
 }
 
-export interface PropertyStatus {
-  propertyId: string;
-  state: string;
-  position: string | null;
-  caughtUp: boolean;
-  lastPollAt: string | null;
-  lastError: string | null;
-  queuePending: number;
-  queueNotFound: number;
-  quarantined: number;
-  queueEta: string;
+/**
+ * Lease, migrations, fencing and the runs left open. Returns false when stopped meanwhile.
+ * `--once` waits for an unreachable database up to database.giveUpAfterMs; `run` waits forever.
+ */
+async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode): Promise<boolean> {
+  const { config, logger } = env;
+  const wait = mode === 'once' ? AbortSignal.any([env.signal, AbortSignal.timeout(config.database.giveUpAfterMs)]) : env.signal;
+  try {
+    await h.lease.acquire(wait, { wait: mode === 'daemon' });
+    for (;;) {
+      try {
+        await h.migrate();
+        await h.lease.startFencing();
+        break;
+      } catch (err) {
+        if (isDatabaseMisconfigured(err) || !h.availability.report(err)) throw err;
+        await h.availability.waitUntilAvailable(wait);
+      }
+    }
+    const closed = await closeAbandonedRuns(h.control);
+    if (closed.length > 0) logger.warn({ runs: closed }, `closed ${closed.length} run(s) left open by a process that was killed (outcome killed)`);
+    return true;
+  } catch (err) {
+    if (env.signal.aborted) return false;
+    if (wait.aborted) {
+      const outage = h.availability.current;
+      throw new DatabaseGaveUpError(h.description, config.database.giveUpAfterMs, outage?.lastError ?? describeDatabaseError(err));
+    }
+    return rethrowDatabase(err, h);
+  }
 }
 
-export async function statusCommand(env: CommandEnv, json: boolean): Promise<number> {
-  return withDatabase(env, async (h) => {
-    await h.migrate();
-    const cursors = await listCursors(h.db, BOOKING_SUMMARIES);
-    const depth = new Map((await queueDepthByProperty(h.db)).map((d) => [d.propertyId, d]));
-    const quarantined = await countQuarantined(h.db);
-    const ids = [...new Set([...env.config.propertyIds, ...cursors.map((c) => c.propertyId)])].sort();
-    const windows = env.config.rateLimits.bookingDetails;
-    const rows: PropertyStatus[] = ids.map((id) => {
-      const c = cursors.find((x) => x.propertyId === id);
-      const d = depth.get(id);
-      return {
-        propertyId: id,
-        state: c ? c.state : 'not started',
-        position: c?.position?.toISOString() ?? null,
-        caughtUp: c?.caughtUp ?? false,
-        lastPollAt: c?.lastPollAt?.toISOString() ?? null,
-        lastError: c?.lastError ?? null,
-        queuePending: d?.pending ?? 0,
-        queueNotFound: d?.notFound ?? 0,
-        quarantined: quarantined.get(id) ?? 0,
-        queueEta: formatDuration(queueEtaSeconds(d?.pending ?? 0, windows)),
-      };
-    });
-    const total = await pendingCount(h.db);
-    const content = await lastContentRefresh(h.db);
-    if (json) {
-      env.out(
-        JSON.stringify(
-          { properties: rows, queuePending: total, queueEta: formatDuration(queueEtaSeconds(total, windows)), lastContentRefresh: content ?? null },
-          null,
-          2,
-        ),
-      );
-      return ExitCode.ok;
-    }
-    if (rows.length === 0) {
-      env.out('No property configured or mirrored yet. Set STAYSYNC_PROPERTY_IDS (or let the content API list them) and run `staysync sync --once`.');
-      return ExitCode.ok;
-    }
-    const header = ['property', 'state', 'list position (UTC)', 'caught up', 'last poll (UTC)', 'queue', '404', 'quarantined', 'queue ETA'];
-    const table = rows.map((r) => [
-      r.propertyId,
-      r.state,
-      r.position ?? '-',
-      r.caughtUp ? 'yes' : 'no',
-      r.lastPollAt ?? '-',
-      String(r.queuePending),
-      String(r.queueNotFound),
-      String(r.quarantined),
-      r.queueEta,
-    ]);
-    const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
-    const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-    env.out(fmt(header));
-    for (const row of table) env.out(fmt(row));
-    env.out(`\nDetail queue: ${total} pending, ETA ${formatDuration(queueEtaSeconds(total, windows))} at the details budget.`);
-    env.out(
-      content
-        ? `Content: last refresh started ${content.startedAt.toISOString()}, ${content.outcome ?? 'running or interrupted'}` +
-            (content.properties !== null ? `, ${content.properties} properties, ${content.changedRows ?? 0} rows changed.` : '.')
-        : 'Content: never refreshed.',
-    );
-    for (const r of rows.filter((x) => x.lastError)) env.out(`property ${r.propertyId}: last error: ${r.lastError}`);
+/** The exit status and the closing lines of a finished engine run. */
+async function conclude(
+  env: CommandEnv,
+  h: DatabaseHandle,
+  mode: EngineMode,
+  result: EngineResult,
+  runId: string | undefined,
+  stats: Record<string, unknown>,
+): Promise<number> {
+  const { logger } = env;
+  const close = async (outcome: RunOutcome, error?: string) => {
+    if (runId) await finishRun(h.control, runId, outcome, stats, error).catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not close the run row'));
+  };
+  if (result.stoppedBeforeWriting) {
+    for (const lost of result.tokenLost) logger.error({ propertyId: lost.propertyId }, `${lost.message} Nothing was changed.`);
+    return ExitCode.tokenLost;
+  }
+  if (result.fatal) {
+    await close('failed', result.fatal.message);
+    const known =
+      result.fatal instanceof ProviderGaveUpError ||
+      result.fatal instanceof DatabaseGaveUpError ||
+      result.fatal instanceof AuthenticationError ||
+      result.fatal instanceof LeaseBusyError ||
+      result.fatal instanceof NothingToFollowError ||
+      isDatabaseMisconfigured(result.fatal);
+    if (!known) throw result.fatal;
+    logger.error(isDatabaseMisconfigured(result.fatal) ? databaseSentence(result.fatal, h) : result.fatal.message);
+    return ExitCode.failure;
+  }
+  if (result.tokenLost.length > 0) {
+    await close('token_lost', result.tokenLost.map((e) => e.message).join('\n'));
+    return ExitCode.tokenLost;
+  }
+  if (env.signal.aborted) {
+    await close('stopped');
+    logger.info({ ...stats }, 'stopped: in-flight work finished, nothing committed is lost');
     return ExitCode.ok;
+  }
+  if (result.failed.length > 0) {
+    const names = result.failed.map((f) => f.propertyId).join(', ');
+    await close('failed', result.failed.map((f) => f.message).join('\n'));
+    for (const f of result.failed) logger.error({ propertyId: f.propertyId }, f.message);
+    logger.error(`sync --once finished with failing properties: ${names} (the others are caught up); see staysync status`);
+    return ExitCode.failure;
+  }
+  if (result.refreshFailures.length > 0) {
+    await close('content_failed', result.refreshFailures.map((f) => `${f.stream}: ${f.reason}`).join('\n'));
+    logger.error(`bookings are caught up, but the content refresh failed: ${result.refreshFailures.map((f) => f.reason).join('; ')}`);
+    return ExitCode.failure;
+  }
+  await close('ok');
+  if (mode === 'once') {
+    const left = await leftoverFetches(h.db, ONCE_MAX_ATTEMPTS).catch(() => undefined);
+    const parts = left ? [`${left.retrying} failing`, `${left.notFound} not found (404)`, `${left.quarantined} quarantined`].filter((p) => !p.startsWith('0 ')) : [];
+    if (parts.length > 0) {
+      logger.warn({ ...left }, `booking details left for later: ${parts.join(', ')}; they are fetched again on a growing backoff by the next run (see staysync status)`);
+    }
+    logger.info({ ...stats }, 'sync finished: caught up and queue drained');
+  } else {
+    logger.info({ ...stats }, 'daemon stopped');
+  }
+  return ExitCode.ok;
+}
+
+function statsOf(ctx: ReturnType<typeof createSyncContext>, client: ProviderClient): Record<string, unknown> {
+  return { ...ctx.counters.toJSON(), provider: client.stats() };
+}
+
+function graceOver(signal: AbortSignal): Promise<'grace'> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve('grace');
+    else signal.addEventListener('abort', () => resolve('grace'), { once: true });
   });
+}
+
+function databaseSentence(err: unknown, h: DatabaseHandle): string {
+  return `the database ${h.description} refused us: ${describeDatabaseError(err)}. Check DATABASE_URL (host, database name, user and password) and the role's privileges`;
+}
+
+/** Turns a database error of a command into the sentence the operator needs. */
+function rethrowDatabase(err: unknown, h: DatabaseHandle): never {
+  if (isDatabaseMisconfigured(err)) throw new DatabaseConfigurationError(databaseSentence(err, h), { cause: err });
+  if (isDatabaseUnavailable(err)) {
+    throw new DatabaseUnavailableError(`the database ${h.description} is unreachable: ${describeDatabaseError(err)}. Check DATABASE_URL and that PostgreSQL runs`, { cause: err });
+  }
+  throw err;
 }
 
 /** True for errors that end the process with a sentence, not a stack trace. */
 export function isExpectedFailure(err: unknown): boolean {
-  return err instanceof ConfigError || err instanceof AuthenticationError;
+  return (
+    err instanceof ConfigError ||
+    err instanceof AuthenticationError ||
+    err instanceof DatabaseConfigurationError ||
+    err instanceof DatabaseUnavailableError ||
+    err instanceof DatabaseGaveUpError ||
+    err instanceof ProviderGaveUpError ||
+    err instanceof LeaseBusyError ||
+    err instanceof OpsPortError
+  );
 }

@@ -54,6 +54,10 @@ const configSchema = z.strictObject({
     schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
     dataDir: z.string().min(1),
     poolSize: z.number().int().min(1).max(100),
+    /** How often a daemon waiting for the writer lease tries to take it (and the holder checks its session). */
+    leaseRetryMs: z.number().int().min(50),
+    /** sync --once gives up (exit 1) when the database has been unreachable this long; run waits forever. */
+    giveUpAfterMs: z.number().int().min(0),
   }),
   provider: z.strictObject({
     url: httpUrl,
@@ -63,6 +67,8 @@ const configSchema = z.strictObject({
     requestTimeoutMs: z.number().int().positive(),
     maxAttempts: z.number().int().min(1).max(100),
     tokenRenewBeforeExpiryMs: z.number().int().min(0),
+    /** sync --once gives up (exit 1) when the provider has not answered this long; run keeps retrying. */
+    giveUpAfterMs: z.number().int().min(0),
   }),
   propertyIds: z.array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'property ids of letters, digits, - or _')),
   rateLimits: z.strictObject({
@@ -79,6 +85,8 @@ const configSchema = z.strictObject({
     detailConcurrency: z.number().int().min(1).max(64),
     progressIntervalMs: z.number().int().positive(),
     recoveryOverlapMs: z.number().int().min(0),
+    /** The daemon checks again a property failing with a permanent error (403, 400, ...) this often. */
+    failingRecheckMs: z.number().int().positive(),
   }),
   content: z.strictObject({
     /** Mirror content and reference data (properties, room types, rate plans, rules, lists). */
@@ -89,6 +97,10 @@ const configSchema = z.strictObject({
   ops: z.strictObject({
     port: z.number().int().min(0).max(65535),
     host: z.string().min(1),
+  }),
+  shutdown: z.strictObject({
+    /** After SIGTERM, the process ends within this time: in-flight work finishes or is rolled back. */
+    graceMs: z.number().int().min(100).max(600_000),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -187,6 +199,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   str('STAYSYNC_POLL_CRON', ['sync', 'pollCron']);
   str('STAYSYNC_CONTENT_CRON', ['content', 'refreshCron']);
   int('STAYSYNC_OPS_PORT', ['ops', 'port']);
+  int('STAYSYNC_SHUTDOWN_GRACE_MS', ['shutdown', 'graceMs']);
   str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
   return o;
 }
@@ -204,6 +217,7 @@ const envNameOfKey: Record<string, string> = {
   'sync.pollCron': 'STAYSYNC_POLL_CRON',
   'content.refreshCron': 'STAYSYNC_CONTENT_CRON',
   'ops.port': 'STAYSYNC_OPS_PORT',
+  'shutdown.graceMs': 'STAYSYNC_SHUTDOWN_GRACE_MS',
   'log.level': 'STAYSYNC_LOG_LEVEL',
 };
 

@@ -75,7 +75,8 @@ async function main(): Promise<number> {
     },
   });
   const logger = createLogger(config.log.level);
-  const env = { config, logger, signal: new AbortController().signal, out: (l: string) => console.log(l) };
+  const never = new AbortController().signal;
+  const env = { config, logger, signal: never, graceSignal: never, out: (l: string) => console.log(l) };
   try {
     console.log(`\nstaysync demo: simulator at ${sim.url} with ${sim.bookings().length} bookings in ${sim.propertyIds().length} properties;`);
     console.log(`rate limits scaled 1/${SCALE} (an hour lasts a minute); database: ${config.database.url ? 'DATABASE_URL' : `embedded, ${config.database.dataDir}`}\n`);

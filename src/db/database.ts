@@ -2,30 +2,50 @@
  * The database handle: kysely over a pg pool when DATABASE_URL is configured, over embedded
  * PGlite otherwise. Every connection works in the configured schema (search_path), so
  * repositories and migrations use unqualified table names.
+ *
+ * Besides the query pool the handle owns:
+ * - `availability`: whether the server answers (streams wait on it during an outage);
+ * - `lease`: the writer lease on a session of its own, and `write()`, the only way the sync
+ *   writes: a transaction whose first statement is the lease fence;
+ * - `control`: a second, tiny pool for the process's own bookkeeping (sync_runs) and for
+ *   status reads, so that closing a run never waits behind the sync's busy connections.
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { packageRoot, type Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { migrateToLatest } from './migrator.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { DatabaseAvailability } from './availability.js';
+import { describeDatabaseUrl, LeaseLostError } from './errors.js';
+import { Lease, processIdentity, type LeaseSession } from './lease.js';
+import { migrateToLatest, pendingMigrations } from './migrator.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
 
 export interface DatabaseHandle {
+  /** Reads (and the migrator). Writes of the sync go through `write`. */
   readonly db: Db;
+  /** A separate small pool: run bookkeeping and status reads. */
+  readonly control: Db;
   readonly kind: 'postgres' | 'pglite';
   readonly schema: string;
+  /** The database for messages: redacted URL and the setting it comes from. */
+  readonly description: string;
+  readonly availability: DatabaseAvailability;
+  readonly lease: Lease;
   /** Applies pending migrations; returns their names. */
   migrate(): Promise<string[]>;
+  /** Names of migration files not applied yet (read-only; [] when up to date). Null when the schema does not exist. */
+  pending(): Promise<string[] | null>;
   /**
-   * Takes the schema's advisory lock on a dedicated session, so that two daemons never sync
-   * into one schema at once. Returns false when another process holds it. The lock is freed
-   * when the handle closes or the process dies (the server ends the session).
+   * Runs `fn` in a transaction fenced by the writer lease: LeaseLostError (and nothing
+   * written) when this process no longer holds it.
    */
-  tryLease(): Promise<boolean>;
+  write<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -44,45 +64,73 @@ export const exactTypes = {
   },
 };
 
-export async function openDatabase(config: Config, logger: Logger): Promise<DatabaseHandle> {
+/** How long a new connection may take before it counts as a failure (a black-holed network never answers). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export interface OpenDatabaseOptions {
+  clock?: Clock;
+}
+
+export async function openDatabase(config: Config, logger: Logger, opts: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
   const { schema, url } = config.database;
+  const clock = opts.clock ?? systemClock;
   const migrationsFolder = resolve(packageRoot, 'migrations');
+  const log = logger.child({ component: 'database' });
   if (url) {
-    const connection = {
+    const description = `${describeDatabaseUrl(url)} (DATABASE_URL)`;
+    const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
+    const connection = (role: string): pg.ClientConfig => ({
       connectionString: url,
       options: `-c search_path=${schema},public`,
       types: exactTypes,
-      application_name: 'staysync',
-    };
-    const pool = new pg.Pool({ ...connection, max: config.database.poolSize });
-    pool.on('error', (err) => logger.warn({ err: err.message }, 'idle database connection failed'));
+      application_name: `staysync ${role} ${identity}`,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    const pool = new pg.Pool({ ...connection('sync'), max: config.database.poolSize });
+    // An idle connection that the server closed (restart, terminate) is dropped by the pool;
+    // the next query reports the outage, if there is one.
+    pool.on('error', (err) => log.debug({ err: err.message }, 'idle database connection closed'));
+    const controlPool = new pg.Pool({ ...connection('control'), max: 2 });
+    controlPool.on('error', (err) => log.debug({ err: err.message }, 'idle control connection closed'));
     const dialect = new PostgresDialect({ pool });
     const db = new Kysely<Database>({ dialect });
-    let leaseClient: pg.Client | undefined;
-    return {
+    const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
+    const availability = new DatabaseAvailability(() => ping(db), description, log, clock);
+    const openSession = async (): Promise<LeaseSession> => {
+      const client = new pg.Client(connection('lease'));
+      const lostCallbacks: ((reason: string) => void)[] = [];
+      const lost = (reason: string) => {
+        for (const cb of lostCallbacks.splice(0)) cb(reason);
+      };
+      client.on('error', (err) => lost(err.message));
+      client.on('end', () => lost('connection closed'));
+      await client.connect();
+      return {
+        query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) => (await client.query<R>(text, params)).rows,
+        onLost: (cb) => lostCallbacks.push(cb),
+        end: async () => {
+          lostCallbacks.length = 0;
+          await client.end();
+        },
+      };
+    };
+    return handle({
       db,
+      control,
       kind: 'postgres',
       schema,
-      migrate: () => migrateToLatest(dialect, schema, migrationsFolder),
-      async tryLease() {
-        if (leaseClient) return true;
-        const client = new pg.Client(connection);
-        client.on('error', (err) => logger.error({ err: err.message }, 'lease connection lost'));
-        await client.connect();
-        const r = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [`staysync:${schema}`]);
-        if (r.rows[0]?.ok) {
-          leaseClient = client;
-          return true;
-        }
-        await client.end();
-        return false;
-      },
-      async close() {
+      description,
+      availability,
+      lease: new Lease({ schema, openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs }),
+      migrationsFolder,
+      dialect,
+      async destroy() {
+        availability.close();
         await db.destroy();
-        await leaseClient?.end().catch(() => undefined);
-        leaseClient = undefined;
+        await control.destroy();
       },
-    };
+    });
   }
 
   const dataDir = resolve(config.database.dataDir);
@@ -94,21 +142,75 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   await pglite.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"; SET search_path TO "${schema}", public;`);
   const dialect = pgliteDialect(pglite);
   const db = new Kysely<Database>({ dialect });
-  return {
+  const description = `the embedded database in ${dataDir} (STAYSYNC_DATA_DIR)`;
+  const availability = new DatabaseAvailability(() => ping(db), description, log, clock);
+  // One process owns an embedded data directory: its single connection is the lease session.
+  const openSession = async (): Promise<LeaseSession> => ({
+    query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
+      (await db.executeQuery<R>(CompiledQuery.raw(text, params ?? []))).rows,
+    onLost: () => undefined,
+    end: async () => undefined,
+  });
+  return handle({
     db,
+    control: db,
     kind: 'pglite',
     schema,
-    migrate: () => migrateToLatest(dialect, schema, migrationsFolder),
-    // One process owns an embedded data directory; there is no second session to exclude.
-    tryLease: async () => true,
-    async close() {
+    description,
+    availability,
+    lease: new Lease({ schema, openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs }),
+    migrationsFolder,
+    dialect,
+    async destroy() {
+      availability.close();
       await db.destroy();
       await pglite.close();
+    },
+  });
+}
+
+interface HandleParts {
+  db: Db;
+  control: Db;
+  kind: 'postgres' | 'pglite';
+  schema: string;
+  description: string;
+  availability: DatabaseAvailability;
+  lease: Lease;
+  migrationsFolder: string;
+  dialect: PostgresDialect;
+  destroy(): Promise<void>;
+}
+
+function handle(p: HandleParts): DatabaseHandle {
+  let closed = false;
+  return {
+    db: p.db,
+    control: p.control,
+    kind: p.kind,
+    schema: p.schema,
+    description: p.description,
+    availability: p.availability,
+    lease: p.lease,
+    migrate: () => migrateToLatest(p.dialect, p.schema, p.migrationsFolder),
+    pending: () => pendingMigrations(p.db, p.schema, p.migrationsFolder),
+    async write(fn) {
+      if (!p.lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${p.schema}`);
+      return p.db.transaction().execute(async (trx) => {
+        await p.lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows);
+        return fn(trx);
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await p.lease.close();
+      await p.destroy();
     },
   };
 }
 
-/** Runs `SELECT 1` — for readiness checks. */
+/** Runs `SELECT 1` — for readiness checks and the outage probe. */
 export async function ping(db: Db): Promise<void> {
   await sql`SELECT 1`.execute(db);
 }
@@ -116,4 +218,22 @@ export async function ping(db: Db): Promise<void> {
 /** Runs one SQL text as it is (the demo's example reports). */
 export async function rawQuery(db: Db, text: string): Promise<Record<string, unknown>[]> {
   return (await sql.raw<Record<string, unknown>>(text).execute(db)).rows;
+}
+
+/**
+ * A handle ready for writes, for tools that run streams directly (tests, the bench): the
+ * writer lease taken (LeaseBusyError when another process holds it), the schema migrated, the
+ * writes fenced. The CLI does the same with waiting and give-up times (commands.ts).
+ */
+export async function openForWriting(config: Config, logger: Logger, signal: AbortSignal = new AbortController().signal): Promise<DatabaseHandle> {
+  const h = await openDatabase(config, logger);
+  try {
+    await h.lease.acquire(signal, { wait: false });
+    await h.migrate();
+    await h.lease.startFencing();
+    return h;
+  } catch (err) {
+    await h.close();
+    throw err;
+  }
 }

@@ -105,3 +105,20 @@ export async function migrateToLatest(dialect: Dialect, schema: string, folder: 
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+/**
+ * Migration files not applied yet in `schema`, read-only (no DDL, no lock): for commands such
+ * as `status` that must not change the database. Null when the schema does not exist.
+ */
+export async function pendingMigrations(db: Kysely<any>, schema: string, folder: string): Promise<string[] | null> {
+  const exists = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_namespace WHERE nspname = ${schema}`.execute(db);
+  if (Number(exists.rows[0]?.n ?? 0) === 0) return null;
+  const files = (await readdir(folder)).filter((f) => f.endsWith('.sql')).map((f) => f.replace(/\.sql$/, '')).sort();
+  const table = await sql<{ n: string }>`
+    SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = ${schema} AND c.relname = 'kysely_migration'`.execute(db);
+  if (Number(table.rows[0]?.n ?? 0) === 0) return files;
+  const applied = await sql<{ name: string }>`SELECT name FROM ${sql.table(`${schema}.kysely_migration`)}`.execute(db);
+  const done = new Set(applied.rows.map((r) => r.name));
+  return files.filter((f) => !done.has(f));
+}

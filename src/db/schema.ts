@@ -23,7 +23,15 @@ export interface SyncCursorsTable {
   rows_seen: ColumnType<string, string | number | undefined, string | number>;
   last_poll_at: NullableTimestamptz;
   last_error: string | null;
+  error_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface SyncLeaseTable {
+  name: string;
+  epoch: BigIntColumn;
+  holder: string;
+  acquired_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface BookingSummariesTable {
@@ -160,6 +168,8 @@ export interface SyncRunsTable {
   outcome: string | null;
   stats: ColumnType<unknown, string | undefined, string>;
   error: string | null;
+  host: string | null;
+  pid: number | null;
 }
 
 export interface QuarantineTable {
@@ -170,6 +180,9 @@ export interface QuarantineTable {
   reason: string;
   raw_body: string;
   received_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  reason_hash: string;
+  occurrences: ColumnType<number, number | undefined, number>;
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 /** Content tables are written through repositories/content.ts; these are the ones read through kysely. */
@@ -196,6 +209,7 @@ export interface ContentRefreshesTable {
 
 export interface Database {
   sync_cursors: SyncCursorsTable;
+  sync_lease: SyncLeaseTable;
   booking_summaries: BookingSummariesTable;
   booking_detail_queue: BookingDetailQueueTable;
   bookings: BookingsTable;

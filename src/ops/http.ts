@@ -1,41 +1,22 @@
 /**
- * Operations endpoint: /healthz (the process is alive), /readyz (the database answers and the
- * daemon is not stopping), /metrics (Prometheus text format).
+ * Operations endpoint: /healthz (the process is alive), /readyz (the daemon can do its work:
+ * database reachable, writer lease held, not stopping), /metrics (Prometheus text format,
+ * from a prom-client registry).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../log.js';
 
 export interface OpsSources {
-  /** Resolves when the daemon can do its work (database reachable, not stopping). */
-  ready(): Promise<boolean>;
-  /** Metric samples: name → value, or name → list of {labels, value}. */
-  metrics(): Promise<MetricFamily[]>;
+  /** True when the daemon can do its work; with the reason when it cannot. */
+  ready(): { ready: boolean; reason?: string };
+  metrics: Registry;
 }
 
-export interface MetricFamily {
-  name: string;
-  help: string;
-  type: 'counter' | 'gauge';
-  samples: { labels?: Record<string, string>; value: number }[];
-}
-
-function escapeLabel(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-}
-
-export function renderMetrics(families: MetricFamily[]): string {
-  const lines: string[] = [];
-  for (const f of families) {
-    lines.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
-    for (const s of f.samples) {
-      const labels = s.labels && Object.keys(s.labels).length
-        ? `{${Object.entries(s.labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`
-        : '';
-      lines.push(`${f.name}${labels} ${Number.isFinite(s.value) ? s.value : 0}`);
-    }
-  }
-  return lines.join('\n') + '\n';
+/** The ops port could not be opened: the message names the setting. */
+export class OpsPortError extends Error {
+  override name = 'OpsPortError';
 }
 
 export class OpsServer {
@@ -58,29 +39,31 @@ export class OpsServer {
       if (req.method !== 'GET') return reply(405, 'method not allowed\n');
       if (path === '/healthz') return reply(200, 'ok\n');
       if (path === '/readyz') {
-        this.sources.ready().then(
-          (ok) => reply(ok ? 200 : 503, ok ? 'ready\n' : 'not ready\n'),
-          () => reply(503, 'not ready\n'),
-        );
-        return;
+        const r = this.sources.ready();
+        return reply(r.ready ? 200 : 503, r.ready ? 'ready\n' : `not ready: ${r.reason ?? 'starting'}\n`);
       }
       if (path === '/metrics') {
-        this.sources.metrics().then(
-          (m) => reply(200, renderMetrics(m), 'text/plain; version=0.0.4; charset=utf-8'),
+        const registry = this.sources.metrics;
+        registry.metrics().then(
+          (text) => reply(200, text, registry.contentType),
           (err: unknown) => reply(500, `metrics unavailable: ${(err as Error).message}\n`),
         );
         return;
       }
       reply(404, 'not found\n');
     });
-    this.server = server;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        const what = `the ops endpoint could not listen on ${host}:${port}`;
+        const hint = 'set ops.port (STAYSYNC_OPS_PORT) to a free port, or 0 for any';
+        if (err.code === 'EADDRINUSE') reject(new OpsPortError(`${what}: the port is in use; ${hint}`));
+        else if (err.code === 'EACCES') reject(new OpsPortError(`${what}: permission denied; ${hint} above 1023`));
+        else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') reject(new OpsPortError(`${what}: no such address on this machine; check ops.host`));
+        else reject(new OpsPortError(`${what}: ${err.message}; ${hint}`));
       });
+      server.listen(port, host, () => resolve());
     });
+    this.server = server;
     const bound = (server.address() as AddressInfo).port;
     this.logger.info({ host, port: bound }, 'ops endpoint listening (/healthz /readyz /metrics)');
     return bound;

@@ -3,14 +3,20 @@
  *
  * Per request: token → budget permit → send (timeout ∧ caller's signal) → release the permit
  * with the response's `x-ratelimit-remaining-*` headers → classify:
- * - 2xx: parse JSON (and the schema, for typed calls);
+ * - 2xx with a JSON body: success (the schema is checked by the typed calls);
+ * - 2xx whose body is not JSON (cut short by a gateway, an HTML error page): a transport
+ *   fault, retried like a 5xx: the data is not bad, the delivery was;
  * - 429: pause the scope's budget for retry-after (default 1 s), retry;
- * - 500/502/503/504, network errors, timeouts: full-jitter backoff (503 with retry-after
- *   pauses the budget instead), retry, up to maxAttempts, then ProviderUnavailableError;
+ * - 500/502/503/504, network errors, timeouts (including a body that never ends):
+ *   full-jitter backoff (503 with retry-after pauses the budget instead), retry, up to
+ *   maxAttempts, then ProviderUnavailableError naming the host and the last error;
  * - 401: drop the token and retry once; a second 401 in a row is an error;
- * - 404: NotFoundError; other 4xx: ProviderError (no retry).
- * An abort of the caller's signal rethrows its reason at once, without retry.
+ * - 404: NotFoundError; other 4xx: RequestRejectedError (no retry).
+ * An abort of the caller's signal rethrows its reason at once, without retry, and no request
+ * starts after the client's own stop signal (process shutdown).
  *
+ * Every attempt is reported to ProviderHealth (causes, retries, outages, last success), which
+ * logs an outage once when it starts and once when it ends; single retries are debug lines.
  * Logs carry scope, path (never the query: it holds continue tokens), status and attempt;
  * never the Authorization header, a token or the secret.
  */
@@ -20,11 +26,22 @@ import { rateLimitScopes } from '../config.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { Budgets, type ResponseHeaders } from './budget.js';
-import { ContinueTokenRejectedError, InvalidPayloadError, NotFoundError, ProviderError, ProviderUnavailableError } from './errors.js';
+import {
+  ContinueTokenRejectedError,
+  InvalidPayloadError,
+  NotFoundError,
+  ProviderError,
+  ProviderUnavailableError,
+  RequestRejectedError,
+} from './errors.js';
+import { causeOfNetworkError, ProviderHealth, type FailureCause } from './health.js';
 import { bodyExcerpt, RequestTimeoutError, sendOnce, type RawResponse } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas.js';
 import { describeNetworkError, TokenManager } from './token.js';
+
+/** Sent with every request: who is asking (the provider's logs, and tests telling processes apart). */
+export const userAgent = `staysync (pid ${process.pid})`;
 
 export interface ProviderClientOptions {
   config: Config;
@@ -34,6 +51,8 @@ export interface ProviderClientOptions {
   dispatcher?: Dispatcher;
   /** Source of jitter, [0, 1); tests pin it. */
   random?: () => number;
+  /** The process is stopping: no request (token requests included) starts after it aborts. */
+  stopSignal?: AbortSignal;
 }
 
 export interface ProviderStats {
@@ -44,8 +63,12 @@ export interface ProviderStats {
   responses401: number;
   networkErrors: number;
   timeouts: number;
-  /** Requests sent again after a 429, 5xx, 401, network error or timeout. */
+  /** 2xx answers whose body was not JSON (cut short, an HTML page), retried. */
+  invalidBodies: number;
+  /** Requests sent again after a 429, 5xx, 401, network error, timeout or unusable body (token requests included). */
   retries: number;
+  /** Attempts without a usable answer, by cause (token requests included). */
+  failures: Record<FailureCause, number>;
 }
 
 export type QueryParams = Record<string, string | number | undefined>;
@@ -59,19 +82,13 @@ export interface JsonResponse {
   fetchedAt: Date;
 }
 
-/** A 2xx exchange with its local send/receive instants. */
-interface TimedResponse extends RawResponse {
-  sentAt: number;
-  receivedAt: number;
-}
-
 /**
  * When the provider read the data, as a LOWER bound on the provider's own clock (the clock
  * of `modifiedDateTime`): the response's `Date` header (truncated to the second, so at most
  * the true response time) minus the measured round trip (the read happened after the request
  * left). Falls back to the local send time when the header is missing. Booking versions
- * compare this with the end of a modification second (DESIGN.md, Versions of a booking):
- * erring early only causes a repeat fetch, erring late could keep stale details.
+ * compare this with the end of a modification second: erring early only causes a repeat
+ * fetch, erring late could keep stale details.
  */
 export function fetchedAtOf(headers: ResponseHeaders, sentAt: number, receivedAt: number): Date {
   let d = headers.date;
@@ -81,13 +98,16 @@ export function fetchedAtOf(headers: ResponseHeaders, sentAt: number, receivedAt
   return new Date(providerNow - Math.max(0, receivedAt - sentAt));
 }
 
-/** Thrown inside the retry loop for a 4xx that is not retried; carries the response. */
-class ClientStatusError extends ProviderError {
-  override name = 'ProviderError';
+/** One failed attempt, as the retry loop sees it. */
+interface Failure {
+  cause: FailureCause;
+  description: string;
+  status?: number;
 }
 
 export class ProviderClient {
   readonly budgets: Budgets;
+  readonly health: ProviderHealth;
   private readonly config: Config;
   private readonly logger: Logger;
   private readonly clock: Clock;
@@ -95,13 +115,14 @@ export class ProviderClient {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly tokens: TokenManager;
-  private readonly counters: Omit<ProviderStats, 'requests'> = {
+  private readonly stopSignal: AbortSignal | undefined;
+  private readonly counters = {
     responses429: 0,
     responses5xx: 0,
     responses401: 0,
     networkErrors: 0,
     timeouts: 0,
-    retries: 0,
+    invalidBodies: 0,
   };
   private readonly requestsByScope = Object.fromEntries(rateLimitScopes.map((s) => [s, 0])) as Record<RateLimitScope, number>;
 
@@ -110,11 +131,17 @@ export class ProviderClient {
     this.logger = opts.logger.child({ component: 'provider' });
     this.clock = opts.clock ?? systemClock;
     this.random = opts.random ?? Math.random;
+    this.stopSignal = opts.stopSignal;
     // An Agent keeps one keep-alive pool per origin (provider host, reference-data host).
     this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 32 });
     this.ownsDispatcher = opts.dispatcher === undefined;
     this.budgets = new Budgets(opts.config.rateLimits, this.clock);
     const p = opts.config.provider;
+    const referenceHost = new URL(p.referenceDataUrl).host;
+    const providerHost = new URL(p.url).host;
+    this.health = new ProviderHealth(this.logger, this.clock, (host) =>
+      host === providerHost ? 'STAYSYNC_PROVIDER_URL' : host === referenceHost ? 'STAYSYNC_REFERENCE_DATA_URL' : 'the provider URLs',
+    );
     this.tokens = new TokenManager({
       providerUrl: p.url,
       clientId: p.clientId,
@@ -127,6 +154,9 @@ export class ProviderClient {
       clock: this.clock,
       logger: this.logger,
       random: this.random,
+      health: this.health,
+      stopSignal: opts.stopSignal,
+      userAgent,
     });
   }
 
@@ -135,6 +165,7 @@ export class ProviderClient {
    * neither: full sync from 2009). A 400 for a request with a continueToken means the stored
    * token is rejected: ContinueTokenRejectedError ("token lost"). The summaries stay raw in
    * the page: parse each with `parseBookingSummary` so one bad summary can be quarantined.
+   * A page whose envelope is not the documented shape is an InvalidPayloadError.
    */
   async getBookingSummaries(
     propertyId: string,
@@ -154,10 +185,9 @@ export class ProviderClient {
         priority,
       );
     } catch (err) {
-      if (err instanceof ClientStatusError && err.status === 400 && params.continueToken) {
+      if (err instanceof RequestRejectedError && err.status === 400 && params.continueToken) {
         throw new ContinueTokenRejectedError(propertyId, { status: 400, path, cause: err });
       }
-      if (err instanceof InvalidPayloadError) throw withProperty(err, propertyId);
       throw err;
     }
     const parsed = parseBookingsPage(res.body);
@@ -175,13 +205,7 @@ export class ProviderClient {
     priority?: number,
   ): Promise<{ booking: Booking; raw: unknown; fetchedAt: Date }> {
     const path = `/api/read-reservation/v1/properties/${encodeURIComponent(propertyId)}/bookings/${encodeURIComponent(number)}`;
-    let res: JsonResponse;
-    try {
-      res = await this.requestJson('bookingDetails', 'provider', path, {}, signal, priority);
-    } catch (err) {
-      if (err instanceof InvalidPayloadError) throw withProperty(err, propertyId, number);
-      throw err;
-    }
+    const res = await this.requestJson('bookingDetails', 'provider', path, {}, signal, priority);
     const parsed = parseGetBookingResponse(res.body);
     if (!parsed.ok) {
       throw new InvalidPayloadError(
@@ -195,8 +219,7 @@ export class ProviderClient {
   /**
    * Generic GET with budget, token and retries, for the content, reference-data and PMS
    * streams. `path` is appended to the base URL (`provider.url` or `provider.referenceDataUrl`);
-   * undefined query values are left out. A 2xx body that is not JSON is an InvalidPayloadError
-   * (propertyId null); an empty body gives `body: null`.
+   * undefined query values are left out. An empty body gives `body: null`.
    */
   async requestJson(
     scope: RateLimitScope,
@@ -209,18 +232,7 @@ export class ProviderClient {
     const baseUrl = base === 'provider' ? this.config.provider.url : this.config.provider.referenceDataUrl;
     const url = new URL(baseUrl.replace(/\/+$/, '') + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
-    const res = await this.send(scope, url, signal, priority);
-    let body: unknown = null;
-    if (res.rawBody.trim() !== '') {
-      try {
-        body = JSON.parse(res.rawBody);
-      } catch (err) {
-        throw new InvalidPayloadError(
-          { rawBody: res.rawBody, reason: `body is not JSON (${(err as Error).message})`, propertyId: null },
-          { status: res.status, path: url.pathname },
-        );
-      }
-    }
+    const { res, body } = await this.send(scope, url, signal, priority);
     return { status: res.status, body, rawBody: res.rawBody, headers: res.headers, fetchedAt: fetchedAtOf(res.headers, res.sentAt, res.receivedAt) };
   }
 
@@ -229,6 +241,8 @@ export class ProviderClient {
     return {
       requests: { ...this.requestsByScope, token: this.requestsByScope.token + this.tokens.requestCount },
       ...this.counters,
+      retries: this.health.retries,
+      failures: { ...this.health.failures },
     };
   }
 
@@ -238,15 +252,39 @@ export class ProviderClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  /** The retry loop around one logical GET. Returns only 2xx responses. */
-  private async send(scope: RateLimitScope, url: URL, signal: AbortSignal, priority: number): Promise<TimedResponse> {
+  /** The retry loop around one logical GET. Returns only 2xx responses with a JSON (or empty) body. */
+  private async send(
+    scope: RateLimitScope,
+    url: URL,
+    callerSignal: AbortSignal,
+    priority: number,
+  ): Promise<{ res: RawResponse & { sentAt: number; receivedAt: number }; body: unknown }> {
     const { maxAttempts, requestTimeoutMs } = this.config.provider;
+    const signal = this.stopSignal ? AbortSignal.any([callerSignal, this.stopSignal]) : callerSignal;
     const budget = this.budgets.get(scope);
-    const path = url.pathname;
+    const { host, pathname: path } = url;
     let failures = 0;
     let previousWas401 = false;
+    /** After a failed attempt: count it, give up after maxAttempts, else wait. */
+    const failed = async (f: Failure, pause?: number): Promise<void> => {
+      failures++;
+      this.health.failure(host, f.cause, f.description);
+      if (failures >= maxAttempts) {
+        throw new ProviderUnavailableError({ scope, path, status: f.status, attempts: failures, host, lastError: f.description });
+      }
+      if (pause !== undefined) {
+        // The whole scope is throttled, not just this request: pause the shared budget.
+        budget.pauseFor(pause);
+        this.logger.debug({ scope, path, status: f.status, error: f.description, attempt: failures, delayMs: pause }, 'provider throttled the request, pausing the budget and retrying');
+      } else {
+        const delay = backoffMs(failures, this.random);
+        this.logger.debug({ scope, path, status: f.status, cause: f.cause, error: f.description, attempt: failures, delayMs: delay }, 'provider request failed, retrying');
+        await this.clock.sleep(delay, signal);
+      }
+    };
     for (let attempt = 1; ; attempt++) {
-      if (attempt > 1) this.counters.retries++;
+      if (signal.aborted) throw signal.reason;
+      if (attempt > 1) this.health.retried();
       // Token first: never hold a budget slot while waiting for the token endpoint.
       const token = await this.tokens.getToken(signal);
       const permit = await budget.acquire(signal, priority);
@@ -257,7 +295,7 @@ export class ProviderClient {
         res = await sendOnce(
           this.dispatcher,
           url,
-          { method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, timeoutMs: requestTimeoutMs },
+          { method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': userAgent }, timeoutMs: requestTimeoutMs },
           signal,
         );
       } catch (err) {
@@ -268,21 +306,35 @@ export class ProviderClient {
         if (!timedOut && (err as { code?: unknown }).code === 'UND_ERR_INVALID_ARG') throw err;
         if (timedOut) this.counters.timeouts++;
         else this.counters.networkErrors++;
-        failures++;
-        const reason = timedOut ? 'timeout' : describeNetworkError(err);
-        if (failures >= maxAttempts) {
-          throw new ProviderUnavailableError(`${scope} ${path}: gave up after ${failures} attempts (last: ${reason})`, failures, { path, cause: err });
-        }
-        const delay = backoffMs(failures, this.random);
-        this.logger.warn({ scope, path, error: reason, attempt, delayMs: delay }, 'provider request failed, retrying');
-        await this.clock.sleep(delay, signal);
+        const f: Failure = timedOut
+          ? { cause: 'timeout', description: `no complete answer within ${requestTimeoutMs} ms` }
+          : { cause: causeOfNetworkError(err), description: describeNetworkError(err) };
+        this.health.exchanged({ scope, outcome: f.cause, seconds: (this.clock.now() - sentAt) / 1000 });
+        await failed(f);
         previousWas401 = false;
         continue;
       }
       permit.release(res.headers);
       const { status } = res;
+      this.health.exchanged({ scope, outcome: String(status), seconds: (this.clock.now() - sentAt) / 1000 });
 
-      if (status >= 200 && status < 300) return { ...res, sentAt, receivedAt: this.clock.now() };
+      if (status >= 200 && status < 300) {
+        let body: unknown = null;
+        if (res.rawBody.trim() !== '') {
+          try {
+            body = JSON.parse(res.rawBody);
+          } catch (err) {
+            // Delivery, not data: a gateway cut the body short or answered with a page of its own.
+            this.counters.invalidBodies++;
+            const type = String(res.headers['content-type'] ?? 'no content-type');
+            await failed({ cause: 'invalid_body', status, description: `HTTP ${status} with a body that is not JSON (${type}, ${res.rawBody.length} bytes: ${(err as Error).message})` });
+            previousWas401 = false;
+            continue;
+          }
+        }
+        this.health.success(host);
+        return { res: { ...res, sentAt, receivedAt: this.clock.now() }, body };
+      }
 
       if (status === 401) {
         this.counters.responses401++;
@@ -291,7 +343,7 @@ export class ProviderClient {
         }
         previousWas401 = true;
         this.tokens.invalidate(token);
-        this.logger.warn({ scope, path, status, attempt }, 'access token rejected, renewing it and retrying once');
+        this.logger.debug({ scope, path, status, attempt }, 'access token rejected, renewing it and retrying once');
         continue;
       }
       previousWas401 = false;
@@ -299,35 +351,21 @@ export class ProviderClient {
       if (status === 429 || isRetryableStatus(status)) {
         if (status === 429) this.counters.responses429++;
         else this.counters.responses5xx++;
-        failures++;
-        if (failures >= maxAttempts) {
-          throw new ProviderUnavailableError(`${scope} ${path}: gave up after ${failures} attempts (last: HTTP ${status})`, failures, { status, path });
-        }
         const ra = retryAfterMs(res.headers, this.clock.now());
-        if (status === 429 || (status === 503 && ra !== undefined)) {
-          // The whole scope is throttled, not just this request: pause the shared budget.
-          const pause = ra ?? 1000;
-          budget.pauseFor(pause);
-          this.logger.warn({ scope, path, status, attempt, delayMs: pause }, 'provider throttled the request, pausing the budget and retrying');
-        } else {
-          const delay = backoffMs(failures, this.random);
-          this.logger.warn({ scope, path, status, attempt, delayMs: delay }, 'provider request failed, retrying');
-          await this.clock.sleep(delay, signal);
-        }
+        const throttled = status === 429 || (status === 503 && ra !== undefined);
+        await failed(
+          { cause: status === 429 ? 'throttled' : 'http_5xx', status, description: `HTTP ${status}: ${bodyExcerpt(res.rawBody, 120)}` },
+          throttled ? (ra ?? 1000) : undefined,
+        );
         continue;
       }
 
+      // The provider answered: it is there, even if it refuses this request.
+      this.health.success(host);
       if (status === 404) {
         throw new NotFoundError(`${scope} ${path}: HTTP 404 (not found at the provider)`, { status, path });
       }
-      throw new ClientStatusError(`${scope} ${path}: HTTP ${status}: ${bodyExcerpt(res.rawBody)}`, { status, path });
+      throw new RequestRejectedError(`${scope} ${path}: HTTP ${status}: ${bodyExcerpt(res.rawBody)}`, { status, path });
     }
   }
-}
-
-function withProperty(err: InvalidPayloadError, propertyId: string, bookingNumber?: string): InvalidPayloadError {
-  return new InvalidPayloadError(
-    { rawBody: err.rawBody, reason: err.reason, propertyId, bookingNumber },
-    { status: err.status, path: err.path, cause: err.cause },
-  );
 }

@@ -1,7 +1,13 @@
 /**
- * Errors of the provider client. Every error carries the HTTP status (when there was a
- * response) and the request path WITHOUT its query string: queries carry continue tokens
- * and the token request carries the client secret, neither belongs in a message or a log.
+ * Errors of the provider client, one class per way a request can end badly, so that callers
+ * decide by class: retry later (ProviderUnavailableError), stop this property
+ * (RequestRejectedError, ContinueTokenRejectedError, an InvalidPayloadError of an envelope),
+ * stop the process (AuthenticationError), or keep the data aside (InvalidPayloadError,
+ * NotFoundError of a booking).
+ *
+ * Every error carries the HTTP status (when there was a response) and the request path
+ * WITHOUT its query string: queries carry continue tokens and the token request carries the
+ * client secret, neither belongs in a message or a log.
  */
 
 export interface ProviderErrorOptions {
@@ -34,25 +40,29 @@ export class AuthenticationError extends ProviderError {
 }
 
 /**
+ * A 4xx answer other than 401, 404 and 429 (400, 403, 405, 409, 422, ...): the provider refuses
+ * this request as it is, and sending it again will not change that. The property is marked
+ * failing with this message.
+ */
+export class RequestRejectedError extends ProviderError {
+  override name = 'RequestRejectedError';
+}
+
+/**
  * A summaries request with a stored continueToken was answered 400: the provider rejects the
- * token. This is "token lost" (DESIGN.md, Recovery after token loss): the property stops
- * and waits for `--recover`, it must not silently start a full re-sync.
+ * token ("token lost"). The sync layer turns it into a TokenLostError, which says what to do.
  */
 export class ContinueTokenRejectedError extends ProviderError {
   override name = 'ContinueTokenRejectedError';
   readonly propertyId: string;
 
   constructor(propertyId: string, opts: ProviderErrorOptions) {
-    super(
-      `property ${propertyId}: the provider rejected the stored continueToken (HTTP ${opts.status ?? '?'}); ` +
-        'the summaries cursor is lost: restart with --recover to resume from the last mirrored modification',
-      opts,
-    );
+    super(`the provider rejected the stored continueToken (HTTP ${opts.status ?? '?'})`, opts);
     this.propertyId = propertyId;
   }
 }
 
-/** 404: the resource does not exist (or is outdated) at the provider. */
+/** 404: the resource does not exist (or not yet: a replica may lag behind the list). */
 export class NotFoundError extends ProviderError {
   override name = 'NotFoundError';
 }
@@ -66,7 +76,7 @@ export interface InvalidPayloadDetails {
   bookingNumber?: string | undefined;
 }
 
-/** A 200 answer whose body is not JSON or does not match the schema: quarantine it. */
+/** A 2xx answer in JSON that does not match the schema: quarantine it (or, for an envelope, stop the property). */
 export class InvalidPayloadError extends ProviderError {
   override name = 'InvalidPayloadError';
   readonly rawBody: string;
@@ -88,13 +98,21 @@ export class InvalidPayloadError extends ProviderError {
   }
 }
 
-/** Gave up after maxAttempts of 429 / 5xx / network errors / timeouts. Retry later. */
+/**
+ * Gave up after maxAttempts of 429 / 5xx / network errors / timeouts / bodies that are not
+ * JSON. Transient: try again later. `host` and `lastError` say where and what, for the
+ * operator's sentence.
+ */
 export class ProviderUnavailableError extends ProviderError {
   override name = 'ProviderUnavailableError';
   readonly attempts: number;
+  readonly host: string;
+  readonly lastError: string;
 
-  constructor(message: string, attempts: number, opts: ProviderErrorOptions) {
-    super(message, opts);
-    this.attempts = attempts;
+  constructor(opts: ProviderErrorOptions & { attempts: number; host: string; lastError: string; scope: string }) {
+    super(`${opts.scope} ${opts.path}: no usable answer from ${opts.host} after ${opts.attempts} attempts (last: ${opts.lastError})`, opts);
+    this.attempts = opts.attempts;
+    this.host = opts.host;
+    this.lastError = opts.lastError;
   }
 }

@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
 import type { RateBudget } from './budget.js';
 import { AuthenticationError, ProviderError, ProviderUnavailableError } from './errors.js';
+import { causeOfNetworkError, type FailureCause, type ProviderHealth } from './health.js';
 import { bodyExcerpt, RequestTimeoutError, sendOnce } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 
@@ -31,6 +32,11 @@ export interface TokenManagerOptions {
   clock: Clock;
   logger: Logger;
   random?: () => number;
+  /** Where every attempt is reported (failures by cause, retries, outages). */
+  health: ProviderHealth;
+  /** The process is stopping: no token request starts after it aborts. */
+  stopSignal?: AbortSignal | undefined;
+  userAgent: string;
 }
 
 const tokenResponseSchema = z.looseObject({
@@ -58,11 +64,14 @@ export class TokenManager {
   private inFlight: Promise<CachedToken> | undefined;
   /** Aborts an in-flight token request on close(); callers' signals only stop their own wait. */
   private readonly closing = new AbortController();
+  /** close() or the process's stop signal. */
+  private readonly stopped: AbortSignal;
   private requests = 0;
 
   constructor(opts: TokenManagerOptions) {
     this.opts = opts;
     this.url = new URL(`${opts.providerUrl.replace(/\/+$/, '')}/auth/token`);
+    this.stopped = opts.stopSignal ? AbortSignal.any([this.closing.signal, opts.stopSignal]) : this.closing.signal;
   }
 
   /** Number of token requests sent (metrics, tests). */
@@ -106,19 +115,37 @@ export class TokenManager {
   }
 
   private async fetchToken(): Promise<CachedToken> {
-    const { clientId, clientSecret, clock, logger, maxAttempts } = this.opts;
-    const path = this.url.pathname;
+    const { clientId, clientSecret, clock, logger, maxAttempts, health } = this.opts;
+    const { host, pathname: path } = this.url;
     if (!clientId || !clientSecret) {
       throw new AuthenticationError(`no API client credentials configured: ${credentialsHint}`, { path });
     }
-    const signal = this.closing.signal;
+    const signal = this.stopped;
     const body = new URLSearchParams({
       grant_type: 'client_credentials',
       client_id: clientId,
       client_secret: clientSecret,
     }).toString();
     let failures = 0;
-    for (;;) {
+    /** After a failed attempt: count it, give up after maxAttempts, else wait. */
+    const failed = async (cause: FailureCause, description: string, status: number | undefined, pause?: number): Promise<void> => {
+      failures++;
+      health.failure(host, cause, description);
+      if (failures >= maxAttempts) {
+        throw new ProviderUnavailableError({ scope: 'token', path, status, attempts: failures, host, lastError: description });
+      }
+      if (pause !== undefined) {
+        this.opts.budget.pauseFor(pause);
+        logger.debug({ scope: 'token', path, error: description, attempt: failures, delayMs: pause }, 'token request throttled, retrying');
+      } else {
+        const delay = backoffMs(failures, this.opts.random);
+        logger.debug({ scope: 'token', path, error: description, attempt: failures, delayMs: delay }, 'token request failed, retrying');
+        await clock.sleep(delay, signal);
+      }
+    };
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw signal.reason;
+      if (attempt > 1) health.retried();
       const permit = await this.opts.budget.acquire(signal, 0);
       const sentAt = clock.now();
       this.requests++;
@@ -129,7 +156,7 @@ export class TokenManager {
           this.url,
           {
             method: 'POST',
-            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': this.opts.userAgent },
             body,
             timeoutMs: this.opts.requestTimeoutMs,
           },
@@ -138,27 +165,26 @@ export class TokenManager {
       } catch (err) {
         permit.release();
         if (signal.aborted) throw signal.reason;
-        failures++;
-        const reason = err instanceof RequestTimeoutError ? 'timeout' : describeNetworkError(err);
-        if (failures >= maxAttempts) {
-          throw new ProviderUnavailableError(`token request failed ${failures} times (last: ${reason})`, failures, { path, cause: err });
-        }
-        const delay = backoffMs(failures, this.opts.random);
-        logger.warn({ scope: 'token', path, error: reason, attempt: failures, delayMs: delay }, 'token request failed, retrying');
-        await clock.sleep(delay, signal);
+        const cause = err instanceof RequestTimeoutError ? 'timeout' : causeOfNetworkError(err);
+        health.exchanged({ scope: 'token', outcome: cause, seconds: (clock.now() - sentAt) / 1000 });
+        await failed(cause, cause === 'timeout' ? `no complete answer within ${this.opts.requestTimeoutMs} ms` : describeNetworkError(err), undefined);
         continue;
       }
       permit.release(res.headers);
       const { status } = res;
+      health.exchanged({ scope: 'token', outcome: String(status), seconds: (clock.now() - sentAt) / 1000 });
 
       if (status >= 200 && status < 300) {
         let parsed: z.output<typeof tokenResponseSchema>;
         try {
           parsed = tokenResponseSchema.parse(JSON.parse(res.rawBody));
         } catch {
-          // Never echo the body or the parse error: they would carry the token.
-          throw new ProviderError('token response is not the expected JSON (access_token, expires_in)', { status, path });
+          // Never echo the body or the parse error: they would carry the token. A body that is
+          // not the token JSON came from something between us and the provider: retry it.
+          await failed('invalid_body', `token answer HTTP ${status} is not the expected JSON (access_token, expires_in)`, status);
+          continue;
         }
+        health.success(host);
         const lifetime = parsed.expires_in != null ? parsed.expires_in * 1000 : defaultLifetimeMs;
         // Renew early, but never so early that a short-lived token is renewed on every call.
         const renewBefore = Math.min(this.opts.renewBeforeExpiryMs, lifetime / 2);
@@ -167,28 +193,19 @@ export class TokenManager {
       }
 
       const errorCode = oauthErrorCode(res.rawBody);
+      if (status === 429 || isRetryableStatus(status)) {
+        const ra = retryAfterMs(res.headers, clock.now());
+        const throttled = status === 429 || (status === 503 && ra !== undefined);
+        await failed(status === 429 ? 'throttled' : 'http_5xx', `token request answered HTTP ${status}${errorCode ? ` (${errorCode})` : ''}`, status, throttled ? (ra ?? 1000) : undefined);
+        continue;
+      }
+      health.success(host);
       if (status === 401 || status === 403 || (status === 400 && (errorCode === 'unauthorized_client' || errorCode === 'invalid_client'))) {
         logger.error({ scope: 'token', path, status, error: errorCode }, 'provider refused the client credentials');
         throw new AuthenticationError(
           `the provider refused the API client credentials (HTTP ${status}${errorCode ? `, ${errorCode}` : ''}): ${credentialsHint}`,
           { status, path },
         );
-      }
-      if (status === 429 || isRetryableStatus(status)) {
-        failures++;
-        if (failures >= maxAttempts) {
-          throw new ProviderUnavailableError(`token request failed ${failures} times (last: HTTP ${status})`, failures, { status, path });
-        }
-        const ra = retryAfterMs(res.headers, clock.now());
-        if (status === 429 || (status === 503 && ra !== undefined)) {
-          this.opts.budget.pauseFor(ra ?? 1000);
-          logger.warn({ scope: 'token', path, status, attempt: failures, delayMs: ra ?? 1000 }, 'token request throttled, retrying');
-        } else {
-          const delay = backoffMs(failures, this.opts.random);
-          logger.warn({ scope: 'token', path, status, attempt: failures, delayMs: delay }, 'token request failed, retrying');
-          await clock.sleep(delay, signal);
-        }
-        continue;
       }
       throw new ProviderError(
         `token request answered HTTP ${status}${errorCode ? ` (${errorCode})` : ''}`,

@@ -12,7 +12,9 @@ import { hasMirroredRows } from '../db/repositories/bookings.js';
 import { quarantinePayload } from '../db/repositories/quarantine.js';
 import { ContinueTokenRejectedError } from '../provider/errors.js';
 import { parseBookingSummary } from '../provider/schemas.js';
-import { TokenLostError, type SyncContext } from './context.js';
+import type { SyncContext } from './context.js';
+import { TokenLostError } from './errors.js';
+import type { PropertyStream } from './streams.js';
 
 /** The provider's lower bound for bookings. */
 export const EARLIEST_MODIFICATION = new Date('2009-01-01T00:00:00Z');
@@ -64,13 +66,16 @@ export async function pollSummariesUntilCaughtUp(
 
   while (!signal.aborted) {
     const cursor = await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES);
+    // Recovery clears the token before the first page; a token here means a recovery page
+    // already committed (before a failure or a restart of this loop): follow it instead.
+    if (recoverFrom && cursor?.cursor && cursor.state === 'active') recoverFrom = undefined;
     let params: { continueToken?: string; lastModification?: string };
     if (recoverFrom) {
       const from = recoverFrom < EARLIEST_MODIFICATION ? EARLIEST_MODIFICATION : recoverFrom;
       params = { lastModification: from.toISOString().replace(/\.\d{3}Z$/, 'Z') };
       log.info({ lastModification: params.lastModification }, 'recovering: restarting the booking list from a modification time');
     } else if (cursor?.state === 'token_lost') {
-      throw new TokenLostError(propertyId, `the stored continueToken was rejected earlier (${cursor.lastError ?? 'no detail'})`);
+      throw new TokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken');
     } else if (cursor?.cursor) {
       params = { continueToken: cursor.cursor };
     } else {
@@ -90,9 +95,8 @@ export async function pollSummariesUntilCaughtUp(
       ));
     } catch (err) {
       if (err instanceof ContinueTokenRejectedError) {
-        const message = `the provider rejected the stored continueToken (HTTP ${err.status ?? 400})`;
-        await markCursorLost(ctx.db, propertyId, BOOKING_SUMMARIES, message, new Date(ctx.clock.now()));
-        throw new TokenLostError(propertyId, message, { cause: err });
+        await ctx.write((trx) => markCursorLost(trx, propertyId, BOOKING_SUMMARIES, err.message, new Date(ctx.clock.now())));
+        throw new TokenLostError(propertyId, err.message, { cause: err });
       }
       throw err;
     }
@@ -123,7 +127,7 @@ export async function pollSummariesUntilCaughtUp(
 
     // An empty page keeps the old token when the provider sends none.
     const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
-    const enqueued = await ctx.db.transaction().execute(async (trx) => {
+    const enqueued = await ctx.write(async (trx) => {
       for (const b of bad) {
         await quarantinePayload(trx, {
           stream: BOOKING_SUMMARIES,
@@ -160,3 +164,14 @@ export async function pollSummariesUntilCaughtUp(
   }
   return result;
 }
+
+/** The booking list, per property, registered with the engine. */
+export const bookingSummariesStream: PropertyStream = {
+  name: BOOKING_SUMMARIES,
+  title: 'booking list',
+  enabled: () => true,
+  catchUp: async (ctx, propertyId, signal, start) => {
+    await pollSummariesUntilCaughtUp(ctx, propertyId, start, signal);
+  },
+  pollCron: (config) => config.sync.pollCron,
+};

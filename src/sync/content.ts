@@ -33,9 +33,10 @@ import {
   type ContentProperty,
   type ExtraStayRule,
 } from '../provider/content-schemas.js';
-import { AuthenticationError, ProviderError } from '../provider/errors.js';
-import { isAbortError } from '../util/clock.js';
+import { isDatabaseUnavailable, LeaseLostError } from '../db/errors.js';
+import { AuthenticationError, InvalidPayloadError } from '../provider/errors.js';
 import type { SyncContext } from './context.js';
+import type { RefreshStream } from './streams.js';
 import type { z } from 'zod';
 
 export const CONTENT_STREAM = 'content';
@@ -54,8 +55,11 @@ export interface ContentRefreshResult {
 
 const hashOf = (raw: unknown): string => createHash('sha256').update(JSON.stringify(raw)).digest('base64url');
 
-/** A malformed payload: quarantine it and go on. */
-class Quarantined extends Error {}
+/** The valid rules of a property, and the ids of every rule listed (valid or not). */
+interface ParsedRules<T> {
+  rules: T[];
+  present: string[];
+}
 
 class Refresh {
   readonly result: ContentRefreshResult = { properties: 0, requests: 0, changedRows: 0, quarantined: 0 };
@@ -84,13 +88,15 @@ class Refresh {
     this.result.quarantined += 1;
     this.ctx.counters.quarantined += 1;
     this.log.warn({ propertyId, entityKey, reason }, 'content payload failed validation: quarantined');
-    await quarantinePayload(this.ctx.db, {
-      stream: CONTENT_STREAM,
-      propertyId,
-      entityKey,
-      reason,
-      rawBody: typeof raw === 'string' ? raw : JSON.stringify(raw),
-    });
+    await this.ctx.write((trx) =>
+      quarantinePayload(trx, {
+        stream: CONTENT_STREAM,
+        propertyId,
+        entityKey,
+        reason,
+        rawBody: typeof raw === 'string' ? raw : JSON.stringify(raw),
+      }),
+    );
   }
 
   /** One reference list: fetched, validated, mirrored with removal in one transaction. */
@@ -105,7 +111,7 @@ class Refresh {
     const parsed = parseWith(schema, res.body, name);
     if (!parsed.ok) return this.quarantine(name, null, parsed.reason, res.rawBody);
     const { table, rows } = toRows(parsed.value);
-    await this.ctx.db.transaction().execute(async (trx) => {
+    await this.ctx.write(async (trx) => {
       const written = (await upsertChanged(trx, table, rows)).size;
       this.result.changedRows += written;
       this.count(await markMissingRemoved(trx, table, rows.map((r) => String(r[Object.keys(r)[0]!]))));
@@ -151,7 +157,7 @@ class Refresh {
         // Without a valid envelope there is no `next`: the refresh cannot go on (and must not
         // mark the unseen properties removed).
         await this.quarantine('properties page', null, page.reason, res.rawBody);
-        throw new Quarantined(`the property list page is malformed: ${page.reason}`);
+        throw new InvalidPayloadError({ rawBody: res.rawBody, reason: `the property list page is malformed: ${page.reason}`, propertyId: null }, { status: res.status, path: '/api/content/v1/properties' });
       }
       const valid: { property: ContentProperty; raw: unknown }[] = [];
       for (const raw of page.value.properties) {
@@ -178,7 +184,7 @@ class Refresh {
     } while (since && !this.signal.aborted);
     this.result.properties = seen.size;
     if (!this.signal.aborted) {
-      this.count(await markMissingRemoved(this.ctx.db, 'properties', seen));
+      this.count(await this.ctx.write((trx) => markMissingRemoved(trx, 'properties', seen)));
     }
     return seen;
   }
@@ -187,7 +193,7 @@ class Refresh {
   private async writeProperty(p: ContentProperty, raw: unknown): Promise<void> {
     const propertyId = p.id;
     const address = p.contactInfo?.address;
-    await this.ctx.db.transaction().execute(async (trx) => {
+    await this.ctx.write(async (trx) => {
       const changed = await upsertChanged(trx, 'properties', [
         {
           property_id: propertyId,
@@ -301,12 +307,12 @@ class Refresh {
     try {
       const cancellation = await this.parseRules(propertyId, `${path}/cancellation-rules`, cancellationRulesResponseSchema, 'cancellationRules', parseCancellationRule);
       const extraStay = await this.parseRules(propertyId, `${path}/extra-stay-rules`, extraStayRulesResponseSchema, 'extraStayRules', parseExtraStayRule);
-      await this.ctx.db.transaction().execute(async (trx) => {
+      await this.ctx.write(async (trx) => {
         if (cancellation) await this.writeCancellationRules(trx, propertyId, cancellation);
         if (extraStay) await this.writeExtraStayRules(trx, propertyId, extraStay);
       });
     } catch (err) {
-      if (this.signal.aborted || err instanceof AuthenticationError) throw err;
+      if (this.signal.aborted || err instanceof AuthenticationError || err instanceof LeaseLostError || isDatabaseUnavailable(err)) throw err;
       // One property's rules failing (after the client's retries) does not stop the refresh.
       this.log.warn({ propertyId, err: (err as Error).message }, 'rules of a property could not be refreshed: kept as they were');
     }
@@ -318,7 +324,7 @@ class Refresh {
     envelope: z.ZodType<Record<string, unknown>>,
     field: string,
     parse: (raw: unknown) => { ok: true; value: T } | { ok: false; reason: string },
-  ): Promise<T[] | null> {
+  ): Promise<ParsedRules<T> | null> {
     const res = await this.get('provider', path);
     const env = parseWith(envelope, res.body, field);
     if (!env.ok) {
@@ -326,15 +332,20 @@ class Refresh {
       return null;
     }
     const rules: T[] = [];
+    const present: string[] = [];
     for (const raw of (env.value[field] as unknown[]) ?? []) {
+      const rawId = (raw as { id?: unknown } | null)?.id;
+      // A rule that fails validation is still there at the provider: it is kept (as last
+      // mirrored), not marked removed.
+      if (typeof rawId === 'string' || typeof rawId === 'number') present.push(String(rawId));
       const parsed = parse(raw);
       if (parsed.ok) rules.push(parsed.value);
-      else await this.quarantine(`${field}:${String((raw as { id?: unknown } | null)?.id ?? '?')}`, propertyId, parsed.reason, raw);
+      else await this.quarantine(`${field}:${String(rawId ?? '?')}`, propertyId, parsed.reason, raw);
     }
-    return rules;
+    return { rules, present };
   }
 
-  private async writeCancellationRules(trx: Parameters<typeof upsertChanged>[0], propertyId: string, rules: CancellationRule[]) {
+  private async writeCancellationRules(trx: Parameters<typeof upsertChanged>[0], propertyId: string, { rules, present }: ParsedRules<CancellationRule>) {
     const changed = await upsertChanged(
       trx,
       'cancellation_rules',
@@ -383,10 +394,10 @@ class Refresh {
       );
     }
     this.result.changedRows += changed.size;
-    this.count(await markMissingRemoved(trx, 'cancellation_rules', rules.map((r) => r.id), propertyId));
+    this.count(await markMissingRemoved(trx, 'cancellation_rules', present, propertyId));
   }
 
-  private async writeExtraStayRules(trx: Parameters<typeof upsertChanged>[0], propertyId: string, rules: ExtraStayRule[]) {
+  private async writeExtraStayRules(trx: Parameters<typeof upsertChanged>[0], propertyId: string, { rules, present }: ParsedRules<ExtraStayRule>) {
     const changed = await upsertChanged(
       trx,
       'extra_stay_rules',
@@ -427,42 +438,54 @@ class Refresh {
       );
     }
     this.result.changedRows += changed.size;
-    this.count(await markMissingRemoved(trx, 'extra_stay_rules', rules.map((r) => r.id), propertyId));
+    this.count(await markMissingRemoved(trx, 'extra_stay_rules', present, propertyId));
   }
 }
 
 /**
- * One full refresh of content and reference data. Returns what it did; throws only for
- * authentication failures and aborts (any other failure is recorded and logged, and the
- * next scheduled refresh tries again).
+ * One full refresh of content and reference data. Records it in content_refreshes and returns
+ * what it did; on failure records that too (when the database allows) and throws, for the
+ * engine to classify (the database is away, the provider is, or the credentials are refused).
  */
 export async function refreshContent(
   ctx: SyncContext,
   signal: AbortSignal,
   opts: { only?: readonly string[] | undefined } = {},
-): Promise<ContentRefreshResult & { ok: boolean }> {
+): Promise<ContentRefreshResult> {
   const log = ctx.logger.child({ component: 'content' });
   const only = opts.only && opts.only.length > 0 ? new Set(opts.only) : undefined;
   const refresh = new Refresh(ctx, signal, only);
-  const id = await startContentRefresh(ctx.db);
+  const id = await ctx.write((trx) => startContentRefresh(trx));
   const started = ctx.clock.now();
   try {
     await refresh.referenceLists();
     await refresh.properties();
     const outcome = signal.aborted ? 'stopped' : 'ok';
-    await finishContentRefresh(ctx.db, id, { outcome, ...refresh.result });
+    await ctx.write((trx) => finishContentRefresh(trx, id, { outcome, ...refresh.result }));
     log.info({ ...refresh.result, ms: ctx.clock.now() - started }, 'content refresh finished');
-    return { ...refresh.result, ok: !signal.aborted };
+    return { ...refresh.result };
   } catch (err) {
-    const stopped = signal.aborted && isAbortError(err, signal);
-    await finishContentRefresh(ctx.db, id, {
-      outcome: stopped ? 'stopped' : 'failed',
-      ...refresh.result,
-      error: stopped ? undefined : (err as Error).message,
-    }).catch(() => undefined);
-    if (stopped || err instanceof AuthenticationError) throw err;
-    const message = err instanceof ProviderError || err instanceof Quarantined ? err.message : `unexpected: ${(err as Error).message}`;
-    log.error({ err: message }, 'content refresh failed; the next scheduled refresh tries again');
-    return { ...refresh.result, ok: false };
+    const stopped = signal.aborted;
+    await ctx
+      .write((trx) =>
+        finishContentRefresh(trx, id, {
+          outcome: stopped ? 'stopped' : 'failed',
+          ...refresh.result,
+          error: stopped ? undefined : (err as Error).message,
+        }),
+      )
+      .catch(() => undefined);
+    throw err;
   }
 }
+
+/** Content and reference data, registered with the engine. */
+export const contentStream: RefreshStream = {
+  name: CONTENT_STREAM,
+  enabled: (config) => config.content.enabled,
+  cron: (config) => config.content.refreshCron,
+  run: async (ctx, signal, only) => {
+    await refreshContent(ctx, signal, { only });
+  },
+  discoversProperties: true,
+};

@@ -1,14 +1,22 @@
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
+import type { DatabaseAvailability } from '../db/availability.js';
+import type { DatabaseHandle, Db, Trx } from '../db/database.js';
+import type { Lease } from '../db/lease.js';
 import type { Logger } from '../log.js';
 import type { ProviderClient } from '../provider/client.js';
-import type { Clock } from '../util/clock.js';
-import type { SyncCounters } from './counters.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { SyncCounters } from './counters.js';
 
-/** What every stream needs: built once by the engine and passed down. */
+/** What every stream needs: built once per process and passed down. */
 export interface SyncContext {
   readonly config: Config;
+  /** Reads. */
   readonly db: Db;
+  /** Every write of a stream: one transaction, fenced by the writer lease. */
+  write<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
+  /** Whether the database answers; streams wait on it during an outage. */
+  readonly database: DatabaseAvailability;
+  readonly lease: Lease;
   readonly client: ProviderClient;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -17,19 +25,24 @@ export interface SyncContext {
   onEnqueued?: (() => void) | undefined;
 }
 
-/** The provider rejected the stored cursor of a property, or it vanished: restart with --recover. */
-export class TokenLostError extends Error {
-  override name = 'TokenLostError';
-  constructor(
-    readonly propertyId: string,
-    detail: string,
-    options?: ErrorOptions,
-  ) {
-    super(
-      `property ${propertyId}: ${detail}. The bookings of this property are not followed any more. ` +
-        `Restart with --recover to resume from the last mirrored modification minus two days ` +
-        `(or --recover=<ISO time> to choose the point).`,
-      options,
-    );
-  }
+export function createSyncContext(parts: {
+  config: Config;
+  handle: DatabaseHandle;
+  client: ProviderClient;
+  logger: Logger;
+  clock?: Clock;
+  counters?: SyncCounters;
+}): SyncContext {
+  const { handle } = parts;
+  return {
+    config: parts.config,
+    db: handle.db,
+    write: (fn) => handle.write(fn),
+    database: handle.availability,
+    lease: handle.lease,
+    client: parts.client,
+    logger: parts.logger,
+    clock: parts.clock ?? systemClock,
+    counters: parts.counters ?? new SyncCounters(),
+  };
 }

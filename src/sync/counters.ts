@@ -9,6 +9,8 @@ export class SyncCounters {
   detailsNotFound = 0;
   quarantined = 0;
   detailFailures = 0;
+  /** Bookings the database refused to store (quarantined with the reason). */
+  writeFailures = 0;
   pollErrors = 0;
 
   toJSON(): Record<string, number> {

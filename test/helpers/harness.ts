@@ -4,13 +4,15 @@
  */
 import { Writable } from 'node:stream';
 import { loadConfig, type Config, type RateWindow } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { openDatabase, openForWriting, type DatabaseHandle } from '../../src/db/database.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
-import type { SyncContext } from '../../src/sync/context.js';
-import { SyncCounters } from '../../src/sync/counters.js';
+import { createSyncContext, type SyncContext } from '../../src/sync/context.js';
+import { Engine, type EngineResult } from '../../src/sync/engine.js';
+import type { Recovery } from '../../src/sync/recovery.js';
+import type { StreamRegistry } from '../../src/sync/streams.js';
+import { registeredStreams } from '../../src/sync/streams.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
-import { systemClock } from '../../src/util/clock.js';
 import { dropSchema, query, testDatabaseUrl, uniqueSchema } from './database.js';
 
 export const SIM_CLIENT_ID = 'sim-client';
@@ -47,8 +49,15 @@ export interface Harness {
   schema: string;
   logLines: string[];
   logger: Logger;
-  /** A context on a database handle of its own (closed by close()). */
+  /**
+   * A context on a database handle of its own (closed by close()), holding the schema's
+   * writer lease: close the previous one (`release`) before asking for another.
+   */
   context(): Promise<SyncContext>;
+  /** Closes the handle of a context (its lease is free for the next one). */
+  release(ctx: SyncContext): Promise<void>;
+  /** Creates the schema's tables and lets go of the database (e.g. before starting a daemon). */
+  migrate(): Promise<void>;
   sql<T extends Record<string, unknown> = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
@@ -109,6 +118,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   });
   const logger = createLogger(config.log.level, sink);
   const handles: DatabaseHandle[] = [];
+  const byContext = new Map<SyncContext, DatabaseHandle>();
   const clients: ProviderClient[] = [];
   return {
     sim,
@@ -118,12 +128,26 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     logLines,
     logger,
     async context() {
-      const h = await openDatabase(config, logger);
+      // The previous contexts of this test are done: their leases are let go.
+      for (const old of handles.splice(0)) await old.close();
+      const h = await openForWriting(config, logger);
       handles.push(h);
-      await h.migrate();
       const client = new ProviderClient({ config, logger });
       clients.push(client);
-      return { config, db: h.db, client, logger, clock: systemClock, counters: new SyncCounters() };
+      const ctx = createSyncContext({ config, handle: h, client, logger });
+      byContext.set(ctx, h);
+      return ctx;
+    },
+    async release(ctx) {
+      await byContext.get(ctx)?.close();
+    },
+    async migrate() {
+      const h = await openDatabase(config, logger);
+      try {
+        await h.migrate();
+      } finally {
+        await h.close();
+      }
     },
     sql: (text, params) => query(dbUrl, schema, text, params),
     async close() {
@@ -133,6 +157,26 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await dropSchema(dbUrl, schema);
     },
   };
+}
+
+/**
+ * `sync --once` through the engine, in-process. By default the booking streams only (content
+ * has tests of its own); `streams: 'all'` runs every registered stream.
+ */
+export async function syncOnce(
+  ctx: SyncContext,
+  opts: { recoverFrom?: ReadonlyMap<string, Date>; recovery?: Recovery; streams?: 'bookings' | 'all'; signal?: AbortSignal } = {},
+): Promise<EngineResult> {
+  const streams: StreamRegistry = opts.streams === 'all' ? registeredStreams : { ...registeredStreams, refreshes: [] };
+  let recovery: Recovery = opts.recovery ?? { mode: 'none' };
+  // A fixed restart point per property: reset those cursors as --recover=<time> would.
+  if (opts.recoverFrom && opts.recoverFrom.size > 0) {
+    const { resetCursorForRecovery, BOOKING_SUMMARIES } = await import('../../src/db/repositories/cursors.js');
+    const [first] = [...opts.recoverFrom.values()];
+    for (const id of opts.recoverFrom.keys()) await ctx.write((trx) => resetCursorForRecovery(trx, id, BOOKING_SUMMARIES, new Date()));
+    recovery = { mode: 'at', from: first! };
+  }
+  return new Engine(ctx, { mode: 'once', recovery, streams }).run(opts.signal ?? new AbortController().signal);
 }
 
 // ------------------------------------------------------------------ mirror comparison

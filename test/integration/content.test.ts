@@ -3,9 +3,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { refreshContent } from '../../src/sync/content.js';
-import { syncOnce } from '../../src/sync/engine.js';
 import { daemonEnv, runCli, startCli } from '../helpers/cli.js';
-import { startHarness, type Harness } from '../helpers/harness.js';
+import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -51,7 +50,6 @@ describe('content mirror', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }, { id: '500200', bookingCount: 5 }, { id: '7291', bookingCount: 5 }] } });
     const ctx = await h.context();
     const first = await refreshContent(ctx, never);
-    expect(first.ok).toBe(true);
     expect(first.properties).toBe(3);
     expect(first.quarantined).toBe(0);
 
@@ -113,7 +111,7 @@ describe('content mirror', () => {
 
     const before = await rowVersions(h);
     const second = await refreshContent(await h.context(), never);
-    expect(second).toMatchObject({ ok: true, changedRows: 0, properties: 3 });
+    expect(second).toMatchObject({ changedRows: 0, properties: 3 });
     expect(await rowVersions(h)).toEqual(before);
   });
 
@@ -153,7 +151,7 @@ describe('content mirror', () => {
     h.sim.faults.malformedPropertyIds.add(bad);
     const ctx = await h.context();
     const r = await refreshContent(ctx, never);
-    expect(r).toMatchObject({ ok: true, properties: 450, quarantined: 1 });
+    expect(r).toMatchObject({ properties: 450, quarantined: 1 });
     const rows = await h.sql<{ property_id: string }>('SELECT property_id FROM properties WHERE removed_at IS NULL ORDER BY property_id');
     expect(rows.map((x) => x.property_id)).toEqual(ids.filter((id) => id !== bad).sort());
     const q = await h.sql<AnyRecord>('SELECT stream, property_id, reason, raw_body FROM quarantine');
@@ -165,8 +163,8 @@ describe('content mirror', () => {
   it('joins every booking room stay to its room type name through the views', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }, { id: '7291', bookingCount: 40 }] } });
     const ctx = await h.context();
-    const result = await syncOnce(ctx, { propertyIds: h.config.propertyIds, recoverFrom: new Map(), refreshContent: true, contentOnly: [] }, never);
-    expect(result).toEqual({ tokenLost: [], contentOk: true });
+    const result = await syncOnce(ctx, { streams: 'all' });
+    expect(result).toMatchObject({ tokenLost: [], refreshFailures: [], failed: [], fatal: undefined });
     const stays = await h.sql<{ n: string }>('SELECT count(*) AS n FROM booking_room_stays');
     const named = await h.sql<AnyRecord>('SELECT * FROM booking_room_stays_named');
     expect(named.length).toBe(Number(stays[0]!.n));
@@ -182,7 +180,7 @@ describe('content mirror', () => {
 
   it('comments every table and column', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
-    await h.context(); // migrates
+    await h.migrate();
     const missing = await h.sql<AnyRecord>(
       `SELECT c.table_name, c.column_name
          FROM information_schema.columns c
@@ -222,7 +220,7 @@ describe('content mirror', () => {
 
   it('lets the daemon follow a property that a scheduled refresh finds, and polls again on schedule', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 10 }] } });
-    await h.context(); // the tables exist before the daemon starts, so the test can poll them
+    await h.migrate(); // the tables exist before the daemon starts, so the test can poll them
     // croner takes seconds as a sixth field: refresh and poll every second.
     const { child, done } = startCli(
       ['run'],

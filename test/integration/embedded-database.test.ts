@@ -10,11 +10,9 @@ import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
 import { createLogger } from '../../src/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
-import { SyncCounters } from '../../src/sync/counters.js';
-import { syncOnce } from '../../src/sync/engine.js';
+import { createSyncContext } from '../../src/sync/context.js';
 import { startSimulator } from '../../src/simulator/index.js';
-import { systemClock } from '../../src/util/clock.js';
-import { fastRateLimits } from '../helpers/harness.js';
+import { fastRateLimits, syncOnce } from '../helpers/harness.js';
 
 describe('embedded database (PGlite)', () => {
   it('migrates, syncs and keeps the data across reopening', async () => {
@@ -34,9 +32,13 @@ describe('embedded database (PGlite)', () => {
       const logger = createLogger('warn');
       const first = await openDatabase(config, logger);
       expect(first.kind).toBe('pglite');
-      expect(await first.migrate()).toEqual(['0001_bookings', '0002_content']);
+      const never = new AbortController().signal;
+      await first.lease.acquire(never, { wait: false });
+      expect(await first.migrate()).toEqual(['0001_bookings', '0002_content', '0003_reliability']);
+      await first.lease.startFencing();
       const client = new ProviderClient({ config, logger });
-      await syncOnce({ config, db: first.db, client, logger, clock: systemClock, counters: new SyncCounters() }, { propertyIds: ['500100'], recoverFrom: new Map(), refreshContent: true, contentOnly: [] }, new AbortController().signal);
+      const result = await syncOnce(createSyncContext({ config, handle: first, client, logger }), { streams: 'all' });
+      expect(result).toMatchObject({ failed: [], refreshFailures: [], fatal: undefined });
       await client.close();
       await first.close();
 

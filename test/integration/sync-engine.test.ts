@@ -2,10 +2,9 @@
  * The bookings mirror end to end: real PostgreSQL, the simulator over HTTP, the engine.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { planRecovery, syncOnce as runOnce } from '../../src/sync/engine.js';
-import type { SyncContext } from '../../src/sync/context.js';
-import { TokenLostError } from '../../src/sync/context.js';
-import { mirrorSnapshot, simulatorSnapshot, startHarness, SIM_CLIENT_SECRET, type Harness } from '../helpers/harness.js';
+import { TokenLostError } from '../../src/sync/errors.js';
+import { planRecovery } from '../../src/sync/recovery.js';
+import { mirrorSnapshot, simulatorSnapshot, startHarness, SIM_CLIENT_SECRET, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -13,11 +12,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-const never = new AbortController().signal;
-
-/** The bookings streams only (content has tests of its own). */
-const syncOnce = (ctx: SyncContext, propertyIds: readonly string[], recoverFrom: ReadonlyMap<string, Date>, signal: AbortSignal) =>
-  runOnce(ctx, { propertyIds, recoverFrom, refreshContent: false, contentOnly: [] }, signal);
 
 describe('sync engine against the simulator', () => {
   it('mirrors several properties row for row', async () => {
@@ -26,7 +20,7 @@ describe('sync engine against the simulator', () => {
       config: { sync: { summariesPageSize: 50 } },
     });
     const ctx = await h.context();
-    const result = await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    const result = await syncOnce(ctx);
     expect(result.tokenLost).toEqual([]);
 
     const expected = simulatorSnapshot(h.sim);
@@ -47,10 +41,10 @@ describe('sync engine against the simulator', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 150 }, { id: '500200', bookingCount: 150 }] } });
     const ctx = await h.context();
     h.sim.startChurn({ intervalMs: 40, perTick: 3, newPerTick: 1 });
-    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await syncOnce(ctx);
     h.sim.stopChurn();
     // The changes made after the first pass are picked up by the next poll.
-    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await syncOnce(ctx);
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
     const counted = await h.sql<{ n: string }>('SELECT count(*) AS n FROM bookings');
     expect(Number(counted[0]?.n)).toBeGreaterThan(300);
@@ -59,12 +53,12 @@ describe('sync engine against the simulator', () => {
   it('costs no detail call for a summary whose version is already stored', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 100 }] } });
     const ctx = await h.context();
-    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await syncOnce(ctx);
     const before = h.sim.stats.accepted.bookingDetails ?? 0;
     expect(before).toBe(100);
     // Re-read the whole list from 2009 (as a recovery would): every summary repeats.
     const replay = await h.context();
-    await syncOnce(replay, h.config.propertyIds, new Map([['500100', new Date('2009-01-01T00:00:00Z')]]), never);
+    await syncOnce(replay, { recoverFrom: new Map([['500100', new Date('2009-01-01T00:00:00Z')]]) });
     expect(replay.counters.summaries).toBe(100);
     expect(replay.counters.detailsEnqueued).toBe(0);
     expect(h.sim.stats.accepted.bookingDetails).toBe(before);
@@ -73,11 +67,11 @@ describe('sync engine against the simulator', () => {
   it('stops a property whose token is lost, changes nothing without --recover, and recovers with it', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 80 }, { id: '500200', bookingCount: 40 }] } });
     const ctx = await h.context();
-    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await syncOnce(ctx);
     h.sim.invalidateContinueTokens();
     h.sim.mutate({ count: 10, newCount: 5 });
 
-    const lostRun = await syncOnce(await h.context(), h.config.propertyIds, new Map(), never);
+    const lostRun = await syncOnce(await h.context());
     expect(lostRun.tokenLost.map((e) => e.propertyId).sort()).toEqual(['500100', '500200']);
     expect(lostRun.tokenLost[0]).toBeInstanceOf(TokenLostError);
     expect(lostRun.tokenLost[0]!.message).toMatch(/--recover/);
@@ -96,7 +90,7 @@ describe('sync engine against the simulator', () => {
     expect(recovered.lost).toEqual([]);
     const max = await h.sql<{ m: Date }>(`SELECT max(modified_at) AS m FROM bookings WHERE property_id = '500100'`);
     expect(recovered.recoverFrom.get('500100')!.getTime()).toBe(max[0]!.m.getTime() - 2 * 86_400_000);
-    const result = await syncOnce(rctx, h.config.propertyIds, recovered.recoverFrom, never);
+    const result = await syncOnce(rctx, { recovery: { mode: 'auto' } });
     expect(result.tokenLost).toEqual([]);
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
     const states = await h.sql<{ state: string }>('SELECT state FROM sync_cursors');
@@ -106,10 +100,10 @@ describe('sync engine against the simulator', () => {
   it('treats mirror rows without a cursor as a lost token', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
     const ctx = await h.context();
-    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await syncOnce(ctx);
     await h.sql('DELETE FROM sync_cursors');
     const plan = await planRecovery(ctx, h.config.propertyIds, { mode: 'none' });
-    expect(plan.lost).toEqual([{ propertyId: '500100', reason: expect.stringMatching(/continueToken is gone/) }]);
+    expect(plan.lost.map((l) => [l.propertyId, l.detail])).toEqual([['500100', expect.stringMatching(/continueToken is gone/)]]);
     const at = await planRecovery(ctx, h.config.propertyIds, { mode: 'at', from: new Date('2020-01-01T00:00:00Z') });
     expect(at.recoverFrom.get('500100')?.toISOString()).toBe('2020-01-01T00:00:00.000Z');
   });
@@ -121,7 +115,7 @@ describe('sync engine against the simulator', () => {
     h.sim.faults.spurious429Rate = 0.1;
     h.sim.faults.spurious401Rate = 0.1;
     const ctx = await h.context();
-    const result = await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    const result = await syncOnce(ctx);
     expect(result.tokenLost).toEqual([]);
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
     const stats = ctx.client.stats();
@@ -138,7 +132,7 @@ describe('sync engine against the simulator', () => {
     for (const n of malformed) h.sim.faults.malformedBookingNumbers.add(n);
     for (const n of missing) h.sim.faults.notFoundBookingNumbers.add(n);
     const ctx = await h.context();
-    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await syncOnce(ctx);
 
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim, new Set([...malformed, ...missing])));
     const q = await h.sql<{ entity_key: string; stream: string; reason: string; raw_body: string }>('SELECT * FROM quarantine ORDER BY entity_key');
@@ -152,7 +146,7 @@ describe('sync engine against the simulator', () => {
     );
     // Not retried forever: a second pass makes no detail call for them.
     const calls = h.sim.stats.accepted.bookingDetails;
-    await syncOnce(await h.context(), h.config.propertyIds, new Map(), never);
+    await syncOnce(await h.context());
     expect(h.sim.stats.accepted.bookingDetails).toBe(calls);
   });
 
@@ -161,7 +155,7 @@ describe('sync engine against the simulator', () => {
     h.sim.faults.spurious401Rate = 0.2;
     h.sim.faults.error5xxRate = 0.1;
     const ctx = await h.context();
-    await syncOnce(ctx, h.config.propertyIds, new Map(), never);
+    await syncOnce(ctx);
     expect(h.logLines.length).toBeGreaterThan(5);
     const all = h.logLines.join('\n');
     expect(all).not.toContain(SIM_CLIENT_SECRET);

@@ -296,7 +296,7 @@ describe('ProviderClient', () => {
     const err = await client.getBookingSummaries(PROPERTY, { continueToken: 'stale' }, signal()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ContinueTokenRejectedError);
     expect((err as ContinueTokenRejectedError).propertyId).toBe(PROPERTY);
-    expect((err as Error).message).toMatch(/--recover/);
+    expect((err as Error).message).toBe('the provider rejected the stored continueToken (HTTP 400)');
     expect((err as Error).message).not.toContain('stale');
     expect(provider.apiRequests).toHaveLength(1);
 
@@ -326,10 +326,24 @@ describe('ProviderClient', () => {
     expect(e.propertyId).toBe(PROPERTY);
     expect(e.bookingNumber).toBe('N-1');
 
-    provider.apiScript = [() => ({ status: 200, body: '<html>' })];
-    const notJson = await client.getBookingSummaries(PROPERTY, {}, signal()).catch((x: unknown) => x);
-    expect(notJson).toBeInstanceOf(InvalidPayloadError);
-    expect((notJson as InvalidPayloadError).propertyId).toBe(PROPERTY);
+  });
+
+  it('a 2xx body that is not JSON (cut short, an HTML page) is a transport fault: retried, then given up as unavailable', async () => {
+    const page = fixture('read-reservation-booking-summaries-page-propertyId-as-string.json');
+    provider.apiScript = [
+      () => ({ status: 200, body: page.slice(0, page.length / 2) }),
+      () => ({ status: 200, headers: { 'content-type': 'text/html' }, body: '<html><body>502 Bad Gateway</body></html>' }),
+    ];
+    const { page: parsed } = await client.getBookingSummaries(PROPERTY, {}, signal());
+    expect(parsed.bookingSummaries).toHaveLength(5);
+    expect(provider.apiRequests).toHaveLength(3);
+    expect(client.stats()).toMatchObject({ invalidBodies: 2, retries: 2, failures: expect.objectContaining({ invalid_body: 2 }) });
+
+    provider.apiDefault = () => ({ status: 200, body: '<html>' });
+    const err = await client.getBooking(PROPERTY, 'N-1', signal()).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ProviderUnavailableError);
+    expect((err as ProviderUnavailableError).lastError).toMatch(/not JSON/);
+    expect((err as ProviderUnavailableError).host).toBe(new URL(provider.url).host);
   });
 
   it('bad credentials are an AuthenticationError that never reveals the secret', async () => {

@@ -6,6 +6,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
+import type { RefreshOutcome } from '../states.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -49,12 +50,17 @@ function prepare(row: Row): Row {
 }
 
 /**
- * Upserts `rows` into `table`, writing a row only when one of its data columns differs or it
+ * Upserts `input` into `table`, writing a row only when one of its data columns differs or it
  * was removed (then it is revived). Returns the keys (last key column) of the rows written.
  */
-export async function upsertChanged(trx: Executor, table: RemovableTable, rows: Row[]): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
+export async function upsertChanged(trx: Executor, table: RemovableTable, input: Row[]): Promise<Set<string>> {
+  if (input.length === 0) return new Set();
   const keys = keyColumns(table);
+  // A page may list one id twice; one INSERT ... ON CONFLICT must not touch a row twice
+  // (SQLSTATE 21000), so the last occurrence wins, as a second write would.
+  const byKey = new Map<string, Row>();
+  for (const r of input) byKey.set(keys.map((k) => String(r[k])).join('\u0000'), r);
+  const rows = [...byKey.values()];
   const columns = Object.keys(rows[0]!);
   const data = columns.filter((c) => !keys.includes(c));
   const values = rows.map((r) => sql`(${sql.join(columns.map((c) => sql`${prepare(r)[c] ?? null}`))})`);
@@ -124,7 +130,7 @@ export async function startContentRefresh(db: Executor): Promise<string> {
 export async function finishContentRefresh(
   db: Executor,
   id: string,
-  r: { outcome: string; properties: number; requests: number; changedRows: number; quarantined: number; error?: string },
+  r: { outcome: RefreshOutcome; properties: number; requests: number; changedRows: number; quarantined: number; error?: string },
 ): Promise<void> {
   await db
     .updateTable('content_refreshes')

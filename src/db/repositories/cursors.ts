@@ -1,27 +1,32 @@
-import { sql } from 'kysely';
-import type { Db } from '../database.js';
+/**
+ * sync_cursors: where each stream of each property stands, and how it is doing (state,
+ * last error and since when). The cursor value moves only in the transaction of the rows it
+ * covers (saveCursorAfterPage); the other functions record states and errors.
+ */
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, SyncCursorsTable } from '../schema.js';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { CursorState, CursorStream } from '../states.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface CursorRow {
   propertyId: string;
-  stream: string;
+  stream: CursorStream;
   cursor: string | null;
   position: Date | null;
-  state: string;
+  state: CursorState;
   caughtUp: boolean;
   pages: number;
   rowsSeen: number;
   lastPollAt: Date | null;
   lastError: string | null;
+  errorSince: Date | null;
 }
 
-/** Streams with a cursor per property. */
-export const BOOKING_SUMMARIES = 'booking_summaries';
+/** The booking list's cursor stream (the provider's continueToken). */
+export const BOOKING_SUMMARIES: CursorStream = 'booking_summaries';
 
-export async function findCursor(db: Executor, propertyId: string, stream: string): Promise<CursorRow | undefined> {
+export async function findCursor(db: Executor, propertyId: string, stream: CursorStream): Promise<CursorRow | undefined> {
   const r = await db
     .selectFrom('sync_cursors')
     .selectAll()
@@ -31,7 +36,7 @@ export async function findCursor(db: Executor, propertyId: string, stream: strin
   return r && toCursor(r);
 }
 
-export async function listCursors(db: Executor, stream: string): Promise<CursorRow[]> {
+export async function listCursors(db: Executor, stream: CursorStream): Promise<CursorRow[]> {
   const rows = await db.selectFrom('sync_cursors').selectAll().where('stream', '=', stream).orderBy('property_id').execute();
   return rows.map(toCursor);
 }
@@ -39,22 +44,23 @@ export async function listCursors(db: Executor, stream: string): Promise<CursorR
 function toCursor(r: Selectable<SyncCursorsTable>): CursorRow {
   return {
     propertyId: r.property_id,
-    stream: r.stream,
+    stream: r.stream as CursorStream,
     cursor: r.cursor,
     position: r.position,
-    state: r.state,
+    state: r.state as CursorState,
     caughtUp: r.caught_up,
     pages: Number(r.pages),
     rowsSeen: Number(r.rows_seen),
     lastPollAt: r.last_poll_at,
     lastError: r.last_error,
+    errorSince: r.error_since,
   };
 }
 
-/** Stores the cursor after a page, in the page's transaction. `position` only moves forward. */
+/** Stores the cursor after a page, in the page's transaction. `position` only moves forward. The stream is healthy again. */
 export async function saveCursorAfterPage(
   trx: Executor,
-  c: { propertyId: string; stream: string; cursor: string | null; position: Date | null; caughtUp: boolean; rows: number; polledAt: Date },
+  c: { propertyId: string; stream: CursorStream; cursor: string | null; position: Date | null; caughtUp: boolean; rows: number; polledAt: Date },
 ): Promise<void> {
   await trx
     .insertInto('sync_cursors')
@@ -69,6 +75,7 @@ export async function saveCursorAfterPage(
       rows_seen: c.rows,
       last_poll_at: c.polledAt,
       last_error: null,
+      error_since: null,
       updated_at: c.polledAt,
     })
     .onConflict((oc) =>
@@ -81,18 +88,43 @@ export async function saveCursorAfterPage(
         rows_seen: sql`sync_cursors.rows_seen + excluded.rows_seen`,
         last_poll_at: c.polledAt,
         last_error: null,
+        error_since: null,
         updated_at: c.polledAt,
       }),
     )
     .execute();
 }
 
-/** Records a failed poll without moving the cursor. */
-export async function recordCursorError(db: Db, propertyId: string, stream: string, message: string, at: Date): Promise<void> {
+/**
+ * Records a problem without moving the cursor: `retrying` (transient: the provider is away,
+ * retried with backoff) or `failing` (permanent: needs attention). `error_since` keeps the
+ * start of a continuing problem of the same state. A lost token stays lost.
+ */
+export async function markCursorProblem(
+  db: Executor,
+  c: { propertyIds: readonly string[]; stream: CursorStream; state: 'retrying' | 'failing'; message: string; at: Date },
+): Promise<void> {
+  if (c.propertyIds.length === 0) return;
+  await sql`
+    INSERT INTO sync_cursors AS s (property_id, stream, state, last_error, error_since, updated_at)
+    SELECT p, ${c.stream}, ${c.state}, ${c.message}, ${c.at}, ${c.at} FROM unnest(${[...c.propertyIds]}::text[]) AS p
+    ON CONFLICT (property_id, stream) DO UPDATE SET
+      state = excluded.state,
+      last_error = excluded.last_error,
+      error_since = CASE WHEN s.state = excluded.state THEN COALESCE(s.error_since, excluded.error_since) ELSE excluded.error_since END,
+      updated_at = excluded.updated_at
+    WHERE s.state <> 'token_lost'`.execute(db);
+}
+
+/** The provider answers again: properties marked `retrying` are active again (their next page confirms it). */
+export async function clearRetrying(db: Executor, propertyIds: readonly string[], stream: CursorStream, at: Date): Promise<void> {
+  if (propertyIds.length === 0) return;
   await db
-    .insertInto('sync_cursors')
-    .values({ property_id: propertyId, stream, cursor: null, position: null, last_poll_at: at, last_error: message, updated_at: at })
-    .onConflict((oc) => oc.columns(['property_id', 'stream']).doUpdateSet({ last_poll_at: at, last_error: message, updated_at: at }))
+    .updateTable('sync_cursors')
+    .set({ state: 'active', last_error: null, error_since: null, updated_at: at })
+    .where('stream', '=', stream)
+    .where('state', '=', 'retrying')
+    .where('property_id', 'in', [...propertyIds])
     .execute();
 }
 
@@ -101,21 +133,23 @@ export async function recordCursorError(db: Db, propertyId: string, stream: stri
  * The cursor value is kept for the operator to inspect; the stream refuses to run until a
  * restart with --recover replaces it.
  */
-export async function markCursorLost(db: Db, propertyId: string, stream: string, message: string, at: Date): Promise<void> {
+export async function markCursorLost(db: Executor, propertyId: string, stream: CursorStream, message: string, at: Date): Promise<void> {
   await db
     .insertInto('sync_cursors')
-    .values({ property_id: propertyId, stream, cursor: null, position: null, state: 'token_lost', last_error: message, updated_at: at })
-    .onConflict((oc) => oc.columns(['property_id', 'stream']).doUpdateSet({ state: 'token_lost', last_error: message, updated_at: at }))
+    .values({ property_id: propertyId, stream, cursor: null, position: null, state: 'token_lost', last_error: message, error_since: at, updated_at: at })
+    .onConflict((oc) => oc.columns(['property_id', 'stream']).doUpdateSet({ state: 'token_lost', last_error: message, error_since: at, updated_at: at }))
     .execute();
 }
 
 /** Recovery: drop the token so the next poll starts again from `lastModification`. */
-export async function resetCursorForRecovery(db: Db, propertyId: string, stream: string, at: Date): Promise<void> {
+export async function resetCursorForRecovery(db: Executor, propertyId: string, stream: CursorStream, at: Date): Promise<void> {
   await db
     .insertInto('sync_cursors')
     .values({ property_id: propertyId, stream, cursor: null, position: null, state: 'active', last_error: null, updated_at: at })
     .onConflict((oc) =>
-      oc.columns(['property_id', 'stream']).doUpdateSet({ cursor: null, state: 'active', caught_up: false, last_error: null, updated_at: at }),
+      oc
+        .columns(['property_id', 'stream'])
+        .doUpdateSet({ cursor: null, state: 'active', caught_up: false, last_error: null, error_since: null, updated_at: at }),
     )
     .execute();
 }

@@ -1,4 +1,10 @@
-import type { Kysely, Transaction } from 'kysely';
+/**
+ * quarantine: provider payloads that failed validation, kept with the reason and the body as
+ * received, so that nothing received is lost. One row per stream, property, entity and reason:
+ * the same failure again (a refetch on backoff, the next refresh) counts in `occurrences` and
+ * keeps the latest body, so the table does not grow with every retry.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -11,14 +17,17 @@ export interface QuarantineEntry {
   rawBody: string;
 }
 
-/** Keeps a payload that failed validation, with why, so that nothing received is lost. */
 export async function quarantinePayload(db: Executor, e: QuarantineEntry): Promise<void> {
-  await db
-    .insertInto('quarantine')
-    .values({ stream: e.stream, property_id: e.propertyId, entity_key: e.entityKey, reason: e.reason, raw_body: e.rawBody })
-    .execute();
+  await sql`
+    INSERT INTO quarantine AS q (stream, property_id, entity_key, reason, reason_hash, raw_body)
+    VALUES (${e.stream}, ${e.propertyId}, ${e.entityKey}, ${e.reason}, md5(${e.reason}), ${e.rawBody})
+    ON CONFLICT (stream, coalesce(property_id, ''), coalesce(entity_key, ''), reason_hash) DO UPDATE SET
+      occurrences = q.occurrences + 1,
+      last_seen_at = now(),
+      raw_body = excluded.raw_body`.execute(db);
 }
 
+/** Quarantined entities per property ('' for payloads without one). */
 export async function countQuarantined(db: Executor): Promise<Map<string, number>> {
   const rows = await db
     .selectFrom('quarantine')

@@ -1,15 +1,66 @@
+/**
+ * sync_runs: one row per `run` or `sync --once` process. Written through the handle's control
+ * pool, outside the writer lease: a run row is the process's own bookkeeping, and closing it
+ * must work even while the sync's connections are busy or the lease is lost.
+ */
 import type { Db } from '../database.js';
+import type { RunOutcome } from '../states.js';
 
-/** Opens a sync_runs row for this process; returns its id. */
-export async function startRun(db: Db, command: string): Promise<string> {
-  const r = await db.insertInto('sync_runs').values({ command }).returning('id').executeTakeFirstOrThrow();
+export async function startRun(db: Db, command: string, who: { host: string; pid: number }): Promise<string> {
+  const r = await db.insertInto('sync_runs').values({ command, host: who.host, pid: who.pid }).returning('id').executeTakeFirstOrThrow();
   return r.id;
 }
 
-export async function finishRun(db: Db, id: string, outcome: string, stats: unknown, error?: string): Promise<void> {
+export async function finishRun(db: Db, id: string, outcome: RunOutcome, stats: unknown, error?: string): Promise<void> {
   await db
     .updateTable('sync_runs')
     .set({ finished_at: new Date(), outcome, stats: JSON.stringify(stats), error: error ?? null })
     .where('id', '=', id)
     .execute();
+}
+
+/**
+ * Closes the runs (and content refreshes) that a process left open because it was killed or
+ * its database session died. Called by the lease holder at start, when no other process of
+ * this schema can be running. Returns the ids closed.
+ */
+export async function closeAbandonedRuns(db: Db): Promise<string[]> {
+  const runs = await db
+    .updateTable('sync_runs')
+    .set({ finished_at: new Date(), outcome: 'killed', error: 'the process ended without closing its run (killed, or its database session died)' })
+    .where('finished_at', 'is', null)
+    .returning('id')
+    .execute();
+  await db
+    .updateTable('content_refreshes')
+    .set({ finished_at: new Date(), outcome: 'killed', error: 'the process ended during the refresh' })
+    .where('finished_at', 'is', null)
+    .execute();
+  return runs.map((r) => r.id);
+}
+
+export interface RunRow {
+  id: string;
+  command: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  outcome: string | null;
+  error: string | null;
+  host: string | null;
+  pid: number | null;
+}
+
+/** The most recent runs, newest first. */
+export async function recentRuns(db: Db, limit: number): Promise<RunRow[]> {
+  const rows = await db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(limit).execute();
+  return rows.map((r) => ({
+    id: r.id,
+    command: r.command,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    outcome: r.outcome,
+    error: r.error,
+    host: r.host,
+    pid: r.pid,
+  }));
 }

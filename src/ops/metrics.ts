@@ -1,0 +1,232 @@
+/**
+ * /metrics through prom-client: the process's counters, the provider's health (failures by
+ * cause, retries, last success, outages, request latency), the database and the lease, and
+ * gauges read from the mirror's bookkeeping tables at scrape time (queue, list position,
+ * property states). When the database is away those table gauges are left out of the scrape
+ * (staysync_database_up says why); the rest still answers.
+ */
+import client from 'prom-client';
+import type { DatabaseAvailability } from '../db/availability.js';
+import type { Db } from '../db/database.js';
+import type { Lease } from '../db/lease.js';
+import { queueDepthByProperty } from '../db/repositories/booking-queue.js';
+import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
+import { cursorStates } from '../db/states.js';
+import type { ProviderClient } from '../provider/client.js';
+import { failureCauses } from '../provider/health.js';
+import type { SyncCounters } from '../sync/counters.js';
+
+export interface MetricSources {
+  counters: SyncCounters;
+  client: ProviderClient;
+  availability: DatabaseAvailability;
+  lease: Lease;
+  /** Reads for the table gauges (the control pool). */
+  db: Db;
+  /** Whether /readyz would answer ready. */
+  ready: () => boolean;
+}
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase());
+
+/** A registry with every staysync metric and Node's default process metrics. */
+export function createMetrics(sources: MetricSources): client.Registry {
+  const register = new client.Registry();
+  client.collectDefaultMetrics({ register });
+  const { counters, availability, lease } = sources;
+  const provider = sources.client;
+
+  for (const key of Object.keys(counters.toJSON())) {
+    new client.Counter({
+      name: `staysync_${snake(key)}_total`,
+      help: `Sync counter ${key} of this process.`,
+      registers: [register],
+      collect() {
+        this.reset();
+        this.inc(counters.toJSON()[key] ?? 0);
+      },
+    });
+  }
+
+  new client.Gauge({
+    name: 'staysync_ready',
+    help: '1 when the daemon can do its work (database reachable, writer lease held, not stopping).',
+    registers: [register],
+    collect() {
+      this.set(sources.ready() ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_database_up',
+    help: '1 when the database answers, 0 during an outage.',
+    registers: [register],
+    collect() {
+      this.set(availability.available ? 1 : 0);
+    },
+  });
+  new client.Counter({
+    name: 'staysync_database_outages_total',
+    help: 'Database outages seen by this process.',
+    registers: [register],
+    collect() {
+      this.reset();
+      this.inc(availability.outages);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_lease_held',
+    help: '1 while this process holds the writer lease of its schema.',
+    registers: [register],
+    collect() {
+      this.set(lease.held ? 1 : 0);
+    },
+  });
+  new client.Counter({
+    name: 'staysync_lease_losses_total',
+    help: 'Times this process lost the writer lease while holding it.',
+    registers: [register],
+    collect() {
+      this.reset();
+      this.inc(lease.losses);
+    },
+  });
+
+  new client.Counter({
+    name: 'staysync_provider_requests_total',
+    help: 'HTTP requests sent to the provider, by rate-limit scope.',
+    labelNames: ['scope'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const [scope, n] of Object.entries(provider.stats().requests)) this.inc({ scope }, n);
+    },
+  });
+  new client.Counter({
+    name: 'staysync_provider_failures_total',
+    help: 'Provider attempts without a usable answer, by cause (http_5xx, throttled, timeout, connection_refused, connection_reset, dns, tls, network, invalid_body).',
+    labelNames: ['cause'],
+    registers: [register],
+    collect() {
+      this.reset();
+      const failures = provider.health.failures;
+      for (const cause of failureCauses) this.inc({ cause }, failures[cause]);
+    },
+  });
+  new client.Counter({
+    name: 'staysync_provider_retries_total',
+    help: 'Provider requests (token requests included) sent again after a failure.',
+    registers: [register],
+    collect() {
+      this.reset();
+      this.inc(provider.health.retries);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_provider_up',
+    help: '0 while the host is in an outage (no usable answer for a while), else 1.',
+    labelNames: ['host'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const h of provider.health.hostsSeen()) this.set({ host: h.host }, h.outage ? 0 : 1);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_provider_last_success_timestamp_seconds',
+    help: 'When the host last gave a usable answer (unix seconds).',
+    labelNames: ['host'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const h of provider.health.hostsSeen()) if (h.lastSuccessAt !== undefined) this.set({ host: h.host }, h.lastSuccessAt / 1000);
+    },
+  });
+  const latency = new client.Histogram({
+    name: 'staysync_provider_request_duration_seconds',
+    help: 'Duration of provider HTTP exchanges, by scope and HTTP status (or failure cause when there was no answer).',
+    labelNames: ['scope', 'status'],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [register],
+  });
+  provider.health.onExchange((e) => latency.observe({ scope: e.scope, status: e.outcome }, e.seconds));
+
+  // Table gauges: one read of the bookkeeping per scrape, shared by the gauges below.
+  let snapshot: Promise<TableSnapshot | undefined> | undefined;
+  let snapshotAt = 0;
+  const tables = (): Promise<TableSnapshot | undefined> => {
+    const now = Date.now();
+    if (!snapshot || now - snapshotAt > 1000) {
+      snapshotAt = now;
+      snapshot = availability.available ? readTables(sources.db).catch(() => undefined) : Promise.resolve(undefined);
+    }
+    return snapshot;
+  };
+  new client.Gauge({
+    name: 'staysync_detail_queue_pending',
+    help: 'Booking detail fetches waiting, by property.',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const d of (await tables())?.queue ?? []) this.set({ property_id: d.propertyId }, d.pending);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_detail_queue_parked',
+    help: 'Booking detail fetches that answered 404 several times or failed validation, by property and state; fetched again on a growing backoff.',
+    labelNames: ['property_id', 'state'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const d of (await tables())?.queue ?? []) {
+        this.set({ property_id: d.propertyId, state: 'not_found' }, d.notFound);
+        this.set({ property_id: d.propertyId, state: 'quarantined' }, d.quarantined);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_detail_queue_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending booking detail fetch, by property (0 when none).',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      const now = Date.now();
+      for (const d of (await tables())?.queue ?? []) {
+        this.set({ property_id: d.propertyId }, d.oldestPendingAt ? Math.max(0, (now - d.oldestPendingAt.getTime()) / 1000) : 0);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_booking_list_position_seconds',
+    help: 'Latest modification time covered by the booking list cursor (unix seconds), by property.',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const c of (await tables())?.cursors ?? []) this.set({ property_id: c.propertyId }, (c.position?.getTime() ?? 0) / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_property_state',
+    help: 'State of each property stream: 1 for its current state (active, retrying, failing, token_lost), 0 for the others.',
+    labelNames: ['property_id', 'stream', 'state'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const c of (await tables())?.cursors ?? []) {
+        for (const state of cursorStates) this.set({ property_id: c.propertyId, stream: c.stream, state }, c.state === state ? 1 : 0);
+      }
+    },
+  });
+  return register;
+}
+
+interface TableSnapshot {
+  queue: Awaited<ReturnType<typeof queueDepthByProperty>>;
+  cursors: Awaited<ReturnType<typeof listCursors>>;
+}
+
+async function readTables(db: Db): Promise<TableSnapshot> {
+  return { queue: await queueDepthByProperty(db), cursors: await listCursors(db, BOOKING_SUMMARIES) };
+}
