@@ -193,7 +193,7 @@ async function conclude(
 ): Promise<number> {
   const { logger } = env;
   const close = async (outcome: RunOutcome, error?: string) => {
-    if (runId) await finishRun(h.control, runId, outcome, stats, error).catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not close the run row'));
+    if (runId) await finishRun(h.control, runId, outcome, stats, error).catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not close the run row; the next start closes it as killed'));
   };
   if (result.stoppedBeforeWriting) {
     for (const lost of result.tokenLost) logger.error({ propertyId: lost.propertyId }, `${lost.message} Nothing was changed.`);

@@ -87,12 +87,8 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
     });
-    const pool = new pg.Pool({ ...connection('sync'), max: config.database.poolSize });
-    // An idle connection that the server closed (restart, terminate) is dropped by the pool;
-    // the next query reports the outage, if there is one.
-    pool.on('error', (err) => log.debug({ err: err.message }, 'idle database connection closed'));
-    const controlPool = new pg.Pool({ ...connection('control'), max: 2 });
-    controlPool.on('error', (err) => log.debug({ err: err.message }, 'idle control connection closed'));
+    const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log);
+    const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log);
     const dialect = new PostgresDialect({ pool });
     const db = new Kysely<Database>({ dialect });
     const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
@@ -167,6 +163,20 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
       await pglite.close();
     },
   });
+}
+
+/**
+ * A connection that the server closes (restart, pg_terminate_backend) emits 'error' when no
+ * query is running on it. The pool listens on idle connections only; a connection checked out
+ * between two statements of a transaction would crash the process with an unhandled 'error'
+ * event. Every connection gets a listener: the next statement on it fails instead, and that
+ * failure reports the outage (if there is one) where it happens.
+ */
+function watched(pool: pg.Pool, log: Logger): pg.Pool {
+  const quiet = (err: Error) => log.debug({ err: err.message }, 'database connection closed by the server');
+  pool.on('error', quiet);
+  pool.on('connect', (client) => client.on('error', quiet));
+  return pool;
 }
 
 interface HandleParts {

@@ -76,8 +76,12 @@ export class BookingDetailsStream implements QueueDrain {
 
     while (!signal.aborted) {
       try {
-        await ctx.database.waitUntilAvailable(signal);
-        await ctx.lease.waitUntilHeld(signal);
+        if (!ctx.database.available || !ctx.lease.held) {
+          // What was claimed before the wait may have been fetched by another process meanwhile.
+          batch = [];
+          await ctx.database.waitUntilAvailable(signal);
+          await ctx.lease.waitUntilHeld(signal);
+        }
         if (batch.length === 0) {
           // Exclude what is in flight when the query starts: a fetch that completes while the
           // query runs is still listed in the query's snapshot and must not be fetched again.

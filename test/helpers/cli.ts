@@ -15,7 +15,7 @@ export interface Run {
 }
 
 /** Starts the CLI with only PATH and `env` in its environment. */
-export function startCli(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run> } {
+export function startCli(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run>; output: () => string } {
   const child = spawn(process.execPath, [cli, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -25,7 +25,7 @@ export function startCli(args: string[], env: Record<string, string>): { child: 
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
   const done = new Promise<Run>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done };
+  return { child, done, output: () => stdout + stderr };
 }
 
 export const runCli = (args: string[], env: Record<string, string>): Promise<Run> => startCli(args, env).done;
@@ -55,4 +55,65 @@ export function daemonEnv(harness: Harness, opts: { config?: Record<string, unkn
     STAYSYNC_LOG_LEVEL: 'warn',
     ...opts.env,
   };
+}
+
+/** A TCP port that was free a moment ago (for the daemon's ops endpoint). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** Polls `check` every `everyMs` until it returns a truthy value; throws after `timeoutMs` naming `what`. */
+export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** The JSON log lines a process wrote (pino, one object per line). */
+export function logRecords(output: string): { level: string; msg: string; [k: string]: unknown }[] {
+  return output
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { level: string; msg: string }];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** GET on the daemon's ops endpoint: status and body, or status 0 when nothing answers. */
+export async function opsGet(port: number, path: string): Promise<{ status: number; body: string }> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`);
+    return { status: res.status, body: await res.text() };
+  } catch {
+    return { status: 0, body: '' };
+  }
+}
+
+/** The value of one sample in a Prometheus text exposition (`name{labels}` exactly as written), or undefined. */
+export function metricValue(text: string, sample: string): number | undefined {
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
+  }
+  return undefined;
 }

@@ -63,6 +63,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
+  /** The PostgreSQL server to use instead of the test server (e.g. one the test stops and starts). */
+  databaseUrl?: string;
   sim?: SimulatorOptions;
   config?: Record<string, unknown>;
   logLevel?: string;
@@ -81,7 +83,7 @@ function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Reco
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const dbUrl = await testDatabaseUrl();
+  const dbUrl = opts.databaseUrl ?? (await testDatabaseUrl());
   const schema = uniqueSchema();
   const sim = await startSimulator({
     clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET }],

@@ -2,21 +2,9 @@
  * The real entry point (`node dist/cli.js`) as the container runs it: exit statuses, clear
  * configuration errors, SIGKILL at random points, token loss and --recover, SIGTERM.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { configFile, daemonEnv, runCli, startCli } from '../helpers/cli.js';
+import { configFile, daemonEnv, freePort, runCli, startCli } from '../helpers/cli.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 let h: Harness | undefined;
 afterEach(async () => {
