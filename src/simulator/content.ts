@@ -611,6 +611,62 @@ export function malformedPropertyInfo(p: ContentPropertyInfo): Record<string, un
   return { ...p, name: 404_404, ratePlans: 'n/a' };
 }
 
+/** A cancellation rule body that fails the rule schema: `cancellationTerms` is a string; `id` is kept. */
+export function malformedCancellationRule(r: CancellationRule): Record<string, unknown> {
+  return { ...r, cancellationTerms: 'n/a' };
+}
+
+/** An extra-stay rule body that fails the rule schema: both period lists are strings; `id` is kept. */
+export function malformedExtraStayRule(r: ExtraStayRule): Record<string, unknown> {
+  return { ...r, earlyCheckInPeriods: 'n/a', lateCheckOutPeriods: 'n/a' };
+}
+
+// ---- Duplicate ids (Faults.duplicateContentIds) ----
+
+/** Name of the second copy of a duplicated room type, rate plan or service. */
+const duplicateName = (name: string) => `${name} (listed twice)`;
+
+/**
+ * The property with its first room type, first rate plan and first service listed a second
+ * time, each right after the original. The second copy has the same id and differs from the
+ * first: its name gains " (listed twice)" and a room type keeps only its first amenity.
+ */
+export function withDuplicateContent(p: ContentPropertyInfo): ContentPropertyInfo {
+  const twice = <T>(items: T[], copy: (first: T) => T): T[] => (items.length === 0 ? items : [items[0]!, copy(items[0]!), ...items.slice(1)]);
+  return {
+    ...p,
+    roomTypes: twice(p.roomTypes, (rt) => ({ ...structuredClone(rt), name: duplicateName(rt.name), amenities: (rt.amenities ?? []).slice(0, 1) })),
+    ratePlans: twice(p.ratePlans, (rp) => ({ ...structuredClone(rp), name: duplicateName(rp.name) })),
+    services: twice(p.services, (s) => ({ ...structuredClone(s), name: duplicateName(s.name) })),
+  };
+}
+
+/**
+ * The rules with the first one listed a second time, right after it. The second copy has the
+ * same id and differs: another reference point (without a time) and no terms (free of charge).
+ */
+export function withDuplicateCancellationRule(rules: CancellationRule[]): CancellationRule[] {
+  if (rules.length === 0) return rules;
+  const first = rules[0]!;
+  const copy: CancellationRule = {
+    ...structuredClone(first),
+    referencePointKind: first.referencePointKind === 'BookingCreationTime' ? 'ProviderArrivalTime' : 'BookingCreationTime',
+    referencePointTime: null,
+    cancellationTerms: [],
+  };
+  return [first, copy, ...rules.slice(1)];
+}
+
+/**
+ * The rules with the first one listed a second time, right after it. The second copy has the
+ * same id and differs: no early check-in periods.
+ */
+export function withDuplicateExtraStayRule(rules: ExtraStayRule[]): ExtraStayRule[] {
+  if (rules.length === 0) return rules;
+  const first = rules[0]!;
+  return [first, { ...structuredClone(first), earlyCheckInPeriods: [] }, ...rules.slice(1)];
+}
+
 // ---- Properties paging ----
 
 /** Stable order of property ids: numeric ids by value, then the others lexically. */

@@ -10,10 +10,15 @@ import {
   compareIds,
   decodeSince,
   encodeSince,
+  malformedCancellationRule,
+  malformedExtraStayRule,
   malformedPropertyInfo,
   referenceLists,
   servedCancellationRules,
   servedExtraStayRules,
+  withDuplicateCancellationRule,
+  withDuplicateContent,
+  withDuplicateExtraStayRule,
 } from './content.js';
 import { EPOCH_2009_MS, SimulatorStore, servedProperty, summaryOf, type Cursor, type PropertyStore } from './data.js';
 import { hashString, mix, mulberry32 } from './random.js';
@@ -75,6 +80,29 @@ export interface Faults {
    * body that fails the schema: `ratePlans` is the string "n/a" and `name` the number 404404.
    */
   malformedPropertyIds: Set<string>;
+  /**
+   * Cancellation and extra-stay rules with these ids are served (in the rules endpoints of
+   * their property) with a body that fails the rule schema, keeping their `id`: a cancellation
+   * rule's `cancellationTerms` is the string "n/a", an extra-stay rule's `earlyCheckInPeriods`
+   * and `lateCheckOutPeriods` are. The other rules of the response are served as they are.
+   * Empty by default.
+   */
+  malformedRuleIds: Set<string>;
+  /**
+   * These properties are served (list with include=All, the single-property endpoint and the
+   * rules endpoints) with duplicate ids: the first room type, the first rate plan and the first
+   * service are each listed twice, and so are the first cancellation rule and the first
+   * extra-stay rule. The second copy follows the first and differs from it (see
+   * withDuplicateContent and withDuplicateCancellationRule in content.ts), so that "the last
+   * occurrence wins" can be told from "the first does". Empty by default.
+   */
+  duplicateContentIds: Set<string>;
+  /**
+   * The properties list with include=All repeats the first property of each page at the end
+   * of that page (the same body twice; `next` still points after the page's last distinct id).
+   * The id-only list is unaffected. Default false.
+   */
+  duplicatePropertyInPage: boolean;
   /**
    * Per property id: every authenticated API request for that property (booking list, booking
    * details, content property, cancellation rules and extra-stay rules; the property id is the
@@ -195,7 +223,11 @@ export interface Simulator {
   /** Content model of every property (ids the bookings reference), unaffected by content edits. */
   content(): PropertyContent[];
 
-  // ---- Content API truth (copies; without injected faults) ----
+  // ---- Content API truth (copies) ----
+  // The schema-breaking faults (malformedPropertyIds, malformedRuleIds) are not applied: these
+  // return the valid body the provider would serve without them. Faults.duplicateContentIds is
+  // applied: the duplicated entries are there, as served. Faults.duplicatePropertyInPage
+  // concerns the list only.
 
   /** The exact JSON GET /api/content/v1/properties/{id} serves (and the list with include=All); throws for an unknown id. */
   contentProperty(propertyId: string): ContentPropertyInfo;
@@ -350,6 +382,9 @@ class SimulatorImpl implements Simulator {
     malformedRate: 0,
     notFoundBookingNumbers: new Set(),
     malformedPropertyIds: new Set(),
+    malformedRuleIds: new Set(),
+    duplicateContentIds: new Set(),
+    duplicatePropertyInPage: false,
     propertyStatus: new Map(),
     stallMidBodyRate: 0,
     truncatedBodyRate: 0,
@@ -477,17 +512,33 @@ class SimulatorImpl implements Simulator {
   }
 
   contentProperty(propertyId: string): ContentPropertyInfo {
-    return structuredClone(servedProperty(this.mustProperty(propertyId)));
+    return structuredClone(this.validProperty(this.mustProperty(propertyId)));
   }
 
   cancellationRules(propertyId: string): CancellationRule[] {
-    const store = this.mustProperty(propertyId);
-    return servedCancellationRules(store.content, store.edits);
+    return this.validCancellationRules(this.mustProperty(propertyId));
   }
 
   extraStayRules(propertyId: string): ExtraStayRule[] {
-    const store = this.mustProperty(propertyId);
-    return servedExtraStayRules(store.content, store.edits);
+    return this.validExtraStayRules(this.mustProperty(propertyId));
+  }
+
+  /** The served property before the schema-breaking fault: with duplicates when the fault names it. */
+  private validProperty(store: PropertyStore): ContentPropertyInfo {
+    const p = servedProperty(store);
+    return this.faults.duplicateContentIds.has(p.id) ? withDuplicateContent(p) : p;
+  }
+
+  /** The served cancellation rules (fresh copies) before malformedRuleIds. */
+  private validCancellationRules(store: PropertyStore): CancellationRule[] {
+    const rules = servedCancellationRules(store.content, store.edits);
+    return this.faults.duplicateContentIds.has(store.content.id) ? withDuplicateCancellationRule(rules) : rules;
+  }
+
+  /** The served extra-stay rules (fresh copies) before malformedRuleIds. */
+  private validExtraStayRules(store: PropertyStore): ExtraStayRule[] {
+    const rules = servedExtraStayRules(store.content, store.edits);
+    return this.faults.duplicateContentIds.has(store.content.id) ? withDuplicateExtraStayRule(rules) : rules;
   }
 
   referenceLists(): ReferenceLists {
@@ -585,14 +636,18 @@ class SimulatorImpl implements Simulator {
     if (rules) {
       const propertyId = safeDecode(rules[1]!);
       return ofProperty(propertyId, () =>
-        this.withProperty(propertyId, (s) => ({ cancellationRules: servedCancellationRules(s.content, s.edits) })),
+        this.withProperty(propertyId, (s) => ({
+          cancellationRules: this.validCancellationRules(s).map((r) => (this.faults.malformedRuleIds.has(r.id) ? malformedCancellationRule(r) : r)),
+        })),
       );
     }
     const extra = EXTRA_STAY_RULES_PATH.exec(path);
     if (extra) {
       const propertyId = safeDecode(extra[1]!);
       return ofProperty(propertyId, () =>
-        this.withProperty(propertyId, (s) => ({ extraStayRules: servedExtraStayRules(s.content, s.edits) })),
+        this.withProperty(propertyId, (s) => ({
+          extraStayRules: this.validExtraStayRules(s).map((r) => (this.faults.malformedRuleIds.has(r.id) ? malformedExtraStayRule(r) : r)),
+        })),
       );
     }
     const lists = REFERENCE_LISTS;
@@ -624,9 +679,9 @@ class SimulatorImpl implements Simulator {
     return { status: 200, body: body(store) };
   }
 
-  /** The served property, or its malformed body when the fault names it. */
+  /** The served property (with duplicates when duplicateContentIds names it), or its malformed body when malformedPropertyIds does. */
   private servedFor(store: PropertyStore): unknown {
-    const p = servedProperty(store);
+    const p = this.validProperty(store);
     return this.faults.malformedPropertyIds.has(p.id) ? malformedPropertyInfo(p) : p;
   }
 
@@ -666,9 +721,11 @@ class SimulatorImpl implements Simulator {
     }
     const pageIds = ids.slice(start, start + count);
     const more = start + count < ids.length;
+    const properties = pageIds.map((id) => (full ? (this.servedFor(this.store.stores.get(id)!) as ContentPropertyInfo) : { id }));
+    if (full && this.faults.duplicatePropertyInPage && properties.length > 0) properties.push(properties[0]!);
     const body: ContentPropertyPage = {
       next: more ? encodeSince(pageIds[pageIds.length - 1]!) : null,
-      properties: pageIds.map((id) => (full ? (this.servedFor(this.store.stores.get(id)!) as ContentPropertyInfo) : { id })),
+      properties,
       warnings: [],
     };
     return { status: 200, body };

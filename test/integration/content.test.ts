@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { refreshContent } from '../../src/sync/content.js';
 import { daemonEnv, runCli, startCli } from '../helpers/cli.js';
-import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { tokenResponse } from '../helpers/simulator-http.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -43,6 +44,21 @@ async function rowVersions(harness: Harness): Promise<Record<string, string[]>> 
     out[t] = rows.map((r) => r.v);
   }
   return out;
+}
+
+/** The entries of `items` with one per id, the last occurrence of each, in id order. */
+function lastById<T extends { id: string }>(items: readonly T[]): T[] {
+  return [...new Map(items.map((x) => [x.id, x])).values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** One GET of the simulator over plain HTTP with the harness's client, for checking what a fault serves. */
+async function simGet(harness: Harness, path: string): Promise<AnyRecord> {
+  const tokenRes = await tokenResponse(harness.sim, { grant_type: 'client_credentials', client_id: SIM_CLIENT_ID, client_secret: SIM_CLIENT_SECRET });
+  expect(tokenRes.status).toBe(200);
+  const { access_token } = (await tokenRes.json()) as { access_token: string };
+  const res = await fetch(`${harness.sim.url}${path}`, { headers: { authorization: `Bearer ${access_token}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as AnyRecord;
 }
 
 describe('content mirror', () => {
@@ -246,5 +262,177 @@ describe('content mirror', () => {
     }
     const r = await done;
     expect(r.code, r.stdout + r.stderr).toBe(0);
+  });
+
+  it('quarantines a cancellation and an extra-stay rule that fail validation without marking them removed', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }, { id: '500200', bookingCount: 1 }] } });
+    const ctx = await h.context();
+    const first = await refreshContent(ctx, never);
+    expect(first.quarantined).toBe(0);
+    const cancellation = h.sim.cancellationRules('500100');
+    const extraStay = h.sim.extraStayRules('500100');
+    // The property has another cancellation rule, which must stay as it is.
+    expect(cancellation.length).toBeGreaterThanOrEqual(2);
+    expect(extraStay.length).toBeGreaterThanOrEqual(1);
+    const badCancellation = cancellation[0]!.id;
+    const badExtraStay = extraStay[0]!.id;
+    const rules = (table: string) =>
+      h!.sql<AnyRecord>(`SELECT property_id, rule_id, removed_at FROM ${table} ORDER BY property_id, rule_id`);
+    const cancellationBefore = await rules('cancellation_rules');
+    const extraStayBefore = await rules('extra_stay_rules');
+    expect(cancellationBefore.filter((r) => r.property_id === '500100').map((r) => r.rule_id)).toEqual(cancellation.map((r) => r.id).sort());
+    expect(extraStayBefore.filter((r) => r.property_id === '500100').map((r) => r.rule_id)).toEqual(extraStay.map((r) => r.id).sort());
+    expect([...cancellationBefore, ...extraStayBefore].every((r) => r.removed_at === null)).toBe(true);
+    const before = await rowVersions(h);
+
+    h.sim.faults.malformedRuleIds.add(badCancellation).add(badExtraStay);
+    // What the provider serves now: the two rules keep their ids and fail the schema.
+    const served = {
+      cancellation: (await simGet(h, '/api/content/v1/properties/500100/cancellation-rules')).cancellationRules as AnyRecord[],
+      extraStay: (await simGet(h, '/api/content/v1/properties/500100/extra-stay-rules')).extraStayRules as AnyRecord[],
+    };
+    expect(served.cancellation.find((r) => r.id === badCancellation)!.cancellationTerms).toBe('n/a');
+    expect(served.cancellation.filter((r) => r.id !== badCancellation)).toEqual(cancellation.filter((r) => r.id !== badCancellation));
+    expect(served.extraStay.find((r) => r.id === badExtraStay)!.earlyCheckInPeriods).toBe('n/a');
+
+    const faulted = await refreshContent(ctx, never);
+    expect(faulted).toMatchObject({ properties: 2, quarantined: 2, changedRows: 0 });
+    const quarantined = await h.sql<AnyRecord>('SELECT stream, property_id, entity_key, raw_body, occurrences FROM quarantine ORDER BY entity_key');
+    expect(quarantined).toEqual([
+      { stream: 'content', property_id: '500100', entity_key: `cancellationRules:${badCancellation}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
+      { stream: 'content', property_id: '500100', entity_key: `extraStayRules:${badExtraStay}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
+    ]);
+    expect(JSON.parse(quarantined[0]!.raw_body as string).id).toBe(badCancellation);
+    // The rules are still at the provider: their rows are kept as last mirrored, not removed,
+    // and no other row of the mirror (the property's other rules included) was written.
+    expect(await rules('cancellation_rules')).toEqual(cancellationBefore);
+    expect(await rules('extra_stay_rules')).toEqual(extraStayBefore);
+    expect(await rowVersions(h)).toEqual(before);
+
+    h.sim.faults.malformedRuleIds.clear();
+    const healed = await refreshContent(ctx, never);
+    expect(healed).toMatchObject({ properties: 2, quarantined: 0, changedRows: 0 });
+    expect(await rowVersions(h)).toEqual(before);
+    // The quarantine keeps its history.
+    expect(await h.sql<AnyRecord>('SELECT entity_key, occurrences FROM quarantine ORDER BY entity_key')).toEqual([
+      { entity_key: `cancellationRules:${badCancellation}`, occurrences: 1 },
+      { entity_key: `extraStayRules:${badExtraStay}`, occurrences: 1 },
+    ]);
+  });
+
+  it('writes the valid rules of a property whose other rule fails validation the first time it is seen', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
+    const cancellation = h.sim.cancellationRules('500100');
+    const extraStay = h.sim.extraStayRules('500100');
+    expect(cancellation.length).toBeGreaterThanOrEqual(2);
+    const bad = cancellation[0]!.id;
+    h.sim.faults.malformedRuleIds.add(bad);
+    const ctx = await h.context();
+    expect(await refreshContent(ctx, never)).toMatchObject({ quarantined: 1 });
+    const good = cancellation.filter((r) => r.id !== bad);
+    expect(await h.sql<AnyRecord>('SELECT rule_id, removed_at FROM cancellation_rules ORDER BY rule_id')).toEqual(
+      good.map((r) => ({ rule_id: r.id, removed_at: null })).sort((a, b) => a.rule_id.localeCompare(b.rule_id)),
+    );
+    const terms = await h.sql<{ n: string }>('SELECT count(*) AS n FROM cancellation_rule_terms');
+    expect(Number(terms[0]!.n)).toBe(good.reduce((n, r) => n + r.cancellationTerms.length, 0));
+    expect((await h.sql<AnyRecord>('SELECT rule_id FROM extra_stay_rules ORDER BY rule_id')).map((r) => r.rule_id)).toEqual(extraStay.map((r) => r.id).sort());
+
+    h.sim.faults.malformedRuleIds.clear();
+    expect(await refreshContent(ctx, never)).toMatchObject({ quarantined: 0 });
+    expect((await h.sql<AnyRecord>('SELECT rule_id FROM cancellation_rules WHERE removed_at IS NULL ORDER BY rule_id')).map((r) => r.rule_id)).toEqual(
+      cancellation.map((r) => r.id).sort(),
+    );
+  });
+
+  it('takes the last occurrence of an id listed twice in a property, its rules or a properties page, and quarantines nothing', async () => {
+    // 201 properties: two pages of the list (200 and 1).
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }], contentOnlyProperties: 200 } });
+    const ids = h.sim.propertyIds();
+    expect(ids).toHaveLength(201);
+    // The first property of page 1, one in its middle, and the only one of page 2.
+    const duplicated = ['500100', ids[57]!, ids[200]!];
+    for (const id of duplicated) h.sim.faults.duplicateContentIds.add(id);
+    h.sim.faults.duplicatePropertyInPage = true;
+
+    // What the provider serves: each page repeats its first property at its end.
+    const page1 = await simGet(h, '/api/content/v1/properties?include=All&count=200');
+    expect(page1.properties).toHaveLength(201);
+    expect(page1.properties[200]).toEqual(page1.properties[0]);
+    const page2 = await simGet(h, `/api/content/v1/properties?include=All&count=200&since=${encodeURIComponent(page1.next as string)}`);
+    expect((page2.properties as AnyRecord[]).map((p) => p.id)).toEqual([ids[200], ids[200]]);
+    expect(page2.next).toBeNull();
+    for (const id of duplicated) {
+      const p = h.sim.contentProperty(id) as unknown as AnyRecord;
+      // The first entry is listed twice, the second copy different from the first.
+      for (const list of [p.roomTypes, p.ratePlans, p.services] as AnyRecord[][]) {
+        expect(list[1]!.id).toBe(list[0]!.id);
+        expect(list[1]!.name).not.toBe(list[0]!.name);
+      }
+      const rules = h.sim.cancellationRules(id);
+      expect(rules[1]!.id).toBe(rules[0]!.id);
+      expect(rules[1]!.referencePointKind).not.toBe(rules[0]!.referencePointKind);
+      const extra = h.sim.extraStayRules(id);
+      expect(extra[1]!.id).toBe(extra[0]!.id);
+    }
+    expect((await simGet(h, `/api/content/v1/properties/${ids[57]}`)).roomTypes).toEqual(h.sim.contentProperty(ids[57]!).roomTypes);
+
+    const ctx = await h.context();
+    const r = await refreshContent(ctx, never);
+    expect(r).toMatchObject({ properties: 201, quarantined: 0 });
+    expect(await h.sql('SELECT * FROM quarantine')).toEqual([]);
+    const propertyRows = await h.sql<AnyRecord>('SELECT property_id FROM properties WHERE removed_at IS NULL ORDER BY property_id');
+    expect(propertyRows.map((x) => x.property_id)).toEqual([...ids].sort());
+
+    // Every property: one row per distinct id, whichever property was duplicated.
+    const expectedCounts = { room_types: 0, rate_plans: 0, services: 0, cancellation_rules: 0, extra_stay_rules: 0 };
+    for (const id of ids) {
+      const p = h.sim.contentProperty(id);
+      expectedCounts.room_types += lastById(p.roomTypes).length;
+      expectedCounts.rate_plans += lastById(p.ratePlans).length;
+      expectedCounts.services += lastById(p.services).length;
+      expectedCounts.cancellation_rules += lastById(h.sim.cancellationRules(id)).length;
+      expectedCounts.extra_stay_rules += lastById(h.sim.extraStayRules(id)).length;
+    }
+    for (const [table, n] of Object.entries(expectedCounts)) {
+      const rows = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE removed_at IS NULL`);
+      expect(Number(rows[0]!.n), table).toBe(n);
+    }
+
+    // The duplicated properties hold the values of the last occurrence.
+    for (const id of duplicated) {
+      const p = h.sim.contentProperty(id);
+      const roomTypes = lastById(p.roomTypes);
+      expect(await h.sql<AnyRecord>('SELECT room_type_id, name FROM room_types WHERE property_id = $1 ORDER BY room_type_id', [id])).toEqual(
+        roomTypes.map((x) => ({ room_type_id: x.id, name: x.name })),
+      );
+      const twice = p.roomTypes[1]!;
+      expect(
+        (await h.sql<AnyRecord>('SELECT code FROM room_type_amenities WHERE property_id = $1 AND room_type_id = $2 ORDER BY position', [id, twice.id])).map((a) => a.code),
+      ).toEqual((twice.amenities ?? []).map((a) => a.code));
+      expect(await h.sql<AnyRecord>('SELECT rate_plan_id, name FROM rate_plans WHERE property_id = $1 ORDER BY rate_plan_id', [id])).toEqual(
+        lastById(p.ratePlans).map((x) => ({ rate_plan_id: x.id, name: x.name })),
+      );
+      expect(await h.sql<AnyRecord>('SELECT service_id, name FROM services WHERE property_id = $1 ORDER BY service_id', [id])).toEqual(
+        lastById(p.services).map((x) => ({ service_id: x.id, name: x.name })),
+      );
+      const rules = lastById(h.sim.cancellationRules(id));
+      expect(
+        await h.sql<AnyRecord>('SELECT rule_id, reference_point_kind, is_free FROM cancellation_rules WHERE property_id = $1 ORDER BY rule_id', [id]),
+      ).toEqual(rules.map((x) => ({ rule_id: x.id, reference_point_kind: x.referencePointKind, is_free: x.cancellationTerms.length === 0 })));
+      const terms = await h.sql<AnyRecord>('SELECT rule_id, count(*)::int AS n FROM cancellation_rule_terms WHERE property_id = $1 GROUP BY 1 ORDER BY 1', [id]);
+      expect(terms).toEqual(rules.filter((x) => x.cancellationTerms.length > 0).map((x) => ({ rule_id: x.id, n: x.cancellationTerms.length })));
+      const extra = lastById(h.sim.extraStayRules(id));
+      const periods = await h.sql<AnyRecord>(
+        `SELECT rule_id, count(*) FILTER (WHERE kind = 'early_check_in')::int AS early, count(*) FILTER (WHERE kind = 'late_check_out')::int AS late
+           FROM extra_stay_rule_periods WHERE property_id = $1 GROUP BY 1 ORDER BY 1`,
+        [id],
+      );
+      expect(periods).toEqual(extra.map((x) => ({ rule_id: x.id, early: x.earlyCheckInPeriods.length, late: x.lateCheckOutPeriods.length })));
+    }
+
+    // The same pages again: the mirror already holds the last occurrences, so nothing is written.
+    const before = await rowVersions(h);
+    expect(await refreshContent(ctx, never)).toMatchObject({ properties: 201, quarantined: 0, changedRows: 0 });
+    expect(await rowVersions(h)).toEqual(before);
   });
 });
