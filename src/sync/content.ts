@@ -159,22 +159,25 @@ class Refresh {
         await this.quarantine('properties page', null, page.reason, res.rawBody);
         throw new InvalidPayloadError({ rawBody: res.rawBody, reason: `the property list page is malformed: ${page.reason}`, propertyId: null }, { status: res.status, path: '/api/content/v1/properties' });
       }
-      const valid: { property: ContentProperty; raw: unknown }[] = [];
+      // Keyed by id: a page that lists a property twice writes it once (the last occurrence),
+      // not twice concurrently by two workers.
+      const valid = new Map<string, { property: ContentProperty; raw: unknown }>();
       for (const raw of page.value.properties) {
         const rawId = (raw as { id?: unknown } | null)?.id;
         const id = typeof rawId === 'string' || typeof rawId === 'number' ? String(rawId) : null;
         if (id !== null && this.only && !this.only.has(id)) continue;
         if (id !== null) seen.add(id);
         const parsed = parseContentProperty(raw);
-        if (parsed.ok) valid.push({ property: parsed.value, raw });
+        if (parsed.ok) valid.set(parsed.value.id, { property: parsed.value, raw });
         else await this.quarantine(id, id, parsed.reason, raw);
       }
       // A few properties at a time: each waits on its rules calls and its writes, and the
       // budget, not this loop, should be what paces the refresh.
+      const queue = [...valid.values()];
       let next = 0;
       const worker = async () => {
-        while (next < valid.length && !this.signal.aborted) {
-          const { property, raw } = valid[next++]!;
+        while (next < queue.length && !this.signal.aborted) {
+          const { property, raw } = queue[next++]!;
           await this.writeProperty(property, raw);
           await this.rules(property.id);
         }

@@ -59,6 +59,8 @@ export class Engine {
   private readonly tasks = new Set<Promise<void>>();
   private readonly followed = new Set<string>();
   private readonly drains: QueueDrain[] = [];
+  /** Streams backing off after a provider failure, woken when an outage ends. */
+  private readonly providerBack = new Set<() => void>();
   private readonly tickers = new Tickers();
   private readonly streams: StreamRegistry;
   private readonly mode: EngineMode;
@@ -287,7 +289,7 @@ export class Engine {
               else if (shownState !== 'retrying') log.warn({ err: verdict.reason, retryInMs: delay }, `property ${propertyId}: ${stream.title} failed, retrying with backoff`);
               shownState = 'retrying';
               await this.recordProblem(stream, [propertyId], 'retrying', verdict.reason);
-              await ctx.clock.sleep(delay, signal).catch(() => undefined);
+              await this.backoff(delay, signal);
               continue;
             }
           }
@@ -295,6 +297,18 @@ export class Engine {
       }
     } finally {
       caughtUp();
+    }
+  }
+
+  /** Waits `ms`, or less when the provider answers again meanwhile (another stream saw it). */
+  private async backoff(ms: number, signal: AbortSignal): Promise<void> {
+    let wake!: () => void;
+    const back = new Promise<void>((resolve) => (wake = resolve));
+    this.providerBack.add(wake);
+    try {
+      await Promise.race([this.ctx.clock.sleep(ms, signal).catch(() => undefined), back]);
+    } finally {
+      this.providerBack.delete(wake);
     }
   }
 
@@ -315,6 +329,7 @@ export class Engine {
     const providerHost = new URL(this.ctx.config.provider.url).host;
     return this.ctx.client.health.onOutageChange((host, outage) => {
       if (host !== providerHost) return;
+      if (!outage) for (const wake of [...this.providerBack]) wake();
       const ids = [...this.followed];
       for (const stream of this.streams.property) {
         if (outage) {

@@ -44,8 +44,12 @@ export function classify(err: unknown, signal: AbortSignal, ctx: Pick<SyncContex
   return { kind: 'transient', reason: err instanceof Error ? err.message : String(err), unexpected: true };
 }
 
-/** Backoff of a stream after `failures` transient failures in a row: 1 s, 2 s, 4 s, … capped at 5 minutes, with jitter. */
+/**
+ * Backoff of a stream after `failures` transient failures in a row: 1 s, 2 s, 4 s, … capped at
+ * one minute, with jitter. The provider client has already retried each request several
+ * times; this is the pause between those rounds, and the end of an outage cuts it short.
+ */
 export function streamBackoffMs(failures: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(300_000, 1_000 * 2 ** Math.min(Math.max(0, failures - 1), 9));
+  const ceiling = Math.min(60_000, 1_000 * 2 ** Math.min(Math.max(0, failures - 1), 9));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
