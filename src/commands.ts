@@ -196,6 +196,8 @@ async function conclude(
     if (runId) await finishRun(h.control, runId, outcome, stats, error).catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not close the run row; the next start closes it as killed'));
   };
   if (result.stoppedBeforeWriting) {
+    // A run row exists only when content was refreshed first to find the properties.
+    await close('token_lost', result.tokenLost.map((e) => e.message).join('\n'));
     for (const lost of result.tokenLost) logger.error({ propertyId: lost.propertyId }, `${lost.message} Nothing was changed.`);
     return ExitCode.tokenLost;
   }

@@ -105,7 +105,17 @@ export class Engine {
     const progress = new ProgressReporter(ctx, this.followed);
     const stopWatchdog = this.mode === 'once' ? this.startWatchdog() : () => undefined;
     const stopOutageListener = this.watchProviderOutages();
+    let announced = false;
+    /** The run is about to write: tell the caller once (it opens its run row). */
+    const announce = async (): Promise<boolean> => {
+      if (announced) return true;
+      announced = true;
+      return (await this.guarded(async () => (await hooks.onStart?.(), true))) !== undefined;
+    };
     try {
+      // Discovering the properties writes content first; with configured ones nothing is
+      // written before the recovery check below.
+      if (ctx.config.propertyIds.length === 0 && !(await announce())) return this.result;
       const discovered = await this.discoverProperties();
       if (discovered === undefined) return this.result;
       const plan = await this.guarded(() => planRecovery(ctx, discovered.propertyIds, this.opts.recovery));
@@ -115,7 +125,7 @@ export class Engine {
         this.result.stoppedBeforeWriting = true;
         return this.result;
       }
-      if ((await this.guarded(async () => (await hooks.onStart?.(), true))) === undefined) return this.result;
+      if (!(await announce())) return this.result;
       if ((await this.guarded(() => applyRecovery(ctx, plan.recoverFrom).then(() => true))) === undefined) return this.result;
 
       progress.start();
