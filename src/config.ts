@@ -87,6 +87,8 @@ const configSchema = z.strictObject({
     recoveryOverlapMs: z.number().int().min(0),
     /** The daemon checks again a property failing with a permanent error (403, 400, ...) this often. */
     failingRecheckMs: z.number().int().positive(),
+    /** Booking details that answered 404 repeatedly, failed validation or could not be stored are fetched again after this, doubling up to 6 hours. */
+    refetchParkedAfterMs: z.number().int().positive(),
   }),
   content: z.strictObject({
     /** Mirror content and reference data (properties, room types, rate plans, rules, lists). */

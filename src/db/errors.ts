@@ -101,6 +101,11 @@ export class LeaseBusyError extends Error {
   override name = 'LeaseBusyError';
 }
 
+/** A migration file failed; the message names it. */
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
 /** One short line for a database error: its SQLSTATE or errno code, then the message. */
 export function describeDatabaseError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);

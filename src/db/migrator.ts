@@ -18,6 +18,7 @@ import {
   type SchemaMetadata,
   type TableMetadata,
 } from 'kysely';
+import { MigrationError } from './errors.js';
 
 class SqlFileMigrationProvider implements MigrationProvider {
   constructor(
@@ -78,10 +79,6 @@ function scopedDialect(inner: Dialect, schema: string): Dialect {
     createAdapter: () => inner.createAdapter(),
     createIntrospector: (db) => new SchemaScopedIntrospector(db, schema),
   };
-}
-
-export class MigrationError extends Error {
-  override name = 'MigrationError';
 }
 
 /**

@@ -33,9 +33,10 @@ import {
   ProviderError,
   ProviderUnavailableError,
   RequestRejectedError,
+  RequestTimeoutError,
 } from './errors.js';
 import { causeOfNetworkError, ProviderHealth, type FailureCause } from './health.js';
-import { bodyExcerpt, RequestTimeoutError, sendOnce, type RawResponse } from './http.js';
+import { bodyExcerpt, sendOnce, type RawResponse } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas.js';
 import { describeNetworkError, TokenManager } from './token.js';

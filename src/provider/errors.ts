@@ -116,3 +116,8 @@ export class ProviderUnavailableError extends ProviderError {
     this.lastError = opts.lastError;
   }
 }
+
+/** One exchange's own timeout fired (the caller's signal did not abort): retryable. Internal to the client. */
+export class RequestTimeoutError extends Error {
+  override name = 'RequestTimeoutError';
+}

@@ -1,16 +1,12 @@
 /** One HTTP exchange through undici, with a timeout combined with the caller's signal. */
 import type { Dispatcher } from 'undici';
 import type { ResponseHeaders } from './budget.js';
+import { RequestTimeoutError } from './errors.js';
 
 export interface RawResponse {
   status: number;
   headers: ResponseHeaders;
   rawBody: string;
-}
-
-/** The request's own timeout fired (the caller's signal did not abort): retryable. */
-export class RequestTimeoutError extends Error {
-  override name = 'RequestTimeoutError';
 }
 
 export interface SendOptions {

@@ -13,9 +13,9 @@ import { z } from 'zod';
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
 import type { RateBudget } from './budget.js';
-import { AuthenticationError, ProviderError, ProviderUnavailableError } from './errors.js';
+import { AuthenticationError, ProviderError, ProviderUnavailableError, RequestTimeoutError } from './errors.js';
 import { causeOfNetworkError, type FailureCause, type ProviderHealth } from './health.js';
-import { bodyExcerpt, RequestTimeoutError, sendOnce } from './http.js';
+import { bodyExcerpt, sendOnce } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 
 export interface TokenManagerOptions {

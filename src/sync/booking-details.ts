@@ -6,7 +6,8 @@
  * A fetch that does not store the booking is never retried in a tight loop and never
  * dropped: the row's next attempt moves back on a growing backoff, by outcome:
  * - 404: first a few quick retries (the list may announce a booking before the details
- *   replica has it), then `not_found`, fetched again every 10 minutes, doubling up to 6 hours;
+ *   replica has it), then `not_found`, fetched again after sync.refetchParkedAfterMs (10
+ *   minutes), doubling up to 6 hours;
  * - a payload that fails validation: quarantined, `quarantined`, fetched again on the same
  *   long backoff (the provider may fix it);
  * - a write the database refuses (constraint, encoding): quarantined with the database's
@@ -44,9 +45,9 @@ export function fetchRetryDelayMs(attempts: number): number {
   return Math.min(600_000, 5_000 * 2 ** Math.min(attempts, 10));
 }
 
-/** Backoff of a parked row (not found, quarantined, refused): 10 minutes doubling, capped at 6 hours. */
-export function parkedRetryDelayMs(parkedAttempts: number): number {
-  return Math.min(6 * 3_600_000, 600_000 * 2 ** Math.min(Math.max(0, parkedAttempts), 10));
+/** Backoff of a parked row (not found, quarantined, refused): `baseMs` (sync.refetchParkedAfterMs) doubling, capped at 6 hours. */
+export function parkedRetryDelayMs(parkedAttempts: number, baseMs: number): number {
+  return Math.min(6 * 3_600_000, baseMs * 2 ** Math.min(Math.max(0, parkedAttempts), 10));
 }
 
 /** Quick retries of a 404 (replica lag): 1 s, 2 s, 4 s. */
@@ -196,7 +197,7 @@ export class BookingDetailsStream implements QueueDrain {
       }
       const parked = item.attempts + 1 - QUICK_404_RETRIES;
       if (parked === 0) this.log.warn(ids, 'booking details not found (404) several times: recorded as not_found, fetched again on a growing backoff');
-      return this.later(item, 'not_found', parkedRetryDelayMs(parked), 'provider answered 404');
+      return this.later(item, 'not_found', this.parkedDelay(parked), 'provider answered 404');
     }
     if (err instanceof InvalidPayloadError) {
       ctx.counters.quarantined += 1;
@@ -206,7 +207,7 @@ export class BookingDetailsStream implements QueueDrain {
     if (err instanceof RequestRejectedError) {
       ctx.counters.detailFailures += 1;
       this.log.warn({ ...ids, err: err.message }, 'booking details refused by the provider: fetched again on a growing backoff');
-      return this.later(item, 'pending', parkedRetryDelayMs(item.attempts), err.message);
+      return this.later(item, 'pending', this.parkedDelay(item.attempts), err.message);
     }
     // Transient (the provider is away, throttles, or answered 5xx after the client's retries):
     // the outage itself is logged once by the provider's health, not per booking.
@@ -216,13 +217,16 @@ export class BookingDetailsStream implements QueueDrain {
   }
 
   private async quarantine(item: QueuedFetch, reason: string, rawBody: string): Promise<void> {
-    const parked = item.state === 'quarantined' ? item.attempts : 0;
     await this.guarded(() =>
       this.ctx.write(async (trx) => {
         await quarantinePayload(trx, { stream: BOOKING_DETAILS, propertyId: item.propertyId, entityKey: item.number, reason, rawBody });
-        await fetchAgainLater(trx, item, 'quarantined', parkedRetryDelayMs(parked), reason);
+        await fetchAgainLater(trx, item, 'quarantined', this.parkedDelay(item.state === 'quarantined' ? item.attempts : 0), reason);
       }),
     );
+  }
+
+  private parkedDelay(parkedAttempts: number): number {
+    return parkedRetryDelayMs(parkedAttempts, this.ctx.config.sync.refetchParkedAfterMs);
   }
 
   private later(item: QueuedFetch, state: 'pending' | 'not_found', delayMs: number, message: string): Promise<void> {

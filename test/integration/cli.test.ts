@@ -3,7 +3,7 @@
  * configuration errors, SIGKILL at random points, token loss and --recover, SIGTERM.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { configFile, daemonEnv, freePort, runCli, startCli } from '../helpers/cli.js';
+import { configFile, daemonEnv, freePort, logRecords, runCli, startCli } from '../helpers/cli.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -34,6 +34,28 @@ describe('configuration and usage errors', () => {
     expect(noSecret.stderr).toContain('STAYSYNC_CLIENT_SECRET');
 
     for (const r of [badPort, badFile, badUrl, noSecret]) expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('exits 1 with a sentence naming the setting when the ops port is taken or the database does not exist', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { createServer } = await import('node:net');
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '0.0.0.0', () => r()));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const busy = await runCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) } }));
+      expect(busy.code).toBe(1);
+      expect(busy.stdout).toContain(`the ops endpoint could not listen on 0.0.0.0:${port}: the port is in use; set ops.port (STAYSYNC_OPS_PORT) to a free port`);
+      expect(busy.stdout + busy.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      taken.close();
+    }
+    const url = new URL(h.dbUrl);
+    url.pathname = '/staysync_no_such_database';
+    const missing = await runCli(['sync', '--once'], daemonEnv(h, { env: { DATABASE_URL: url.toString() } }));
+    expect(missing.code).toBe(1);
+    expect(logRecords(missing.stdout).map((l) => l.msg).join('\n')).toMatch(/the database postgres:\/\/\S+\/staysync_no_such_database \(DATABASE_URL\) refused us: 3D000: database "staysync_no_such_database" does not exist\. Check DATABASE_URL/);
+    expect(missing.stdout + missing.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('exits 2 on bad usage and 0 on --help', async () => {

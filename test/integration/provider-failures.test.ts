@@ -103,6 +103,41 @@ describe('answers that are not usable', () => {
   });
 });
 
+describe('nothing stays missing', () => {
+  it('run: bookings quarantined or answering 404 are fetched again on a backoff and arrive once the provider heals', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 40 }] } });
+    const numbers = h.sim.bookings('500100').map((b) => b.number);
+    const [bad, gone] = [numbers[3]!, numbers[7]!];
+    h.sim.faults.malformedBookingNumbers.add(bad);
+    h.sim.faults.notFoundBookingNumbers.add(gone);
+    const port = await freePort();
+    const env = daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) }, config: { sync: { refetchParkedAfterMs: 1_500 } } });
+    const daemon = startCli(['run'], env);
+    try {
+      await waitFor('both parked', async () => (await count(`SELECT count(*) AS n FROM booking_detail_queue WHERE state IN ('quarantined', 'not_found')`)) === 2);
+      const parked = await h.sql<{ number: string; state: string; last_error: string }>('SELECT number, state, last_error FROM booking_detail_queue ORDER BY state');
+      expect(parked).toEqual([
+        { number: gone, state: 'not_found', last_error: 'provider answered 404' },
+        { number: bad, state: 'quarantined', last_error: expect.stringMatching(/roomStays|total/) },
+      ]);
+      const metrics = (await opsGet(port, '/metrics')).body;
+      expect(metricValue(metrics, 'staysync_detail_queue_parked{property_id="500100",state="not_found"}')).toBe(1);
+      expect(metricValue(metrics, 'staysync_detail_queue_parked{property_id="500100",state="quarantined"}')).toBe(1);
+      // Still failing: fetched again (the quarantine keeps one row, counting the repeats).
+      await waitFor('a repeat of the quarantine', async () => (await count(`SELECT coalesce(max(occurrences), 0) AS n FROM quarantine`)) >= 2, 20_000);
+      h.sim.faults.malformedBookingNumbers.clear();
+      h.sim.faults.notFoundBookingNumbers.clear();
+      await waitFor('every booking', async () => (await count('SELECT count(*) AS n FROM bookings')) === 40, 30_000);
+      expect(await h.sql('SELECT * FROM booking_detail_queue')).toEqual([]);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    expect((await daemon.done).code).toBe(0);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    expect(await h.sql<{ entity_key: string }>('SELECT entity_key FROM quarantine')).toEqual([{ entity_key: bad }]);
+  });
+});
+
 describe('an unreachable provider', () => {
   const closedPort = async (): Promise<number> =>
     new Promise((resolve) => {
