@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
+import { WaitList } from '../util/wait-list.js';
 import { describeDatabaseError, isDatabaseUnavailable } from './errors.js';
 
 export interface DatabaseOutage {
@@ -19,7 +20,7 @@ const PROBE_MAX_MS = 5_000;
 
 export class DatabaseAvailability {
   private outage: DatabaseOutage | undefined;
-  private waiters = new Set<() => void>();
+  private readonly waiters = new WaitList();
   private probing = false;
   private closed = false;
   /** Outages so far (metrics). */
@@ -66,20 +67,7 @@ export class DatabaseAvailability {
   /** Resolves at once when the database is available, else when it is back; rejects when `signal` aborts. */
   waitUntilAvailable(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    if (!this.outage) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        signal.removeEventListener('abort', onAbort);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const onAbort = () => {
-        this.waiters.delete(done);
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.add(done);
-    });
+    return this.outage ? this.waiters.wait(signal) : Promise.resolve();
   }
 
   /** Stops probing (the process is closing). */
@@ -102,7 +90,7 @@ export class DatabaseAvailability {
         const seconds = ((this.clock.now() - this.outage.since) / 1000).toFixed(1);
         this.logger.info({ database: this.description, outageSeconds: Number(seconds) }, `database reachable again after ${seconds} s; resuming`);
         this.outage = undefined;
-        for (const wake of [...this.waiters]) wake();
+        this.waiters.wakeAll();
       }
     } finally {
       this.probing = false;

@@ -92,7 +92,6 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
     const dialect = new PostgresDialect({ pool });
     const db = new Kysely<Database>({ dialect });
     const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
-    const availability = new DatabaseAvailability(() => ping(db), description, log, clock);
     const openSession = async (): Promise<LeaseSession> => {
       const client = new pg.Client(connection('lease'));
       const lostCallbacks: ((reason: string) => void)[] = [];
@@ -111,18 +110,15 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
         },
       };
     };
-    return handle({
+    return handle(config, logger, clock, {
       db,
       control,
       kind: 'postgres',
-      schema,
       description,
-      availability,
-      lease: new Lease({ schema, openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs }),
+      openSession,
       migrationsFolder,
       dialect,
       async destroy() {
-        availability.close();
         await db.destroy();
         await control.destroy();
       },
@@ -139,7 +135,6 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   const dialect = pgliteDialect(pglite);
   const db = new Kysely<Database>({ dialect });
   const description = `the embedded database in ${dataDir} (STAYSYNC_DATA_DIR)`;
-  const availability = new DatabaseAvailability(() => ping(db), description, log, clock);
   // One process owns an embedded data directory: its single connection is the lease session.
   const openSession = async (): Promise<LeaseSession> => ({
     query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
@@ -147,18 +142,15 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
     onLost: () => undefined,
     end: async () => undefined,
   });
-  return handle({
+  return handle(config, logger, clock, {
     db,
     control: db,
     kind: 'pglite',
-    schema,
     description,
-    availability,
-    lease: new Lease({ schema, openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs }),
+    openSession,
     migrationsFolder,
     dialect,
     async destroy() {
-      availability.close();
       await db.destroy();
       await pglite.close();
     },
@@ -183,38 +175,41 @@ interface HandleParts {
   db: Db;
   control: Db;
   kind: 'postgres' | 'pglite';
-  schema: string;
   description: string;
-  availability: DatabaseAvailability;
-  lease: Lease;
+  /** A session of its own for the writer lease. */
+  openSession: () => Promise<LeaseSession>;
   migrationsFolder: string;
   dialect: PostgresDialect;
   destroy(): Promise<void>;
 }
 
-function handle(p: HandleParts): DatabaseHandle {
+function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): DatabaseHandle {
+  const { schema } = config.database;
+  const availability = new DatabaseAvailability(() => ping(p.db), p.description, logger.child({ component: 'database' }), clock);
+  const lease = new Lease({ schema, openSession: p.openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs });
   let closed = false;
   return {
     db: p.db,
     control: p.control,
     kind: p.kind,
-    schema: p.schema,
+    schema,
     description: p.description,
-    availability: p.availability,
-    lease: p.lease,
-    migrate: () => migrateToLatest(p.dialect, p.schema, p.migrationsFolder),
-    pending: () => pendingMigrations(p.db, p.schema, p.migrationsFolder),
+    availability,
+    lease,
+    migrate: () => migrateToLatest(p.dialect, schema, p.migrationsFolder),
+    pending: () => pendingMigrations(p.db, schema, p.migrationsFolder),
     async write(fn) {
-      if (!p.lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${p.schema}`);
+      if (!lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${schema}`);
       return p.db.transaction().execute(async (trx) => {
-        await p.lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows);
+        await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows);
         return fn(trx);
       });
     },
     async close() {
       if (closed) return;
       closed = true;
-      await p.lease.close();
+      availability.close();
+      await lease.close();
       await p.destroy();
     },
   };

@@ -16,6 +16,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
+import { WaitList } from '../util/wait-list.js';
 import type { DatabaseAvailability } from './availability.js';
 import { describeDatabaseError, isDatabaseMisconfigured, LeaseBusyError, LeaseLostError } from './errors.js';
 
@@ -51,7 +52,7 @@ export class Lease {
   /** True once migrations ran: from then on taking the lock also takes an epoch. */
   private fenced = false;
   private reacquiring: Promise<void> | undefined;
-  private waiters = new Set<() => void>();
+  private readonly waiters = new WaitList();
   private heartbeat: NodeJS.Timeout | undefined;
   /** Aborted by close(): ends a wait for the lease. */
   private readonly closing = new AbortController();
@@ -113,20 +114,7 @@ export class Lease {
   /** Resolves when the lease is held (at once if it is). */
   waitUntilHeld(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    if (this.held) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        signal.removeEventListener('abort', onAbort);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const onAbort = () => {
-        this.waiters.delete(done);
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.add(done);
-    });
+    return this.held ? Promise.resolve() : this.waiters.wait(signal);
   }
 
   /**
@@ -178,7 +166,7 @@ export class Lease {
       }
     }
     this.startHeartbeat();
-    for (const wake of [...this.waiters]) wake();
+    this.waiters.wakeAll();
     return true;
   }
 

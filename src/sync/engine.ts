@@ -25,6 +25,7 @@ import { classify, streamBackoffMs } from './failures.js';
 import { ProgressReporter } from './progress.js';
 import { applyRecovery, planRecovery, type Recovery } from './recovery.js';
 import { Tickers } from './schedule.js';
+import { WaitList } from '../util/wait-list.js';
 import { registeredStreams, type EngineMode, type PropertyStream, type QueueDrain, type RefreshStream, type StreamRegistry } from './streams.js';
 
 export type { EngineMode } from './streams.js';
@@ -60,7 +61,7 @@ export class Engine {
   private readonly followed = new Set<string>();
   private readonly drains: QueueDrain[] = [];
   /** Streams backing off after a provider failure, woken when an outage ends. */
-  private readonly providerBack = new Set<() => void>();
+  private readonly providerBack = new WaitList();
   private readonly tickers = new Tickers();
   private readonly streams: StreamRegistry;
   private readonly mode: EngineMode;
@@ -312,13 +313,14 @@ export class Engine {
 
   /** Waits `ms`, or less when the provider answers again meanwhile (another stream saw it). */
   private async backoff(ms: number, signal: AbortSignal): Promise<void> {
-    let wake!: () => void;
-    const back = new Promise<void>((resolve) => (wake = resolve));
-    this.providerBack.add(wake);
+    const local = new AbortController();
+    const both = AbortSignal.any([signal, local.signal]);
     try {
-      await Promise.race([this.ctx.clock.sleep(ms, signal).catch(() => undefined), back]);
+      await Promise.race([this.ctx.clock.sleep(ms, both), this.providerBack.wait(both)]);
+    } catch {
+      /* stopped */
     } finally {
-      this.providerBack.delete(wake);
+      local.abort();
     }
   }
 
@@ -339,7 +341,7 @@ export class Engine {
     const providerHost = new URL(this.ctx.config.provider.url).host;
     return this.ctx.client.health.onOutageChange((host, outage) => {
       if (host !== providerHost) return;
-      if (!outage) for (const wake of [...this.providerBack]) wake();
+      if (!outage) this.providerBack.wakeAll();
       const ids = [...this.followed];
       for (const stream of this.streams.property) {
         if (outage) {

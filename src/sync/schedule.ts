@@ -3,33 +3,19 @@
  * One Ticker per expression, shared by every property that polls on it.
  */
 import { Cron } from 'croner';
+import { WaitList } from '../util/wait-list.js';
 
 export class Ticker {
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new WaitList();
   private readonly cron: Cron;
 
   constructor(expression: string) {
-    this.cron = new Cron(expression, { protect: true }, () => {
-      for (const wake of [...this.waiters]) wake();
-    });
+    this.cron = new Cron(expression, { protect: true }, () => this.waiters.wakeAll());
   }
 
   /** Resolves at the next tick; rejects with the signal's reason when it aborts first. */
   next(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        this.waiters.delete(done);
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        this.waiters.delete(done);
-        reject(signal.reason);
-      };
-      this.waiters.add(done);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    return this.waiters.wait(signal);
   }
 
   stop(): void {

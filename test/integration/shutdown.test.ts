@@ -49,6 +49,31 @@ async function stopAndCheck(daemon: ReturnType<typeof startCli>) {
   return { r, took };
 }
 
+/**
+ * Holds a lock on booking_summaries and makes the provider list new bookings: the daemon's next
+ * page write waits for the lock. Resolves once it waits; `release` commits the lock away.
+ */
+async function holdNextPageWrite(harness: Harness, newBookings: number): Promise<{ release: () => Promise<void> }> {
+  const locker = new pg.Client({ connectionString: harness.dbUrl, options: `-c search_path=${harness.schema}` });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query('LOCK TABLE booking_summaries IN SHARE ROW EXCLUSIVE MODE');
+  harness.sim.mutate({ count: 0, newCount: newBookings, propertyId: '500100' });
+  await waitFor('the page write to wait for the lock', async () => {
+    const rows = await locker.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'staysync sync %' AND wait_event_type = 'Lock'`);
+    return Number(rows.rows[0].n) > 0;
+  });
+  let released = false;
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      await locker.query('COMMIT');
+      await locker.end();
+    },
+  };
+}
+
 describe('SIGTERM in each phase', () => {
   it('during token retries', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
@@ -62,26 +87,18 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
-    const locker = new pg.Client({ connectionString: h.dbUrl, options: `-c search_path=${h.schema}` });
-    await locker.connect();
+    const lock = await holdNextPageWrite(h, 4);
     try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE booking_summaries IN SHARE ROW EXCLUSIVE MODE');
-      h.sim.mutate({ count: 0, newCount: 4, propertyId: '500100' });
-      await waitFor('the page write to wait for the lock', async () => {
-        const rows = await locker.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'staysync sync %' AND wait_event_type = 'Lock'`);
-        return Number(rows.rows[0].n) > 0;
-      });
       const signalledAt = Date.now();
       daemon.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 800));
       expect(daemon.child.exitCode).toBeNull();
-      await locker.query('COMMIT');
+      await lock.release();
       const r = await daemon.done;
       expect(r.code).toBe(0);
       expect(Date.now() - signalledAt).toBeLessThan(GRACE_MS);
     } finally {
-      await locker.end();
+      await lock.release();
     }
     // The page committed with its cursor: the new bookings are listed (their details come next time).
     expect(await count('SELECT count(*) AS n FROM booking_summaries')).toBe(24);
@@ -92,17 +109,9 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
-    const locker = new pg.Client({ connectionString: h.dbUrl, options: `-c search_path=${h.schema}` });
-    await locker.connect();
+    const lock = await holdNextPageWrite(h, 4);
     let took = 0;
     try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE booking_summaries IN SHARE ROW EXCLUSIVE MODE');
-      h.sim.mutate({ count: 0, newCount: 4, propertyId: '500100' });
-      await waitFor('the page write to wait for the lock', async () => {
-        const rows = await locker.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'staysync sync %' AND wait_event_type = 'Lock'`);
-        return Number(rows.rows[0].n) > 0;
-      });
       const signalledAt = Date.now();
       daemon.child.kill('SIGTERM');
       const r = await daemon.done;
@@ -110,8 +119,7 @@ describe('SIGTERM in each phase', () => {
       expect(r.code).toBe(0);
       expect(logRecords(r.stdout).map((l) => l.msg)).toContainEqual(expect.stringMatching(/shutdown grace time \(3000 ms, shutdown\.graceMs\) is over/));
     } finally {
-      await locker.query('COMMIT');
-      await locker.end();
+      await lock.release();
     }
     expect(took).toBeLessThanOrEqual(GRACE_MS + 200);
     expect(took).toBeGreaterThan(GRACE_MS / 2);
@@ -159,16 +167,8 @@ describe('ending at once', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
-    const locker = new pg.Client({ connectionString: h.dbUrl, options: `-c search_path=${h.schema}` });
-    await locker.connect();
+    const lock = await holdNextPageWrite(h, 2);
     try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE booking_summaries IN SHARE ROW EXCLUSIVE MODE');
-      h.sim.mutate({ count: 0, newCount: 2, propertyId: '500100' });
-      await waitFor('the page write to wait for the lock', async () => {
-        const rows = await locker.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'staysync sync %' AND wait_event_type = 'Lock'`);
-        return Number(rows.rows[0].n) > 0;
-      });
       daemon.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 200));
       const at = Date.now();
@@ -177,8 +177,7 @@ describe('ending at once', () => {
       expect(Date.now() - at).toBeLessThan(500);
       expect(r.code).toBe(1);
     } finally {
-      await locker.query('COMMIT');
-      await locker.end();
+      await lock.release();
     }
     expect(await h.sql('SELECT outcome FROM sync_runs')).toEqual([{ outcome: null }]);
 

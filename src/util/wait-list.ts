@@ -1,0 +1,29 @@
+/**
+ * Callers waiting for something to happen (the database to answer, the lease to be held, a
+ * schedule to tick): `wait` until `wakeAll`, or until the caller's signal aborts.
+ */
+export class WaitList {
+  private readonly waiters = new Set<() => void>();
+
+  /** Resolves at the next wakeAll(); rejects with the signal's reason when it aborts first. */
+  wait(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.waiters.delete(done);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.waiters.delete(done);
+        reject(signal.reason);
+      };
+      this.waiters.add(done);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  wakeAll(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+}
