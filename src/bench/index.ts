@@ -2,13 +2,16 @@
  * `npm run bench`: staysync against the simulator, measured against the rate limits.
  *
  *   node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 60]
- *                            [--memory-sizes 2000,20000] [--skip-memory] [--concurrency 8]
+ *                            [--memory-sizes 2000,20000,100000] [--concurrency 8]
+ *                            [--only budget,memory,content] [--skip-budget] [--skip-memory] [--skip-content]
  *
  * Scenario A (budget fidelity): the production limits with time compressed by --scale
  * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
  * --once` run, compared with what a perfect client could do (theory.ts).
  * Scenario B (memory): limits 100 times higher, so only the machine bounds speed; peak RSS
- * of `sync --once` at each size, and the ratio of the largest to the smallest.
+ * of `sync --once` at each size, and the ratio of each size to the smallest.
+ * `--only memory` runs scenario B alone; `--only` takes a comma list of budget (A), memory (B)
+ * and content (C), and the --skip-* flags leave one out.
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
@@ -19,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { rateLimitScopes } from '../config.js';
 import { defaultRateLimits } from '../simulator/index.js';
 import { analyseBudgetRun, formatLines, logText, mb, RSS_FLAT_RATIO, RSS_GOAL_BYTES, secs, windowsText, type Line } from './report.js';
-import { checkDatabase, containerNodeOptions, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunResult } from './run.js';
+import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunResult } from './run.js';
 import { runContentBench } from './content.js';
 import { minTimeFor, scaleWindows } from './theory.js';
 
@@ -30,6 +33,7 @@ interface Options {
   properties: number;
   scale: number;
   memorySizes: number[];
+  skipBudget: boolean;
   skipMemory: boolean;
   concurrency: number;
   contentProperties: number;
@@ -41,8 +45,13 @@ interface Options {
 class UsageError extends Error {}
 
 const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 60]
-                                 [--memory-sizes 2000,20000] [--skip-memory] [--concurrency 8]
-                                 [--content-properties 500] [--content-scale 10] [--skip-content]`;
+                                 [--memory-sizes 2000,20000,100000] [--concurrency 8]
+                                 [--content-properties 500] [--content-scale 10]
+                                 [--only budget,memory,content] [--skip-budget] [--skip-memory] [--skip-content]`;
+
+/** The scenarios by the names `--only` takes. */
+const scenarioNames = ['budget', 'memory', 'content'] as const;
+type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({
@@ -51,7 +60,9 @@ function parseOptions(argv: string[]): Options {
       bookings: { type: 'string', default: '20000' },
       properties: { type: 'string', default: '4' },
       scale: { type: 'string', default: '60' },
-      'memory-sizes': { type: 'string', default: '2000,20000' },
+      'memory-sizes': { type: 'string', default: '2000,20000,100000' },
+      only: { type: 'string' },
+      'skip-budget': { type: 'boolean', default: false },
       'skip-memory': { type: 'boolean', default: false },
       'content-properties': { type: 'string', default: '500' },
       'content-scale': { type: 'string', default: '10' },
@@ -72,16 +83,33 @@ function parseOptions(argv: string[]): Options {
   const scale = Number(values.scale);
   if (!(scale > 0) || !Number.isFinite(scale)) throw new UsageError(`--scale: expected a positive number, got ${JSON.stringify(values.scale)}`);
   const properties = int('properties', values.properties, 1);
-  const memorySizes = values['memory-sizes'].split(',').map((s) => int('memory-sizes', s.trim(), properties));
+  // Ascending: the first size is the baseline of the ratios.
+  const memorySizes = values['memory-sizes']
+    .split(',')
+    .map((s) => int('memory-sizes', s.trim(), properties))
+    .sort((a, b) => a - b);
+  let only: Set<ScenarioName> | undefined;
+  if (values.only !== undefined) {
+    only = new Set();
+    for (const raw of values.only.split(',')) {
+      const name = raw.trim();
+      if (!(scenarioNames as readonly string[]).includes(name)) {
+        throw new UsageError(`--only: expected a comma list of ${scenarioNames.join(', ')}, got ${JSON.stringify(values.only)}`);
+      }
+      only.add(name as ScenarioName);
+    }
+  }
+  const skip = (name: ScenarioName, flag: boolean): boolean => flag || (only !== undefined && !only.has(name));
   return {
     bookings: int('bookings', values.bookings, properties),
     properties,
     scale,
     memorySizes,
-    skipMemory: values['skip-memory'],
+    skipBudget: skip('budget', values['skip-budget']),
+    skipMemory: skip('memory', values['skip-memory']),
     contentProperties: int('content-properties', values['content-properties'], 1),
     contentScale: int('content-scale', values['content-scale'], 1),
-    skipContent: values['skip-content'],
+    skipContent: skip('content', values['skip-content']),
     concurrency: int('concurrency', values.concurrency, 1),
   };
 }
@@ -132,37 +160,39 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   out(`staysync bench — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores`);
-  out(`daemon runs as deployed: NODE_OPTIONS="${containerNodeOptions()}" (from the Dockerfile)`);
+  out(`daemon runs as deployed: ${containerMemoryText()} (from the Dockerfile)`);
   out(`database ${redactUrl(databaseUrl)} (PostgreSQL ${pgVersion}), a fresh schema per run`);
   let failed = false;
 
   // ---- Scenario A: budget fidelity ----
-  const limits = mapLimits((ws) => scaleWindows(ws, opts.scale));
-  const detailWindows = limits.bookingDetails;
-  const listWindows = limits.bookingList;
-  out(`scenario A: ${opts.bookings} bookings, ${opts.properties} properties, scale 1/${opts.scale} (${humanScale(opts.scale)}), detail concurrency ${opts.concurrency}`);
-  out(`  windows   details ${windowsText(detailWindows)} | list ${windowsText(listWindows)} | token ${windowsText(limits.token)}`);
-  const theoryMs = minTimeFor(detailWindows, opts.bookings);
-  progress(`scenario A runs for about ${secs(theoryMs)} (theoretical minimum)`);
-  try {
-    const r = await runSyncOnce({
-      label: 'scenario A',
-      properties: spread(opts.bookings, opts.properties),
-      limits,
-      databaseUrl,
-      detailConcurrency: opts.concurrency,
-      timeoutMs: 3 * theoryMs + 120_000,
-      seed: 1,
-      onProgress: progress,
-      signal: abort.signal,
-    });
-    const a = analyseBudgetRun(r, detailWindows, listWindows);
-    for (const l of formatLines(a.lines)) out(l);
-    for (const n of a.notes) out(`  ${n}`);
-  } catch (err) {
-    if (!(err instanceof RunFailedError)) throw err;
-    failed = true;
-    failureReport(err);
+  if (!opts.skipBudget && !abort.signal.aborted) {
+    const limits = mapLimits((ws) => scaleWindows(ws, opts.scale));
+    const detailWindows = limits.bookingDetails;
+    const listWindows = limits.bookingList;
+    out(`scenario A: ${opts.bookings} bookings, ${opts.properties} properties, scale 1/${opts.scale} (${humanScale(opts.scale)}), detail concurrency ${opts.concurrency}`);
+    out(`  windows   details ${windowsText(detailWindows)} | list ${windowsText(listWindows)} | token ${windowsText(limits.token)}`);
+    const theoryMs = minTimeFor(detailWindows, opts.bookings);
+    progress(`scenario A runs for about ${secs(theoryMs)} (theoretical minimum)`);
+    try {
+      const r = await runSyncOnce({
+        label: 'scenario A',
+        properties: spread(opts.bookings, opts.properties),
+        limits,
+        databaseUrl,
+        detailConcurrency: opts.concurrency,
+        timeoutMs: 3 * theoryMs + 120_000,
+        seed: 1,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const a = analyseBudgetRun(r, detailWindows, listWindows);
+      for (const l of formatLines(a.lines)) out(l);
+      for (const n of a.notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) throw err;
+      failed = true;
+      failureReport(err);
+    }
   }
 
   // ---- Scenario B: memory ----
@@ -171,6 +201,7 @@ async function main(): Promise<number> {
     out(`scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties`);
     const results: RunResult[] = [];
     const lines: Line[] = [];
+    const smallest = opts.memorySizes[0];
     for (const size of opts.memorySizes) {
       if (abort.signal.aborted) break;
       try {
@@ -186,16 +217,17 @@ async function main(): Promise<number> {
           onProgress: progress,
           signal: abort.signal,
         });
-        const first = results[0];
+        // Each size against the smallest (the first; no ratio when that run failed).
         results.push(r);
-        const ratio = first?.peakRssBytes && r.peakRssBytes ? r.peakRssBytes / first.peakRssBytes : undefined;
+        const first = results[0]!.bookings === smallest ? results[0]! : undefined;
+        const ratio = first && first !== r && first.peakRssBytes && r.peakRssBytes ? r.peakRssBytes / first.peakRssBytes : undefined;
         const underGoal = r.peakRssBytes !== undefined && r.peakRssBytes < RSS_GOAL_BYTES;
         const flat = ratio === undefined || ratio <= RSS_FLAT_RATIO;
         lines.push({
           label: `${size} bookings`,
           value: mb(r.peakRssBytes),
           detail:
-            `peak RSS${ratio !== undefined ? `, ratio ${ratio.toFixed(2)} to ${first!.bookings}` : ''}; ` +
+            `peak RSS${ratio !== undefined ? `, ratio ${ratio.toFixed(2)} to ${smallest}` : ''}; ` +
             `${secs(r.wallMs)}, ${(r.details.count / Math.max(1e-3, (r.details.lastMs - r.details.firstMs) / 1000)).toFixed(0)} details/s, ${r.rejected429} × 429`,
           goal: ratio !== undefined ? `(goal < 200 MB, ratio <= ${RSS_FLAT_RATIO})` : '(goal < 200 MB)',
           verdict: r.peakRssBytes === undefined ? '' : underGoal && flat ? 'PASS' : 'MISS',

@@ -218,14 +218,22 @@ class LogCollector {
 }
 
 /**
- * The V8 memory settings the container runs the daemon with (the Dockerfile's NODE_OPTIONS),
- * so that the bench measures the daemon as it is deployed.
+ * The memory settings the container runs the daemon with (the Dockerfile's NODE_OPTIONS and
+ * MALLOC_* variables), so that the bench measures the daemon as it is deployed.
  */
-export function containerNodeOptions(): string {
+export function containerMemoryEnv(): Record<string, string> {
   const dockerfile = readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8');
-  const m = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile);
-  if (!m) throw new Error('the Dockerfile sets no NODE_OPTIONS: the bench cannot run the daemon as deployed');
-  return m[1]!;
+  const env: Record<string, string> = {};
+  for (const m of dockerfile.matchAll(/\b(NODE_OPTIONS|MALLOC_[A-Z_]+)=("[^"]*"|\S+)/g)) env[m[1]!] = m[2]!.replace(/^"|"$/g, '');
+  if (!env.NODE_OPTIONS) throw new Error('the Dockerfile sets no NODE_OPTIONS: the bench cannot run the daemon as deployed');
+  return env;
+}
+
+/** The same, as one line for the report. */
+export function containerMemoryText(): string {
+  return Object.entries(containerMemoryEnv())
+    .map(([k, v]) => (v.includes(' ') ? `${k}="${v}"` : `${k}=${v}`))
+    .join(' ');
 }
 
 function childEnv(opts: RunOptions, sim: Simulator, schema: string, configPath: string): NodeJS.ProcessEnv {
@@ -234,7 +242,7 @@ function childEnv(opts: RunOptions, sim: Simulator, schema: string, configPath: 
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('STAYSYNC_') && k !== 'DATABASE_URL') env[k] = v;
   return {
     ...env,
-    NODE_OPTIONS: containerNodeOptions(),
+    ...containerMemoryEnv(),
     DATABASE_URL: opts.databaseUrl,
     STAYSYNC_DB_SCHEMA: schema,
     STAYSYNC_PROVIDER_URL: sim.url,

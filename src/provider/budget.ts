@@ -104,15 +104,15 @@ interface SlidingWindow {
   readonly windowMs: number;
   readonly released: TimestampQueue;
   /**
-   * Entries that left the window in the last EXPIRED_RETENTION_MS. A rate-limit header
+   * Entries that left the window in the last `expiredRetentionMs`. A rate-limit header
    * describes the provider's window as of the request's arrival, which can be earlier than
    * now by up to the request's duration; comparing it with the ledger as of then needs them.
    */
   readonly expired: TimestampQueue;
 }
 
-/** Longer than any request may take (the request timeout is 30 s by default). */
-const EXPIRED_RETENTION_MS = 120_000;
+/** Default of how long expired entries are kept: longer than any request may take. */
+const DEFAULT_EXPIRED_RETENTION_MS = 35_000;
 
 interface Waiter {
   readonly priority: number;
@@ -136,10 +136,14 @@ export class RateBudget {
   /** The one pending wake-up timer, if any, and the instant it fires. */
   private timer: { at: number; abort: AbortController } | undefined;
 
-  constructor(scope: string, windows: readonly RateWindow[], clock: Clock) {
+  /** How long entries that left a window are kept: longer than any request may take (the request timeout). */
+  private readonly expiredRetentionMs: number;
+
+  constructor(scope: string, windows: readonly RateWindow[], clock: Clock, expiredRetentionMs = DEFAULT_EXPIRED_RETENTION_MS) {
     if (windows.length === 0) throw new Error(`rate budget ${scope}: expected at least one window`);
     this.scope = scope;
     this.clock = clock;
+    this.expiredRetentionMs = expiredRetentionMs;
     this.windows = windows.map((w) => ({
       limit: w.limit,
       windowMs: w.windowMs,
@@ -251,7 +255,7 @@ export class RateBudget {
 
   private expire(w: SlidingWindow, now: number): void {
     w.released.dropUpTo(now - w.windowMs, w.expired);
-    w.expired.dropUpTo(now - w.windowMs - EXPIRED_RETENTION_MS);
+    w.expired.dropUpTo(now - w.windowMs - this.expiredRetentionMs);
   }
 
   /**
@@ -331,9 +335,11 @@ export class RateBudget {
 export class Budgets {
   private readonly byScope: Map<RateLimitScope, RateBudget>;
 
-  constructor(rateLimits: Readonly<Record<RateLimitScope, readonly RateWindow[]>>, clock: Clock) {
+  /** `requestTimeoutMs`: no response arrives later, so no older expired entry is ever needed. */
+  constructor(rateLimits: Readonly<Record<RateLimitScope, readonly RateWindow[]>>, clock: Clock, requestTimeoutMs?: number) {
+    const retention = requestTimeoutMs === undefined ? undefined : requestTimeoutMs + 5_000;
     this.byScope = new Map(
-      (Object.keys(rateLimits) as RateLimitScope[]).map((scope) => [scope, new RateBudget(scope, rateLimits[scope], clock)]),
+      (Object.keys(rateLimits) as RateLimitScope[]).map((scope) => [scope, new RateBudget(scope, rateLimits[scope], clock, retention)]),
     );
   }
 

@@ -136,7 +136,7 @@ export class ProviderClient {
     // An Agent keeps one keep-alive pool per origin (provider host, reference-data host).
     this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 32 });
     this.ownsDispatcher = opts.dispatcher === undefined;
-    this.budgets = new Budgets(opts.config.rateLimits, this.clock);
+    this.budgets = new Budgets(opts.config.rateLimits, this.clock, opts.config.provider.requestTimeoutMs);
     const p = opts.config.provider;
     const referenceHost = new URL(p.referenceDataUrl).host;
     const providerHost = new URL(p.url).host;
