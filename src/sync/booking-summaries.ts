@@ -11,7 +11,7 @@ import { upsertSummariesAndEnqueue, type SummaryRow } from '../db/repositories/b
 import { hasMirroredRows } from '../db/repositories/bookings.js';
 import { quarantinePayload } from '../db/repositories/quarantine.js';
 import { ContinueTokenRejectedError } from '../provider/errors.js';
-import { parseBookingSummary } from '../provider/schemas.js';
+import { parseBookingSummary, type BookingsPage } from '../provider/schemas.js';
 import type { SyncContext } from './context.js';
 import { TokenLostError } from './errors.js';
 import type { PropertyStream } from './streams.js';
@@ -101,68 +101,84 @@ export async function pollSummariesUntilCaughtUp(
       throw err;
     }
 
-    const now = ctx.clock.now();
-    const rows: SummaryRow[] = [];
-    const bad: { raw: unknown; reason: string }[] = [];
-    let position: Date | null = null;
-    for (const raw of page.bookingSummaries) {
-      const parsed = parseBookingSummary(raw);
-      if (!parsed.ok) {
-        bad.push({ raw, reason: parsed.reason });
-        continue;
-      }
-      const s = parsed.value;
-      const modifiedAt = s.modifiedDateTime ? new Date(s.modifiedDateTime) : null;
-      if (modifiedAt && (!position || modifiedAt > position)) position = modifiedAt;
-      rows.push({
-        propertyId,
-        number: s.number,
-        status: s.status,
-        createdAt: s.createdDateTime ? new Date(s.createdDateTime) : null,
-        modifiedAt,
-        priority: priorityOf(s.number, now),
-        raw,
-      });
-    }
-
     // An empty page keeps the old token when the provider sends none.
     const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
-    const enqueued = await ctx.write(async (trx) => {
-      for (const b of bad) {
-        await quarantinePayload(trx, {
-          stream: BOOKING_SUMMARIES,
-          propertyId,
-          entityKey: typeof (b.raw as { number?: unknown })?.number === 'string' ? (b.raw as { number: string }).number : null,
-          reason: b.reason,
-          rawBody: JSON.stringify(b.raw),
-        });
-      }
-      const n = await upsertSummariesAndEnqueue(trx, rows, new Date(now));
-      await saveCursorAfterPage(trx, {
-        propertyId,
-        stream: BOOKING_SUMMARIES,
-        cursor: nextToken,
-        position,
-        caughtUp: !page.hasMoreData,
-        rows: page.bookingSummaries.length,
-        polledAt: new Date(now),
-      });
-      return n;
-    });
+    // Fetches run concurrently for all properties; turning a page into rows and writing it,
+    // one page at a time (ctx.pageSlots).
+    const { summaries, badReasons, enqueued } = await ctx.pageSlots.use(() => writePage(ctx, propertyId, page, nextToken));
     recoverFrom = undefined;
 
-    for (const b of bad) log.warn({ reason: b.reason }, 'booking summary failed validation: quarantined');
+    for (const reason of badReasons) log.warn({ reason }, 'booking summary failed validation: quarantined');
     result.pages += 1;
-    result.summaries += rows.length;
+    result.summaries += summaries;
     result.enqueued += enqueued;
     ctx.counters.summaryPages += 1;
-    ctx.counters.summaries += rows.length;
+    ctx.counters.summaries += summaries;
     ctx.counters.detailsEnqueued += enqueued;
-    ctx.counters.quarantined += bad.length;
+    ctx.counters.quarantined += badReasons.length;
     if (enqueued > 0) ctx.onEnqueued?.();
     if (!page.hasMoreData) break;
   }
   return result;
+}
+
+/**
+ * One page in ONE transaction: summaries upserted, detail fetches enqueued under the version
+ * guard, summaries that fail validation quarantined, the new token stored.
+ */
+async function writePage(
+  ctx: SyncContext,
+  propertyId: string,
+  page: BookingsPage,
+  nextToken: string | null,
+): Promise<{ summaries: number; badReasons: string[]; enqueued: number }> {
+  const now = ctx.clock.now();
+  const rows: SummaryRow[] = [];
+  const bad: { raw: unknown; reason: string }[] = [];
+  let position: Date | null = null;
+  for (const raw of page.bookingSummaries) {
+    const parsed = parseBookingSummary(raw);
+    if (!parsed.ok) {
+      bad.push({ raw, reason: parsed.reason });
+      continue;
+    }
+    const s = parsed.value;
+    const modifiedAt = s.modifiedDateTime ? new Date(s.modifiedDateTime) : null;
+    if (modifiedAt && (!position || modifiedAt > position)) position = modifiedAt;
+    rows.push({
+      propertyId,
+      number: s.number,
+      status: s.status,
+      createdAt: s.createdDateTime ? new Date(s.createdDateTime) : null,
+      modifiedAt,
+      priority: priorityOf(s.number, now),
+      raw,
+    });
+  }
+
+  const enqueued = await ctx.write(async (trx) => {
+    for (const b of bad) {
+      await quarantinePayload(trx, {
+        stream: BOOKING_SUMMARIES,
+        propertyId,
+        entityKey: typeof (b.raw as { number?: unknown })?.number === 'string' ? (b.raw as { number: string }).number : null,
+        reason: b.reason,
+        rawBody: JSON.stringify(b.raw),
+      });
+    }
+    const n = await upsertSummariesAndEnqueue(trx, rows, new Date(now));
+    await saveCursorAfterPage(trx, {
+      propertyId,
+      stream: BOOKING_SUMMARIES,
+      cursor: nextToken,
+      position,
+      caughtUp: !page.hasMoreData,
+      rows: page.bookingSummaries.length,
+      polledAt: new Date(now),
+    });
+    return n;
+  });
+  return { summaries: rows.length, badReasons: bad.map((b) => b.reason), enqueued };
 }
 
 /** The booking list, per property, registered with the engine. */

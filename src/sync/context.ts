@@ -5,6 +5,7 @@ import type { Lease } from '../db/lease.js';
 import type { Logger } from '../log.js';
 import type { ProviderClient } from '../provider/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { Semaphore } from '../util/semaphore.js';
 import { SyncCounters } from './counters.js';
 
 /** What every stream needs: built once per process and passed down. */
@@ -21,6 +22,11 @@ export interface SyncContext {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly counters: SyncCounters;
+  /**
+   * One page of a list is turned into rows and written at a time, across properties: the
+   * pages are the largest objects the daemon holds, and V8 keeps the heap it once needed.
+   */
+  readonly pageSlots: Semaphore;
   /** Called after a page enqueued detail fetches, so an idle details stream wakes at once. */
   onEnqueued?: (() => void) | undefined;
 }
@@ -44,5 +50,6 @@ export function createSyncContext(parts: {
     logger: parts.logger,
     clock: parts.clock ?? systemClock,
     counters: parts.counters ?? new SyncCounters(),
+    pageSlots: new Semaphore(1),
   };
 }

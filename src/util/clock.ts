@@ -29,9 +29,3 @@ export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: abortableSleep,
 };
-
-/** True when `err` is the rejection of an aborted signal (shutdown), not a failure. */
-export function isAbortError(err: unknown, signal?: AbortSignal): boolean {
-  if (signal?.aborted && err === signal.reason) return true;
-  return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError' && signal?.aborted === true);
-}

@@ -116,12 +116,6 @@ export async function activePropertyIds(db: Executor): Promise<string[]> {
   return rows.map((r) => r.property_id);
 }
 
-/** Content hashes of a property's stored entities, to skip unchanged work. */
-export async function propertyHash(db: Executor, propertyId: string): Promise<string | null> {
-  const r = await db.selectFrom('properties').select(['content_hash', 'removed_at']).where('property_id', '=', propertyId).executeTakeFirst();
-  return r && r.removed_at === null ? r.content_hash : null;
-}
-
 export async function startContentRefresh(db: Executor): Promise<string> {
   const r = await db.insertInto('content_refreshes').defaultValues().returning('id').executeTakeFirstOrThrow();
   return r.id;
