@@ -413,6 +413,16 @@ export interface StoreOptions {
 
 type RawBooking = { store: PropertyStore; created: number; modified: number; cancelled: boolean };
 
+/** Told about every change mutate() makes (the PMS side follows its bookings). */
+export interface BookingChangeListener {
+  /** Before booking `b` of `store` changes, or (with `b` undefined) before a booking is created in it. */
+  beforeBookingChange(store: PropertyStore, b: BookingState | undefined): void;
+  /** After `b` changed; its modifiedMs is the time of the change. */
+  afterBookingChange(store: PropertyStore, b: BookingState): void;
+  /** After `b` was created. */
+  bookingCreated(store: PropertyStore, b: BookingState): void;
+}
+
 /** All properties and bookings, with the mutations tests and the churn apply. */
 export class SimulatorStore {
   readonly stores = new Map<string, PropertyStore>();
@@ -422,6 +432,8 @@ export class SimulatorStore {
   private recent: { store: PropertyStore; b: BookingState }[] = [];
   /** Property ids in the content order (compareIds); rebuilt after addProperty. */
   private sortedIds: string[] | undefined;
+  /** Told about the changes of mutate(); draws nothing from this store's random streams. */
+  listener: BookingChangeListener | undefined;
 
   constructor(private readonly opts: StoreOptions) {
     this.rng = mulberry32(mix(opts.seed, 0x5eed));
@@ -597,6 +609,7 @@ export class SimulatorStore {
         target = { store, b: pick(rng, store.order) };
       }
       const { store, b } = target;
+      this.listener?.beforeBookingChange(store, b);
       // Strictly after its previous change and never before the end of the stream: a change
       // always lands after every continueToken already issued, so no client can miss it.
       const newMs = Math.max(now, this.maxMs(store), b.modifiedMs + 1);
@@ -609,11 +622,13 @@ export class SimulatorStore {
         b.variant++;
       }
       this.reposition(store, b, newMs);
+      this.listener?.afterBookingChange(store, b);
       this.recent.push(target);
       if (this.recent.length > 64) this.recent.shift();
     }
     for (let k = 0; k < (opts.newCount ?? 0); k++) {
       const store = pick(rng, stores);
+      this.listener?.beforeBookingChange(store, undefined);
       const id = this.nextId++;
       const ms = Math.max(now, this.maxMs(store));
       const arrivalDay = Math.floor(ms / DAY_MS) + intBetween(rng, 0, 120);
@@ -631,6 +646,7 @@ export class SimulatorStore {
       );
       store.byNumber.set(b.number, b);
       this.insert(store, b);
+      this.listener?.bookingCreated(store, b);
     }
   }
 }

@@ -1,7 +1,7 @@
 /**
- * Simulator of the provider's Partner API (token endpoint, Read Reservation API, Content API
- * and Reference Data API), for
- * integration tests, the demo and the bench. See server.ts for the behaviour.
+ * Simulator of the provider's Partner API (token endpoint, Read Reservation API, Content API,
+ * Reference Data API, PMS API, PMS Analytics API, PMS Integration Storage API and webhooks),
+ * for integration tests, the demo and the bench. See server.ts for the behaviour.
  */
 export { startSimulator } from './server.js';
 export type {
@@ -41,5 +41,23 @@ export type {
   RoomStayService,
   Total,
 } from './types.js';
+export type {
+  DailyOccupancy,
+  DailyOccupancyReport,
+  IntegrationStorageBooking,
+  InventoryBlock,
+  PmsAmount,
+  PmsPerson,
+  PmsReservation,
+  PmsReservationStatus,
+  PmsRoom,
+  PmsRoomStay,
+  PmsRoomStayStatus,
+  StorageRoomStay,
+} from './pms-types.js';
+export { computeDailyOccupancy, plannedClosedRooms } from './occupancy.js';
+export type { OccupancyInput, OccupancyNight, OccupancyStay } from './occupancy.js';
+export type { PmsEventType } from './pms.js';
+export type { SimulatorWebhooks, WebhookAuth, WebhookConfig, WebhookDelivery, WebhookEvent } from './webhooks.js';
 export { defaultRateLimits } from './rate-limit.js';
 export { EPOCH_2009_MS, formatUtcSeconds } from './data.js';

@@ -3,7 +3,9 @@
  *   node dist/simulator/main.js [--host 127.0.0.1] [--port 8080] [--properties 3] [--bookings 500] [--seed 1]
  *                               [--content-only-properties 0]
  *                               [--churn-ms 1000 --churn-per-tick 5 --churn-new-per-tick 1]
- * Prints the URL and the credentials, runs until SIGINT or SIGTERM.
+ *                               [--webhook-url http://127.0.0.1:9090/webhooks [--webhook-api-key KEY]]
+ * Prints the URL and the credentials, runs until SIGINT or SIGTERM. With --webhook-url, the
+ * PMS changes (of the churn) are delivered there as the provider's webhooks.
  */
 import { parseArgs } from 'node:util';
 import { startSimulator } from './index.js';
@@ -29,6 +31,8 @@ async function main(): Promise<void> {
       'churn-ms': { type: 'string' },
       'churn-per-tick': { type: 'string' },
       'churn-new-per-tick': { type: 'string' },
+      'webhook-url': { type: 'string' },
+      'webhook-api-key': { type: 'string' },
     },
     strict: true,
   });
@@ -44,6 +48,11 @@ async function main(): Promise<void> {
     properties: Array.from({ length: propertyCount }, (_, i) => ({ id: String(500_100 + i * 100), bookingCount })),
     contentOnlyProperties: int('content-only-properties', values['content-only-properties'], 0),
   });
+  const webhookUrl = values['webhook-url'];
+  if (webhookUrl !== undefined) {
+    const key = values['webhook-api-key'];
+    sim.webhooks.configure({ url: webhookUrl, auth: key === undefined ? { kind: 'none' } : { kind: 'apiKey', key } });
+  }
   const churnMs = int('churn-ms', values['churn-ms'], 0);
   if (churnMs > 0) {
     sim.startChurn({

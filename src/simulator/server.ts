@@ -1,7 +1,9 @@
 /**
  * The provider stand-in: a node:http server answering the token endpoint, the Read
- * Reservation API, the Content API and the Reference Data API with the provider's shapes,
- * limits and failure modes.
+ * Reservation API, the Content API, the Reference Data API, the PMS API (reservations,
+ * guests, rooms), the PMS Analytics API (daily occupancy) and the PMS Integration Storage API
+ * (bookings, inventory blocks) with the provider's shapes, limits and failure modes, and
+ * delivering the provider's webhooks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,9 +23,14 @@ import {
   withDuplicateExtraStayRule,
 } from './content.js';
 import { EPOCH_2009_MS, SimulatorStore, servedProperty, summaryOf, type Cursor, type PropertyStore } from './data.js';
+import type { OccupancyInput } from './occupancy.js';
+import { PmsModel } from './pms.js';
+import { PmsHttp } from './pms-http.js';
+import type { DailyOccupancy, IntegrationStorageBooking, InventoryBlock, PmsPerson, PmsReservation, PmsRoom } from './pms-types.js';
 import { hashString, mix, mulberry32 } from './random.js';
 import { RateLimiter, defaultRateLimits } from './rate-limit.js';
 import { AccessTokens, decodeContinueToken, encodeContinueToken } from './tokens.js';
+import { WebhookDispatcher, type SimulatorWebhooks } from './webhooks.js';
 import type {
   BookingPayload,
   BookingsPage,
@@ -154,16 +161,21 @@ export interface Faults {
    * not counted. (`error5xxRate` hits the token endpoint too.) Default 0.
    */
   tokenError5xxRate: number;
+  /**
+   * Paged PMS answers (reservation search and rooms) name the token key `pageToken` instead of
+   * `nextPageToken`, a variant some provider answers show. Default false.
+   */
+  pmsLegacyPageTokenKey: boolean;
 }
 
 /** See Faults.propertyStatus. */
 export interface PropertyStatusFault {
   status: number;
-  /** Scopes the status applies to; default all three API scopes. */
+  /** Scopes the status applies to; default every API scope (PMS and analytics count in standard). */
   scopes?: PropertyStatusScope[];
 }
 
-export type PropertyStatusScope = 'bookingList' | 'bookingDetails' | 'standard';
+export type PropertyStatusScope = 'bookingList' | 'bookingDetails' | 'standard' | 'integrationStorage';
 
 export interface RequestLogEntry {
   t: number;
@@ -173,7 +185,7 @@ export interface RequestLogEntry {
   clientId?: string;
   /** The request's user-agent header, when it had one. */
   userAgent?: string;
-  /** The property id in the path of a booking list, booking details, content property or rules request. */
+  /** The property id in the path of a request about one property (booking, content, PMS, analytics, storage). */
   propertyId?: string;
 }
 
@@ -250,6 +262,43 @@ export interface Simulator {
   renameRoomType(propertyId: string, roomTypeId: string, name: string): void;
   /** A new property: in the content list (in id order) and in the booking endpoints, with `bookingCount` past bookings. */
   addProperty(p: { id: string; bookingCount: number }): void;
+
+  // ---- PMS side (see pms.ts) ----
+  // Each booking has a PMS reservation of the same number; a few PMS-only reservations exist
+  // besides. mutate() changes the PMS reservation (and the integration-storage booking) of
+  // each booking it changes or creates. The accessors return copies of exactly what is served
+  // (faults aside) and throw for an unknown property.
+
+  /** Webhook delivery (configure / stop / emit, the attempts log and every event emitted). */
+  readonly webhooks: SimulatorWebhooks;
+  /** Every PMS reservation of the property, cancelled ones too, in the search order (modifyDateTime, then number). */
+  pmsReservations(propertyId: string): PmsReservation[];
+  /** The `reservation` GET .../reservations/{number} serves, or undefined. */
+  pmsReservation(propertyId: string, number: string): PmsReservation | undefined;
+  /** The `guest` GET .../guests/{pmsPersonId} serves (a person some reservation references), or undefined. */
+  pmsGuest(propertyId: string, pmsPersonId: string): PmsPerson | undefined;
+  /** Every room of the property (in id order, as the rooms list serves them). */
+  pmsRooms(propertyId: string): PmsRoom[];
+  /** The `dailyOccupancies` GET daily-occupancy serves for these dates (inclusive, YYYY-MM-DD; no 31-day cap here). */
+  dailyOccupancy(propertyId: string, startDate: string, endDate: string, otbDate?: string): DailyOccupancy[];
+  /** Everything computeDailyOccupancy needs to compute what dailyOccupancy serves (every stay of the property). */
+  occupancyInput(propertyId: string): OccupancyInput;
+  /** Every integration-storage booking of the property (by id). */
+  integrationStorageBookings(propertyId: string): IntegrationStorageBooking[];
+  /** Every inventory block of the property. */
+  inventoryBlocks(propertyId: string): InventoryBlock[];
+  /** Checks room stay `stayIndex` in now (it must not be checked in yet; a room is assigned when it has none). */
+  pmsCheckIn(propertyId: string, number: string, stayIndex?: number): void;
+  /** Checks a checked-in room stay out now. */
+  pmsCheckOut(propertyId: string, number: string, stayIndex?: number): void;
+  /** Moves a room stay to `roomId` (of the stay's room type, free on its nights) or, without it, to another free room. */
+  pmsChangeRoom(propertyId: string, number: string, stayIndex: number, roomId?: string): void;
+  /** Cancels the reservation on the PMS side only (the booking is left as it is). */
+  pmsCancel(propertyId: string, number: string): void;
+  /** The integration-storage booking changes now (updateDateTime); its PMS reservation does not. */
+  touchIntegrationStorageBooking(propertyId: string, id: string): void;
+  /** The inventory block changes now (updateDateTime and one more realized room). */
+  touchInventoryBlock(propertyId: string, id: string): void;
 }
 
 const DEFAULT_CLIENTS = [{ clientId: 'sim-client', clientSecret: 'sim-secret' }];
@@ -266,6 +315,14 @@ const PROPERTY_PATH = /^\/api\/content\/v1\/properties\/([^/]+)\/?$/;
 const CANCELLATION_RULES_PATH = /^\/api\/content\/v1\/properties\/([^/]+)\/cancellation-rules\/?$/;
 const EXTRA_STAY_RULES_PATH = /^\/api\/content\/v1\/properties\/([^/]+)\/extra-stay-rules\/?$/;
 const REFERENCE_DATA = '/api/reference-data';
+const PMS_SEARCH_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/search\/?$/;
+const PMS_RESERVATION_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/([^/]+)\/?$/;
+const PMS_GUEST_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/guests\/([^/]+)\/?$/;
+const PMS_ROOMS_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/rooms\/?$/;
+const OCCUPANCY_PATH = /^\/api\/pms-analytics\/v1\/properties\/([^/]+)\/daily-occupancy\/?$/;
+// Same template as the read-reservation details path; only the prefix (and the id kind) differ.
+const STORAGE_BOOKING_PATH = /^\/api\/pms-integration-storage\/v1\/properties\/([^/]+)\/bookings\/([^/]+)\/?$/;
+const STORAGE_BLOCK_PATH = /^\/api\/pms-integration-storage\/v1\/properties\/([^/]+)\/inventories\/blocks\/([^/]+)\/?$/;
 /** Served as they are (never mutated; the public accessor hands out copies). */
 const REFERENCE_LISTS: ReferenceLists = referenceLists();
 /** Properties page `count`: default and maximum. */
@@ -288,6 +345,8 @@ interface Route {
   run: () => Reply;
   /** The property id in the path, for the operations on one property. */
   propertyId?: string;
+  /** PMS and PMS Analytics operations: every error body also carries `warnings: []`. */
+  pmsEnvelope?: boolean;
 }
 
 /** What `limited` needs to know about an API request for the faults (absent for the token endpoint). */
@@ -302,7 +361,7 @@ const GATEWAY_ERROR_PAGE =
   '<h1>502 Bad Gateway</h1>\n<p>The upstream server did not answer in time.</p>\n<hr><p>gateway</p>\n</body>\n</html>\n';
 
 /** Default scopes of the propertyStatus fault. */
-const API_SCOPES: readonly PropertyStatusScope[] = ['bookingList', 'bookingDetails', 'standard'];
+const API_SCOPES: readonly PropertyStatusScope[] = ['bookingList', 'bookingDetails', 'standard', 'integrationStorage'];
 /** `errors[].code` of the propertyStatus fault per status. */
 const STATUS_CODES: Record<number, string> = {
   400: 'BadRequest',
@@ -350,6 +409,13 @@ function errorBody(code: string, message: string): { errors: { code: string; mes
   return { errors: [{ code, message }] };
 }
 
+/** A reply of a PMS operation: an `{errors}` body (of a fault, 401, 429...) gets the envelope's `warnings: []`. */
+function withWarnings(reply: Reply): Reply {
+  const body = reply.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || 'warnings' in body || !('errors' in body)) return reply;
+  return { ...reply, body: { warnings: [], ...body } };
+}
+
 function safeDecode(segment: string): string {
   try {
     return decodeURIComponent(segment);
@@ -391,6 +457,7 @@ class SimulatorImpl implements Simulator {
     htmlBodyRate: 0,
     replicaLag404s: 0,
     tokenError5xxRate: 0,
+    pmsLegacyPageTokenKey: false,
   };
   readonly stats: SimulatorStats = {
     accepted: {},
@@ -416,6 +483,9 @@ class SimulatorImpl implements Simulator {
   private churn: NodeJS.Timeout | undefined;
   /** Responses stalled mid-body, destroyed by close(). */
   private readonly stalledResponses = new Set<ServerResponse>();
+  private readonly dispatcher: WebhookDispatcher;
+  private readonly pms: PmsModel;
+  private readonly pmsHttp: PmsHttp;
 
   constructor(private readonly opts: SimulatorOptions) {
     this.now = opts.now ?? Date.now;
@@ -432,6 +502,10 @@ class SimulatorImpl implements Simulator {
       added++;
     }
     this.store = new SimulatorStore({ seed, properties, now: this.now });
+    this.dispatcher = new WebhookDispatcher(this.now, seed);
+    this.pms = new PmsModel(seed, this.store.stores, this.now, this.dispatcher, this.now());
+    this.store.listener = this.pms;
+    this.pmsHttp = new PmsHttp(this.pms, () => this.faults.pmsLegacyPageTokenKey);
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) {
@@ -458,8 +532,13 @@ class SimulatorImpl implements Simulator {
     this.tokens = new AccessTokens(this.url);
   }
 
+  get webhooks(): SimulatorWebhooks {
+    return this.dispatcher;
+  }
+
   close(): Promise<void> {
     this.stopChurn();
+    this.dispatcher.close();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       for (const res of this.stalledResponses) res.destroy();
@@ -575,7 +654,67 @@ class SimulatorImpl implements Simulator {
   }
 
   addProperty(p: { id: string; bookingCount: number }): void {
+    const at = this.now();
     this.store.addProperty(p);
+    this.pms.propertyAdded(p.id, at);
+  }
+
+  // ---- PMS side ----
+
+  pmsReservations(propertyId: string): PmsReservation[] {
+    return this.pms.reservations(propertyId);
+  }
+
+  pmsReservation(propertyId: string, number: string): PmsReservation | undefined {
+    return this.pms.reservationByNumber(propertyId, number);
+  }
+
+  pmsGuest(propertyId: string, pmsPersonId: string): PmsPerson | undefined {
+    return this.pms.guest(propertyId, pmsPersonId);
+  }
+
+  pmsRooms(propertyId: string): PmsRoom[] {
+    return this.pms.rooms(propertyId);
+  }
+
+  dailyOccupancy(propertyId: string, startDate: string, endDate: string, otbDate?: string): DailyOccupancy[] {
+    return this.pms.dailyOccupancy(propertyId, startDate, endDate, otbDate).dailyOccupancies;
+  }
+
+  occupancyInput(propertyId: string): OccupancyInput {
+    return this.pms.occupancyInput(propertyId);
+  }
+
+  integrationStorageBookings(propertyId: string): IntegrationStorageBooking[] {
+    return this.pms.storageBookings(propertyId);
+  }
+
+  inventoryBlocks(propertyId: string): InventoryBlock[] {
+    return this.pms.blocks(propertyId);
+  }
+
+  pmsCheckIn(propertyId: string, number: string, stayIndex = 0): void {
+    this.pms.checkIn(propertyId, number, stayIndex);
+  }
+
+  pmsCheckOut(propertyId: string, number: string, stayIndex = 0): void {
+    this.pms.checkOut(propertyId, number, stayIndex);
+  }
+
+  pmsChangeRoom(propertyId: string, number: string, stayIndex: number, roomId?: string): void {
+    this.pms.changeRoom(propertyId, number, stayIndex, roomId);
+  }
+
+  pmsCancel(propertyId: string, number: string): void {
+    this.pms.cancel(propertyId, number);
+  }
+
+  touchIntegrationStorageBooking(propertyId: string, id: string): void {
+    this.pms.touchStorageBooking(propertyId, id);
+  }
+
+  touchInventoryBlock(propertyId: string, id: string): void {
+    this.pms.touchBlock(propertyId, id);
   }
 
   // ---- HTTP ----
@@ -605,6 +744,7 @@ class SimulatorImpl implements Simulator {
           reply = this.limited(route.scope, clientId, arrival, route.run, api);
         }
       }
+      if (route?.pmsEnvelope) reply = withWarnings(reply);
     }
     await this.send(res, reply);
     const entry: RequestLogEntry = { t: arrival, method, path: url.pathname, status: reply.status };
@@ -629,6 +769,8 @@ class SimulatorImpl implements Simulator {
       const propertyId = safeDecode(details[1]!);
       return { scope: 'bookingDetails', run: () => this.bookingDetails(propertyId, safeDecode(details[2]!)), propertyId };
     }
+    const pms = this.pmsRoute(path, q);
+    if (pms) return pms;
     const standard = (run: () => Reply): Route => ({ scope: 'standard', run });
     const ofProperty = (propertyId: string, run: () => Reply): Route => ({ scope: 'standard', run, propertyId });
     if (PROPERTIES_PATH.test(path)) return standard(() => this.listProperties(q));
@@ -670,6 +812,36 @@ class SimulatorImpl implements Simulator {
       const propertyId = safeDecode(property[1]!);
       return ofProperty(propertyId, () => badLanguage(q) ?? this.withProperty(propertyId, (s) => this.servedFor(s)));
     }
+    return undefined;
+  }
+
+  /** The PMS, PMS Analytics and PMS Integration Storage operations. */
+  private pmsRoute(path: string, q: URLSearchParams): Route | undefined {
+    const h = this.pmsHttp;
+    const pms = (m: RegExpExecArray, run: (propertyId: string) => Reply): Route => {
+      const propertyId = safeDecode(m[1]!);
+      return { scope: 'standard', run: () => run(propertyId), propertyId, pmsEnvelope: true };
+    };
+    const storage = (m: RegExpExecArray, run: (propertyId: string, id: string) => Reply): Route => {
+      const propertyId = safeDecode(m[1]!);
+      const id = safeDecode(m[2]!);
+      return { scope: 'integrationStorage', run: () => run(propertyId, id), propertyId };
+    };
+    let m: RegExpExecArray | null;
+    if ((m = PMS_SEARCH_PATH.exec(path))) return pms(m, (p) => h.searchReservations(p, q));
+    if ((m = PMS_RESERVATION_PATH.exec(path))) {
+      const number = safeDecode(m[2]!);
+      return pms(m, (p) => h.reservation(p, number, q));
+    }
+    // guests/search is a provider operation the simulator does not serve: 404 as an unknown path.
+    if ((m = PMS_GUEST_PATH.exec(path)) && m[2] !== 'search') {
+      const personId = safeDecode(m[2]!);
+      return pms(m, (p) => h.guest(p, personId, q));
+    }
+    if ((m = PMS_ROOMS_PATH.exec(path))) return pms(m, (p) => h.rooms(p, q));
+    if ((m = OCCUPANCY_PATH.exec(path))) return pms(m, (p) => h.dailyOccupancy(p, q));
+    if ((m = STORAGE_BOOKING_PATH.exec(path))) return storage(m, (p, id) => h.storageBooking(p, id));
+    if ((m = STORAGE_BLOCK_PATH.exec(path))) return storage(m, (p, id) => h.inventoryBlock(p, id));
     return undefined;
   }
 
