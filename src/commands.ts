@@ -6,16 +6,19 @@ import { ConfigError, requireCredentials, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError } from './db/errors.js';
 import { processIdentity } from './db/lease.js';
-import { leftoverFetches } from './db/repositories/booking-queue.js';
+import { leftoverFetches } from './db/repositories/fetch-queue.js';
 import { closeAbandonedRuns, finishRun, startRun } from './db/repositories/runs.js';
 import type { RunOutcome } from './db/states.js';
 import type { Logger } from './log.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OpsPortError, OpsServer } from './ops/http.js';
+import { receiveWebhook } from './ops/webhooks.js';
+import { insertWebhookEvents } from './db/repositories/pms.js';
 import { createMetrics } from './ops/metrics.js';
 import { formatStatus, gatherStatus } from './ops/status.js';
 import { AuthenticationError } from './provider/errors.js';
 import { ProviderClient } from './provider/client.js';
-import { ONCE_MAX_ATTEMPTS } from './sync/booking-details.js';
+import { ONCE_MAX_ATTEMPTS } from './sync/fetch-drain.js';
 import { createSyncContext } from './sync/context.js';
 import { Engine, type EngineMode, type EngineResult } from './sync/engine.js';
 import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from './sync/errors.js';
@@ -99,14 +102,33 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     if (!engine?.running) return { ready: false, reason: 'starting' };
     return { ready: true };
   };
+  const opsLog = logger.child({ component: 'ops' });
+  const webhook = config.webhooks.enabled
+    ? {
+        path: config.webhooks.path,
+        receive: (req: IncomingMessage, res: ServerResponse) =>
+          receiveWebhook(req, res, {
+            config: config.webhooks,
+            store: (events) => h.write((trx) => insertWebhookEvents(trx, events)),
+            onStored: (batch) => {
+              ctx.counters.webhookBatches += 1;
+              ctx.counters.webhookEventsStored += batch.stored;
+              ctx.counters.webhookEventsDuplicate += batch.duplicates;
+              ctx.onEnqueued?.();
+            },
+            logger: opsLog,
+          }),
+      }
+    : undefined;
   const ops =
     mode === 'daemon'
       ? new OpsServer(
           {
             ready,
-            metrics: createMetrics({ counters: ctx.counters, client, availability: h.availability, lease: h.lease, db: h.control, ready: () => ready().ready }),
+            metrics: createMetrics({ ctx, client, availability: h.availability, lease: h.lease, db: h.control, ready: () => ready().ready }),
+            webhook,
           },
-          logger.child({ component: 'ops' }),
+          opsLog,
         )
       : undefined;
   let runId: string | undefined;
@@ -224,7 +246,9 @@ async function conclude(
     return ExitCode.ok;
   }
   if (result.failed.length > 0) {
-    const names = result.failed.map((f) => f.propertyId).join(', ');
+    const byProperty = new Map<string, string[]>();
+    for (const f of result.failed) byProperty.set(f.propertyId, [...(byProperty.get(f.propertyId) ?? []), f.stream]);
+    const names = [...byProperty].map(([id, streams]) => `${id} (${streams.join(', ')})`).join(', ');
     await close('failed', result.failed.map((f) => f.message).join('\n'));
     for (const f of result.failed) logger.error({ propertyId: f.propertyId }, f.message);
     logger.error(`sync --once finished with failing properties: ${names} (the others are caught up); see staysync status`);
@@ -237,7 +261,7 @@ async function conclude(
   }
   await close('ok');
   if (mode === 'once') {
-    const left = await leftoverFetches(h.db, ONCE_MAX_ATTEMPTS).catch(() => undefined);
+    const left = await leftoverFetches(h.db, 'booking_detail_queue', ONCE_MAX_ATTEMPTS).catch(() => undefined);
     const parts = left ? [`${left.retrying} failing`, `${left.notFound} not found (404)`, `${left.quarantined} quarantined`].filter((p) => !p.startsWith('0 ')) : [];
     if (parts.length > 0) {
       logger.warn({ ...left }, `booking details left for later: ${parts.join(', ')}; they are fetched again on a growing backoff by the next run (see staysync status)`);

@@ -96,6 +96,41 @@ const configSchema = z.strictObject({
     /** croner expression of the scheduled full refresh (also done at start). */
     refreshCron: cronExpression,
   }),
+  pms: z.strictObject({
+    /** Mirror PMS reservations, guests and rooms (needs the PMS API on the API connection). */
+    enabled: z.boolean(),
+    /** First day of the backfill of PMS reservations, by modification (YYYY-MM-DD). */
+    backfillFrom: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2009-01-01').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a valid date'),
+    /** croner expression: when a caught-up property's PMS reservations are searched again. */
+    pollCron: cronExpression,
+    /** How far back each search re-reads the previous window (at least its last minute: minute precision and local time make an exact edge unsafe). */
+    overlapMinutes: z.number().int().min(1).max(2_880),
+    /** E-mails, phones, birth dates, citizenship and documents of guests: mirrored only when true (names always are). */
+    personalData: z.boolean(),
+    /** Reservation fetches in flight (the standard budget still paces them). */
+    fetchConcurrency: z.number().int().min(1).max(32),
+  }),
+  occupancy: z.strictObject({
+    /** Mirror the daily occupancy statistics (PMS analytics). */
+    enabled: z.boolean(),
+    /** Days before today (property-local) that each refresh covers. */
+    daysBack: z.number().int().min(0).max(3_660),
+    /** Days after today that each refresh covers. */
+    daysAhead: z.number().int().min(0).max(3_660),
+    /** croner expression of the scheduled refresh (also done at start). */
+    refreshCron: cronExpression,
+  }),
+  webhooks: z.strictObject({
+    /** Receive the provider's change events on the ops port. */
+    enabled: z.boolean(),
+    /** Path of the receiver on the ops port. */
+    path: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'a URL path such as /webhooks/provider'),
+    /** How the provider authenticates, as configured by the hotelier: none, the API-KEY header, or HTTP Basic. */
+    auth: z.enum(['none', 'apiKey', 'basic']),
+    apiKey: z.string().min(1).optional(),
+    basicUser: z.string().min(1).optional(),
+    basicPassword: z.string().min(1).optional(),
+  }),
   ops: z.strictObject({
     port: z.number().int().min(0).max(65535),
     host: z.string().min(1),
@@ -200,6 +235,15 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   }
   str('STAYSYNC_POLL_CRON', ['sync', 'pollCron']);
   str('STAYSYNC_CONTENT_CRON', ['content', 'refreshCron']);
+  str('STAYSYNC_PMS_POLL_CRON', ['pms', 'pollCron']);
+  str('STAYSYNC_OCCUPANCY_CRON', ['occupancy', 'refreshCron']);
+  str('STAYSYNC_WEBHOOK_AUTH', ['webhooks', 'auth']);
+  const apiKey = secretFromEnv(env, 'STAYSYNC_WEBHOOK_API_KEY');
+  if (apiKey !== undefined) set(['webhooks', 'apiKey'], apiKey);
+  const basicUser = secretFromEnv(env, 'STAYSYNC_WEBHOOK_BASIC_USER');
+  if (basicUser !== undefined) set(['webhooks', 'basicUser'], basicUser);
+  const basicPassword = secretFromEnv(env, 'STAYSYNC_WEBHOOK_BASIC_PASSWORD');
+  if (basicPassword !== undefined) set(['webhooks', 'basicPassword'], basicPassword);
   int('STAYSYNC_OPS_PORT', ['ops', 'port']);
   int('STAYSYNC_SHUTDOWN_GRACE_MS', ['shutdown', 'graceMs']);
   str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
@@ -218,6 +262,12 @@ const envNameOfKey: Record<string, string> = {
   propertyIds: 'STAYSYNC_PROPERTY_IDS',
   'sync.pollCron': 'STAYSYNC_POLL_CRON',
   'content.refreshCron': 'STAYSYNC_CONTENT_CRON',
+  'pms.pollCron': 'STAYSYNC_PMS_POLL_CRON',
+  'occupancy.refreshCron': 'STAYSYNC_OCCUPANCY_CRON',
+  'webhooks.auth': 'STAYSYNC_WEBHOOK_AUTH',
+  'webhooks.apiKey': 'STAYSYNC_WEBHOOK_API_KEY',
+  'webhooks.basicUser': 'STAYSYNC_WEBHOOK_BASIC_USER',
+  'webhooks.basicPassword': 'STAYSYNC_WEBHOOK_BASIC_PASSWORD',
   'ops.port': 'STAYSYNC_OPS_PORT',
   'shutdown.graceMs': 'STAYSYNC_SHUTDOWN_GRACE_MS',
   'log.level': 'STAYSYNC_LOG_LEVEL',
@@ -257,6 +307,15 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   if (!result.success) {
     const lines = result.error.issues.map((i) => describeIssue(i, env as Json));
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const w = result.data.webhooks;
+  if (w.enabled && w.auth === 'apiKey' && !w.apiKey) {
+    throw new ConfigError('webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY or STAYSYNC_WEBHOOK_API_KEY_FILE): expected the key the provider sends in the API-KEY header, since webhooks.auth is apiKey');
+  }
+  if (w.enabled && w.auth === 'basic' && (!w.basicUser || !w.basicPassword)) {
+    throw new ConfigError(
+      'webhooks.basicUser and webhooks.basicPassword (STAYSYNC_WEBHOOK_BASIC_USER, STAYSYNC_WEBHOOK_BASIC_PASSWORD, or their _FILE variants): expected both, since webhooks.auth is basic',
+    );
   }
   return deepFreeze(result.data);
 }

@@ -22,7 +22,14 @@ export const redactPaths = [
   '*.access_token',
   '*.authorization',
   '*.headers.authorization',
+  'apiKey',
+  'basicPassword',
+  '*.apiKey',
+  '*.basicPassword',
+  'headers["api-key"]',
   'config.provider.clientSecret',
+  'config.webhooks.apiKey',
+  'config.webhooks.basicPassword',
   'config.provider.clientId',
 ];
 

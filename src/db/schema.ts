@@ -207,6 +207,174 @@ export interface ContentRefreshesTable {
   error: string | null;
 }
 
+type LocalDate = ColumnType<string | null, string | null, string | null>;
+type Jsonb = ColumnType<unknown, string, string>;
+
+export interface PmsReservationsTable {
+  property_id: string;
+  number: string;
+  reservation_status: string | null;
+  modified_at: NullableTimestamptz;
+  currency_code: string | null;
+  customer_person_id: string | null;
+  customer_first_name: string | null;
+  customer_last_name: string | null;
+  customer_middle_name: string | null;
+  customer_language_code: string | null;
+  customer_email: string | null;
+  customer_phone: string | null;
+  customer_birth_date: LocalDate;
+  customer_citizenship: string | null;
+  customer_company_id: string | null;
+  customer_company_name: string | null;
+  customer_company_type: string | null;
+  visit_purpose_id: string | null;
+  visit_purpose_name: string | null;
+  creation_source_id: string | null;
+  creation_source_name: string | null;
+  channel_name: string | null;
+  group_name: string | null;
+  customer_comment: string | null;
+  agent_commission_percent: Numeric;
+  agent_commission_amount: Numeric;
+  room_stay_count: number;
+  fetched_at: Timestamptz;
+  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  raw: Jsonb;
+}
+
+export interface PmsRoomStaysTable {
+  property_id: string;
+  number: string;
+  position: number;
+  pms_room_stay_id: string | null;
+  room_id: string | null;
+  room_type_id: string | null;
+  status: string | null;
+  check_in_at: LocalTimestamp;
+  check_out_at: LocalTimestamp;
+  actual_check_in_at: LocalTimestamp;
+  actual_check_out_at: LocalTimestamp;
+  adults: number | null;
+  children: number | null;
+  amount: Numeric;
+  pay_amount: Numeric;
+  refund_amount: Numeric;
+  deposit: Numeric;
+  currency_code: string | null;
+  guest_person_ids: string[];
+  amenities: string[];
+}
+
+export interface PmsGuestsTable {
+  property_id: string;
+  pms_person_id: string;
+  first_name: string | null;
+  last_name: string | null;
+  middle_name: string | null;
+  gender: string | null;
+  status_name: string | null;
+  email: string | null;
+  phone: string | null;
+  birth_date: LocalDate;
+  citizenship: string | null;
+  fetched_at: Timestamptz;
+  raw: Jsonb;
+}
+
+export interface PmsReservationQueueTable {
+  property_id: string;
+  number: string;
+  priority: number;
+  state: ColumnType<string, string | undefined, string>;
+  generation: BigIntColumn;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  enqueued_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  last_error: string | null;
+}
+
+export interface PmsRoomsTable {
+  property_id: string;
+  room_id: string;
+  display_name: string | null;
+  room_type_id: string | null;
+  floor_id: string | null;
+  raw: Jsonb;
+  content_hash: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: NullableTimestamptz;
+}
+
+export interface DailyOccupancyTable {
+  property_id: string;
+  stay_date: string;
+  currency_code: string | null;
+  property_room_count: number;
+  occupancy_rate: ColumnType<string, string | number, string | number>;
+  closed_room_count: number;
+  occupancy_room_count: number;
+  complimentary_occupancy_room_count: number;
+  room_revenue: ColumnType<string, string | number, string | number>;
+  revenue: ColumnType<string, string | number, string | number>;
+  meal_revenue: ColumnType<string, string | number, string | number>;
+  arrival_count: number;
+  guest_count: number;
+  refreshed_at: Timestamptz;
+  raw: Jsonb;
+}
+
+export interface WebhookEventsTable {
+  event_id: string;
+  event_type: string;
+  creation_time: NullableTimestamptz;
+  payload: ColumnType<unknown, string | null, string | null>;
+  property_id: string | null;
+  entity_key: string | null;
+  state: ColumnType<string, string | undefined, string>;
+  received_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  processed_at: NullableTimestamptz;
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  last_error: string | null;
+}
+
+export interface IntegrationStorageBookingsTable {
+  property_id: string;
+  booking_id: string;
+  status: string | null;
+  booking_number: string | null;
+  updated_at: NullableTimestamptz;
+  pms_updated_at: LocalTimestamp;
+  pms_created_at: LocalTimestamp;
+  cancelled_at: LocalTimestamp;
+  cancel_reason: string | null;
+  amount_after_tax: Numeric;
+  currency_code: string | null;
+  guarantee_code: string | null;
+  arrival_at: LocalTimestamp;
+  departure_at: LocalTimestamp;
+  fetched_at: Timestamptz;
+  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  raw: Jsonb;
+}
+
+export interface InventoryBlocksTable {
+  property_id: string;
+  inventory_block_id: string;
+  pms_side_id: string | null;
+  pms_side_code: string | null;
+  block_status: string | null;
+  pms_block_status: string | null;
+  updated_at: NullableTimestamptz;
+  pms_created_at: LocalTimestamp;
+  pms_cancelled_at: LocalTimestamp;
+  rate_plan_codes: string[];
+  fetched_at: Timestamptz;
+  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  raw: Jsonb;
+}
+
 export interface Database {
   sync_cursors: SyncCursorsTable;
   sync_lease: SyncLeaseTable;
@@ -223,4 +391,13 @@ export interface Database {
   quarantine: QuarantineTable;
   properties: PropertiesTable;
   content_refreshes: ContentRefreshesTable;
+  pms_reservations: PmsReservationsTable;
+  pms_room_stays: PmsRoomStaysTable;
+  pms_guests: PmsGuestsTable;
+  pms_reservation_queue: PmsReservationQueueTable;
+  pms_rooms: PmsRoomsTable;
+  daily_occupancy: DailyOccupancyTable;
+  webhook_events: WebhookEventsTable;
+  integration_storage_bookings: IntegrationStorageBookingsTable;
+  inventory_blocks: InventoryBlocksTable;
 }

@@ -20,5 +20,9 @@ export const refreshOutcomes = ['ok', 'failed', 'stopped', 'killed'] as const;
 export type RefreshOutcome = (typeof refreshOutcomes)[number];
 
 /** Streams with a cursor per property (sync_cursors.stream). */
-export const cursorStreams = ['booking_summaries'] as const;
+export const cursorStreams = ['booking_summaries', 'pms_reservations', 'daily_occupancy'] as const;
 export type CursorStream = (typeof cursorStreams)[number];
+
+/** A received change event (webhook_events.state). */
+export const webhookEventStates = ['pending', 'processed', 'ignored', 'failed'] as const;
+export type WebhookEventState = (typeof webhookEventStates)[number];

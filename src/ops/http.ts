@@ -1,9 +1,9 @@
 /**
  * Operations endpoint: /healthz (the process is alive), /readyz (the daemon can do its work:
  * database reachable, writer lease held, not stopping), /metrics (Prometheus text format,
- * from a prom-client registry).
+ * from a prom-client registry), and the provider's change events (POST at webhooks.path).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log.js';
@@ -12,6 +12,8 @@ export interface OpsSources {
   /** True when the daemon can do its work; with the reason when it cannot. */
   ready(): { ready: boolean; reason?: string };
   metrics: Registry;
+  /** The change-event receiver (POST at `path`), when webhooks are enabled. */
+  webhook?: { path: string; receive(req: IncomingMessage, res: ServerResponse): Promise<void> } | undefined;
 }
 
 /** The ops port could not be opened: the message names the setting. */
@@ -36,6 +38,15 @@ export class OpsServer {
         res.writeHead(status, { 'content-type': type });
         res.end(body);
       };
+      const webhook = this.sources.webhook;
+      if (webhook && path === webhook.path) {
+        if (req.method !== 'POST') return reply(405, 'method not allowed: POST a batch of events\n');
+        webhook.receive(req, res).catch((err: unknown) => {
+          this.logger.error({ err: (err as Error).message }, 'webhook receiver failed');
+          if (!res.headersSent) reply(503, 'the events could not be stored now; deliver the batch again\n');
+        });
+        return;
+      }
       if (req.method !== 'GET') return reply(405, 'method not allowed\n');
       if (path === '/healthz') return reply(200, 'ok\n');
       if (path === '/readyz') {

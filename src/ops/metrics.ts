@@ -9,15 +9,16 @@ import client from 'prom-client';
 import type { DatabaseAvailability } from '../db/availability.js';
 import type { Db } from '../db/database.js';
 import type { Lease } from '../db/lease.js';
-import { queueDepthByProperty } from '../db/repositories/booking-queue.js';
+import { queueDepthByProperty } from '../db/repositories/fetch-queue.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
-import { cursorStates } from '../db/states.js';
+import { cursorStates, cursorStreams } from '../db/states.js';
+import { countEvents } from '../db/repositories/pms.js';
 import type { ProviderClient } from '../provider/client.js';
 import { failureCauses } from '../provider/health.js';
-import type { SyncCounters } from '../sync/counters.js';
+import type { SyncContext } from '../sync/context.js';
 
 export interface MetricSources {
-  counters: SyncCounters;
+  ctx: SyncContext;
   client: ProviderClient;
   availability: DatabaseAvailability;
   lease: Lease;
@@ -33,7 +34,8 @@ const snake = (k: string) => k.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase());
 export function createMetrics(sources: MetricSources): client.Registry {
   const register = new client.Registry();
   client.collectDefaultMetrics({ register });
-  const { counters, availability, lease } = sources;
+  const { availability, lease } = sources;
+  const counters = sources.ctx.counters;
   const provider = sources.client;
 
   for (const key of Object.keys(counters.toJSON())) {
@@ -149,6 +151,14 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
   });
   provider.health.onExchange((e) => latency.observe({ scope: e.scope, status: e.outcome }, e.seconds));
+  const eventLatency = new client.Histogram({
+    name: 'staysync_webhook_event_latency_seconds',
+    help: 'From the provider creating a change event to its refresh committed in the mirror, by event type.',
+    labelNames: ['event_type'],
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+    registers: [register],
+  });
+  sources.ctx.onEventProcessed = (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds));
 
   // Table gauges: one read of the bookkeeping per scrape, shared by the gauges below.
   let snapshot: Promise<TableSnapshot | undefined> | undefined;
@@ -185,6 +195,26 @@ export function createMetrics(sources: MetricSources): client.Registry {
     },
   });
   new client.Gauge({
+    name: 'staysync_pms_queue_pending',
+    help: 'PMS reservation fetches waiting, by property.',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const d of (await tables())?.pmsQueue ?? []) this.set({ property_id: d.propertyId }, d.pending);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_webhook_events',
+    help: 'Change events stored, by type and state (pending, processed, ignored, failed).',
+    labelNames: ['event_type', 'state'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const e of (await tables())?.events ?? []) this.set({ event_type: e.eventType, state: e.state }, e.n);
+    },
+  });
+  new client.Gauge({
     name: 'staysync_detail_queue_oldest_pending_age_seconds',
     help: 'Age of the oldest pending booking detail fetch, by property (0 when none).',
     labelNames: ['property_id'],
@@ -204,7 +234,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     async collect() {
       this.reset();
-      for (const c of (await tables())?.cursors ?? []) this.set({ property_id: c.propertyId }, (c.position?.getTime() ?? 0) / 1000);
+      for (const c of (await tables())?.cursors ?? []) if (c.stream === BOOKING_SUMMARIES) this.set({ property_id: c.propertyId }, (c.position?.getTime() ?? 0) / 1000);
     },
   });
   new client.Gauge({
@@ -224,9 +254,19 @@ export function createMetrics(sources: MetricSources): client.Registry {
 
 interface TableSnapshot {
   queue: Awaited<ReturnType<typeof queueDepthByProperty>>;
+  pmsQueue: Awaited<ReturnType<typeof queueDepthByProperty>>;
+  /** Cursors of every stream: the booking list first (list position). */
   cursors: Awaited<ReturnType<typeof listCursors>>;
+  events: Awaited<ReturnType<typeof countEvents>>;
 }
 
 async function readTables(db: Db): Promise<TableSnapshot> {
-  return { queue: await queueDepthByProperty(db), cursors: await listCursors(db, BOOKING_SUMMARIES) };
+  const cursors = [];
+  for (const stream of cursorStreams) cursors.push(...(await listCursors(db, stream)));
+  return {
+    queue: await queueDepthByProperty(db, 'booking_detail_queue'),
+    pmsQueue: await queueDepthByProperty(db, 'pms_reservation_queue'),
+    cursors,
+    events: await countEvents(db),
+  };
 }

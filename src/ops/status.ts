@@ -4,12 +4,13 @@
  */
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { queueDepthByProperty, pendingCount } from '../db/repositories/booking-queue.js';
+import { queueDepthByProperty, pendingCount } from '../db/repositories/fetch-queue.js';
 import { lastContentRefresh } from '../db/repositories/content.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
 import { leaseStatus, type LeaseStatus } from '../db/repositories/lease.js';
 import { countQuarantined } from '../db/repositories/quarantine.js';
 import { recentRuns, type RunRow } from '../db/repositories/runs.js';
+import { countEvents } from '../db/repositories/pms.js';
 import { formatDuration, queueEtaSeconds } from '../sync/progress.js';
 
 export interface PropertyStatus {
@@ -31,8 +32,28 @@ export interface PropertyStatus {
   queueEta: string;
 }
 
+/** The PMS side of a property: search position, fetch queue, occupancy refresh. */
+export interface PmsPropertyStatus {
+  propertyId: string;
+  state: string;
+  since: string | null;
+  /** Every PMS modification up to this time has been searched. */
+  searchedTo: string | null;
+  caughtUp: boolean;
+  lastError: string | null;
+  queuePending: number;
+  queueNotFound: number;
+  queueQuarantined: number;
+  occupancyState: string;
+  occupancyRefreshedAt: string | null;
+  occupancyError: string | null;
+}
+
 export interface StatusReport {
   properties: PropertyStatus[];
+  pms: PmsPropertyStatus[];
+  /** Change events by type and state. */
+  events: { eventType: string; state: string; n: number }[];
   queuePending: number;
   queueEta: string;
   lease: LeaseStatus;
@@ -43,7 +64,7 @@ export interface StatusReport {
 
 export async function gatherStatus(db: Db, config: Config): Promise<StatusReport> {
   const cursors = await listCursors(db, BOOKING_SUMMARIES);
-  const depth = new Map((await queueDepthByProperty(db)).map((d) => [d.propertyId, d]));
+  const depth = new Map((await queueDepthByProperty(db, 'booking_detail_queue')).map((d) => [d.propertyId, d]));
   const quarantined = await countQuarantined(db);
   const ids = [...new Set([...config.propertyIds, ...cursors.map((c) => c.propertyId)])].sort();
   const windows = config.rateLimits.bookingDetails;
@@ -66,9 +87,34 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       queueEta: formatDuration(queueEtaSeconds(d?.pending ?? 0, windows)),
     };
   });
-  const total = await pendingCount(db);
+  const total = await pendingCount(db, 'booking_detail_queue');
+  const pmsCursors = new Map((await listCursors(db, 'pms_reservations')).map((c) => [c.propertyId, c]));
+  const occupancy = new Map((await listCursors(db, 'daily_occupancy')).map((c) => [c.propertyId, c]));
+  const pmsDepth = new Map((await queueDepthByProperty(db, 'pms_reservation_queue')).map((d) => [d.propertyId, d]));
+  const pmsIds = [...new Set([...pmsCursors.keys(), ...occupancy.keys(), ...pmsDepth.keys()])].sort();
+  const pms: PmsPropertyStatus[] = pmsIds.map((id) => {
+    const c = pmsCursors.get(id);
+    const o = occupancy.get(id);
+    const d = pmsDepth.get(id);
+    return {
+      propertyId: id,
+      state: c ? c.state : 'not started',
+      since: c?.errorSince?.toISOString() ?? null,
+      searchedTo: c?.position?.toISOString() ?? null,
+      caughtUp: c?.caughtUp ?? false,
+      lastError: c?.lastError ?? null,
+      queuePending: d?.pending ?? 0,
+      queueNotFound: d?.notFound ?? 0,
+      queueQuarantined: d?.quarantined ?? 0,
+      occupancyState: o ? o.state : 'not refreshed',
+      occupancyRefreshedAt: o?.lastPollAt?.toISOString() ?? null,
+      occupancyError: o?.lastError ?? null,
+    };
+  });
   return {
     properties,
+    pms,
+    events: await countEvents(db),
     queuePending: total,
     queueEta: formatDuration(queueEtaSeconds(total, windows)),
     lease: await leaseStatus(db, config.database.schema),
@@ -86,7 +132,7 @@ export function formatStatus(r: StatusReport): string[] {
     out.push('No property configured or mirrored yet. Set STAYSYNC_PROPERTY_IDS (or let the content API list them) and run `staysync sync --once`.');
   } else {
     const header = ['property', 'state', 'since (UTC)', 'list position (UTC)', 'caught up', 'last poll (UTC)', 'queue', 'retrying', '404', 'quarantined', 'queue ETA'];
-    const table = r.properties.map((p) => [
+    const rows = r.properties.map((p) => [
       p.propertyId,
       stateLabel[p.state] ?? p.state,
       p.since ?? '-',
@@ -99,13 +145,35 @@ export function formatStatus(r: StatusReport): string[] {
       String(p.quarantined),
       p.queueEta,
     ]);
-    const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
-    const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-    out.push(fmt(header));
-    for (const row of table) out.push(fmt(row));
+    out.push(...tableLines(header, rows));
     out.push('');
   }
   out.push(`Detail queue: ${r.queuePending} pending, ETA ${r.queueEta} at the details budget.`);
+  if (r.pms.length > 0) {
+    out.push('');
+    out.push(
+      ...tableLines(
+        ['PMS property', 'state', 'since (UTC)', 'searched to (UTC)', 'caught up', 'queue', '404', 'quarantined', 'occupancy', 'occupancy refreshed (UTC)'],
+        r.pms.map((p) => [
+          p.propertyId,
+          stateLabel[p.state] ?? p.state,
+          p.since ?? '-',
+          p.searchedTo ?? '-',
+          p.caughtUp ? 'yes' : 'no',
+          String(p.queuePending),
+          String(p.queueNotFound),
+          String(p.queueQuarantined),
+          stateLabel[p.occupancyState] ?? p.occupancyState,
+          p.occupancyRefreshedAt ?? '-',
+        ]),
+      ),
+    );
+  }
+  if (r.events.length > 0) {
+    const byState = new Map<string, number>();
+    for (const e of r.events) byState.set(e.state, (byState.get(e.state) ?? 0) + e.n);
+    out.push(`Change events: ${[...byState].map(([state, n]) => `${n} ${state}`).join(', ')}.`);
+  }
   const c = r.lastContentRefresh;
   out.push(
     c
@@ -129,5 +197,14 @@ export function formatStatus(r: StatusReport): string[] {
     );
   }
   for (const p of r.properties.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
+  for (const p of r.pms.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: PMS reservations ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
+  for (const p of r.pms.filter((x) => x.occupancyError)) out.push(`property ${p.propertyId}: daily occupancy ${stateLabel[p.occupancyState] ?? p.occupancyState}: ${p.occupancyError}`);
   return out;
+}
+
+/** A table of aligned columns. */
+function tableLines(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [fmt(header), ...rows.map(fmt)];
 }

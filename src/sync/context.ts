@@ -27,8 +27,10 @@ export interface SyncContext {
    * pages are the largest objects the daemon holds, and V8 keeps the heap it once needed.
    */
   readonly pageSlots: Semaphore;
-  /** Called after a page enqueued detail fetches, so an idle details stream wakes at once. */
+  /** Called after a page enqueued fetches (or a change event was stored), so idle queue streams wake at once. */
   onEnqueued?: (() => void) | undefined;
+  /** Called when a change event's refresh committed, with the seconds since the provider created it (metrics). */
+  onEventProcessed?: ((eventType: string, seconds: number) => void) | undefined;
 }
 
 export function createSyncContext(parts: {

@@ -12,6 +12,18 @@ export class SyncCounters {
   /** Bookings the database refused to store (quarantined with the reason). */
   writeFailures = 0;
   pollErrors = 0;
+  pmsSearchPages = 0;
+  pmsReservationsEnqueued = 0;
+  pmsReservationsFetched = 0;
+  pmsReservationsWritten = 0;
+  occupancyWindows = 0;
+  pmsRoomsRefreshed = 0;
+  webhookBatches = 0;
+  webhookEventsStored = 0;
+  webhookEventsDuplicate = 0;
+  webhookEventsProcessed = 0;
+  webhookEventsFailed = 0;
+  webhookEventsIgnored = 0;
 
   toJSON(): Record<string, number> {
     return Object.fromEntries(Object.entries(this).filter(([, v]) => typeof v === 'number'));

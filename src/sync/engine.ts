@@ -139,7 +139,8 @@ export class Engine {
         );
       }
       ctx.onEnqueued = () => this.wakeDrains();
-      for (const r of this.streams.refreshes) this.spawn(() => this.refreshLoop(r, !discovered.refreshed.has(r.name)));
+      this.spawn(() => this.initialRefreshes(discovered.refreshed));
+      if (this.mode === 'daemon') for (const r of this.streams.refreshes) this.spawn(() => this.scheduledRefreshes(r));
       for (const id of discovered.propertyIds) this.follow(id, plan.recoverFrom.get(id));
       this.wakeDrains();
       // Tasks add tasks (a refresh finds a property): wait until none is left.
@@ -357,14 +358,19 @@ export class Engine {
 
   // ------------------------------------------------------------------ refreshes and queues
 
-  /** A refresh at start (unless done by discovery) and, in the daemon, at each tick of its schedule. */
-  private async refreshLoop(r: RefreshStream, runAtStart: boolean): Promise<void> {
-    const signal = this.inner.signal;
-    if (runAtStart) {
+  /** The refreshes at start, one after the other in registry order (unless discovery ran them). */
+  private async initialRefreshes(done: ReadonlySet<string>): Promise<void> {
+    for (const r of this.streams.refreshes) {
+      if (this.inner.signal.aborted) return;
+      if (done.has(r.name)) continue;
       await this.refreshOnce(r);
-      await this.followNewProperties();
+      if (r.discoversProperties) await this.followNewProperties();
     }
-    if (this.mode === 'once') return;
+  }
+
+  /** The daemon's refreshes at each tick of their schedule. */
+  private async scheduledRefreshes(r: RefreshStream): Promise<void> {
+    const signal = this.inner.signal;
     const ticker = this.tickers.get(r.cron(this.ctx.config));
     while (!signal.aborted) {
       try {
@@ -373,7 +379,7 @@ export class Engine {
         return;
       }
       await this.refreshOnce(r);
-      await this.followNewProperties();
+      if (r.discoversProperties) await this.followNewProperties();
     }
   }
 

@@ -66,3 +66,18 @@ export class DatabaseGaveUpError extends Error {
 export class NothingToFollowError extends Error {
   override name = 'NothingToFollowError';
 }
+
+/**
+ * A refresh that goes property by property (occupancy, PMS rooms) could not refresh some of
+ * them; the others were refreshed. `transient` when every failure may pass by itself.
+ */
+export class RefreshIncompleteError extends Error {
+  override name = 'RefreshIncompleteError';
+  constructor(
+    readonly what: string,
+    readonly failures: { propertyId: string; reason: string }[],
+    readonly transient: boolean,
+  ) {
+    super(`${what} of ${failures.length} propert${failures.length === 1 ? 'y' : 'ies'} failed: ${failures.map((f) => `${f.propertyId}: ${f.reason}`).join('; ')}`);
+  }
+}

@@ -13,7 +13,7 @@ import {
 } from '../provider/errors.js';
 import { describeNetworkError } from '../provider/token.js';
 import type { SyncContext } from './context.js';
-import { TokenLostError } from './errors.js';
+import { RefreshIncompleteError, TokenLostError } from './errors.js';
 
 export type Verdict =
   /** The process is stopping: end quietly. */
@@ -40,6 +40,7 @@ export function classify(err: unknown, signal: AbortSignal, ctx: Pick<SyncContex
   if (err instanceof RequestRejectedError || err instanceof NotFoundError) return { kind: 'permanent', reason: err.message };
   if (err instanceof InvalidPayloadError) return { kind: 'permanent', reason: `the answer is not the documented shape: ${err.reason}` };
   if (err instanceof ProviderUnavailableError) return { kind: 'transient', reason: err.message, unexpected: false };
+  if (err instanceof RefreshIncompleteError) return err.transient ? { kind: 'transient', reason: err.message, unexpected: false } : { kind: 'permanent', reason: err.message };
   if (isTransactionConflict(err)) return { kind: 'transient', reason: describeNetworkError(err), unexpected: false };
   return { kind: 'transient', reason: err instanceof Error ? err.message : String(err), unexpected: true };
 }

@@ -3,7 +3,7 @@
  * booking list stands in time, rows read, the detail queue and its ETA at the budget.
  */
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
-import { pendingCount } from '../db/repositories/booking-queue.js';
+import { pendingCount } from '../db/repositories/fetch-queue.js';
 import type { RateWindow } from '../config.js';
 import type { SyncContext } from './context.js';
 
@@ -61,7 +61,7 @@ export class ProgressReporter {
     const { ctx } = this;
     const now = ctx.clock.now();
     const cursors = await listCursors(ctx.db, BOOKING_SUMMARIES);
-    const pending = await pendingCount(ctx.db);
+    const pending = await pendingCount(ctx.db, 'booking_detail_queue');
     const fetched = ctx.counters.detailsFetched;
     const elapsed = Math.max(1, now - this.lastAt) / 1000;
     const rate = (fetched - this.lastFetched) / elapsed;

@@ -14,6 +14,9 @@ import { bookingDetailsStream } from './booking-details.js';
 import { bookingSummariesStream } from './booking-summaries.js';
 import { contentStream } from './content.js';
 import type { SyncContext } from './context.js';
+import { webhookEventsStream } from './events.js';
+import { dailyOccupancyStream, pmsRoomsStream } from './pms-refreshes.js';
+import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
 
 export type EngineMode = 'once' | 'daemon';
 
@@ -69,8 +72,9 @@ export interface StreamRegistry {
   refreshes: readonly RefreshStream[];
 }
 
+/** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use). */
 export const registeredStreams: StreamRegistry = {
-  property: [bookingSummariesStream],
-  queues: [bookingDetailsStream],
-  refreshes: [contentStream],
+  property: [bookingSummariesStream, pmsReservationsStream],
+  queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
+  refreshes: [contentStream, pmsRoomsStream, dailyOccupancyStream],
 };

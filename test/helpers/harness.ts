@@ -13,6 +13,7 @@ import type { Recovery } from '../../src/sync/recovery.js';
 import type { StreamRegistry } from '../../src/sync/streams.js';
 import { registeredStreams } from '../../src/sync/streams.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import type { Clock } from '../../src/util/clock.js';
 import { dropSchema, query, testDatabaseUrl, uniqueSchema } from './database.js';
 
 export const SIM_CLIENT_ID = 'sim-client';
@@ -53,7 +54,7 @@ export interface Harness {
    * A context on a database handle of its own (closed by close()), holding the schema's
    * writer lease: close the previous one (`release`) before asking for another.
    */
-  context(): Promise<SyncContext>;
+  context(opts?: { clock?: Clock }): Promise<SyncContext>;
   /** Closes the handle of a context (its lease is free for the next one). */
   release(ctx: SyncContext): Promise<void>;
   /** Creates the schema's tables and lets go of the database (e.g. before starting a daemon). */
@@ -129,14 +130,14 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     schema,
     logLines,
     logger,
-    async context() {
+    async context(opts = {}) {
       // The previous contexts of this test are done: their leases are let go.
       for (const old of handles.splice(0)) await old.close();
       const h = await openForWriting(config, logger);
       handles.push(h);
       const client = new ProviderClient({ config, logger });
       clients.push(client);
-      const ctx = createSyncContext({ config, handle: h, client, logger });
+      const ctx = createSyncContext({ config, handle: h, client, logger, ...(opts.clock ? { clock: opts.clock } : {}) });
       byContext.set(ctx, h);
       return ctx;
     },
@@ -162,14 +163,28 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
 }
 
 /**
- * `sync --once` through the engine, in-process. By default the booking streams only (content
- * has tests of its own); `streams: 'all'` runs every registered stream.
+ * `sync --once` through the engine, in-process, with a choice of streams: the booking list
+ * and details (default; the other streams have tests of their own), the PMS streams, or all.
  */
 export async function syncOnce(
   ctx: SyncContext,
-  opts: { recoverFrom?: ReadonlyMap<string, Date>; recovery?: Recovery; streams?: 'bookings' | 'all'; signal?: AbortSignal } = {},
+  opts: { recoverFrom?: ReadonlyMap<string, Date>; recovery?: Recovery; streams?: 'bookings' | 'pms' | 'all'; signal?: AbortSignal } = {},
 ): Promise<EngineResult> {
-  const streams: StreamRegistry = opts.streams === 'all' ? registeredStreams : { ...registeredStreams, refreshes: [] };
+  const all = registeredStreams;
+  const streams: StreamRegistry =
+    opts.streams === 'all'
+      ? all
+      : opts.streams === 'pms'
+        ? {
+            property: all.property.filter((s) => s.name === 'pms_reservations'),
+            queues: all.queues.filter((q) => q.name === 'pms_reservation_queue'),
+            refreshes: [],
+          }
+        : {
+            property: all.property.filter((s) => s.name === 'booking_summaries'),
+            queues: all.queues.filter((q) => q.name === 'booking_details'),
+            refreshes: [],
+          };
   let recovery: Recovery = opts.recovery ?? { mode: 'none' };
   // A fixed restart point per property: reset those cursors as --recover=<time> would.
   if (opts.recoverFrom && opts.recoverFrom.size > 0) {

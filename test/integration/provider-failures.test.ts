@@ -35,7 +35,7 @@ describe('a permanent error on one property', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     const msgs = logRecords(r.stdout).map((l) => l.msg);
     expect(msgs).toContainEqual(expect.stringMatching(/^property 500200: booking list failing: bookingList \S+: HTTP 403/));
-    expect(msgs).toContainEqual(expect.stringMatching(/sync --once finished with failing properties: 500200 \(the others are caught up\)/));
+    expect(msgs).toContainEqual(expect.stringMatching(/sync --once finished with failing properties: 500200 \(booking list, PMS reservations\) \(the others are caught up\)/));
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim).filter((b) => !b.key.startsWith('500200/')));
     // The booking list was asked once (its content rules were refused too, and kept as they were).
     const refused = h.sim.stats.requestLog!.filter((e) => e.status === 403);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { priorityOf } from '../../src/sync/booking-summaries.js';
-import { fetchRetryDelayMs } from '../../src/sync/booking-details.js';
+import { fetchRetryDelayMs } from '../../src/sync/fetch-drain.js';
 import { formatDuration, queueEtaSeconds, sustainedRate } from '../../src/sync/progress.js';
 
 describe('detail queue ordering and ETA', () => {

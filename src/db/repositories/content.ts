@@ -24,6 +24,7 @@ const removable = {
   payment_methods: { key: 'code', scope: null },
   property_amenity_types: { key: 'code', scope: null },
   property_kinds: { key: 'property_kind_id', scope: null },
+  pms_rooms: { key: 'room_id', scope: 'property_id' },
 } as const;
 export type RemovableTable = keyof typeof removable;
 
@@ -160,4 +161,10 @@ export async function lastContentRefresh(db: Executor): Promise<ContentRefreshRo
       changedRows: r.changed_rows,
     }
   );
+}
+
+/** The IANA time zone of a property as content gives it; null when content has none (yet). */
+export async function propertyTimeZone(db: Executor, propertyId: string): Promise<string | null> {
+  const r = await db.selectFrom('properties').select('time_zone').where('property_id', '=', propertyId).executeTakeFirst();
+  return r?.time_zone ?? null;
 }
