@@ -187,6 +187,8 @@ export interface RequestLogEntry {
   userAgent?: string;
   /** The property id in the path of a request about one property (booking, content, PMS, analytics, storage). */
   propertyId?: string;
+  /** The query string without `?`, when there was one. */
+  query?: string;
 }
 
 export interface SimulatorStats {
@@ -752,6 +754,7 @@ class SimulatorImpl implements Simulator {
     const userAgent = req.headers['user-agent'];
     if (userAgent !== undefined) entry.userAgent = userAgent;
     if (propertyId !== undefined) entry.propertyId = propertyId;
+    if (url.search !== '') entry.query = url.search.slice(1);
     this.record(entry);
   }
 
@@ -918,7 +921,8 @@ class SimulatorImpl implements Simulator {
     const { min, max } = this.faults.latencyMs;
     const delay = max > 0 ? min + Math.random() * Math.max(0, max - min) : min;
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-    const headers: Record<string, string> = { ...reply.headers };
+    // The provider's clock: the Date header follows the simulator's clock, as the data does.
+    const headers: Record<string, string> = { date: new Date(this.now()).toUTCString(), ...reply.headers };
     let payload: string | undefined;
     if (reply.html !== undefined) {
       payload = reply.html;

@@ -241,7 +241,7 @@ export class Engine {
         try {
           await ctx.database.waitUntilAvailable(signal);
           await ctx.lease.waitUntilHeld(signal);
-          await stream.catchUp(ctx, propertyId, signal, start);
+          await stream.catchUp(ctx, propertyId, signal, { ...start, mode: this.mode });
           start = {};
           if (shownState) log.info(`property ${propertyId}: ${stream.title} works again`);
           failures = 0;

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Insertable } from 'kysely';
-import { activePropertyIds, markMissingRemoved, propertyTimeZone, upsertChanged } from '../db/repositories/content.js';
+import { activePropertyIds, markMissingRemoved, upsertChanged } from '../db/repositories/content.js';
 import { markCursorProblem, saveCursorAfterPage } from '../db/repositories/cursors.js';
 import { replaceOccupancyWindow } from '../db/repositories/pms.js';
 import { quarantinePayload } from '../db/repositories/quarantine.js';
@@ -18,7 +18,7 @@ import { addDays, daysBetween, localDate } from '../util/local-time.js';
 import type { SyncContext } from './context.js';
 import { RefreshIncompleteError } from './errors.js';
 import { classify } from './failures.js';
-import { withAccessHint } from './pms-reservations.js';
+import { withAccessHint, zoneOf } from './pms-reservations.js';
 import type { RefreshStream } from './streams.js';
 
 export const DAILY_OCCUPANCY: CursorStream = 'daily_occupancy';
@@ -125,7 +125,7 @@ export function occupancyWindows(first: string, last: string): { from: string; t
 /** The horizon of one property, window by window; each window replaces its dates in one transaction. */
 async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
   const { daysBack, daysAhead } = ctx.config.occupancy;
-  const zone = (await propertyTimeZone(ctx.db, propertyId)) ?? 'UTC';
+  const zone = (await zoneOf(ctx, propertyId, signal)) ?? 'UTC';
   const today = localDate(ctx.clock.now(), zone);
   const path = `/api/pms-analytics/v1/properties/${encodeURIComponent(propertyId)}/daily-occupancy`;
   let days = 0;

@@ -5,12 +5,14 @@
  * property-local minutes, both states (Active and Cancelled), page by page. Its cursor is
  * `coveredTo`: every modification up to the end of that minute has been searched. Backfill
  * starts at pms.backfillFrom; once caught up, each poll reads two parts:
- * - new: from the minute after `coveredTo` to the current minute;
- * - recheck: the last pms.overlapMinutes up to `coveredTo` again: writes later in the minute
- *   that the previous poll read while it ran, and writes that became visible late (minute
- *   precision and local time make an exact edge unsafe). A reservation found there whose
- *   mirrored version was fetched after that minute ended is skipped: its modification is
- *   already in the mirror, so an unchanged reservation costs no second call.
+ * - new: from the minute after `coveredTo` to the last complete minute;
+ * - recheck: the last pms.overlapMinutes up to `coveredTo` again, for writes that became
+ *   visible late (minute precision and local time make an exact edge unsafe). A reservation
+ *   found there whose mirrored version was fetched after that part ended is skipped: its
+ *   modification is already in the mirror, so an unchanged reservation costs no second call.
+ *   (The search gives numbers only, so a reservation fetched before the part ended, i.e. by
+ *   an earlier poll when the overlap is longer than the poll interval, is fetched again: keep
+ *   pms.overlapMinutes at most the interval of pms.pollCron, as the defaults are.)
  * Each page commits with the window's progress; `coveredTo` moves when the new part's last
  * page committed. The numbers found go to pms_reservation_queue, drained like booking details
  * (fetch-drain.ts): one reservation (with the profiles of guests not mirrored yet) per
@@ -27,11 +29,11 @@ import type { PmsGuestsTable } from '../db/schema.js';
 import type { CursorStream } from '../db/states.js';
 import { InvalidPayloadError, NotFoundError, RequestRejectedError } from '../provider/errors.js';
 import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../provider/pms-schemas.js';
-import { localMinute } from '../util/local-time.js';
+import { isKnownTimeZone, localMinute } from '../util/local-time.js';
 import type { SyncContext } from './context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from './fetch-drain.js';
 import { stripPerson, stripReservation } from './personal-data.js';
-import type { PropertyStream, QueueStream } from './streams.js';
+import type { EngineMode, PropertyStream, QueueStream } from './streams.js';
 
 export const PMS_RESERVATIONS: CursorStream = 'pms_reservations';
 
@@ -74,14 +76,17 @@ function readCursor(text: string | null | undefined, backfillFrom: string): Sear
 }
 
 /**
- * The next window to read after `coveredTo`, up to the current minute, or undefined when
- * caught up. A write later in the current minute is found by the next poll's recheck.
+ * The next window to read after `coveredTo`, or undefined when caught up. It ends with the
+ * last complete minute, so that what a poll fetches was fetched after its window closed and a
+ * recheck can skip it. `sync --once` reads the current minute too (it ends now); a write later
+ * in that minute is found by the next run's recheck, at the cost of fetching again what was
+ * fetched within the minute.
  */
-function nextWindow(c: SearchCursor, now: number): SearchCursor['window'] {
-  const currentMinute = Math.floor(now / MINUTE) * MINUTE;
-  if (c.coveredTo >= currentMinute) return undefined;
+function nextWindow(c: SearchCursor, now: number, mode: EngineMode): SearchCursor['window'] {
+  const last = Math.floor(now / MINUTE) * MINUTE - (mode === 'once' ? 0 : MINUTE);
+  if (c.coveredTo >= last) return undefined;
   const from = c.coveredTo + MINUTE;
-  return { part: 'new', from, to: Math.min(currentMinute, from + MAX_WINDOW_MS - 2 * UNKNOWN_ZONE_MARGIN_MS - MINUTE), state: 'Active', pageToken: null };
+  return { part: 'new', from, to: Math.min(last, from + MAX_WINDOW_MS - 2 * UNKNOWN_ZONE_MARGIN_MS - MINUTE), state: 'Active', pageToken: null };
 }
 
 /** The recheck window before `coveredTo`, when following (not during backfill). */
@@ -90,8 +95,34 @@ function recheckWindow(c: SearchCursor, now: number, overlapMinutes: number): Se
   return { part: 'recheck', from: c.coveredTo - overlapMinutes * MINUTE + MINUTE, to: c.coveredTo, state: 'Active', pageToken: null };
 }
 
+/** Zones read from the content API for properties that content has not mirrored (yet), per context. */
+const fetchedZones = new WeakMap<SyncContext, Map<string, string | null>>();
+
+/**
+ * The property's IANA time zone: from the content mirror, else from the content API (one call,
+ * remembered), else null (the windows are then widened).
+ */
+export async function zoneOf(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<string | null> {
+  const mirrored = await propertyTimeZone(ctx.db, propertyId);
+  if (mirrored && isKnownTimeZone(mirrored)) return mirrored;
+  let cache = fetchedZones.get(ctx);
+  if (!cache) fetchedZones.set(ctx, (cache = new Map()));
+  if (cache.has(propertyId)) return cache.get(propertyId)!;
+  let zone: string | null = null;
+  try {
+    const res = await ctx.client.requestJson('standard', 'provider', `/api/content/v1/properties/${encodeURIComponent(propertyId)}`, {}, signal, PMS_PRIORITY.following);
+    const id = (res.body as { timeZone?: { id?: unknown } } | null)?.timeZone?.id;
+    zone = typeof id === 'string' && isKnownTimeZone(id) ? id : null;
+  } catch (err) {
+    if (signal.aborted) throw err;
+    ctx.logger.debug({ propertyId, err: (err as Error).message }, 'time zone of the property not readable: PMS windows are widened');
+  }
+  cache.set(propertyId, zone);
+  return zone;
+}
+
 /** Reads windows until caught up, committing each page with the window's progress. */
-export async function searchPmsReservations(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
+export async function searchPmsReservations(ctx: SyncContext, propertyId: string, signal: AbortSignal, mode: EngineMode): Promise<void> {
   const log = ctx.logger.child({ component: 'pms', propertyId });
   const { backfillFrom, overlapMinutes } = ctx.config.pms;
   let rechecked = false;
@@ -104,13 +135,13 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
       rechecked = true;
       window = recheckWindow(cursor, now, overlapMinutes);
     }
-    window ??= nextWindow(cursor, now);
+    window ??= nextWindow(cursor, now, mode);
     if (!window) return;
     if (!row?.cursor && window.part === 'new' && window.pageToken === null && window.state === 'Active') {
       log.info({ from: new Date(window.from).toISOString() }, 'PMS reservations: backfill from this modification time');
     }
 
-    const zone = await propertyTimeZone(ctx.db, propertyId);
+    const zone = await zoneOf(ctx, propertyId, signal);
     const following = now - window.to < FOLLOWING_HORIZON_MS;
     const priority = following ? PMS_PRIORITY.following : PMS_PRIORITY.backfill;
     const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/search`;
@@ -286,8 +317,8 @@ export const pmsReservationsStream: PropertyStream = {
   name: PMS_RESERVATIONS,
   title: 'PMS reservations',
   enabled: (config) => config.pms.enabled,
-  catchUp: async (ctx, propertyId, signal) => {
-    await searchPmsReservations(ctx, propertyId, signal);
+  catchUp: async (ctx, propertyId, signal, start) => {
+    await searchPmsReservations(ctx, propertyId, signal, start.mode);
   },
   pollCron: (config) => config.pms.pollCron,
 };

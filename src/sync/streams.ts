@@ -28,9 +28,10 @@ export interface PropertyStream {
   enabled(config: Config): boolean;
   /**
    * Reads until caught up (throws on failure; the engine classifies and retries).
-   * `start.recoverFrom` replaces a lost cursor for the first page (--recover).
+   * `start.recoverFrom` replaces a lost cursor for the first page (--recover); `start.mode` is
+   * the engine's.
    */
-  catchUp(ctx: SyncContext, propertyId: string, signal: AbortSignal, start: { recoverFrom?: Date | undefined }): Promise<void>;
+  catchUp(ctx: SyncContext, propertyId: string, signal: AbortSignal, start: { recoverFrom?: Date | undefined; mode: EngineMode }): Promise<void>;
   /** croner expression: when a caught-up property is polled again (daemon). */
   pollCron(config: Config): string;
 }
