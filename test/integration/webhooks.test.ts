@@ -1,0 +1,169 @@
+/**
+ * The provider's change events, received by the daemon (the real CLI as a child process) on
+ * its ops port: authentication, batches that are not batches, a batch delivered twice, the
+ * simulator delivering as the provider does, and a daemon killed right after acknowledging.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, startCli, waitFor } from '../helpers/cli.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await h!.sql<{ n: string }>(sql, params))[0]!.n);
+/** Polls rarely: what changes, changes through the events. */
+const NO_POLLING = { sync: { pollCron: '0 0 1 1 *' }, pms: { pollCron: '0 0 1 1 *' } };
+
+async function post(port: number, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(`http://127.0.0.1:${port}/webhooks/provider`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* plain text */
+  }
+  return { status: res.status, body: parsed };
+}
+
+async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
+  const port = await freePort();
+  const daemon = startCli(['run'], daemonEnv(harness, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', ...opts.env }, config: { ...NO_POLLING, ...opts.config } }));
+  await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200);
+  return { daemon, port };
+}
+
+function event(type: string, payload: Record<string, unknown>, id = crypto.randomUUID()) {
+  return { eventId: id, eventType: type, creationTime: new Date().toISOString(), payload };
+}
+
+describe('change events', () => {
+  it('checks the credentials (401, nothing stored), refuses what is not a batch (400), stores a redelivered batch once', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
+    const { daemon, port } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
+    try {
+      await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0);
+      const number = h.sim.pmsReservations('500100')[0]!.number;
+      const batch = [event('webpms:check_out', { BookingNumber: number, PropertyId: '500100' }), event('crm:guest_merged', { GuestId: '42', PropertyId: '500100' })];
+
+      expect((await post(port, batch)).status).toBe(401);
+      expect((await post(port, batch, { 'API-KEY': 'wrong' })).status).toBe(401);
+      expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
+
+      const notJson = await post(port, '{"eventId": ', { 'API-KEY': 'k3y-of-the-hotel' });
+      expect(notJson.status).toBe(400);
+      expect(notJson.body.error).toMatch(/not JSON/);
+      const notArray = await post(port, { events: batch }, { 'API-KEY': 'k3y-of-the-hotel' });
+      expect(notArray).toMatchObject({ status: 400, body: { error: expect.stringMatching(/JSON array of events/) } });
+      const noId = await post(port, [{ eventType: 'webpms:check_in', payload: {} }], { 'API-KEY': 'k3y-of-the-hotel' });
+      expect(noId).toMatchObject({ status: 400, body: { error: expect.stringMatching(/eventId/) } });
+      expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
+
+      h.sim.stats.requestLog = [];
+      const first = await post(port, batch, { 'API-KEY': 'k3y-of-the-hotel' });
+      expect(first).toEqual({ status: 200, body: { stored: 2, duplicates: 0 } });
+      const again = await post(port, batch, { 'API-KEY': 'k3y-of-the-hotel' });
+      expect(again).toEqual({ status: 200, body: { stored: 0, duplicates: 2 } });
+      await waitFor('the events processed', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state <> 'pending'`)) === 2);
+      const states = await h.sql<{ event_type: string; state: string }>('SELECT event_type, state FROM webhook_events ORDER BY event_type');
+      expect(states).toEqual([
+        { event_type: 'crm:guest_merged', state: 'ignored' },
+        { event_type: 'webpms:check_out', state: 'processed' },
+      ]);
+      // Processed once: one fetch of that reservation.
+      const fetches = h.sim.stats.requestLog.filter((e) => e.path.endsWith(`/reservations/${number}`));
+      expect(fetches).toHaveLength(1);
+      const metrics = (await opsGet(port, '/metrics')).body;
+      expect(metricValue(metrics, 'staysync_webhook_events{event_type="webpms:check_out",state="processed"}')).toBe(1);
+      expect(metricValue(metrics, 'staysync_webhook_event_latency_seconds_count{event_type="webpms:check_out"}')).toBe(1);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    const r = await daemon.done;
+    expect(r.code).toBe(0);
+    expect(r.stdout + r.stderr).not.toContain('k3y-of-the-hotel');
+  });
+
+  it('brings a PMS change into the mirror in seconds through events delivered by the provider, without polling', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
+    const { daemon, port } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa55' } });
+    try {
+      await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) === h!.sim.pmsReservations('500100').length);
+      h.sim.webhooks.configure({ url: `http://127.0.0.1:${port}/webhooks/provider`, auth: { kind: 'basic', user: 'exely', password: 'pa55' }, duplicateRate: 1 });
+      const candidates = h.sim.pmsReservations('500100').filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]?.actualCheckInDateTime === null);
+      // One change at a time: one batch each, every batch after the first repeating an event.
+      for (const r of candidates.slice(0, 3)) {
+        const changedAt = Date.now();
+        h.sim.pmsCheckIn('500100', r.number);
+        await waitFor(
+          `${r.number} checked in, in the mirror`,
+          async () => (await count(`SELECT count(*) AS n FROM pms_room_stays WHERE number = $1 AND position = 0 AND actual_check_in_at IS NOT NULL`, [r.number])) === 1,
+          10_000,
+          50,
+        );
+        expect(Date.now() - changedAt).toBeLessThan(5_000);
+      }
+      // Integration storage: a booking and an inventory block announced by their events.
+      const stored = h.sim.integrationStorageBookings('500100')[0]!;
+      const block = h.sim.inventoryBlocks('500100')[0]!;
+      h.sim.touchIntegrationStorageBooking('500100', stored.id);
+      h.sim.touchInventoryBlock('500100', block.id);
+      await waitFor('the storage booking and the block', async () =>
+        (await count(`SELECT count(*) AS n FROM integration_storage_bookings WHERE booking_id = $1`, [stored.id])) === 1 &&
+        (await count(`SELECT count(*) AS n FROM inventory_blocks WHERE inventory_block_id = $1`, [block.id])) === 1,
+      );
+      const [row] = await h.sql<{ updated_at: Date; raw: unknown }>('SELECT updated_at, raw FROM integration_storage_bookings WHERE booking_id = $1', [stored.id]);
+      expect(row!.updated_at.toISOString()).toBe(new Date(h.sim.integrationStorageBookings('500100')[0]!.updateDateTime).toISOString());
+      await h.sim.webhooks.idle();
+      // Duplicates were delivered, and stored once each.
+      const delivered = h.sim.webhooks.log.flatMap((d) => d.eventIds);
+      expect(delivered.length).toBeGreaterThan(new Set(delivered).size);
+      expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(new Set(delivered).size);
+      // A changed booking known to the booking list has its details fetched first in line too.
+      const booking = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM bookings WHERE number = $1`, [candidates[0]!.number]);
+      expect(Number(booking[0]!.n)).toBe(1);
+    } finally {
+      daemon.child.kill('SIGTERM');
+      h.sim.webhooks.stop();
+    }
+    expect((await daemon.done).code).toBe(0);
+  });
+
+  it('processes after a restart what it acknowledged before it was killed', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
+    let { daemon, port } = await startDaemon(h);
+    const reservation = h.sim.pmsReservations('500100').find((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]?.actualCheckInDateTime === null)!;
+    try {
+      await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0);
+      // The refresh cannot succeed now: the PMS answers 503 for this property.
+      h.sim.faults.propertyStatus.set('500100', { status: 503, scopes: ['standard'] });
+      h.sim.pmsCheckIn('500100', reservation.number);
+      const ack = await post(port, [event('webpms:check_in', { BookingNumber: reservation.number, PropertyId: '500100' })]);
+      expect(ack.status).toBe(200);
+      daemon.child.kill('SIGKILL');
+      await daemon.done;
+    } finally {
+      daemon.child.kill('SIGKILL');
+    }
+    expect(await h.sql('SELECT state FROM webhook_events')).toEqual([{ state: 'pending' }]);
+
+    h.sim.faults.propertyStatus.clear();
+    ({ daemon, port } = await startDaemon(h));
+    try {
+      await waitFor('the event processed after the restart', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'processed'`)) === 1);
+      expect(await count(`SELECT count(*) AS n FROM pms_room_stays WHERE number = $1 AND position = 0 AND actual_check_in_at IS NOT NULL`, [reservation.number])).toBe(1);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    const r = await daemon.done;
+    expect(r.code).toBe(0);
+    expect(logRecords(r.stdout).filter((l) => l.level === 'error')).toEqual([]);
+  });
+});
