@@ -481,7 +481,7 @@ describe('simulator faults: request log', () => {
 
     const log = sim.stats.requestLog;
     expect(log.map(({ t: _t, ...rest }) => rest)).toEqual([
-      { method: 'GET', path: LIST('500100'), status: 200, clientId: 'sim-client', userAgent: ua['user-agent'], propertyId: '500100' },
+      { method: 'GET', path: LIST('500100'), query: 'count=1', status: 200, clientId: 'sim-client', userAgent: ua['user-agent'], propertyId: '500100' },
       {
         method: 'GET',
         path: DETAILS('500200', number),
