@@ -41,6 +41,23 @@ const examples: { title: string; query: string }[] = [
  WHERE status = 'Active' AND arrival_at >= now()::date AND arrival_at < now()::date + 14
  ORDER BY arrival_at LIMIT 8`,
   },
+  {
+    title: 'In house now (PMS): room, guest, channel and price of the booking',
+    query: `SELECT s.property_id, s.room_name, s.room_type_name, r.customer_last_name, s.actual_check_in_at,
+       s.check_out_at, b.source_code AS channel, b.price_after_tax
+  FROM pms_room_stays_named s
+  JOIN pms_reservations r USING (property_id, number)
+  LEFT JOIN bookings b USING (property_id, number)
+ WHERE s.status = 'CheckedIn'
+ ORDER BY s.property_id, s.room_name LIMIT 8`,
+  },
+  {
+    title: 'Occupancy and revenue of the next 7 nights (PMS statistics)',
+    query: `SELECT property_id, stay_date, currency_code, occupancy_rate, occupancy_room_count, room_revenue, revenue
+  FROM daily_occupancy
+ WHERE stay_date >= now()::date AND stay_date < now()::date + 7
+ ORDER BY property_id, stay_date LIMIT 8`,
+  },
 ];
 
 function printTable(rows: Record<string, unknown>[]): void {
@@ -101,8 +118,10 @@ What was mirrored lives in the schema "${config.database.schema}": bookings, boo
 booking_daily_rates, booking_services, booking_guests, booking_taxes, booking_discounts;
 the content: properties, room_types, rate_plans, services, cancellation_rules, extra_stay_rules
 and the reference lists; views that name what bookings reference (booking_room_stays_named,
-booking_daily_rates_named, booking_services_named); and the bookkeeping: sync_cursors,
-booking_detail_queue, sync_runs, content_refreshes, quarantine.
+booking_daily_rates_named, booking_services_named); the PMS side: pms_reservations,
+pms_room_stays (pms_room_stays_named), pms_guests, pms_rooms, daily_occupancy, webhook_events;
+and the bookkeeping: sync_cursors, booking_detail_queue, pms_reservation_queue, sync_runs,
+content_refreshes, quarantine.
 
 Against your own provider account and PostgreSQL:
   DATABASE_URL=postgres://user@host/db STAYSYNC_CLIENT_ID=… STAYSYNC_CLIENT_SECRET=… \\

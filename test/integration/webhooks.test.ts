@@ -4,7 +4,7 @@
  * simulator delivering as the provider does, and a daemon killed right after acknowledging.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonEnv, freePort, logRecords, metricValue, opsGet, startCli, waitFor } from '../helpers/cli.js';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -80,8 +80,17 @@ describe('change events', () => {
       // Processed once: one fetch of that reservation.
       const fetches = h.sim.stats.requestLog.filter((e) => e.path.endsWith(`/reservations/${number}`));
       expect(fetches).toHaveLength(1);
+      // status shows the PMS side and the events.
+      const env = daemonEnv(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
+      const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { pms: { propertyId: string; state: string; caughtUp: boolean; occupancyState: string }[]; events: unknown[] };
+      expect(status.pms).toEqual([expect.objectContaining({ propertyId: '500100', state: 'active', caughtUp: true, occupancyState: 'active' })]);
+      expect(status.events).toEqual(expect.arrayContaining([{ eventType: 'webpms:check_out', state: 'processed', n: 1 }, { eventType: 'crm:guest_merged', state: 'ignored', n: 1 }]));
+      const text = (await runCli(['status'], env)).stdout;
+      expect(text).toMatch(/PMS property\s+state/);
+      expect(text).toMatch(/Change events: .*1 processed/);
       const metrics = (await opsGet(port, '/metrics')).body;
       expect(metricValue(metrics, 'staysync_webhook_events{event_type="webpms:check_out",state="processed"}')).toBe(1);
+      expect(metricValue(metrics, 'staysync_property_state{property_id="500100",stream="pms_reservations",state="active"}')).toBe(1);
       expect(metricValue(metrics, 'staysync_webhook_event_latency_seconds_count{event_type="webpms:check_out"}')).toBe(1);
     } finally {
       daemon.child.kill('SIGTERM');
