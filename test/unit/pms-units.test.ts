@@ -1,0 +1,76 @@
+/**
+ * The pure parts of the PMS mirror: windows of the occupancy refresh, property-local time,
+ * what an event names, personal data removal, and the webhook settings.
+ */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { eventTarget } from '../../src/sync/events.js';
+import { PERSONAL_KEYS, stripPerson, stripReservation } from '../../src/sync/personal-data.js';
+import { occupancyWindows } from '../../src/sync/pms-refreshes.js';
+import { addDays, daysBetween, localDate, localMinute } from '../../src/util/local-time.js';
+
+describe('occupancy windows', () => {
+  it('cover the horizon in windows of at most 31 days, without gaps or overlaps', () => {
+    const w = occupancyWindows('2025-01-01', '2025-03-15');
+    expect(w).toEqual([
+      { from: '2025-01-01', to: '2025-01-31' },
+      { from: '2025-02-01', to: '2025-03-03' },
+      { from: '2025-03-04', to: '2025-03-15' },
+    ]);
+    const year = occupancyWindows('2024-11-23', '2026-11-23');
+    expect(year[0]!.from).toBe('2024-11-23');
+    expect(year.at(-1)!.to).toBe('2026-11-23');
+    for (let i = 0; i < year.length; i++) {
+      expect(daysBetween(year[i]!.from, year[i]!.to) + 1).toBeLessThanOrEqual(31);
+      if (i > 0) expect(year[i]!.from).toBe(addDays(year[i - 1]!.to, 1));
+    }
+    expect(occupancyWindows('2025-01-01', '2025-01-01')).toEqual([{ from: '2025-01-01', to: '2025-01-01' }]);
+  });
+});
+
+describe('property-local time', () => {
+  it('formats an instant as the property sees it, across offsets and clock changes', () => {
+    const t = Date.parse('2024-03-31T00:59:30Z');
+    expect(localMinute(t, 'UTC')).toBe('2024-03-31T00:59');
+    expect(localMinute(t, 'Europe/Berlin')).toBe('2024-03-31T01:59');
+    // Berlin springs forward at 01:00 UTC: one minute later it is 03:00 local.
+    expect(localMinute(t + 60_000, 'Europe/Berlin')).toBe('2024-03-31T03:00');
+    expect(localMinute(t, 'Europe/Moscow')).toBe('2024-03-31T03:59');
+    expect(localDate(Date.parse('2024-03-30T22:30:00Z'), 'Asia/Bangkok')).toBe('2024-03-31');
+  });
+});
+
+describe('what an event names', () => {
+  it('reads the documented PascalCase payloads and tolerates other spellings', () => {
+    expect(eventTarget('webpms:check_in', { BookingNumber: '2026b319-500360-421894386', PropertyId: '500360' })).toEqual({
+      kind: 'pmsReservation',
+      propertyId: '500360',
+      key: '2026b319-500360-421894386',
+    });
+    expect(eventTarget('pms_integration_storage:booking_changed', { bookingId: 606541, propertyId: '2490' })).toEqual({ kind: 'storageBooking', propertyId: '2490', key: '606541' });
+    expect(eventTarget('pms_integration_storage:inventory_block_changed', { InventoryBlockId: '12345', PropertyId: '2490' })).toMatchObject({ kind: 'inventoryBlock', key: '12345' });
+    expect(eventTarget('pms_integration_storage:inventory_changed', { PropertyId: '2490' })).toEqual({ kind: 'other', propertyId: '2490', key: null });
+    expect(eventTarget('webpms:create_booking', null)).toEqual({ kind: 'pmsReservation', propertyId: null, key: null });
+  });
+});
+
+describe('personal data', () => {
+  it('is removed from a person and from a reservation\'s customer, names kept, input untouched', () => {
+    const customer = { pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, emails: [{ address: 'a@b.c' }], phones: [], birthDate: '1990-01-01', citizenship: 'GBR', gender: 'Female' };
+    expect(stripPerson(customer)).toEqual({ pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' });
+    const reservation = { number: 'N', customer, roomStays: [] };
+    expect(stripReservation(reservation)).toEqual({ number: 'N', customer: { pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' }, roomStays: [] });
+    expect(customer.emails).toHaveLength(1);
+    expect(PERSONAL_KEYS).toEqual(expect.arrayContaining(['emails', 'phones', 'birthDate', 'citizenship']));
+  });
+});
+
+describe('webhook settings', () => {
+  it('need the key of apiKey and both credentials of basic, naming the variables', () => {
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey' } })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey' } })).toThrow(/STAYSYNC_WEBHOOK_API_KEY/);
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'u' } })).toThrow(/STAYSYNC_WEBHOOK_BASIC_PASSWORD/);
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'token' } })).toThrow(/webhooks\.auth \(from STAYSYNC_WEBHOOK_AUTH\)/);
+    expect(loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k' } }).webhooks).toMatchObject({ auth: 'apiKey', apiKey: 'k' });
+  });
+});
