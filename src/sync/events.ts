@@ -18,6 +18,7 @@ import { quarantinePayload } from '../db/repositories/quarantine.js';
 import { describeDatabaseError, LeaseLostError } from '../db/errors.js';
 import { InvalidPayloadError, NotFoundError } from '../provider/errors.js';
 import { parseInventoryBlock, parseStorageBooking } from '../provider/pms-schemas.js';
+import { IdlePause } from '../util/wait-list.js';
 import type { SyncContext } from './context.js';
 import { fetchRetryDelayMs } from './fetch-drain.js';
 import { classify } from './failures.js';
@@ -53,7 +54,7 @@ export function eventTarget(eventType: string, payload: Record<string, unknown> 
 }
 
 class EventProcessor implements QueueDrain {
-  private wakeIdle: (() => void) | undefined;
+  private readonly idle = new IdlePause();
   private readonly log;
 
   constructor(private readonly ctx: SyncContext) {
@@ -61,7 +62,7 @@ class EventProcessor implements QueueDrain {
   }
 
   wake(): void {
-    this.wakeIdle?.();
+    this.idle.wake();
   }
 
   async run(signal: AbortSignal, opts: { mode: EngineMode; upstreamDone: () => boolean; onFatal: (err: Error) => void }): Promise<void> {
@@ -73,7 +74,7 @@ class EventProcessor implements QueueDrain {
         const due = await nextDueEvents(ctx.db, 64);
         if (due.length === 0) {
           if (opts.mode === 'once') return;
-          await this.idle(signal, 1_000);
+          await this.idle.pause(signal, 1_000);
           continue;
         }
         let next = 0;
@@ -92,19 +93,7 @@ class EventProcessor implements QueueDrain {
     }
   }
 
-  private idle(signal: AbortSignal, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.wakeIdle = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-      this.wakeIdle = done;
-    });
-  }
+
 
   /** One event: its refresh and its end state in one transaction; failures recorded on the event. */
   private async process(e: StoredEvent, signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {

@@ -19,6 +19,7 @@ import { quarantinePayload } from '../db/repositories/quarantine.js';
 import type { QueueState } from '../db/states.js';
 import type { Logger } from '../log.js';
 import { AuthenticationError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../provider/errors.js';
+import { IdlePause } from '../util/wait-list.js';
 import type { SyncContext } from './context.js';
 import { classify } from './failures.js';
 import type { EngineMode, QueueDrain } from './streams.js';
@@ -51,7 +52,7 @@ export interface FetchHandler {
 /** The drain loop shared by every fetch queue. */
 export class FetchDrain implements QueueDrain {
   private readonly inFlight = new Set<string>();
-  private wakeIdle: (() => void) | undefined;
+  private readonly idle = new IdlePause();
 
   constructor(
     private readonly ctx: SyncContext,
@@ -62,7 +63,7 @@ export class FetchDrain implements QueueDrain {
   ) {}
 
   wake(): void {
-    this.wakeIdle?.();
+    this.idle.wake();
   }
 
   async run(signal: AbortSignal, opts: { mode: EngineMode; upstreamDone: () => boolean; onFatal: (err: Error) => void }): Promise<void> {
@@ -88,7 +89,7 @@ export class FetchDrain implements QueueDrain {
             continue;
           }
           if (opts.mode === 'once' && opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS })) === 0) return;
-          await this.idle(signal, 1_000);
+          await this.idle.pause(signal, 1_000);
           continue;
         }
         const key = queueKey(item.propertyId, item.number);
@@ -123,19 +124,7 @@ export class FetchDrain implements QueueDrain {
     await Promise.allSettled(running);
   }
 
-  private idle(signal: AbortSignal, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.wakeIdle = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
-      this.wakeIdle = done;
-    });
-  }
+
 }
 
 /**

@@ -27,3 +27,26 @@ export class WaitList {
     for (const wake of [...this.waiters]) wake();
   }
 }
+
+/** An idle pause that work arriving cuts short: `pause(signal, ms)` until `wake()`, the time, or the signal. */
+export class IdlePause {
+  private wakeUp: (() => void) | undefined;
+
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  pause(signal: AbortSignal, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.wakeUp = done;
+    });
+  }
+}

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
-import type { QueuedFetch } from './fetch-queue.js';
+import { requeueSet, type QueuedFetch } from './fetch-queue.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -36,14 +36,7 @@ export async function enqueueKnownBookingDetails(trx: Executor, propertyId: stri
     SELECT ${propertyId}, ${number}, NULL, 0, nextval('booking_detail_queue_generation')
     WHERE EXISTS (SELECT 1 FROM booking_summaries s WHERE s.property_id = ${propertyId} AND s.number = ${number})
        OR EXISTS (SELECT 1 FROM bookings b WHERE b.property_id = ${propertyId} AND b.number = ${number})
-    ON CONFLICT (property_id, number) DO UPDATE SET
-      priority = 0,
-      generation = excluded.generation,
-      state = 'pending',
-      attempts = 0,
-      next_attempt_at = now(),
-      enqueued_at = now(),
-      last_error = NULL
+    ON CONFLICT (property_id, number) DO UPDATE SET priority = 0, ${requeueSet}
     RETURNING q.number`.execute(trx);
   return r.rows.length > 0;
 }

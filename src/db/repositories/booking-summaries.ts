@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
+import { requeueSet } from './fetch-queue.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -74,12 +75,7 @@ export async function upsertSummariesAndEnqueue(trx: Executor, summaries: Summar
     ON CONFLICT (property_id, number) DO UPDATE SET
       wanted_modified_at = GREATEST(q.wanted_modified_at, excluded.wanted_modified_at),
       priority = LEAST(q.priority, excluded.priority),
-      generation = excluded.generation,
-      state = 'pending',
-      attempts = 0,
-      next_attempt_at = now(),
-      enqueued_at = now(),
-      last_error = NULL
+      ${requeueSet}
     RETURNING q.number`.execute(trx);
   return enqueued.rows.length;
 }

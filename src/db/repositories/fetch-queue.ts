@@ -59,6 +59,13 @@ export async function nextDueFetches(db: Executor, queue: FetchQueue, limit: num
   return out;
 }
 
+/**
+ * The SET list of an enqueue that meets an existing row (ON CONFLICT DO UPDATE): a new
+ * generation (a fetch in flight for the old one will not remove the row), due now, failures
+ * forgotten. Callers add what their queue keeps besides (priority, wanted version).
+ */
+export const requeueSet = sql`generation = excluded.generation, state = 'pending', attempts = 0, next_attempt_at = now(), enqueued_at = now(), last_error = NULL`;
+
 export function queueKey(propertyId: string, number: string): string {
   return `${propertyId}\u0000${number}`;
 }

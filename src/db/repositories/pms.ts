@@ -16,6 +16,7 @@ import type {
   PmsRoomStaysTable,
 } from '../schema.js';
 import type { WebhookEventState } from '../states.js';
+import { requeueSet } from './fetch-queue.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -207,14 +208,7 @@ export async function enqueuePmsReservations(
     FROM unnest(${[...new Set(numbers)]}::text[]) AS n
     LEFT JOIN pms_reservations r ON r.property_id = ${propertyId} AND r.number = n
     WHERE ${unlessFetchedSince === null ? sql`true` : sql`r.number IS NULL OR r.fetched_at < ${unlessFetchedSince}`}
-    ON CONFLICT (property_id, number) DO UPDATE SET
-      priority = LEAST(q.priority, excluded.priority),
-      generation = excluded.generation,
-      state = 'pending',
-      attempts = 0,
-      next_attempt_at = now(),
-      enqueued_at = now(),
-      last_error = NULL
+    ON CONFLICT (property_id, number) DO UPDATE SET priority = LEAST(q.priority, excluded.priority), ${requeueSet}
     RETURNING q.number`.execute(trx);
   return r.rows.length;
 }
