@@ -32,8 +32,8 @@ COMMENT ON COLUMN booking_detail_queue.attempts IS 'Fetch attempts that did not 
 ALTER TABLE sync_runs
   ADD COLUMN host text,
   ADD COLUMN pid integer,
-  ADD CONSTRAINT sync_runs_outcome_check CHECK (outcome IN ('ok', 'failed', 'token_lost', 'stopped', 'killed', 'content_failed'));
-COMMENT ON COLUMN sync_runs.outcome IS 'ok; failed (see error); token_lost; stopped (by a signal); killed (the process or its database session died without closing the run: set by the next start); content_failed (bookings caught up, content refresh failed). NULL while running.';
+  ADD CONSTRAINT sync_runs_outcome_check CHECK (outcome IN ('ok', 'failed', 'token_lost', 'stopped', 'killed', 'content_failed', 'refresh_failed'));
+COMMENT ON COLUMN sync_runs.outcome IS 'ok; failed (see error); token_lost; stopped (by a signal); killed (the process or its database session died without closing the run: set by the next start); content_failed (the streams caught up, the content refresh failed); refresh_failed (the streams caught up, another refresh failed: PMS rooms, daily occupancy). NULL while running.';
 COMMENT ON COLUMN sync_runs.host IS 'Host name of the process.';
 COMMENT ON COLUMN sync_runs.pid IS 'Process id on that host.';
 

@@ -255,8 +255,9 @@ async function conclude(
     return ExitCode.failure;
   }
   if (result.refreshFailures.length > 0) {
-    await close('content_failed', result.refreshFailures.map((f) => `${f.stream}: ${f.reason}`).join('\n'));
-    logger.error(`bookings are caught up, but the content refresh failed: ${result.refreshFailures.map((f) => f.reason).join('; ')}`);
+    const contentOnly = result.refreshFailures.every((f) => f.stream === 'content');
+    await close(contentOnly ? 'content_failed' : 'refresh_failed', result.refreshFailures.map((f) => `${f.stream}: ${f.reason}`).join('\n'));
+    logger.error(`the streams are caught up, but ${result.refreshFailures.map((f) => `the ${f.stream.replace(/_/g, ' ')} refresh failed: ${f.reason}`).join('; ')}`);
     return ExitCode.failure;
   }
   await close('ok');

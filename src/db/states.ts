@@ -12,7 +12,7 @@ export const queueStates = ['pending', 'not_found', 'quarantined'] as const;
 export type QueueState = (typeof queueStates)[number];
 
 /** How a process's run ended (sync_runs.outcome; NULL while it runs). */
-export const runOutcomes = ['ok', 'failed', 'token_lost', 'stopped', 'killed', 'content_failed'] as const;
+export const runOutcomes = ['ok', 'failed', 'token_lost', 'stopped', 'killed', 'content_failed', 'refresh_failed'] as const;
 export type RunOutcome = (typeof runOutcomes)[number];
 
 /** How a content refresh ended (content_refreshes.outcome; NULL while it runs). */
