@@ -3,10 +3,13 @@
  *
  * An event says "something changed" and names it; the refresh it triggers runs promptly and
  * ahead of backfill work (budget priority 0):
- * - `webpms:*` (payload BookingNumber, PropertyId): the PMS reservation is fetched and written,
- *   and the booking's details are enqueued first in line when the booking list knows it;
+ * - `webpms:*` (payload BookingNumber, PropertyId): the PMS reservation is fetched and written;
+ *   for an event that may change the booking itself (created, cancelled, rooms added or
+ *   removed, arrival or departure moved), the booking's details are enqueued first in line
+ *   when the booking list knows the booking;
  * - `pms_integration_storage:booking_changed`: the integration-storage booking;
  * - `pms_integration_storage:inventory_block_changed`: the inventory block.
+ * Events of one claim that name the same thing share one refresh.
  * An event is marked processed in the transaction that writes its refresh, so an event whose
  * refresh did not commit (crash, stop, outage) is processed after a restart. Other types are
  * kept and counted as `ignored`; a refresh that cannot succeed is `failed` with its reason.
@@ -19,6 +22,7 @@ import { describeDatabaseError, LeaseLostError } from '../db/errors.js';
 import { InvalidPayloadError, NotFoundError } from '../provider/errors.js';
 import { parseInventoryBlock, parseStorageBooking } from '../provider/pms-schemas.js';
 import { IdlePause } from '../util/wait-list.js';
+import type { Trx } from '../db/database.js';
 import type { SyncContext } from './context.js';
 import { fetchRetryDelayMs } from './fetch-drain.js';
 import { classify } from './failures.js';
@@ -27,6 +31,15 @@ import type { EngineMode, QueueDrain, QueueStream } from './streams.js';
 
 export const WEBHOOK_EVENTS = 'webhook_events';
 const CONCURRENCY = 4;
+/** webpms events that may change the booking of the booking list (its details are then fetched first in line). */
+const BOOKING_EVENTS = new Set([
+  'webpms:create_booking',
+  'webpms:cancel_booking',
+  'webpms:add_room_group_booking',
+  'webpms:delete_room_group_booking',
+  'webpms:change_check_in_datetime',
+  'webpms:change_check_out_datetime',
+]);
 /** 404s answered again (the event may come before the data is readable) before an event fails. */
 const NOT_FOUND_RETRIES = 3;
 
@@ -77,9 +90,18 @@ class EventProcessor implements QueueDrain {
           await this.idle.pause(signal, 1_000);
           continue;
         }
+        // Events naming the same thing (a check-in sends check_in and change_room together)
+        // share one refresh.
+        const groups = new Map<string, StoredEvent[]>();
+        for (const e of due) {
+          const t = eventTarget(e.eventType, e.payload);
+          const key = t.kind === 'other' || t.propertyId === null || t.key === null ? `event:${e.eventId}` : `${t.kind}:${t.propertyId}:${t.key}`;
+          groups.set(key, [...(groups.get(key) ?? []), e]);
+        }
+        const work = [...groups.values()];
         let next = 0;
         const worker = async () => {
-          while (next < due.length && !signal.aborted) await this.process(due[next++]!, signal, opts.onFatal);
+          while (next < work.length && !signal.aborted) await this.process(work[next++]!, signal, opts.onFatal);
         };
         await Promise.all(Array.from({ length: CONCURRENCY }, worker));
       } catch (err) {
@@ -95,29 +117,37 @@ class EventProcessor implements QueueDrain {
 
 
 
-  /** One event: its refresh and its end state in one transaction; failures recorded on the event. */
-  private async process(e: StoredEvent, signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {
+  /**
+   * Events that name the same thing: one refresh, and their end state in its transaction;
+   * failures recorded on each event.
+   */
+  private async process(events: StoredEvent[], signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {
     const { ctx } = this;
-    const target = eventTarget(e.eventType, e.payload);
+    const first = events[0]!;
+    const target = eventTarget(first.eventType, first.payload);
+    const finishAll = (trx: Trx, state: 'processed' | 'ignored' | 'failed', error?: string) => Promise.all(events.map((e) => finishEvent(trx, e.eventId, state, error)));
     try {
       if (target.kind === 'other') {
-        await ctx.write((trx) => finishEvent(trx, e.eventId, 'ignored', `event type ${e.eventType} is kept but not acted on`));
-        ctx.counters.webhookEventsIgnored += 1;
+        await ctx.write((trx) => finishAll(trx, 'ignored', `event type ${first.eventType} is kept but not acted on`));
+        ctx.counters.webhookEventsIgnored += events.length;
         return;
       }
       if (target.propertyId === null || target.key === null) {
-        await ctx.write((trx) => finishEvent(trx, e.eventId, 'failed', `the payload does not name the property and the ${target.kind === 'pmsReservation' ? 'booking number' : 'id'} to refresh`));
-        ctx.counters.webhookEventsFailed += 1;
+        await ctx.write((trx) => finishAll(trx, 'failed', `the payload does not name the property and the ${target.kind === 'pmsReservation' ? 'booking number' : 'id'} to refresh`));
+        ctx.counters.webhookEventsFailed += events.length;
         return;
       }
       const propertyId = target.propertyId;
       const key = target.key;
       if (target.kind === 'pmsReservation') {
         const fetched = ctx.config.pms.enabled ? await fetchPmsReservation(ctx, propertyId, key, signal, PMS_PRIORITY.event) : undefined;
+        // Only a change of the booking itself is worth its details call (4,000 an hour): a
+        // check-in or a room change does not change the booking of the booking list.
+        const bookingChanged = events.some((e) => BOOKING_EVENTS.has(e.eventType));
         const detailsQueued = await ctx.write(async (trx) => {
           if (fetched) await writePmsReservation(trx, fetched);
-          const queued = await enqueueKnownBookingDetails(trx, propertyId, key);
-          await finishEvent(trx, e.eventId, 'processed');
+          const queued = bookingChanged ? await enqueueKnownBookingDetails(trx, propertyId, key) : false;
+          await finishAll(trx, 'processed');
           return queued;
         });
         if (detailsQueued) ctx.onEnqueued?.();
@@ -130,14 +160,14 @@ class EventProcessor implements QueueDrain {
         const row = storage ? this.storageRow(propertyId, key, res, path) : this.blockRow(propertyId, key, res, path);
         await ctx.write(async (trx) => {
           await saveVersioned(trx, storage ? 'integration_storage_bookings' : 'inventory_blocks', row);
-          await finishEvent(trx, e.eventId, 'processed');
+          await finishAll(trx, 'processed');
         });
       }
-      ctx.counters.webhookEventsProcessed += 1;
-      if (e.creationTime) ctx.onEventProcessed?.(e.eventType, (ctx.clock.now() - e.creationTime.getTime()) / 1000);
+      ctx.counters.webhookEventsProcessed += events.length;
+      for (const e of events) if (e.creationTime) ctx.onEventProcessed?.(e.eventType, (ctx.clock.now() - e.creationTime.getTime()) / 1000);
     } catch (err) {
       if (signal.aborted) return;
-      await this.failed(e, err, onFatal);
+      for (const e of events) await this.failed(e, err, onFatal);
     }
   }
 

@@ -51,7 +51,11 @@ describe('change events', () => {
     try {
       await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0);
       const number = h.sim.pmsReservations('500100')[0]!.number;
-      const batch = [event('webpms:check_out', { BookingNumber: number, PropertyId: '500100' }), event('crm:guest_merged', { GuestId: '42', PropertyId: '500100' })];
+      const batch = [
+        event('webpms:check_out', { BookingNumber: number, PropertyId: '500100' }),
+        event('webpms:change_room', { BookingNumber: number, PropertyId: '500100' }),
+        event('crm:guest_merged', { GuestId: '42', PropertyId: '500100' }),
+      ];
 
       expect((await post(port, batch)).status).toBe(401);
       expect((await post(port, batch, { 'API-KEY': 'wrong' })).status).toBe(401);
@@ -68,16 +72,17 @@ describe('change events', () => {
 
       h.sim.stats.requestLog = [];
       const first = await post(port, batch, { 'API-KEY': 'k3y-of-the-hotel' });
-      expect(first).toEqual({ status: 200, body: { stored: 2, duplicates: 0 } });
+      expect(first).toEqual({ status: 200, body: { stored: 3, duplicates: 0 } });
       const again = await post(port, batch, { 'API-KEY': 'k3y-of-the-hotel' });
-      expect(again).toEqual({ status: 200, body: { stored: 0, duplicates: 2 } });
-      await waitFor('the events processed', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state <> 'pending'`)) === 2);
+      expect(again).toEqual({ status: 200, body: { stored: 0, duplicates: 3 } });
+      await waitFor('the events processed', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state <> 'pending'`)) === 3);
       const states = await h.sql<{ event_type: string; state: string }>('SELECT event_type, state FROM webhook_events ORDER BY event_type');
       expect(states).toEqual([
         { event_type: 'crm:guest_merged', state: 'ignored' },
+        { event_type: 'webpms:change_room', state: 'processed' },
         { event_type: 'webpms:check_out', state: 'processed' },
       ]);
-      // Processed once: one fetch of that reservation.
+      // Processed once, both events of the reservation by one fetch.
       const fetches = h.sim.stats.requestLog.filter((e) => e.path.endsWith(`/reservations/${number}`));
       expect(fetches).toHaveLength(1);
       // status shows the PMS side and the events.
@@ -87,7 +92,7 @@ describe('change events', () => {
       expect(status.events).toEqual(expect.arrayContaining([{ eventType: 'webpms:check_out', state: 'processed', n: 1 }, { eventType: 'crm:guest_merged', state: 'ignored', n: 1 }]));
       const text = (await runCli(['status'], env)).stdout;
       expect(text).toMatch(/PMS property\s+state/);
-      expect(text).toMatch(/Change events: .*1 processed/);
+      expect(text).toMatch(/Change events: .*2 processed/);
       const metrics = (await opsGet(port, '/metrics')).body;
       expect(metricValue(metrics, 'staysync_webhook_events{event_type="webpms:check_out",state="processed"}')).toBe(1);
       expect(metricValue(metrics, 'staysync_property_state{property_id="500100",stream="pms_reservations",state="active"}')).toBe(1);
@@ -105,6 +110,7 @@ describe('change events', () => {
     const { daemon, port } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa55' } });
     try {
       await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) === h!.sim.pmsReservations('500100').length);
+      h.sim.stats.requestLog = [];
       h.sim.webhooks.configure({ url: `http://127.0.0.1:${port}/webhooks/provider`, auth: { kind: 'basic', user: 'exely', password: 'pa55' }, duplicateRate: 1 });
       const candidates = h.sim.pmsReservations('500100').filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]?.actualCheckInDateTime === null);
       // One change at a time: one batch each, every batch after the first repeating an event.
@@ -135,9 +141,17 @@ describe('change events', () => {
       const delivered = h.sim.webhooks.log.flatMap((d) => d.eventIds);
       expect(delivered.length).toBeGreaterThan(new Set(delivered).size);
       expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(new Set(delivered).size);
-      // A changed booking known to the booking list has its details fetched first in line too.
-      const booking = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM bookings WHERE number = $1`, [candidates[0]!.number]);
-      expect(Number(booking[0]!.n)).toBe(1);
+      // A check-in does not change the booking of the booking list: no details call for it.
+      const detailsOf = (n: string) => h!.sim.stats.requestLog!.filter((e) => e.path.endsWith(`/read-reservation/v1/properties/500100/bookings/${n}`));
+      for (const r of candidates.slice(0, 3)) expect(detailsOf(r.number)).toEqual([]);
+      // A cancellation may: the booking's details are fetched first in line.
+      const listed = new Set(h.sim.bookings('500100').map((b) => b.number));
+      const cancelled = h.sim.pmsReservations('500100').find((r) => listed.has(r.number) && r.reservationStatus !== 'Cancelled' && !candidates.slice(0, 3).includes(r))!;
+      h.sim.pmsCancel('500100', cancelled.number);
+      await waitFor('the cancellation in the mirror, and the details asked for', async () =>
+        (await count(`SELECT count(*) AS n FROM pms_reservations WHERE number = $1 AND reservation_status = 'Cancelled'`, [cancelled.number])) === 1 &&
+        detailsOf(cancelled.number).length === 1,
+      );
     } finally {
       daemon.child.kill('SIGTERM');
       h.sim.webhooks.stop();
