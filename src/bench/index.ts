@@ -3,15 +3,30 @@
  *
  *   node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 60]
  *                            [--memory-sizes 2000,20000,100000] [--concurrency 8]
- *                            [--only budget,memory,content] [--skip-budget] [--skip-memory] [--skip-content]
+ *                            [--content-properties 500] [--content-scale 10]
+ *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
+ *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
+ *                            [--only budget,memory,content,pms,webhooks]
+ *                            [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks]
  *
  * Scenario A (budget fidelity): the production limits with time compressed by --scale
  * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
  * --once` run, compared with what a perfect client could do (theory.ts).
  * Scenario B (memory): limits 100 times higher, so only the machine bounds speed; peak RSS
  * of `sync --once` at each size, and the ratio of each size to the smallest.
- * `--only memory` runs scenario B alone; `--only` takes a comma list of budget (A), memory (B)
- * and content (C), and the --skip-* flags leave one out.
+ * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below).
+ * Scenario C (content): one content refresh of --content-properties properties, standard
+ * windows scaled by --content-scale; requests, 429s, duration against the minimum (content.ts).
+ * Scenario D (PMS backfill, pms.ts): `sync --once` with STAYSYNC_PROPERTY_IDS, content and
+ * occupancy off, windows scaled by --pms-scale (slow enough that the standard budget, not this
+ * machine, paces it), backfill from --pms-backfill-from; PMS searches against the fewest
+ * possible, reservation and guest fetches against what the simulator holds, 429s, standard-scope
+ * time against the theoretical minimum, and the mirror against the simulator.
+ * Scenario E (webhook latency, webhooks.ts): the daemon `run` with its schedules off; after its
+ * first sync, PMS changes 100–600 ms apart, each timed from its event to the updated row in
+ * PostgreSQL (median, p95), the daemon's own latency histogram, and exit 0 on SIGTERM.
+ * `--only` takes a comma list of budget (A), memory (B), content (C), pms (D) and webhooks
+ * (E), e.g. `--only pms`; the --skip-* flags leave one out.
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
@@ -24,9 +39,18 @@ import { defaultRateLimits } from '../simulator/index.js';
 import { analyseBudgetRun, formatLines, logText, mb, RSS_FLAT_RATIO, RSS_GOAL_BYTES, secs, windowsText, type Line } from './report.js';
 import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunResult } from './run.js';
 import { runContentBench } from './content.js';
+import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
+import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
 import { minTimeFor, scaleWindows } from './theory.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * Scenarios A and B measure the booking streams: the PMS mirror and the occupancy refresh are
+ * off there (with them, `sync --once` would also backfill ~2.7 standard requests per booking,
+ * hours of standard budget at 20,000 bookings). Scenario D measures the PMS backfill.
+ */
+const BOOKINGS_ONLY = { pms: { enabled: false }, occupancy: { enabled: false } };
 
 interface Options {
   bookings: number;
@@ -40,6 +64,17 @@ interface Options {
   /** Scenario C's own time scale: slow enough that the budget, not this machine, paces it. */
   contentScale: number;
   skipContent: boolean;
+  pmsBookings: number;
+  pmsProperties: number;
+  /** Scenario D's time scale: slow enough that the standard budget, not this machine, paces it. */
+  pmsScale: number;
+  pmsBackfillFrom: string;
+  skipPms: boolean;
+  webhookBookings: number;
+  webhookChanges: number;
+  /** Scenario E's time scale (1: the production windows). */
+  webhookScale: number;
+  skipWebhooks: boolean;
 }
 
 class UsageError extends Error {}
@@ -47,10 +82,13 @@ class UsageError extends Error {}
 const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 4] [--scale 60]
                                  [--memory-sizes 2000,20000,100000] [--concurrency 8]
                                  [--content-properties 500] [--content-scale 10]
-                                 [--only budget,memory,content] [--skip-budget] [--skip-memory] [--skip-content]`;
+                                 [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
+                                 [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
+                                 [--only budget,memory,content,pms,webhooks]
+                                 [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['budget', 'memory', 'content'] as const;
+const scenarioNames = ['budget', 'memory', 'content', 'pms', 'webhooks'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -67,6 +105,15 @@ function parseOptions(argv: string[]): Options {
       'content-properties': { type: 'string', default: '500' },
       'content-scale': { type: 'string', default: '10' },
       'skip-content': { type: 'boolean', default: false },
+      'pms-bookings': { type: 'string', default: String(PMS_DEFAULTS.bookings) },
+      'pms-properties': { type: 'string', default: String(PMS_DEFAULTS.properties) },
+      'pms-scale': { type: 'string', default: String(PMS_DEFAULTS.scale) },
+      'pms-backfill-from': { type: 'string', default: PMS_DEFAULTS.backfillFrom },
+      'skip-pms': { type: 'boolean', default: false },
+      'webhook-bookings': { type: 'string', default: String(WEBHOOK_DEFAULTS.bookings) },
+      'webhook-changes': { type: 'string', default: String(WEBHOOK_DEFAULTS.changes) },
+      'webhook-scale': { type: 'string', default: String(WEBHOOK_DEFAULTS.scale) },
+      'skip-webhooks': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -100,6 +147,11 @@ function parseOptions(argv: string[]): Options {
     }
   }
   const skip = (name: ScenarioName, flag: boolean): boolean => flag || (only !== undefined && !only.has(name));
+  const backfillFrom = values['pms-backfill-from'];
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(backfillFrom) || Number.isNaN(Date.parse(`${backfillFrom}T00:00:00Z`))) {
+    throw new UsageError(`--pms-backfill-from: expected a date YYYY-MM-DD, got ${JSON.stringify(backfillFrom)}`);
+  }
+  const pmsProperties = int('pms-properties', values['pms-properties'], 1);
   return {
     bookings: int('bookings', values.bookings, properties),
     properties,
@@ -111,6 +163,15 @@ function parseOptions(argv: string[]): Options {
     contentScale: int('content-scale', values['content-scale'], 1),
     skipContent: skip('content', values['skip-content']),
     concurrency: int('concurrency', values.concurrency, 1),
+    pmsBookings: int('pms-bookings', values['pms-bookings'], pmsProperties),
+    pmsProperties,
+    pmsScale: int('pms-scale', values['pms-scale'], 1),
+    pmsBackfillFrom: backfillFrom,
+    skipPms: skip('pms', values['skip-pms']),
+    webhookBookings: int('webhook-bookings', values['webhook-bookings'], 1),
+    webhookChanges: int('webhook-changes', values['webhook-changes'], 1),
+    webhookScale: int('webhook-scale', values['webhook-scale'], 1),
+    skipWebhooks: skip('webhooks', values['skip-webhooks']),
   };
 }
 
@@ -169,7 +230,9 @@ async function main(): Promise<number> {
     const limits = mapLimits((ws) => scaleWindows(ws, opts.scale));
     const detailWindows = limits.bookingDetails;
     const listWindows = limits.bookingList;
-    out(`scenario A: ${opts.bookings} bookings, ${opts.properties} properties, scale 1/${opts.scale} (${humanScale(opts.scale)}), detail concurrency ${opts.concurrency}`);
+    out(
+      `scenario A: ${opts.bookings} bookings, ${opts.properties} properties, scale 1/${opts.scale} (${humanScale(opts.scale)}), detail concurrency ${opts.concurrency}; PMS and occupancy off`,
+    );
     out(`  windows   details ${windowsText(detailWindows)} | list ${windowsText(listWindows)} | token ${windowsText(limits.token)}`);
     const theoryMs = minTimeFor(detailWindows, opts.bookings);
     progress(`scenario A runs for about ${secs(theoryMs)} (theoretical minimum)`);
@@ -182,6 +245,7 @@ async function main(): Promise<number> {
         detailConcurrency: opts.concurrency,
         timeoutMs: 3 * theoryMs + 120_000,
         seed: 1,
+        config: BOOKINGS_ONLY,
         onProgress: progress,
         signal: abort.signal,
       });
@@ -198,7 +262,7 @@ async function main(): Promise<number> {
   // ---- Scenario B: memory ----
   if (!opts.skipMemory && !abort.signal.aborted) {
     const relaxed = mapLimits((ws) => scaleWindows(ws, opts.scale).map((w) => ({ limit: w.limit * 100, windowMs: w.windowMs })));
-    out(`scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties`);
+    out(`scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties; PMS and occupancy off`);
     const results: RunResult[] = [];
     const lines: Line[] = [];
     const smallest = opts.memorySizes[0];
@@ -214,6 +278,7 @@ async function main(): Promise<number> {
           // Machine-bound: generous, but a hang still ends.
           timeoutMs: 120_000 + size * 50,
           seed: 2,
+          config: BOOKINGS_ONLY,
           onProgress: progress,
           signal: abort.signal,
         });
@@ -275,6 +340,63 @@ async function main(): Promise<number> {
       },
     ];
     for (const l of formatLines(cLines)) out(l);
+  }
+
+  // ---- Scenario D: PMS backfill ----
+  if (!opts.skipPms && !abort.signal.aborted) {
+    const pmsLimits = mapLimits((ws) => scaleWindows(ws, opts.pmsScale));
+    out(
+      `scenario D: PMS backfill of ${opts.pmsBookings} bookings, ${opts.pmsProperties} properties, from ${opts.pmsBackfillFrom}, scale 1/${opts.pmsScale} (${humanScale(opts.pmsScale)}), ` +
+        `standard windows ${windowsText(pmsLimits.standard)}; content and occupancy off`,
+    );
+    try {
+      const d = await runPmsBench({
+        properties: spread(opts.pmsBookings, opts.pmsProperties),
+        limits: pmsLimits,
+        databaseUrl,
+        backfillFrom: opts.pmsBackfillFrom,
+        detailConcurrency: opts.concurrency,
+        // About 2.7 standard requests per booking (its reservation, ~1.6 guest profiles, searches).
+        timeoutMs: 3 * minTimeFor(pmsLimits.standard, opts.pmsBookings * 3) + 120_000,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = pmsLines(d, pmsLimits.standard);
+      for (const l of lines) out(l);
+      for (const n of notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) throw err;
+      failed = true;
+      failureReport(err);
+    }
+  }
+
+  // ---- Scenario E: webhook latency ----
+  if (!opts.skipWebhooks && !abort.signal.aborted) {
+    const hookLimits = mapLimits((ws) => scaleWindows(ws, opts.webhookScale));
+    out(
+      `scenario E: webhook latency, daemon \`run\`, 1 property with ${opts.webhookBookings} bookings, ${opts.webhookChanges} PMS changes 100–600 ms apart, ` +
+        `scale 1/${opts.webhookScale} (${humanScale(opts.webhookScale)}); polling off`,
+    );
+    try {
+      const e = await runWebhookBench({
+        bookings: opts.webhookBookings,
+        changes: opts.webhookChanges,
+        limits: hookLimits,
+        databaseUrl,
+        timeoutMs: 300_000,
+        seed: 5,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = webhookLines(e, opts.webhookChanges);
+      for (const l of lines) out(l);
+      for (const n of notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) throw err;
+      failed = true;
+      failureReport(err);
+    }
   }
   if (abort.signal.aborted) {
     out('bench interrupted');

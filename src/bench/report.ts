@@ -152,7 +152,7 @@ export function statusText(byStatus: Record<number, number>): string {
   return `answers by status: ${parts.join(' ')}`;
 }
 
-export function logText(r: RunResult): string {
+export function logText(r: { log: RunResult['log'] }): string {
   const { warnings, errors, messages } = r.log;
   if (warnings === 0 && errors === 0) return 'daemon log: no warnings or errors';
   const top = messages

@@ -35,6 +35,17 @@ export interface RunOptions {
   progressEveryMs?: number;
   /** Aborting kills the child (the run then fails) and still cleans up. */
   signal?: AbortSignal;
+  /** Top-level keys added to the daemon's config file (e.g. pms, content, occupancy); a key given here replaces the bench's own. */
+  config?: Record<string, unknown>;
+  /** Called with the simulator before the child is spawned (e.g. to count its requests). */
+  onSimulator?: (sim: Simulator) => void;
+  /** Appended to each progress line. */
+  progressExtra?: () => string;
+  /**
+   * Called once the child exited 0 with the mirror complete, before the schema is dropped:
+   * reads what the mirror holds. Its error fails the run.
+   */
+  inspect?: (c: pg.Client, schema: string, sim: Simulator) => Promise<void>;
 }
 
 /** First and last accepted request of one scope, ms after the child was spawned. */
@@ -70,9 +81,12 @@ export interface RunResult {
   list: ActivePeriod;
   details: ActivePeriod;
   token: ActivePeriod;
+  /** Content, PMS and analytics requests (the standard scope). */
+  standard: ActivePeriod;
   /** Per configured window of the scope, the fullest it ever was. */
   detailFill: WindowFill[];
   listFill: WindowFill[];
+  standardFill: WindowFill[];
   rejected429: number;
   byStatus: Record<number, number>;
   /** Detail requests per booking number as the simulator saw them. */
@@ -84,8 +98,8 @@ export interface RunResult {
   log: DaemonLog;
 }
 
-const CLI_PATH = fileURLToPath(new URL('../cli.js', import.meta.url));
-const CLIENT = { clientId: 'bench-client', clientSecret: 'bench-secret' };
+export const CLI_PATH = fileURLToPath(new URL('../cli.js', import.meta.url));
+export const CLIENT = { clientId: 'bench-client', clientSecret: 'bench-secret' };
 
 /** A run that could not be measured (the child failed, timed out, or the mirror is incomplete). */
 export class RunFailedError extends Error {
@@ -168,7 +182,7 @@ class TimeSeries {
 }
 
 /** Folds the daemon's pino lines (JSON, one per line) into counts; keeps a bounded tail. */
-class LogCollector {
+export class LogCollector {
   private buffer = '';
   private tail = '';
   readonly summary: DaemonLog = { warnings: 0, errors: 0, messages: [], tail: '' };
@@ -236,7 +250,8 @@ export function containerMemoryText(): string {
     .join(' ');
 }
 
-function childEnv(opts: RunOptions, sim: Simulator, schema: string, configPath: string): NodeJS.ProcessEnv {
+/** The environment of a daemon child: the caller's, without its staysync settings, plus the run's. */
+export function childEnv(opts: { databaseUrl: string; properties: { id: string }[] }, sim: Simulator, schema: string, configPath: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   // Nothing of the caller's own staysync configuration may leak into the measured run.
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('STAYSYNC_') && k !== 'DATABASE_URL') env[k] = v;
@@ -255,7 +270,7 @@ function childEnv(opts: RunOptions, sim: Simulator, schema: string, configPath: 
   };
 }
 
-async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+export async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, application_name: 'staysync-bench' });
   await client.connect();
   try {
@@ -302,6 +317,7 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
     rateLimits: opts.limits,
     seed: opts.seed,
   });
+  opts.onSimulator?.(sim);
   let spawnedAt = 0;
   // Date.now, the simulator's own clock, so window fills use its arithmetic.
   const times = new AcceptTimes(() => Date.now() - spawnedAt);
@@ -315,6 +331,7 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
           rateLimits: opts.limits,
           sync: { progressIntervalMs: 5000, detailConcurrency: opts.detailConcurrency },
           ops: { port: 0 },
+          ...opts.config,
         },
         null,
         2,
@@ -354,7 +371,8 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
         const d = sim.stats.accepted['bookingDetails'] ?? 0;
         const l = sim.stats.accepted['bookingList'] ?? 0;
         const s = ((Date.now() - spawnedAt) / 1000).toFixed(0);
-        opts.onProgress!(`${opts.label}: ${s} s, ${d}/${bookings} detail calls, ${l} list calls, ${sim.stats.rejected429} × 429`);
+        const extra = opts.progressExtra ? `, ${opts.progressExtra()}` : '';
+        opts.onProgress!(`${opts.label}: ${s} s, ${d}/${bookings} detail calls, ${l} list calls${extra}, ${sim.stats.rejected429} × 429`);
       }, opts.progressEveryMs ?? 15_000);
 
     let exit: { code: number | null; signal: NodeJS.Signals | null; at: number };
@@ -389,8 +407,10 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
       list: times.get('bookingList'),
       details: times.get('bookingDetails'),
       token: times.get('token'),
+      standard: times.get('standard'),
       detailFill: times.fill('bookingDetails', opts.limits.bookingDetails),
       listFill: times.fill('bookingList', opts.limits.bookingList),
+      standardFill: times.fill('standard', opts.limits.standard),
       rejected429: sim.stats.rejected429,
       byStatus: { ...sim.stats.byStatus },
       distinctBookingsFetched: sim.stats.detailCallsByNumber.size,
@@ -408,6 +428,13 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
         `${opts.label}: sync --once exited 0 but the mirror holds ${mirroredBookings} of ${bookings} bookings with ${queuePending} detail fetches pending`,
         result,
       );
+    }
+    if (opts.inspect) {
+      try {
+        await withPg(opts.databaseUrl, (c) => opts.inspect!(c, schema, sim));
+      } catch (err) {
+        throw new RunFailedError(`${opts.label}: ${(err as Error).message}`, result);
+      }
     }
     return result;
   } finally {
