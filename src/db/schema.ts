@@ -37,7 +37,7 @@ export interface SyncLeaseTable {
 export interface BookingSummariesTable {
   property_id: string;
   number: string;
-  status: string;
+  status: string | null;
   created_at: NullableTimestamptz;
   modified_at: NullableTimestamptz;
   listed_at: Timestamptz;
@@ -79,6 +79,8 @@ export interface BookingsTable {
   source_url: string | null;
   customer_first_name: string | null;
   customer_last_name: string | null;
+  payment_method: string | null;
+  payment_methods: (string | null)[] | null;
   synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
   raw: Json;
 }
@@ -103,6 +105,8 @@ export interface BookingRoomStaysTable {
   early_arrival_price_after_tax: Numeric;
   late_departure_at: LocalTimestamp;
   late_departure_price_after_tax: Numeric;
+  early_arrival_price_before_tax: Numeric;
+  late_departure_price_before_tax: Numeric;
 }
 
 export interface BookingDailyRatesTable {
@@ -144,9 +148,54 @@ export interface BookingGuestsTable {
 export interface BookingTaxesTable {
   property_id: string;
   number: string;
-  tax_index: number;
+  position: number;
+  tax_index: number | null;
   name: string | null;
   description: string | null;
+}
+
+export type TaxLevel = 'booking' | 'room_stay' | 'service' | 'early_arrival' | 'late_departure';
+
+export interface BookingTaxAmountsTable {
+  property_id: string;
+  number: string;
+  position: number;
+  level: TaxLevel;
+  stay_index: number | null;
+  service_position: number | null;
+  tax_index: number | null;
+  name: string | null;
+  amount: string;
+}
+
+export interface BookingRoomStayRatePlansTable {
+  property_id: string;
+  number: string;
+  stay_index: number;
+  position: number;
+  rate_plan_id: string | null;
+  rate_plan_name: string | null;
+}
+
+export interface BookingLoyaltyCardsTable {
+  property_id: string;
+  number: string;
+  position: number;
+  card_number: string | null;
+  loyalty_system_id: string | null;
+}
+
+export interface ReferenceListsTable {
+  list_name: string;
+  raw: Json | null;
+  content_hash: string;
+  fetched_at: Timestamptz;
+}
+
+export interface MirrorSettingsTable {
+  name: string;
+  value: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface BookingDiscountsTable {
@@ -387,6 +436,11 @@ export interface Database {
   booking_guests: BookingGuestsTable;
   booking_taxes: BookingTaxesTable;
   booking_discounts: BookingDiscountsTable;
+  booking_tax_amounts: BookingTaxAmountsTable;
+  booking_room_stay_rate_plans: BookingRoomStayRatePlansTable;
+  booking_loyalty_cards: BookingLoyaltyCardsTable;
+  reference_lists: ReferenceListsTable;
+  mirror_settings: MirrorSettingsTable;
   sync_runs: SyncRunsTable;
   quarantine: QuarantineTable;
   properties: PropertiesTable;

@@ -5,6 +5,7 @@
  * property states). When the database is away those table gauges are left out of the scrape
  * (staysync_database_up says why); the rest still answers.
  */
+import { quarantineByStream } from '../db/repositories/quarantine.js';
 import client from 'prom-client';
 import type { DatabaseAvailability } from '../db/availability.js';
 import type { Db } from '../db/database.js';
@@ -195,6 +196,16 @@ export function createMetrics(sources: MetricSources): client.Registry {
     },
   });
   new client.Gauge({
+    name: 'staysync_quarantine_payloads',
+    help: 'Payloads in quarantine, by stream and cause (validation: not the documented shape; write: the database refused to store it). Retried on a growing backoff and by `staysync quarantine retry`.',
+    labelNames: ['stream', 'cause'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const q of (await tables())?.quarantine ?? []) this.set({ stream: q.stream, cause: q.cause }, q.payloads);
+    },
+  });
+  new client.Gauge({
     name: 'staysync_pms_queue_pending',
     help: 'PMS reservation fetches waiting, by property.',
     labelNames: ['property_id'],
@@ -258,6 +269,7 @@ interface TableSnapshot {
   /** Cursors of every stream: the booking list first (list position). */
   cursors: Awaited<ReturnType<typeof listCursors>>;
   events: Awaited<ReturnType<typeof countEvents>>;
+  quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
 }
 
 async function readTables(db: Db): Promise<TableSnapshot> {
@@ -268,5 +280,6 @@ async function readTables(db: Db): Promise<TableSnapshot> {
     pmsQueue: await queueDepthByProperty(db, 'pms_reservation_queue'),
     cursors,
     events: await countEvents(db),
+    quarantine: await quarantineByStream(db),
   };
 }

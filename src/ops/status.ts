@@ -8,7 +8,7 @@ import { queueDepthByProperty, pendingCount } from '../db/repositories/fetch-que
 import { lastContentRefresh } from '../db/repositories/content.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
 import { leaseStatus, type LeaseStatus } from '../db/repositories/lease.js';
-import { countQuarantined } from '../db/repositories/quarantine.js';
+import { countQuarantined, quarantineByStream } from '../db/repositories/quarantine.js';
 import { recentRuns, type RunRow } from '../db/repositories/runs.js';
 import { countEvents } from '../db/repositories/pms.js';
 import { formatDuration, queueEtaSeconds } from '../sync/progress.js';
@@ -54,6 +54,8 @@ export interface StatusReport {
   pms: PmsPropertyStatus[];
   /** Change events by type and state. */
   events: { eventType: string; state: string; n: number }[];
+  /** Quarantined payloads by stream and cause. */
+  quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
   queuePending: number;
   queueEta: string;
   lease: LeaseStatus;
@@ -117,6 +119,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     events: await countEvents(db),
     queuePending: total,
     queueEta: formatDuration(queueEtaSeconds(total, windows)),
+    quarantine: await quarantineByStream(db),
     lease: await leaseStatus(db, config.database.schema),
     lastRun: (await recentRuns(db, 1))[0] ?? null,
     lastContentRefresh: (await lastContentRefresh(db)) ?? null,
@@ -173,6 +176,11 @@ export function formatStatus(r: StatusReport): string[] {
     const byState = new Map<string, number>();
     for (const e of r.events) byState.set(e.state, (byState.get(e.state) ?? 0) + e.n);
     out.push(`Change events: ${[...byState].map(([state, n]) => `${n} ${state}`).join(', ')}.`);
+  }
+  if (r.quarantine.length > 0) {
+    const total = r.quarantine.reduce((n, q) => n + q.payloads, 0);
+    const parts = r.quarantine.map((q) => `${q.stream}: ${q.payloads} ${q.cause === 'write' ? 'the database refused' : 'failed validation'}`);
+    out.push(`Quarantine: ${total} payload${total === 1 ? '' : 's'} (${parts.join(', ')}); retried on a growing backoff, or now with \`staysync quarantine retry\`.`);
   }
   const c = r.lastContentRefresh;
   out.push(

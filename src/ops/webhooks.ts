@@ -18,6 +18,7 @@ import type { Logger } from '../log.js';
 import { webhookBatchSchema } from '../provider/pms-schemas.js';
 import { describeIssues } from '../provider/schemas.js';
 import { eventTarget } from '../sync/events.js';
+import { parseJsonLossless } from '../provider/json.js';
 
 /** Larger than 1,000 events of any documented shape. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -86,7 +87,7 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
   if (text === undefined) return reply(413, { error: `the body is larger than ${MAX_BODY_BYTES} bytes` });
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJsonLossless(text);
   } catch (err) {
     log.warn({ bytes: text.length }, 'webhook batch refused: the body is not JSON');
     return reply(400, { error: `the body is not JSON: ${(err as Error).message}` });

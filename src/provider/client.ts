@@ -40,6 +40,7 @@ import { bodyExcerpt, sendOnce, type RawResponse } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas.js';
 import { describeNetworkError, TokenManager } from './token.js';
+import { parseJsonLossless } from './json.js';
 
 /** Sent with every request: who is asking (the provider's logs, and tests telling processes apart). */
 export const userAgent = `staysync (pid ${process.pid})`;
@@ -323,7 +324,7 @@ export class ProviderClient {
         let body: unknown = null;
         if (res.rawBody.trim() !== '') {
           try {
-            body = JSON.parse(res.rawBody);
+            body = parseJsonLossless(res.rawBody);
           } catch (err) {
             // Delivery, not data: a gateway cut the body short or answered with a page of its own.
             this.counters.invalidBodies++;

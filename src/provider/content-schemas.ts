@@ -5,11 +5,9 @@
  * id, and arrays where arrays belong; everything else is optional.
  */
 import { z } from 'zod';
-import { id, list, nullable, optId, optNum, optString } from './schema-primitives.js';
+import { asSent, dateOnly, id, list, nullable, optBool, optId, optInt, optNum, optString, serializesAsSent } from './schema-primitives.js';
 import { safe, type ParseResult } from './schemas.js';
 
-const optBool = z.boolean().nullish().transform((v) => v ?? null);
-const optInt = z.number().int().nullish().transform((v) => v ?? null);
 
 const addressSchema = z.looseObject({
   postalCode: optString,
@@ -21,7 +19,9 @@ const addressSchema = z.looseObject({
   longitude: optNum,
 });
 
-const roomTypeSchema = z.looseObject({
+// Room types, rate plans, services and rules are written to `raw` columns as parsed entities:
+// they serialize as received (serializesAsSent), so those columns hold the payload as sent.
+const roomTypeSchema = serializesAsSent(z.looseObject({
   id,
   name: optString,
   description: optString,
@@ -31,11 +31,11 @@ const roomTypeSchema = z.looseObject({
   size: nullable(z.looseObject({ value: optNum })),
   occupancy: nullable(z.looseObject({ adultBed: optInt, extraBed: optInt })),
   position: optInt,
-});
+}));
 
 const vatSchema = z.looseObject({ applicable: optBool, included: optBool, percent: optNum });
 
-const ratePlanSchema = z.looseObject({
+const ratePlanSchema = serializesAsSent(z.looseObject({
   id,
   name: optString,
   description: optString,
@@ -45,9 +45,9 @@ const ratePlanSchema = z.looseObject({
   corporateOnly: optBool,
   isStayWithChildrenOnly: optBool,
   vat: nullable(vatSchema),
-});
+}));
 
-const serviceSchema = z.looseObject({
+const serviceSchema = serializesAsSent(z.looseObject({
   id,
   name: optString,
   description: optString,
@@ -55,7 +55,7 @@ const serviceSchema = z.looseObject({
   mealPlanCode: optString,
   mealPlanName: optString,
   status: optString,
-});
+}));
 
 export const contentPropertySchema = z.looseObject({
   id,
@@ -68,7 +68,8 @@ export const contentPropertySchema = z.looseObject({
   contactInfo: nullable(
     z.looseObject({
       address: nullable(addressSchema),
-      phones: list(z.looseObject({ phoneNumber: optString, remark: optString })),
+      // Kept as sent (a JSON column).
+      phones: list(asSent(z.looseObject({ phoneNumber: optString, remark: optString }))),
       emails: list(z.string()),
     }),
   ),
@@ -99,14 +100,15 @@ const cancellationTermSchema = z.looseObject({
   penaltyCalculationMethod: optString,
   penaltyValue: optNum,
   penaltyValueCurrency: optString,
-  arrivalDates: list(z.looseObject({ startDate: optString, endDate: optString, isEndless: optBool })),
+  // Date-times in the document; the calendar date as written is what a date column holds.
+  arrivalDates: list(z.looseObject({ startDate: nullable(dateOnly), endDate: nullable(dateOnly), isEndless: optBool })),
 });
-export const cancellationRuleSchema = z.looseObject({
+export const cancellationRuleSchema = serializesAsSent(z.looseObject({
   id,
   referencePointKind: optString,
   referencePointTime: optString,
   cancellationTerms: list(cancellationTermSchema),
-});
+}));
 export type CancellationRule = z.output<typeof cancellationRuleSchema>;
 export const cancellationRulesResponseSchema = z.looseObject({ cancellationRules: list(z.unknown()) });
 
@@ -114,13 +116,14 @@ const extraStayPeriodSchema = z.looseObject({
   startTime: optString,
   endTime: optString,
   chargeType: optString,
-  rates: list(z.looseObject({ currency: optString, rate: optNum })),
+  // Kept as sent (a JSON column): each rate with its amount exactly as written.
+  rates: list(asSent(z.looseObject({ currency: optString, rate: optNum }))),
   percentOptions: nullable(
     z.looseObject({ percentage: optNum, extraPlacementEnabled: optBool, extraServiceOption: optString }),
   ),
   occupyQuota: optBool,
 });
-export const extraStayRuleSchema = z.looseObject({
+export const extraStayRuleSchema = serializesAsSent(z.looseObject({
   id,
   checkInTime: optString,
   overridesPropertyCheckInTime: optBool,
@@ -128,25 +131,30 @@ export const extraStayRuleSchema = z.looseObject({
   checkOutTime: optString,
   overridesPropertyCheckOutTime: optBool,
   lateCheckOutPeriods: list(extraStayPeriodSchema),
-});
+}));
 export type ExtraStayRule = z.output<typeof extraStayRuleSchema>;
 export const extraStayRulesResponseSchema = z.looseObject({ extraStayRules: list(z.unknown()) });
 
-const codeName = z.looseObject({ code: z.string().min(1), name: optString });
-export const mealPlansSchema = z.array(codeName);
-export const roomTypeCategoriesSchema = z.array(codeName);
+/**
+ * Reference list entries. The document lets codes and arrays be null: an entry without a code
+ * cannot be keyed in a typed table and is kept in reference_lists.raw only; a null array is
+ * "nothing said", which removes nothing.
+ */
+const codeName = z.looseObject({ code: optString, name: optString });
+export const mealPlansSchema = z.array(codeName).nullable();
+export const roomTypeCategoriesSchema = z.array(codeName).nullable();
 /** Nested per the OpenAPI document: categories with their amenities. */
-export const roomAmenityCategoriesSchema = z.array(
-  z.looseObject({ name: optString, amenities: list(codeName) }),
-);
+export const roomAmenityCategoriesSchema = z
+  .array(z.looseObject({ name: optString, amenities: list(codeName) }))
+  .nullable();
 export const paymentMethodsSchema = z.looseObject({
-  paymentMethods: z.array(z.looseObject({ code: z.string().min(1), type: optString })),
+  paymentMethods: z.array(z.looseObject({ code: optString, type: optString })).nullish(),
 });
 export const propertyAmenityTypesSchema = z.looseObject({
-  amenityTypes: z.array(z.looseObject({ code: z.string().min(1), displayName: optString, chargeTypeApplicable: optBool })),
+  amenityTypes: z.array(z.looseObject({ code: optString, displayName: optString, chargeTypeApplicable: optBool })).nullish(),
 });
 export const propertyKindsSchema = z.looseObject({
-  propertyKinds: z.array(z.looseObject({ id: z.number().int(), displayName: optString, propertyKindType: optString })),
+  propertyKinds: z.array(z.looseObject({ id: optInt, displayName: optString, propertyKindType: optString })).nullish(),
 });
 
 export function parseContentProperty(raw: unknown): ParseResult<ContentProperty> {

@@ -6,17 +6,15 @@
  * number, a person id, a room id, a date) is required; everything else is optional.
  */
 import { z } from 'zod';
-import { dateOnly, id, list, nullable, optId, optNum, optString, optUtcDateTime } from './schema-primitives.js';
+import { dateOnly, id, int, list, localDateTime, nullable, num, optBool, optId, optInt, optNum, optString, optUtcDateTime } from './schema-primitives.js';
 import { safe, type ParseResult } from './schemas.js';
 
-const optInt = z.number().int().nullish().transform((v) => v ?? null);
-const optBool = z.boolean().nullish().transform((v) => v ?? null);
-/** Property-local date-time as sent (`YYYY-MM-DDTHH:mm[:ss]`), or null. */
-const optLocal = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/, 'expected a property-local date-time YYYY-MM-DDTHH:mm')
-  .nullish()
-  .transform((v) => v ?? null);
+/**
+ * A property-local date-time, or null. The document writes `YYYY-MM-DDThh:mm`; every other
+ * ISO-8601 form is read too (seconds, a fraction, a space for `T`, a zone, which is dropped):
+ * the wall-clock time as written, `YYYY-MM-DDTHH:mm:ss[.fraction]`.
+ */
+const optLocal = nullable(localDateTime);
 
 /** Every PMS answer, success or error, may carry these. */
 const responseError = z.looseObject({ code: optString, message: optString });
@@ -63,7 +61,9 @@ const roomStaySchema = z.looseObject({
   pmsRoomStayId: optId,
   roomId: optId,
   roomTypeId: optId,
-  guestsIds: list(id),
+  // Ids of the stay's guests, whose profiles are fetched: an empty id (the document allows
+  // one) names no guest and is left out here; `raw` keeps it.
+  guestsIds: list(optId).transform((ids) => ids.filter((v): v is string => v !== null && v !== '')),
   checkInDateTime: optLocal,
   checkOutDateTime: optLocal,
   actualCheckInDateTime: optLocal,
@@ -135,8 +135,7 @@ export function parseRoom(raw: unknown): ParseResult<PmsRoom> {
 
 // ------------------------------------------------------------------ daily occupancy
 
-const int = z.number().int();
-const money = z.number();
+const money = num;
 
 export const dailyOccupancySchema = z.looseObject({
   date: dateOnly,
@@ -146,7 +145,7 @@ export const dailyOccupancySchema = z.looseObject({
   complimentaryOccupancyRoomCount: int,
   roomRevenue: money,
   revenue: money,
-  mealRevenue: money.nullish().transform((v) => v ?? 0),
+  mealRevenue: money.nullish().transform((v) => v ?? '0'),
   arrivalCount: int,
   guestCount: int,
 });

@@ -16,15 +16,16 @@ import {
   optString,
   optNum,
   optId,
-  isRealDate,
-  dateRe,
+  optInt,
+  optBigInt,
+  int,
   dateOnly,
   localDateTime,
-  instantRe,
   utcDateTime,
   optUtcDateTime,
   list,
   nullable,
+  serializesAsSent,
 } from './schema-primitives.js';
 
 // ---------------------------------------------------------------------------- summaries
@@ -44,7 +45,7 @@ export type BookingsPage = {
 export const bookingSummarySchema = z.looseObject({
   number: id,
   propertyId: optId,
-  status: z.string(),
+  status: optString,
   createdDateTime: optUtcDateTime,
   modifiedDateTime: optUtcDateTime,
 });
@@ -52,7 +53,7 @@ export type BookingSummary = z.output<typeof bookingSummarySchema>;
 
 // ---------------------------------------------------------------------------- booking details
 
-const taxAmountSchema = z.looseObject({ amount: num, index: z.number().int().nullish().transform((v) => v ?? null) });
+const taxAmountSchema = z.looseObject({ amount: num, index: optInt });
 const discountSchema = z.looseObject({
   amount: optNum,
   discountType: optString,
@@ -91,13 +92,14 @@ const dailyRateSchema = z.looseObject({
 const namedRefSchema = z.looseObject({ id: optId, name: optString });
 
 const guestCountSchema = z.looseObject({
-  adultCount: z.number().int().nullish().transform((v) => v ?? null),
-  childAges: list(z.number().int()),
+  adultCount: optInt,
+  childAges: list(int),
 });
 
 const personNameSchema = z.looseObject({ firstName: optString, lastName: optString });
 
-const roomStayServiceSchema = z.looseObject({
+// Services are written to booking_services.raw as parsed: they serialize as received.
+const roomStayServiceSchema = serializesAsSent(z.looseObject({
   id: optId,
   name: optString,
   description: optString,
@@ -105,7 +107,7 @@ const roomStayServiceSchema = z.looseObject({
   inclusive: z.boolean().nullish().transform((v) => v ?? null),
   kind: optString,
   mealPlanCode: optString,
-});
+}));
 
 const extraStayDetailsSchema = z.looseObject({
   overriddenDateTime: nullable(localDateTime),
@@ -113,7 +115,7 @@ const extraStayDetailsSchema = z.looseObject({
 });
 
 export const roomStaySchema = z.looseObject({
-  index: z.number().int().nullish().transform((v) => v ?? null),
+  index: optBigInt,
   stayDates: stayDatesSchema,
   ratePlans: list(namedRefSchema),
   roomType: nullable(namedRefSchema),
@@ -131,12 +133,12 @@ export const roomStaySchema = z.looseObject({
 });
 export type RoomStay = z.output<typeof roomStaySchema>;
 
-const bookingServiceSchema = z.looseObject({
+const bookingServiceSchema = serializesAsSent(z.looseObject({
   id: optId,
   name: optString,
   description: optString,
   total: nullable(serviceTotalSchema),
-});
+}));
 
 /** ReservationApi_Booking (provider-api-facts.md §5). */
 export const bookingSchema = z.looseObject({
@@ -162,7 +164,7 @@ export const bookingSchema = z.looseObject({
   total: nullable(totalSchema),
   taxes: list(
     z.looseObject({
-      index: z.number().int().nullish().transform((v) => v ?? null),
+      index: optInt,
       name: optString,
       description: optString,
     }),

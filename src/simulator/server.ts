@@ -166,6 +166,13 @@ export interface Faults {
    * `nextPageToken`, a variant some provider answers show. Default false.
    */
   pmsLegacyPageTokenKey: boolean;
+  /**
+   * When set, every 200 answer with a JSON body passes through it before it is sent, with the
+   * request's path: tests serve bodies the document allows but the generated data does not
+   * show (a summary without status, null lists, zoned stay times, numbers with their exact
+   * text as `JSON.rawJSON` values). The returned body is served; undefined keeps it as it was.
+   */
+  rewriteBody?: (path: string, body: unknown) => unknown;
 }
 
 /** See Faults.propertyStatus. */
@@ -747,6 +754,12 @@ class SimulatorImpl implements Simulator {
         }
       }
       if (route?.pmsEnvelope) reply = withWarnings(reply);
+      const rewrite = this.faults.rewriteBody;
+      if (rewrite && reply.status === 200 && reply.body !== undefined) {
+        // A deep copy: the rewrite must not change the simulator's own state.
+        const rewritten = rewrite(url.pathname, structuredClone(reply.body));
+        if (rewritten !== undefined) reply = { ...reply, body: rewritten };
+      }
     }
     await this.send(res, reply);
     const entry: RequestLogEntry = { t: arrival, method, path: url.pathname, status: reply.status };

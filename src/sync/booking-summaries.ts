@@ -7,14 +7,15 @@
  * replayed page changes nothing (upserts and version-guarded enqueues are idempotent).
  */
 import { BOOKING_SUMMARIES, findCursor, markCursorLost, saveCursorAfterPage } from '../db/repositories/cursors.js';
-import { upsertSummariesAndEnqueue, type SummaryRow } from '../db/repositories/booking-summaries.js';
+import { enqueueDetailFetches, upsertSummariesAndEnqueue, type SummaryRow } from '../db/repositories/booking-summaries.js';
 import { hasMirroredRows } from '../db/repositories/bookings.js';
 import { quarantinePayload } from '../db/repositories/quarantine.js';
 import { ContinueTokenRejectedError } from '../provider/errors.js';
-import { parseBookingSummary, type BookingsPage } from '../provider/schemas.js';
+import { parseBookingSummary, type BookingSummary, type BookingsPage } from '../provider/schemas.js';
 import type { SyncContext } from './context.js';
 import { TokenLostError } from './errors.js';
 import type { PropertyStream } from './streams.js';
+import { idTextOf } from '../provider/schema-primitives.js';
 
 /** The provider's lower bound for bookings. */
 export const EARLIEST_MODIFICATION = new Date('2009-01-01T00:00:00Z');
@@ -78,6 +79,11 @@ export async function pollSummariesUntilCaughtUp(
       throw new TokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken');
     } else if (cursor?.cursor) {
       params = { continueToken: cursor.cursor };
+    } else if (cursor?.position && cursor.state === 'active') {
+      // The provider sent pages without a continueToken (the document allows it): the list
+      // goes on from the last modification it listed, which replays a few bookings at most.
+      params = { lastModification: cursor.position.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+      log.info({ lastModification: params.lastModification }, 'no continueToken stored: following the booking list from its last listed modification');
     } else {
       if (await hasMirroredRows(ctx.db, propertyId)) {
         throw new TokenLostError(propertyId, 'the mirror holds bookings of this property but its continueToken is gone');
@@ -101,7 +107,8 @@ export async function pollSummariesUntilCaughtUp(
       throw err;
     }
 
-    // An empty page keeps the old token when the provider sends none.
+    // A page without a token keeps the position where it was: the stored token, or (when there
+    // is none) the page's last modification, from which the next request continues.
     const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
     // Fetches run concurrently for all properties; turning a page into rows and writing it,
     // one page at a time (ctx.pageSlots).
@@ -118,8 +125,29 @@ export async function pollSummariesUntilCaughtUp(
     ctx.counters.quarantined += badReasons.length;
     if (enqueued > 0) ctx.onEnqueued?.();
     if (!page.hasMoreData) break;
+    if (page.continueToken === null) {
+      // More data but no token to ask for it with: asking again now would return this page.
+      log.warn('the provider said hasMoreData without a continueToken: the rest is read at the next poll');
+      break;
+    }
   }
   return result;
+}
+
+/** A validated summary (and the summary as received) as its row. Pure; shared with the replay (src/replay). */
+export function summaryToRow(propertyId: string, s: BookingSummary, raw: unknown, now: number): SummaryRow {
+  return {
+    propertyId,
+    number: s.number,
+    status: s.status,
+    createdAt: s.createdDateTime ? new Date(s.createdDateTime) : null,
+    modifiedAt: s.modifiedDateTime ? new Date(s.modifiedDateTime) : null,
+    // A Date keeps milliseconds only: the columns get the text, every digit the provider sent.
+    createdText: s.createdDateTime,
+    modifiedText: s.modifiedDateTime,
+    priority: priorityOf(s.number, now),
+    raw,
+  };
 }
 
 /**
@@ -134,26 +162,17 @@ async function writePage(
 ): Promise<{ summaries: number; badReasons: string[]; enqueued: number }> {
   const now = ctx.clock.now();
   const rows: SummaryRow[] = [];
-  const bad: { raw: unknown; reason: string }[] = [];
+  const bad: { raw: unknown; reason: string; number: string | null }[] = [];
   let position: Date | null = null;
   for (const raw of page.bookingSummaries) {
     const parsed = parseBookingSummary(raw);
     if (!parsed.ok) {
-      bad.push({ raw, reason: parsed.reason });
+      bad.push({ raw, reason: parsed.reason, number: idTextOf((raw as { number?: unknown } | null)?.number) });
       continue;
     }
-    const s = parsed.value;
-    const modifiedAt = s.modifiedDateTime ? new Date(s.modifiedDateTime) : null;
-    if (modifiedAt && (!position || modifiedAt > position)) position = modifiedAt;
-    rows.push({
-      propertyId,
-      number: s.number,
-      status: s.status,
-      createdAt: s.createdDateTime ? new Date(s.createdDateTime) : null,
-      modifiedAt,
-      priority: priorityOf(s.number, now),
-      raw,
-    });
+    const row = summaryToRow(propertyId, parsed.value, raw, now);
+    if (row.modifiedAt && (!position || row.modifiedAt > position)) position = row.modifiedAt;
+    rows.push(row);
   }
 
   const enqueued = await ctx.write(async (trx) => {
@@ -161,12 +180,14 @@ async function writePage(
       await quarantinePayload(trx, {
         stream: BOOKING_SUMMARIES,
         propertyId,
-        entityKey: typeof (b.raw as { number?: unknown })?.number === 'string' ? (b.raw as { number: string }).number : null,
+        entityKey: b.number,
         reason: b.reason,
         rawBody: JSON.stringify(b.raw),
       });
     }
-    const n = await upsertSummariesAndEnqueue(trx, rows, new Date(now));
+    // A summary that failed validation still names its booking: the details may be fine.
+    const unparsed = bad.flatMap((b) => (b.number === null ? [] : [{ propertyId, number: b.number, modifiedAt: null, priority: priorityOf(b.number, now) }]));
+    const n = (await upsertSummariesAndEnqueue(trx, rows, new Date(now))) + (await enqueueDetailFetches(trx, unparsed));
     await saveCursorAfterPage(trx, {
       propertyId,
       stream: BOOKING_SUMMARIES,

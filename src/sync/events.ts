@@ -28,6 +28,7 @@ import { fetchRetryDelayMs } from './fetch-drain.js';
 import { classify } from './failures.js';
 import { fetchPmsReservation, PMS_PRIORITY, writePmsReservation } from './pms-reservations.js';
 import type { EngineMode, QueueDrain, QueueStream } from './streams.js';
+import { idTextOf } from '../provider/schema-primitives.js';
 
 export const WEBHOOK_EVENTS = 'webhook_events';
 const CONCURRENCY = 4;
@@ -52,7 +53,8 @@ function field(payload: Record<string, unknown> | null, names: string[]): string
   if (!payload) return null;
   const wanted = new Set(names.map((n) => n.toLowerCase()));
   for (const [k, v] of Object.entries(payload)) {
-    if (wanted.has(k.toLowerCase()) && (typeof v === 'string' || typeof v === 'number') && String(v) !== '') return String(v);
+    const text = wanted.has(k.toLowerCase()) ? idTextOf(v) : null;
+    if (text !== null) return text;
   }
   return null;
 }

@@ -15,7 +15,7 @@
  */
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../db/errors.js';
 import { fetchAgainLater, nextDueFetches, pendingCount, queueKey, type FetchQueue, type QueuedFetch } from '../db/repositories/fetch-queue.js';
-import { quarantinePayload } from '../db/repositories/quarantine.js';
+import { quarantinePayload, WRITE_FAILED_PREFIX } from '../db/repositories/quarantine.js';
 import type { QueueState } from '../db/states.js';
 import type { Logger } from '../log.js';
 import { AuthenticationError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../provider/errors.js';
@@ -184,7 +184,7 @@ export class FetchOutcomes {
     }
     ctx.counters.quarantined += 1;
     ctx.counters.writeFailures += 1;
-    const reason = `database write failed: ${describeDatabaseError(err)}`;
+    const reason = `${WRITE_FAILED_PREFIX}${describeDatabaseError(err)}`;
     this.log.warn({ propertyId: item.propertyId, number: item.number, reason }, `${this.what} could not be written: quarantined`);
     await this.quarantine(item, reason, rawBody);
   }

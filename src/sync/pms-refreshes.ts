@@ -13,13 +13,14 @@ import { quarantinePayload } from '../db/repositories/quarantine.js';
 import type { DailyOccupancyTable } from '../db/schema.js';
 import type { CursorStream } from '../db/states.js';
 import { InvalidPayloadError } from '../provider/errors.js';
-import { parseDailyOccupancy, parseRoom, parseRoomsPage } from '../provider/pms-schemas.js';
+import { parseDailyOccupancy, parseRoom, parseRoomsPage, type DailyOccupancy, type PmsRoom } from '../provider/pms-schemas.js';
 import { addDays, daysBetween, localDate } from '../util/local-time.js';
 import type { SyncContext } from './context.js';
 import { RefreshIncompleteError } from './errors.js';
 import { classify } from './failures.js';
 import { withAccessHint, zoneOf } from './pms-reservations.js';
 import type { RefreshStream } from './streams.js';
+import { idTextOf } from '../provider/schema-primitives.js';
 
 export const DAILY_OCCUPANCY: CursorStream = 'daily_occupancy';
 /** Below the PMS search (2–5), above content (10). */
@@ -67,6 +68,11 @@ async function eachProperty(
 
 const hashOf = (raw: unknown): string => createHash('sha256').update(JSON.stringify(raw)).digest('base64url');
 
+/** A validated room (and the room as received) as its pms_rooms row. Pure; shared with the replay (src/replay). */
+export function roomToRow(propertyId: string, r: PmsRoom, raw: unknown): Record<string, unknown> {
+  return { property_id: propertyId, room_id: r.id, display_name: r.displayName, room_type_id: r.roomTypeId, floor_id: r.floorId, raw, content_hash: hashOf(raw) };
+}
+
 /** Every room of a property, page by page, then written with removal in one transaction. */
 async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
   const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/rooms`;
@@ -81,15 +87,14 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
     if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
     for (const raw of page.value.rooms) {
       const room = parseRoom(raw);
-      const rawId = (raw as { id?: unknown } | null)?.id;
-      if (typeof rawId === 'string' || typeof rawId === 'number') seen.push(String(rawId));
+      const rawId = idTextOf((raw as { id?: unknown } | null)?.id);
+      if (rawId !== null) seen.push(rawId);
       if (!room.ok) {
         ctx.counters.quarantined += 1;
-        await ctx.write((trx) => quarantinePayload(trx, { stream: 'pms_rooms', propertyId, entityKey: rawId === undefined ? null : String(rawId), reason: room.reason, rawBody: JSON.stringify(raw) }));
+        await ctx.write((trx) => quarantinePayload(trx, { stream: 'pms_rooms', propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) }));
         continue;
       }
-      const r = room.value;
-      rows.push({ property_id: propertyId, room_id: r.id, display_name: r.displayName, room_type_id: r.roomTypeId, floor_id: r.floorId, raw, content_hash: hashOf(raw) });
+      rows.push(roomToRow(propertyId, room.value, raw));
     }
     pageToken = page.value.hasNextPage ? page.value.nextPageToken : null;
   } while (pageToken && !signal.aborted);
@@ -122,6 +127,37 @@ export function occupancyWindows(first: string, last: string): { from: string; t
   return out;
 }
 
+/**
+ * One day of an occupancy answer as its daily_occupancy row: the day's figures, and the
+ * currency and room count the answer gives for all its days. `raw` is the day as received.
+ * Pure; shared with the replay (src/replay).
+ */
+export function occupancyDayToRow(
+  propertyId: string,
+  answer: { currencyCode: string | null; propertyRoomCount: number },
+  d: DailyOccupancy,
+  raw: unknown,
+  refreshedAt: Date,
+): Insertable<DailyOccupancyTable> {
+  return {
+    property_id: propertyId,
+    stay_date: d.date,
+    currency_code: answer.currencyCode,
+    property_room_count: answer.propertyRoomCount,
+    occupancy_rate: d.occupancyRate,
+    closed_room_count: d.closedRoomCount,
+    occupancy_room_count: d.occupancyRoomCount,
+    complimentary_occupancy_room_count: d.complimentaryOccupancyRoomCount,
+    room_revenue: d.roomRevenue,
+    revenue: d.revenue,
+    meal_revenue: d.mealRevenue,
+    arrival_count: d.arrivalCount,
+    guest_count: d.guestCount,
+    refreshed_at: refreshedAt,
+    raw: JSON.stringify(raw),
+  };
+}
+
 /** The horizon of one property, window by window; each window replaces its dates in one transaction. */
 async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
   const { daysBack, daysAhead } = ctx.config.occupancy;
@@ -143,23 +179,7 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
     v.dailyOccupancies.forEach((d, i) => {
       // Only the dates asked for: a reply that strays outside the window does not touch others.
       if (d.date < w.from || d.date > w.to) return;
-      byDate.set(d.date, {
-        property_id: propertyId,
-        stay_date: d.date,
-        currency_code: v.currencyCode,
-        property_room_count: v.propertyRoomCount,
-        occupancy_rate: d.occupancyRate,
-        closed_room_count: d.closedRoomCount,
-        occupancy_room_count: d.occupancyRoomCount,
-        complimentary_occupancy_room_count: d.complimentaryOccupancyRoomCount,
-        room_revenue: d.roomRevenue,
-        revenue: d.revenue,
-        meal_revenue: d.mealRevenue,
-        arrival_count: d.arrivalCount,
-        guest_count: d.guestCount,
-        refreshed_at: refreshedAt,
-        raw: JSON.stringify(rawDays[i]),
-      });
+      byDate.set(d.date, occupancyDayToRow(propertyId, v, d, rawDays[i], refreshedAt));
     });
     await ctx.write((trx) => replaceOccupancyWindow(trx, propertyId, w.from, w.to, [...byDate.values()]));
     ctx.counters.occupancyWindows += 1;

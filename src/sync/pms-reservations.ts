@@ -28,7 +28,7 @@ import type { Insertable } from 'kysely';
 import type { PmsGuestsTable } from '../db/schema.js';
 import type { CursorStream } from '../db/states.js';
 import { InvalidPayloadError, NotFoundError, RequestRejectedError } from '../provider/errors.js';
-import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../provider/pms-schemas.js';
+import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage, type PmsPerson, type PmsReservation } from '../provider/pms-schemas.js';
 import { isKnownTimeZone, localMinute } from '../util/local-time.js';
 import type { SyncContext } from './context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from './fetch-drain.js';
@@ -237,6 +237,21 @@ export interface FetchedReservation {
 }
 
 /**
+ * A validated reservation as its rows, and the reservation object to store: as received with
+ * pms.personalData, without the customer's personal data otherwise. Pure; shared with the
+ * replay (src/replay).
+ */
+export function reservationRows(propertyId: string, r: PmsReservation, rawReservation: unknown, personalData: boolean, fetchedAt: Date): { rows: PmsReservationRows; stored: unknown } {
+  const stored = personalData ? rawReservation : stripReservation(rawReservation);
+  return { rows: pmsReservationToRows(propertyId, r, stored, { personalData, fetchedAt }), stored };
+}
+
+/** A validated guest profile as its pms_guests row (personal data as for reservations), or null without a person id. Pure. */
+export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, personalData: boolean, fetchedAt: Date): Insertable<PmsGuestsTable> | null {
+  return personToRow(propertyId, p, personalData ? rawGuest : stripPerson(rawGuest), personalData, fetchedAt);
+}
+
+/**
  * Fetches one reservation and the profiles of its guests that are not mirrored yet (names
  * and, with pms.personalData, contact data; stripped otherwise). Throws the client's errors
  * (NotFoundError, InvalidPayloadError, …) for the caller to record.
@@ -249,8 +264,7 @@ export async function fetchPmsReservation(ctx: SyncContext, propertyId: string, 
   if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
   const personal = ctx.config.pms.personalData;
   const rawReservation = (res.body as { reservation?: unknown }).reservation;
-  const stored = personal ? rawReservation : stripReservation(rawReservation);
-  const rows = pmsReservationToRows(propertyId, parsed.value, stored, { personalData: personal, fetchedAt: res.fetchedAt });
+  const { rows, stored } = reservationRows(propertyId, parsed.value, rawReservation, personal, res.fetchedAt);
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
   const referenced = parsed.value.roomStays.flatMap((s) => s.guestsIds).filter((id) => id !== customerId);
@@ -269,7 +283,7 @@ export async function fetchPmsReservation(ctx: SyncContext, propertyId: string, 
     const person = parseGuestResponse(g.body);
     if (!person.ok) continue;
     const rawGuest = (g.body as { guest?: unknown }).guest;
-    const row = personToRow(propertyId, person.value, personal ? rawGuest : stripPerson(rawGuest), personal, g.fetchedAt);
+    const row = guestRow(propertyId, person.value, rawGuest, personal, g.fetchedAt);
     if (row) guests.push(row);
   }
   return { rows, guests, rawBody: JSON.stringify(stored) };

@@ -1,7 +1,7 @@
 /**
  * Recovery after a lost token. Before a run writes anything, every property is checked: a
- * property whose token the provider rejected earlier, or whose mirror has rows but no cursor,
- * is lost. Without --recover the run stops (exit 3) and nothing changes; with it, the lost
+ * property whose token the provider rejected earlier, or whose mirror has rows but neither a
+ * token nor a list position, is lost. Without --recover the run stops (exit 3) and nothing changes; with it, the lost
  * properties restart their booking list from the last mirrored modification minus the
  * configured overlap (two days, as the provider recommends), or from a chosen time.
  */
@@ -26,7 +26,9 @@ export async function planRecovery(ctx: SyncContext, propertyIds: readonly strin
     const cursor = await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES);
     if (cursor?.state === 'token_lost') {
       lost.push(new TokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken'));
-    } else if (!cursor?.cursor && (await hasMirroredRows(ctx.db, propertyId))) {
+    } else if (!cursor?.cursor && !cursor?.position && (await hasMirroredRows(ctx.db, propertyId))) {
+      // (A cursor with a position but no token is a list whose pages came without one: it
+      // goes on from that position, see pollSummariesUntilCaughtUp.)
       lost.push(new TokenLostError(propertyId, 'the mirror holds its bookings but its continueToken is gone'));
     }
   }

@@ -34,7 +34,7 @@ describe('embedded database (PGlite)', () => {
       expect(first.kind).toBe('pglite');
       const never = new AbortController().signal;
       await first.lease.acquire(never, { wait: false });
-      expect(await first.migrate()).toEqual(['0001_bookings', '0002_content', '0003_reliability', '0004_pms']);
+      expect(await first.migrate()).toEqual(['0001_bookings', '0002_content', '0003_reliability', '0004_pms', '0005_fidelity']);
       await first.lease.startFencing();
       const client = new ProviderClient({ config, logger });
       const result = await syncOnce(createSyncContext({ config, handle: first, client, logger }), { streams: 'all' });

@@ -7,9 +7,12 @@ type Executor = Kysely<Database> | Transaction<Database>;
 export interface SummaryRow {
   propertyId: string;
   number: string;
-  status: string;
+  status: string | null;
   createdAt: Date | null;
   modifiedAt: Date | null;
+  /** The same instants as the provider wrote them (normalized, to the microsecond): what the columns get. */
+  createdText?: string | null;
+  modifiedText?: string | null;
   /** 0 when the stay starts soon (fetched first), 1 otherwise. */
   priority: number;
   raw: unknown;
@@ -43,8 +46,8 @@ export async function upsertSummariesAndEnqueue(trx: Executor, summaries: Summar
         property_id: s.propertyId,
         number: s.number,
         status: s.status,
-        created_at: s.createdAt,
-        modified_at: s.modifiedAt,
+        created_at: s.createdText ?? s.createdAt,
+        modified_at: s.modifiedText ?? s.modifiedAt,
         listed_at: listedAt,
         raw: JSON.stringify(s.raw),
       })),
@@ -60,11 +63,24 @@ export async function upsertSummariesAndEnqueue(trx: Executor, summaries: Summar
     )
     .execute();
 
+  return enqueueDetailFetches(trx, rows);
+}
+
+/**
+ * Enqueues a detail fetch for each booking whose stored details may be older than the
+ * listed modification (all of them when it is unknown: a summary that failed validation
+ * still names its booking). Returns how many fetches were enqueued.
+ */
+export async function enqueueDetailFetches(
+  trx: Executor,
+  rows: readonly { propertyId: string; number: string; modifiedAt: Date | null; modifiedText?: string | null; priority: number }[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
   const enqueued = await sql<{ number: string }>`
     INSERT INTO booking_detail_queue AS q (property_id, number, wanted_modified_at, priority, generation)
     SELECT s.property_id, s.number, s.modified_at, s.priority, nextval('booking_detail_queue_generation')
     FROM unnest(${rows.map((s) => s.propertyId)}::text[], ${rows.map((s) => s.number)}::text[],
-                ${rows.map((s) => s.modifiedAt?.toISOString() ?? null)}::timestamptz[],
+                ${rows.map((s) => s.modifiedText ?? s.modifiedAt?.toISOString() ?? null)}::timestamptz[],
                 ${rows.map((s) => s.priority)}::smallint[])
          AS s(property_id, number, modified_at, priority)
     LEFT JOIN bookings b ON b.property_id = s.property_id AND b.number = s.number

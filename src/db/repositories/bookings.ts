@@ -4,15 +4,19 @@ import type {
   BookingDailyRatesTable,
   BookingDiscountsTable,
   BookingGuestsTable,
+  BookingLoyaltyCardsTable,
+  BookingRoomStayRatePlansTable,
   BookingRoomStaysTable,
   BookingServicesTable,
   BookingsTable,
+  BookingTaxAmountsTable,
   BookingTaxesTable,
   Database,
+  TaxLevel,
 } from '../schema.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
-type Num = number | null | undefined;
+type Num = string | null | undefined;
 type Total = NonNullable<Booking['total']>;
 type RoomStayService = Booking['roomStays'][number]['services'][number];
 type Service = Booking['services'][number] | RoomStayService;
@@ -25,14 +29,23 @@ export interface BookingRows {
   guests: Insertable<BookingGuestsTable>[];
   taxes: Insertable<BookingTaxesTable>[];
   discounts: Insertable<BookingDiscountsTable>[];
+  taxAmounts: Insertable<BookingTaxAmountsTable>[];
+  ratePlans: Insertable<BookingRoomStayRatePlansTable>[];
+  loyaltyCards: Insertable<BookingLoyaltyCardsTable>[];
 }
 
-const money = (v: Num): string | null => (v === null || v === undefined || !Number.isFinite(v) ? null : String(v));
-const str = (v: string | null | undefined): string | null => (v === undefined || v === '' ? null : v);
+/** Money arrives as its exact text (schema-primitives `num`) and goes to numeric columns as text. */
+const money = (v: Num): string | null => v ?? null;
+/** Text as sent: an empty string is a value the provider gave, not an absent one. */
+const str = (v: string | null | undefined): string | null => v ?? null;
 
 /** Maps a parsed booking to its relational rows. Pure: no I/O. */
 export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetchedAt: Date): BookingRows {
   const key = { property_id: propertyId, number: b.number };
+  // The name of each tax index (the first tax when several share an index).
+  const taxNames = new Map<number, string | null>();
+  for (const t of b.taxes) if (t.index !== null && !taxNames.has(t.index)) taxNames.set(t.index, str(t.name));
+  const paymentMethods = (b.guaranteeInfo?.guarantees ?? []).map((g) => g.paymentMethod);
   const arrivals = b.roomStays.map((s) => s.stayDates.arrivalDateTime).sort();
   const departures = b.roomStays.map((s) => s.stayDates.departureDateTime).sort();
   const rows: BookingRows = {
@@ -57,6 +70,8 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
       source_url: str(b.source?.sourceUrl),
       customer_first_name: str(b.customer?.firstName),
       customer_last_name: str(b.customer?.lastName),
+      payment_method: str(paymentMethods[0]),
+      payment_methods: paymentMethods.length > 0 ? paymentMethods : null,
       synced_at: new Date(),
       raw: JSON.stringify(raw),
     },
@@ -64,12 +79,40 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
     dailyRates: [],
     services: [],
     guests: [],
-    taxes: b.taxes.map((t, position) => ({ ...key, tax_index: t.index ?? position, name: str(t.name), description: str(t.description) })),
+    taxes: b.taxes.map((t, position) => ({ ...key, position, tax_index: t.index, name: str(t.name), description: str(t.description) })),
     discounts: [],
+    taxAmounts: [],
+    ratePlans: [],
+    loyaltyCards: (b.guaranteeInfo?.loyalty?.cards ?? []).map((c, position) => ({
+      ...key,
+      position,
+      card_number: str(c.cardNumber),
+      loyalty_system_id: str(c.loyaltySystemId),
+    })),
+  };
+  const addTaxAmounts = (
+    taxes: readonly { amount: string; index: number | null }[] | undefined,
+    level: TaxLevel,
+    stayIndex: number | null,
+    servicePosition: number | null,
+  ) => {
+    for (const t of taxes ?? []) {
+      rows.taxAmounts.push({
+        ...key,
+        position: rows.taxAmounts.length,
+        level,
+        stay_index: stayIndex,
+        service_position: servicePosition,
+        tax_index: t.index,
+        name: t.index === null ? null : (taxNames.get(t.index) ?? null),
+        amount: t.amount,
+      });
+    }
   };
   const addService = (s: Service, stayIndex: number | null) => {
     // Only room stay services carry kind, meal plan and inclusive.
     const stayService = stayIndex === null ? null : (s as RoomStayService);
+    addTaxAmounts(s.total?.taxes, 'service', stayIndex, rows.services.length);
     rows.services.push({
       ...key,
       position: rows.services.length,
@@ -99,10 +142,19 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
       });
     }
   };
+  addTaxAmounts(b.total?.taxes, 'booking', null, null);
   for (const s of b.services ?? []) addService(s, null);
   addDiscounts(b.total, null);
   b.roomStays.forEach((stay, i) => {
     const ratePlan = stay.ratePlans?.[0];
+    const early = stay.extraStayCharges?.earlyArrival;
+    const late = stay.extraStayCharges?.lateDeparture;
+    addTaxAmounts(stay.total.taxes, 'room_stay', i, null);
+    addTaxAmounts(early?.total?.taxes, 'early_arrival', i, null);
+    addTaxAmounts(late?.total?.taxes, 'late_departure', i, null);
+    stay.ratePlans.forEach((r, position) =>
+      rows.ratePlans.push({ ...key, stay_index: i, position, rate_plan_id: str(r.id), rate_plan_name: str(r.name) }),
+    );
     rows.roomStays.push({
       ...key,
       stay_index: i,
@@ -118,10 +170,12 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
       price_before_tax: money(stay.total.priceBeforeTax),
       price_after_tax: money(stay.total.priceAfterTax),
       tax_amount: money(stay.total.taxAmount),
-      early_arrival_at: str(stay.extraStayCharges?.earlyArrival?.overriddenDateTime),
-      early_arrival_price_after_tax: money(stay.extraStayCharges?.earlyArrival?.total?.priceAfterTax),
-      late_departure_at: str(stay.extraStayCharges?.lateDeparture?.overriddenDateTime),
-      late_departure_price_after_tax: money(stay.extraStayCharges?.lateDeparture?.total?.priceAfterTax),
+      early_arrival_at: str(early?.overriddenDateTime),
+      early_arrival_price_before_tax: money(early?.total?.priceBeforeTax),
+      early_arrival_price_after_tax: money(early?.total?.priceAfterTax),
+      late_departure_at: str(late?.overriddenDateTime),
+      late_departure_price_before_tax: money(late?.total?.priceBeforeTax),
+      late_departure_price_after_tax: money(late?.total?.priceAfterTax),
     });
     stay.dailyRates.forEach((r, position) =>
       rows.dailyRates.push({
@@ -149,6 +203,9 @@ const childTables = [
   'booking_guests',
   'booking_taxes',
   'booking_discounts',
+  'booking_tax_amounts',
+  'booking_room_stay_rate_plans',
+  'booking_loyalty_cards',
 ] as const;
 
 /**
@@ -197,6 +254,9 @@ export async function saveBookingVersion(trx: Transaction<Database>, rows: Booki
     rows.guests.length ? trx.insertInto('booking_guests').values(rows.guests) : null,
     rows.taxes.length ? trx.insertInto('booking_taxes').values(rows.taxes) : null,
     rows.discounts.length ? trx.insertInto('booking_discounts').values(rows.discounts) : null,
+    rows.taxAmounts.length ? trx.insertInto('booking_tax_amounts').values(rows.taxAmounts) : null,
+    rows.ratePlans.length ? trx.insertInto('booking_room_stay_rate_plans').values(rows.ratePlans) : null,
+    rows.loyaltyCards.length ? trx.insertInto('booking_loyalty_cards').values(rows.loyaltyCards) : null,
   ].filter((q) => q !== null);
   if (inserts.length > 0) {
     await sql`WITH ${sql.join(inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`))} SELECT 1`.execute(trx);

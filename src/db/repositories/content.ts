@@ -43,8 +43,8 @@ const keyColumns = (table: RemovableTable): string[] => {
   return t.scope ? [t.scope, t.key] : [t.key];
 };
 
-/** JSON values go to jsonb columns as text. */
-function prepare(row: Row): Row {
+/** JSON values go to jsonb columns as text (also for the replay's writes, src/replay). */
+export function prepare(row: Row): Row {
   const out: Row = {};
   for (const [k, v] of Object.entries(row)) out[k] = v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v;
   return out;
@@ -167,4 +167,19 @@ export async function lastContentRefresh(db: Executor): Promise<ContentRefreshRo
 export async function propertyTimeZone(db: Executor, propertyId: string): Promise<string | null> {
   const r = await db.selectFrom('properties').select('time_zone').where('property_id', '=', propertyId).executeTakeFirst();
   return r?.time_zone ?? null;
+}
+
+/** Keeps a reference list exactly as received (entries without a code included). */
+export async function saveReferenceList(trx: Executor, listName: string, body: unknown, contentHash: string, fetchedAt: Date): Promise<void> {
+  await trx
+    .insertInto('reference_lists')
+    .values({ list_name: listName, raw: JSON.stringify(body), content_hash: contentHash, fetched_at: fetchedAt })
+    .onConflict((oc) =>
+      oc.column('list_name').doUpdateSet({
+        raw: (eb) => eb.ref('excluded.raw'),
+        content_hash: (eb) => eb.ref('excluded.content_hash'),
+        fetched_at: (eb) => eb.ref('excluded.fetched_at'),
+      }),
+    )
+    .execute();
 }

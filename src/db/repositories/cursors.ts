@@ -149,7 +149,9 @@ export async function resetCursorForRecovery(db: Executor, propertyId: string, s
     .onConflict((oc) =>
       oc
         .columns(['property_id', 'stream'])
-        .doUpdateSet({ cursor: null, state: 'active', caught_up: false, last_error: null, error_since: null, updated_at: at }),
+        // The position goes too: a page without a token continues from it, which must not
+        // skip the recovery's overlap if the process stops before the first recovery page.
+        .doUpdateSet({ cursor: null, position: null, state: 'active', caught_up: false, last_error: null, error_since: null, updated_at: at }),
     )
     .execute();
 }

@@ -20,7 +20,8 @@ import { requeueSet } from './fetch-queue.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
-const money = (v: number | null | undefined): string | null => (v === null || v === undefined || !Number.isFinite(v) ? null : String(v));
+/** Money arrives as its exact text (schema-primitives `num`) and goes to numeric columns as text. */
+const money = (v: string | null | undefined): string | null => v ?? null;
 const str = (v: string | null | undefined): string | null => (v === undefined || v === null || v === '' ? null : v);
 /** A calendar date or null: the typed column only takes what is a date. */
 const date = (v: string | null | undefined): string | null => (v && /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : null);

@@ -36,3 +36,19 @@ export async function countQuarantined(db: Executor): Promise<Map<string, number
     .execute();
   return new Map(rows.map((r) => [r.property_id ?? '', Number(r.n)]));
 }
+
+/** Why a payload is in quarantine: it failed validation, or the database refused to store it. */
+export type QuarantineCause = 'validation' | 'write';
+
+/** The reason prefix of payloads the database refused (constraint, encoding). */
+export const WRITE_FAILED_PREFIX = 'database write failed: ';
+
+/** Quarantined payloads by stream and cause, with their occurrences. */
+export async function quarantineByStream(db: Executor): Promise<{ stream: string; cause: QuarantineCause; payloads: number; occurrences: number }[]> {
+  const r = await sql<{ stream: string; cause: QuarantineCause; payloads: string; occurrences: string }>`
+    SELECT stream,
+           CASE WHEN starts_with(reason, ${WRITE_FAILED_PREFIX}) THEN 'write' ELSE 'validation' END AS cause,
+           count(*) AS payloads, sum(occurrences) AS occurrences
+      FROM quarantine GROUP BY 1, 2 ORDER BY 1, 2`.execute(db);
+  return r.rows.map((x) => ({ stream: x.stream, cause: x.cause, payloads: Number(x.payloads), occurrences: Number(x.occurrences) }));
+}
