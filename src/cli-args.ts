@@ -8,6 +8,10 @@ commands:
   sync --once         sync until caught up and the detail queue is drained, then exit
   migrate             apply database migrations and exit
   status [--json]     show where each property stands
+  rebuild             derive every typed table again from the raw payloads the mirror
+                      keeps (after a mapping fix, instead of a re-sync); no provider request
+  quarantine retry    parse the quarantined payloads again with the current schemas and
+                      mirror those that now pass; no provider request
 
 options:
   --config <path>     JSON file overriding config/default.json (or STAYSYNC_CONFIG)
@@ -20,7 +24,7 @@ exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
 export class UsageError extends Error {}
 
 export interface Args {
-  command: 'run' | 'sync' | 'migrate' | 'status' | 'help';
+  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'help';
   configPath?: string;
   once: boolean;
   json: boolean;
@@ -29,7 +33,7 @@ export interface Args {
 
 export function parseArgs(argv: string[]): Args {
   const args: Args = { command: 'help', once: false, json: false, recovery: { mode: 'none' } };
-  let command: string | undefined;
+  const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') return { ...args, command: 'help' };
@@ -49,12 +53,21 @@ export function parseArgs(argv: string[]): Args {
       }
       args.recovery = { mode: 'at', from: new Date(t) };
     } else if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
-    else if (command === undefined) command = a;
-    else throw new UsageError(`unexpected argument ${a}`);
+    else positional.push(a);
   }
+  const [command, ...rest] = positional;
   if (command === undefined) return args;
-  if (!['run', 'sync', 'migrate', 'status', 'help'].includes(command)) throw new UsageError(`unknown command ${command}`);
-  args.command = command as Args['command'];
+  if (command === 'quarantine') {
+    // The one command of two words: `quarantine retry`.
+    const [sub, ...more] = rest;
+    if (sub !== 'retry') throw new UsageError(sub === undefined ? 'quarantine needs a subcommand: quarantine retry' : `unknown subcommand quarantine ${sub} (expected: quarantine retry)`);
+    if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
+    args.command = 'quarantine-retry';
+  } else {
+    if (!['run', 'sync', 'migrate', 'status', 'rebuild', 'help'].includes(command)) throw new UsageError(`unknown command ${command}`);
+    if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
+    args.command = command as Args['command'];
+  }
   if (args.command === 'sync' && !args.once) throw new UsageError('sync needs --once (use run for the daemon)');
   if (args.recovery.mode !== 'none' && args.command !== 'run' && args.command !== 'sync') {
     throw new UsageError('--recover goes with run or sync --once');

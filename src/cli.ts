@@ -7,6 +7,8 @@
  *   staysync sync --once [--recover[=ISO]]  every stream until caught up and drained, then exit
  *   staysync migrate                        apply database migrations
  *   staysync status [--json]                per property: state, position, queue, ETA
+ *   staysync rebuild                        typed tables derived again from raw (no provider request)
+ *   staysync quarantine retry               quarantined payloads parsed again, mirrored when they pass
  *   common: --config <path>
  *
  * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost.
@@ -16,7 +18,7 @@
  * a second signal ends the process at once (exit 1; the next start closes its run as killed).
  */
 import { ConfigError, loadConfig } from './config.js';
-import { ExitCode, isExpectedFailure, migrateCommand, statusCommand, syncCommand } from './commands.js';
+import { ExitCode, isExpectedFailure, migrateCommand, quarantineRetryCommand, rebuildCommand, statusCommand, syncCommand } from './commands.js';
 import { parseArgs, usage, UsageError, type Args } from './cli-args.js';
 import { createLogger } from './log.js';
 
@@ -85,6 +87,10 @@ async function main(): Promise<number> {
         return await migrateCommand(env);
       case 'status':
         return await statusCommand(env, args.json);
+      case 'rebuild':
+        return await rebuildCommand(env);
+      case 'quarantine-retry':
+        return await quarantineRetryCommand(env);
       case 'run':
         return await syncCommand(env, 'daemon', args.recovery);
       case 'sync':

@@ -23,6 +23,9 @@ import { createSyncContext } from './sync/context.js';
 import { Engine, type EngineMode, type EngineResult } from './sync/engine.js';
 import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from './sync/errors.js';
 import type { Recovery } from './sync/recovery.js';
+import { upgradeMapping } from './replay/mapping-version.js';
+import { formatRetry, retryQuarantine } from './replay/quarantine-retry.js';
+import { formatRebuild, rebuild } from './replay/rebuild.js';
 
 export const ExitCode = {
   ok: 0,
@@ -69,6 +72,59 @@ export async function statusCommand(env: CommandEnv, json: boolean): Promise<num
     const report = await gatherStatus(h.control, env.config);
     if (json) env.out(JSON.stringify(report, null, 2));
     else for (const line of formatStatus(report)) env.out(line);
+    return ExitCode.ok;
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * `rebuild` and `quarantine retry`: they write, so they take the writer lease (without
+ * waiting: a running daemon is named and left alone) and apply pending migrations first, as
+ * `run` does. A database that does not answer ends them at once with the usual sentence.
+ */
+async function openForReplay(env: CommandEnv, what: string): Promise<DatabaseHandle> {
+  const h = await openDatabase(env.config, env.logger);
+  try {
+    // A first statement that fails fast: taking the lease would wait for an unreachable database.
+    await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
+    try {
+      await h.lease.acquire(env.signal, { wait: false });
+    } catch (err) {
+      if (err instanceof LeaseBusyError) {
+        throw new LeaseBusyError(
+          `cannot ${what}: ${err.message}. Stop it first (a daemon that starts with a newer mapping rebuilds and retries the quarantine by itself)`,
+        );
+      }
+      return rethrowDatabase(err, h);
+    }
+    await h.migrate().catch((err: unknown) => rethrowDatabase(err, h));
+    await h.lease.startFencing().catch((err: unknown) => rethrowDatabase(err, h));
+    return h;
+  } catch (err) {
+    await h.close();
+    throw err;
+  }
+}
+
+/** `rebuild`: every typed table derived again from raw, without a provider request. */
+export async function rebuildCommand(env: CommandEnv): Promise<number> {
+  const h = await openForReplay(env, 'rebuild the typed tables');
+  try {
+    const result = await rebuild({ handle: h, config: env.config, logger: env.logger, signal: env.signal }).catch((err: unknown) => rethrowDatabase(err, h));
+    for (const line of formatRebuild(result)) env.out(line);
+    return ExitCode.ok;
+  } finally {
+    await h.close();
+  }
+}
+
+/** `quarantine retry`: the quarantined payloads parsed again; those that pass are mirrored. */
+export async function quarantineRetryCommand(env: CommandEnv): Promise<number> {
+  const h = await openForReplay(env, 'retry the quarantine');
+  try {
+    const result = await retryQuarantine({ handle: h, config: env.config, logger: env.logger, signal: env.signal }).catch((err: unknown) => rethrowDatabase(err, h));
+    for (const line of formatRetry(result)) env.out(line);
     return ExitCode.ok;
   } finally {
     await h.close();
@@ -185,6 +241,10 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode): Pr
       try {
         await h.migrate();
         await h.lease.startFencing();
+        // A mapping newer than the one the typed tables were built with: rebuild them from
+        // raw and retry the quarantine before any stream writes (idempotent, so an outage
+        // in the middle just starts it again).
+        if ((await upgradeMapping({ handle: h, config, logger, signal: env.signal })) === 'stopped') return false;
         break;
       } catch (err) {
         if (isDatabaseMisconfigured(err) || !h.availability.report(err)) throw err;

@@ -1,0 +1,410 @@
+/**
+ * `staysync quarantine retry`: the quarantine re-driven with the current schemas, without a
+ * provider request. Each quarantined body is parsed again; one that now passes is mirrored
+ * through the sync's own write path (version guards kept: an older body never overwrites a
+ * newer mirrored version), its quarantine row is deleted, and a detail-fetch queue row parked
+ * as `quarantined` for that entity is settled (removed, as after a successful fetch) when the
+ * stored version satisfies it. A body that still fails stays, with its occurrences, last seen
+ * time and (when it changed) reason updated. A body that cannot be replayed without the
+ * provider (not JSON, a page of a list, a stream that keeps no replayable body) is left as it
+ * is and counted as such.
+ *
+ * "Superseded": the body now passes, but the mirror already holds a newer version of the entity
+ * (the version guard refused it, or a later refresh has run since it was quarantined); the
+ * quarantine row is then deleted without writing anything.
+ */
+import { sql } from 'kysely';
+import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../db/errors.js';
+import type { Trx } from '../db/database.js';
+import { upsertSummariesAndEnqueue } from '../db/repositories/booking-summaries.js';
+import { bookingToRows, saveBookingVersion } from '../db/repositories/bookings.js';
+import { upsertChanged } from '../db/repositories/content.js';
+import { inventoryBlockToRow, savePmsReservation, saveVersioned, storageBookingToRow, upsertPmsGuest } from '../db/repositories/pms.js';
+import { quarantinePayload, WRITE_FAILED_PREFIX } from '../db/repositories/quarantine.js';
+import {
+  cancellationRulesResponseSchema,
+  extraStayRulesResponseSchema,
+  parseCancellationRule,
+  parseContentProperty,
+  parseExtraStayRule,
+} from '../provider/content-schemas.js';
+import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/pms-schemas.js';
+import { parseBooking, parseBookingSummary, parseGetBookingResponse } from '../provider/schemas.js';
+import { BOOKING_SUMMARIES } from '../db/repositories/cursors.js';
+import { summaryToRow } from '../sync/booking-summaries.js';
+import { BOOKING_DETAILS } from '../sync/booking-details.js';
+import {
+  CONTENT_STREAM,
+  parseRulesBody,
+  REFERENCE_LISTS,
+  saveCancellationRules,
+  saveExtraStayRules,
+  writeCancellationRules,
+  writeExtraStayRules,
+  writeProperty,
+  writeReferenceList,
+} from '../sync/content.js';
+import { WEBHOOK_EVENTS } from '../sync/events.js';
+import { occupancyDayToRow, roomToRow } from '../sync/pms-refreshes.js';
+import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/pms-reservations.js';
+import type { ReplayEnv } from './rebuild.js';
+import { parseJsonLossless } from '../provider/json.js';
+import { isObject, updateDerived } from './write.js';
+
+export interface RetryCounts {
+  /** Quarantine rows looked at. */
+  retried: number;
+  /** Now valid and written to the mirror. */
+  mirrored: number;
+  /** Now valid, but the mirror already holds a newer version: the row is gone, nothing written. */
+  superseded: number;
+  /** Still rejected (by the schemas, or by the database): kept, occurrences counted. */
+  stillFailing: number;
+  /** Only the provider can give this again (not JSON, a list page, no replayable body): left as it is. */
+  notReplayable: number;
+}
+
+export interface RetryResult {
+  byStream: Record<string, RetryCounts>;
+  ms: number;
+  stopped: boolean;
+}
+
+interface QuarantineRow {
+  id: string;
+  stream: string;
+  property_id: string | null;
+  entity_key: string | null;
+  reason: string;
+  raw_body: string;
+  received_at: Date;
+  last_seen_at: Date;
+}
+
+type Outcome =
+  | { kind: 'mirrored' }
+  | { kind: 'superseded' }
+  | { kind: 'failing'; reason: string }
+  | { kind: 'notReplayable'; why: string };
+
+const mirrored: Outcome = { kind: 'mirrored' };
+const superseded: Outcome = { kind: 'superseded' };
+const failing = (reason: string): Outcome => ({ kind: 'failing', reason });
+const notReplayable = (why: string): Outcome => ({ kind: 'notReplayable', why });
+const written = (w: boolean): Outcome => (w ? mirrored : superseded);
+
+/** Rows read at a time (each is then replayed in a transaction of its own, so one failure stays alone). */
+const READ_BATCH = 500;
+
+/**
+ * Removes the detail fetch parked as quarantined for this booking when the stored details are
+ * at least as new as what the booking list asked for (as completeFetch does after a fetch).
+ */
+async function settleBookingFetch(trx: Trx, propertyId: string, number: string): Promise<void> {
+  await sql`
+    DELETE FROM booking_detail_queue q
+    WHERE q.property_id = ${propertyId} AND q.number = ${number} AND q.state = 'quarantined'
+      AND (q.wanted_modified_at IS NULL OR q.wanted_modified_at <= (
+            SELECT b.modified_at FROM bookings b WHERE b.property_id = q.property_id AND b.number = q.number))`.execute(trx);
+}
+
+/** Removes the PMS reservation fetch parked as quarantined: the reservation is mirrored (this version or a newer one). */
+async function settlePmsFetch(trx: Trx, propertyId: string, number: string): Promise<void> {
+  await sql`DELETE FROM pms_reservation_queue WHERE property_id = ${propertyId} AND number = ${number} AND state = 'quarantined'`.execute(trx);
+}
+
+/** True when a content refresh that started after the row was last seen finished: the provider has since sent a newer version. */
+async function contentRefreshedSince(trx: Trx, q: QuarantineRow): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM content_refreshes r, quarantine q
+                   WHERE q.id = ${q.id} AND r.outcome = 'ok' AND r.started_at > q.last_seen_at) AS e`.execute(trx);
+  return r.rows[0]?.e === true;
+}
+
+/**
+ * The version-guarded PMS reservation write (shared by the PMS queue's and the change events'
+ * quarantine). fetched_at is a lower bound of when the provider read the data: the body's own
+ * modification time, when it has one, is one; a PMS recheck then fetches it again rather than
+ * skip it.
+ */
+async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, personal: boolean): Promise<Outcome> {
+  if (q.property_id === null) return notReplayable('no property id');
+  const response = isObject(body) && 'reservation' in body ? body : { reservation: body };
+  const parsed = parseReservationResponse(response);
+  if (!parsed.ok) return failing(parsed.reason);
+  const r = parsed.value;
+  const fetchedAt = r.modifyDateTime ? new Date(r.modifyDateTime) : q.received_at;
+  const { rows } = reservationRows(q.property_id, r, (response as { reservation: unknown }).reservation, personal, fetchedAt);
+  const w = await savePmsReservation(trx, rows);
+  await settlePmsFetch(trx, q.property_id, r.number);
+  return written(w);
+}
+
+type Handler = (trx: Trx, q: QuarantineRow, body: unknown, personal: boolean) => Promise<Outcome>;
+
+/** How each quarantine stream is replayed (the streams and body shapes the sync and the rebuild quarantine under). */
+const handlers: Record<string, Handler> = {
+  /** Booking details: the details response `{ booking }`, as received. */
+  [BOOKING_DETAILS]: async (trx, q, body) => {
+    if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or booking number');
+    const response = isObject(body) && 'booking' in body ? body : { booking: body };
+    const parsed = isObject(body) && 'booking' in body ? parseGetBookingResponse(body) : parseBooking(body);
+    if (!parsed.ok) return failing(parsed.reason);
+    const b = parsed.value;
+    if (b.number !== q.entity_key) return notReplayable(`the body is booking ${b.number}, not ${q.entity_key}`);
+    // fetched_at is a lower bound of when the provider read these details, and their
+    // modification is one: a summary of the same second then asks for them again rather than
+    // taking them as covering the whole second.
+    const rows = bookingToRows(q.property_id, b, response, new Date(b.modifiedDateTime));
+    const w = await saveBookingVersion(trx, rows);
+    await settleBookingFetch(trx, q.property_id, b.number);
+    return written(w);
+  },
+
+  /** One summary of a booking list page. */
+  [BOOKING_SUMMARIES]: async (trx, q, body) => {
+    if (q.property_id === null) return notReplayable('no property id');
+    const parsed = parseBookingSummary(body);
+    if (!parsed.ok) return failing(parsed.reason);
+    const row = summaryToRow(q.property_id, parsed.value, body, Date.now());
+    // The list is ordered by modification: a summary listed after this one was quarantined
+    // (or of a later modification) is newer.
+    const newer = await sql<{ e: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM booking_summaries s, quarantine q
+                     WHERE q.id = ${q.id} AND s.property_id = ${q.property_id} AND s.number = ${row.number}
+                       AND (s.listed_at > q.last_seen_at OR s.modified_at > ${row.modifiedAt})) AS e`.execute(trx);
+    if (newer.rows[0]?.e === true) return superseded;
+    // Enqueues the booking's details when the stored ones are older, as the page would have.
+    await upsertSummariesAndEnqueue(trx, [row], q.last_seen_at);
+    return mirrored;
+  },
+
+  /** Content: a property, a rules response or one rule, or a reference list response. */
+  [CONTENT_STREAM]: async (trx, q, body) => {
+    const key = q.entity_key;
+    if (key === 'properties page') return notReplayable('a page of the property list: the next content refresh reads it again');
+    const list = REFERENCE_LISTS.find((d) => d.name === key && q.property_id === null);
+    if (list) {
+      const mapped = list.read(body);
+      if (!mapped.ok) return failing(mapped.reason);
+      const newer = await sql<{ e: boolean }>`
+        SELECT EXISTS (SELECT 1 FROM reference_lists l, quarantine q WHERE q.id = ${q.id} AND l.list_name = ${list.name} AND l.fetched_at > q.last_seen_at) AS e`.execute(trx);
+      if (newer.rows[0]?.e === true || (await contentRefreshedSince(trx, q))) return superseded;
+      await writeReferenceList(trx, list.name, body, mapped, q.last_seen_at);
+      return mirrored;
+    }
+    // Content keeps no versions: a refresh that ran after the row was quarantined has seen
+    // what the provider serves now, and replaying the older body would undo it.
+    const rules = key === 'cancellationRules' || key === 'extraStayRules' ? key : null;
+    const rule = key?.startsWith('cancellationRules:') ? 'cancellation' : key?.startsWith('extraStayRules:') ? 'extraStay' : null;
+    if (rules !== null) {
+      if (q.property_id === null) return notReplayable('no property id');
+      const pid = q.property_id;
+      // As the refresh does: a rule that fails alone is quarantined, the others are written.
+      const quarantineBad = async (bad: readonly { entityKey: string; reason: string; raw: unknown }[]) => {
+        for (const b of bad) await quarantinePayload(trx, { stream: CONTENT_STREAM, propertyId: pid, entityKey: b.entityKey, reason: b.reason, rawBody: JSON.stringify(b.raw) });
+      };
+      if (rules === 'cancellationRules') {
+        const parsed = parseRulesBody(body, cancellationRulesResponseSchema, rules, parseCancellationRule);
+        if (!parsed.ok) return failing(parsed.reason);
+        if (await contentRefreshedSince(trx, q)) return superseded;
+        await quarantineBad(parsed.bad);
+        await writeCancellationRules(trx, pid, parsed);
+      } else {
+        const parsed = parseRulesBody(body, extraStayRulesResponseSchema, rules, parseExtraStayRule);
+        if (!parsed.ok) return failing(parsed.reason);
+        if (await contentRefreshedSince(trx, q)) return superseded;
+        await quarantineBad(parsed.bad);
+        await writeExtraStayRules(trx, pid, parsed);
+      }
+      return mirrored;
+    }
+    if (rule !== null) {
+      if (q.property_id === null) return notReplayable('no property id');
+      if (rule === 'cancellation') {
+        const parsed = parseCancellationRule(body);
+        if (!parsed.ok) return failing(parsed.reason);
+        if (await contentRefreshedSince(trx, q)) return superseded;
+        await saveCancellationRules(trx, q.property_id, [parsed.value]);
+      } else {
+        const parsed = parseExtraStayRule(body);
+        if (!parsed.ok) return failing(parsed.reason);
+        if (await contentRefreshedSince(trx, q)) return superseded;
+        await saveExtraStayRules(trx, q.property_id, [parsed.value]);
+      }
+      return mirrored;
+    }
+    const parsed = parseContentProperty(body);
+    if (!parsed.ok) return failing(parsed.reason);
+    if (await contentRefreshedSince(trx, q)) return superseded;
+    await writeProperty(trx, parsed.value, body);
+    return mirrored;
+  },
+
+  /** PMS reservations of the fetch queue: the response `{ reservation }`, or the reservation as it was to be stored. */
+  [PMS_RESERVATIONS]: (trx, q, body, personal) => replayReservation(trx, q, body, personal),
+
+  /** PMS rooms: one room of a rooms page. */
+  pms_rooms: async (trx, q, body) => {
+    if (q.property_id === null) return notReplayable('no property id');
+    const parsed = parseRoom(body);
+    if (!parsed.ok) return failing(parsed.reason);
+    const newer = await sql<{ e: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM pms_rooms r, quarantine q WHERE q.id = ${q.id} AND r.property_id = ${q.property_id} AND r.room_id = ${parsed.value.id} AND r.updated_at > q.last_seen_at) AS e`.execute(trx);
+    if (newer.rows[0]?.e === true) return superseded;
+    await upsertChanged(trx, 'pms_rooms', [roomToRow(q.property_id, parsed.value, body)]);
+    return mirrored;
+  },
+
+  /** Change events: the response of the refresh an event triggered (storage booking, inventory block or PMS reservation). */
+  [WEBHOOK_EVENTS]: async (trx, q, body, personal) => {
+    if (q.property_id === null) return notReplayable('no property id');
+    if (isObject(body) && 'booking' in body) {
+      const parsed = parseStorageBooking(body);
+      if (!parsed.ok) return failing(parsed.reason);
+      const b = parsed.value;
+      const row = storageBookingToRow(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at);
+      return written(await saveVersioned(trx, 'integration_storage_bookings', row));
+    }
+    if (isObject(body) && 'inventoryBlock' in body) {
+      const parsed = parseInventoryBlock(body);
+      if (!parsed.ok) return failing(parsed.reason);
+      const b = parsed.value;
+      const row = inventoryBlockToRow(q.property_id, b, body.inventoryBlock, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at);
+      return written(await saveVersioned(trx, 'inventory_blocks', row));
+    }
+    if (isObject(body) && 'reservation' in body) return replayReservation(trx, q, body, personal);
+    return notReplayable('the body is not a storage booking, an inventory block or a PMS reservation');
+  },
+
+  /** Guest profiles the rebuild found invalid (the sync skips an invalid profile): `{ guest }`. */
+  pms_guests: async (trx, q, body, personal) => {
+    if (q.property_id === null) return notReplayable('no property id');
+    const parsed = parseGuestResponse(isObject(body) && 'guest' in body ? body : { guest: body });
+    if (!parsed.ok) return failing(parsed.reason);
+    const stored = await trx.selectFrom('pms_guests').select('fetched_at').where('property_id', '=', q.property_id).where('pms_person_id', '=', parsed.value.pmsPersonId ?? '').executeTakeFirst();
+    const row = guestRow(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, personal, stored?.fetched_at ?? q.received_at);
+    if (row === null) return notReplayable('the profile has no person id');
+    await upsertPmsGuest(trx, row);
+    return mirrored;
+  },
+
+  /** Occupancy days the rebuild found invalid: one day of an answer, whose currency and room count are in the stored row. */
+  daily_occupancy: async (trx, q, body) => {
+    if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or date');
+    const stored = await sql<{ currency_code: string | null; property_room_count: number; refreshed_at: Date }>`
+      SELECT currency_code, property_room_count, refreshed_at FROM daily_occupancy WHERE property_id = ${q.property_id} AND stay_date::text = ${q.entity_key}`.execute(trx);
+    const s = stored.rows[0];
+    if (!s) return notReplayable('no stored occupancy row gives the answer this day belongs to');
+    const answer = { currencyCode: s.currency_code, propertyRoomCount: s.property_room_count };
+    const parsed = parseDailyOccupancy({ ...answer, dailyOccupancies: [body] });
+    if (!parsed.ok) return failing(parsed.reason);
+    const day = parsed.value.dailyOccupancies[0];
+    if (!day || day.date !== q.entity_key) return notReplayable('the body is another day');
+    await updateDerived(trx, 'daily_occupancy', ['property_id', 'stay_date'], [occupancyDayToRow(q.property_id, answer, day, body, s.refreshed_at)], ['refreshed_at']);
+    return mirrored;
+  },
+};
+
+/** A row that still fails: counted once more, seen now, with the reason it fails for today. */
+async function stillFailing(trx: Trx, q: QuarantineRow, reason: string): Promise<void> {
+  if (reason === q.reason) {
+    await sql`UPDATE quarantine SET occurrences = occurrences + 1, last_seen_at = now() WHERE id = ${q.id}`.execute(trx);
+    return;
+  }
+  // A new reason is a new row of the entity (one row per entity and reason); it carries the
+  // count and the first sighting of the row it replaces.
+  const old = await sql<{ occurrences: number; received_at: Date }>`DELETE FROM quarantine WHERE id = ${q.id} RETURNING occurrences, received_at`.execute(trx);
+  const prev = old.rows[0];
+  if (!prev) return;
+  await sql`
+    INSERT INTO quarantine AS q (stream, property_id, entity_key, reason, reason_hash, raw_body, received_at, occurrences, last_seen_at)
+    VALUES (${q.stream}, ${q.property_id}, ${q.entity_key}, ${reason}, md5(${reason}), ${q.raw_body}, ${prev.received_at}, ${prev.occurrences + 1}, now())
+    ON CONFLICT (stream, coalesce(property_id, ''), coalesce(entity_key, ''), reason_hash) DO UPDATE SET
+      occurrences = q.occurrences + excluded.occurrences,
+      received_at = LEAST(q.received_at, excluded.received_at),
+      last_seen_at = now(),
+      raw_body = excluded.raw_body`.execute(trx);
+}
+
+/** The highest quarantine id now (rows quarantined after it are not retried by a run given it). */
+export async function maxQuarantineId(db: ReplayEnv['handle']['db']): Promise<string | null> {
+  const r = await sql<{ m: string | null }>`SELECT max(id)::text AS m FROM quarantine`.execute(db);
+  return r.rows[0]?.m ?? null;
+}
+
+/** Re-drives the quarantine (see the file comment). `upToId` limits it to rows quarantined until then. */
+export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | null } = {}): Promise<RetryResult> {
+  const { handle } = env;
+  const log = env.logger.child({ component: 'quarantine' });
+  const personal = env.config.pms.personalData;
+  const started = Date.now();
+  const result: RetryResult = { byStream: {}, ms: 0, stopped: false };
+  const upTo = opts.upToId === undefined ? await maxQuarantineId(handle.db) : opts.upToId;
+  if (upTo === null) return { ...result, ms: Date.now() - started };
+  let after = '0';
+  for (;;) {
+    const rows = (
+      await sql<QuarantineRow>`
+        SELECT id::text AS id, stream, property_id, entity_key, reason, raw_body, received_at, last_seen_at
+        FROM quarantine WHERE id > ${after}::bigint AND id <= ${upTo}::bigint ORDER BY id LIMIT ${READ_BATCH}`.execute(handle.db)
+    ).rows;
+    for (const q of rows) {
+      if (env.signal?.aborted) {
+        result.stopped = true;
+        break;
+      }
+      const counts = (result.byStream[q.stream] ??= { retried: 0, mirrored: 0, superseded: 0, stillFailing: 0, notReplayable: 0 });
+      counts.retried += 1;
+      const outcome = await retryOne(env, q, personal);
+      if (outcome.kind === 'mirrored') counts.mirrored += 1;
+      else if (outcome.kind === 'superseded') counts.superseded += 1;
+      else if (outcome.kind === 'failing') counts.stillFailing += 1;
+      else {
+        counts.notReplayable += 1;
+        log.debug({ id: q.id, stream: q.stream, entityKey: q.entity_key, why: outcome.why }, 'quarantined payload left: it cannot be replayed without the provider');
+      }
+    }
+    if (result.stopped || rows.length < READ_BATCH) break;
+    after = rows[rows.length - 1]!.id;
+  }
+  result.ms = Date.now() - started;
+  return result;
+}
+
+async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Promise<Outcome> {
+  const handler = handlers[q.stream];
+  if (!handler) return notReplayable(`no replay for stream ${q.stream}`);
+  let body: unknown;
+  try {
+    body = parseJsonLossless(q.raw_body);
+  } catch {
+    return notReplayable('the body is not JSON');
+  }
+  try {
+    return await env.handle.write(async (trx) => {
+      const outcome = await handler(trx, q, body, personal);
+      if (outcome.kind === 'mirrored' || outcome.kind === 'superseded') await sql`DELETE FROM quarantine WHERE id = ${q.id}`.execute(trx);
+      else if (outcome.kind === 'failing') await stillFailing(trx, q, outcome.reason);
+      return outcome;
+    });
+  } catch (err) {
+    // The database or the lease away ends the retry (what committed stays); a refusal of these
+    // rows (constraint, encoding) is this entity's failure.
+    if (err instanceof LeaseLostError || isDatabaseUnavailable(err) || isTransactionConflict(err)) throw err;
+    const reason = `${WRITE_FAILED_PREFIX}${describeDatabaseError(err)}`;
+    await env.handle.write((trx) => stillFailing(trx, q, reason));
+    return failing(reason);
+  }
+}
+
+/** The retry's result as lines for people. */
+export function formatRetry(r: RetryResult): string[] {
+  const total: RetryCounts = { retried: 0, mirrored: 0, superseded: 0, stillFailing: 0, notReplayable: 0 };
+  for (const c of Object.values(r.byStream)) for (const k of Object.keys(total) as (keyof RetryCounts)[]) total[k] += c[k];
+  const describe = (c: RetryCounts) =>
+    `${c.retried} retried, ${c.mirrored} mirrored, ${c.superseded} superseded, ${c.stillFailing} still failing, ${c.notReplayable} not replayable without the provider`;
+  const lines = [`${r.stopped ? 'stopped while retrying' : 'retried'} the quarantine in ${(r.ms / 1000).toFixed(1)} s, without a provider request: ${describe(total)}`];
+  for (const [stream, c] of Object.entries(r.byStream).sort(([a], [b]) => a.localeCompare(b))) lines.push(`  ${stream}: ${describe(c)}`);
+  return lines;
+}

@@ -1,0 +1,514 @@
+/**
+ * `staysync rebuild`: every typed table derived again from the `raw` payloads the mirror keeps,
+ * with the current schemas and mappings and without a single provider request, so that a
+ * mapping fix never needs a re-sync.
+ *
+ * - Each table with a `raw` column is read in key order, a batch at a time (keyset
+ *   pagination), and each batch is read, mapped and written in ONE transaction of the
+ *   lease-fenced writer (DatabaseHandle.write): the sync's own mapping functions give the
+ *   rows, the same columns get the same values.
+ * - Bookkeeping that raw does not give keeps its stored value: fetched_at, synced_at,
+ *   listed_at, refreshed_at, updated_at, removed_at, first_seen_at, content_hash, and raw
+ *   itself where it is kept as received. Over an unchanged mapping a rebuild therefore
+ *   reproduces every typed table byte for byte; a row is rewritten only when it differs.
+ * - Children (room stays, daily rates, terms…) are replaced whole from their parent's raw.
+ * - A raw that no longer passes the schemas goes to the quarantine with the reason, as the
+ *   sync would have put it there (same stream, entity key and body shape), and its rows are
+ *   left as they were.
+ * What raw does not hold is not rebuilt: daily_occupancy keeps the currency and room count of
+ * the answer it came in (raw is one day of it); rows that no raw yields any more (a removed
+ * room type, an entry a new mapping drops) are left for the next refresh to mark.
+ */
+import { sql } from 'kysely';
+import type { Config } from '../config.js';
+import type { DatabaseHandle, Trx } from '../db/database.js';
+import { prepare, replaceChildren } from '../db/repositories/content.js';
+import { bookingToRows } from '../db/repositories/bookings.js';
+import { inventoryBlockToRow, storageBookingToRow } from '../db/repositories/pms.js';
+import { quarantinePayload } from '../db/repositories/quarantine.js';
+import type { Logger } from '../log.js';
+import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/content-schemas.js';
+import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/pms-schemas.js';
+import { parseBooking, parseBookingSummary, parseGetBookingResponse, type Booking, type ParseResult } from '../provider/schemas.js';
+import { summaryToRow } from '../sync/booking-summaries.js';
+import { BOOKING_DETAILS } from '../sync/booking-details.js';
+import { cancellationRuleRows, CONTENT_STREAM, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../sync/content.js';
+import { WEBHOOK_EVENTS } from '../sync/events.js';
+import { occupancyDayToRow, roomToRow } from '../sync/pms-refreshes.js';
+import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/pms-reservations.js';
+import { decodeRaw, deleteChildren, insertRows, isObject, updateDerived, upsertDerived, type Row } from './write.js';
+
+/** Rows per transaction: large enough that round trips do not dominate, small enough to keep memory flat at 100,000 bookings. */
+export const REBUILD_BATCH = 500;
+
+export interface ReplayEnv {
+  handle: Pick<DatabaseHandle, 'db' | 'write'>;
+  config: Config;
+  logger: Logger;
+  /** Stops between batches (what is committed stays; running again redoes the rest). */
+  signal?: AbortSignal | undefined;
+}
+
+/** What the rebuild did with the rows of one table that has a raw column. */
+export interface SourceCounts {
+  /** Rows read whose raw passed the schemas and was mapped again. */
+  rebuilt: number;
+  /** Of those, rows whose typed columns differed and were rewritten. */
+  changed: number;
+  /** Rows whose raw no longer passes the schemas: quarantined, left as they were. */
+  quarantined: number;
+  /** Rows whose raw now names another key (the mapping of an id changed): left as they were. */
+  left: number;
+}
+
+export interface RebuildResult {
+  /** Per table with a raw column. */
+  sources: Record<string, SourceCounts>;
+  /** Rows written per child table (replaced whole from their parent's raw). */
+  children: Record<string, number>;
+  ms: number;
+  /** True when stopped by the signal before the end. */
+  stopped: boolean;
+}
+
+/** One table with a raw column: how to read it and how to rebuild a batch of it. */
+interface Source {
+  table: string;
+  keys: readonly string[];
+  /** Columns read besides the keys and raw (bookkeeping the mapping needs). */
+  extra: readonly string[];
+  rebuild(b: Batch, rows: Stored[]): Promise<void>;
+}
+
+type Stored = Record<string, any> & { raw_text: string | null };
+
+/** The transaction of one batch and where its counts go. */
+interface Batch {
+  trx: Trx;
+  counts: SourceCounts;
+  children: Record<string, number>;
+  quarantine(stream: string, propertyId: string | null, entityKey: string | null, reason: string, rawBody: string): Promise<void>;
+  leave(what: string, stored: string, derived: string): void;
+}
+
+const BOOKING_CHILDREN = [
+  ['roomStays', 'booking_room_stays'],
+  ['dailyRates', 'booking_daily_rates'],
+  ['services', 'booking_services'],
+  ['guests', 'booking_guests'],
+  ['taxes', 'booking_taxes'],
+  ['discounts', 'booking_discounts'],
+  ['taxAmounts', 'booking_tax_amounts'],
+  ['ratePlans', 'booking_room_stay_rate_plans'],
+  ['loyaltyCards', 'booking_loyalty_cards'],
+] as const;
+
+/** A booking's raw is the details response `{ booking }` (a bare booking is read too). */
+function parseBookingRaw(body: unknown): ParseResult<Booking> {
+  return isObject(body) && 'booking' in body ? parseGetBookingResponse(body) : parseBooking(body);
+}
+
+/** A stored object wrapped as the response it came in, keeping the stored text as it is. */
+const wrapped = (key: string, rawText: string | null) => `{"${key}":${rawText ?? 'null'}}`;
+
+/** The last occurrence of each key wins, as in the sync's writes. */
+function lastByKey<T>(items: readonly T[], key: (t: T) => string): T[] {
+  return [...new Map(items.map((t) => [key(t), t])).values()];
+}
+
+/** `personal`: pms.personalData, which decides what of a PMS person is stored (as the sync does). */
+function sources(personal: boolean): Source[] {
+  return [
+    {
+      table: 'reference_lists',
+      keys: ['list_name'],
+      extra: [],
+      async rebuild(b, rows) {
+        for (const r of rows) {
+          const def = REFERENCE_LISTS.find((d) => d.name === r.list_name);
+          if (!def) {
+            b.leave('reference list', r.list_name, 'no such list in this staysync');
+            continue;
+          }
+          const mapped = def.read(decodeRaw(r.raw_text));
+          if (!mapped.ok) {
+            await b.quarantine(CONTENT_STREAM, null, def.name, mapped.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          b.counts.rebuilt += 1;
+          if (mapped.rows === null || mapped.rows.length === 0) continue;
+          // The key is the first column, as the sync's removal takes it.
+          const key = Object.keys(mapped.rows[0]!)[0]!;
+          b.children[mapped.table] = (b.children[mapped.table] ?? 0) + mapped.rows.length;
+          b.counts.changed += await upsertDerived(b.trx, mapped.table, [key], mapped.rows.map(prepare), []);
+        }
+      },
+    },
+    {
+      table: 'properties',
+      keys: ['property_id'],
+      extra: [],
+      async rebuild(b, rows) {
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseContentProperty(body);
+          if (!parsed.ok) {
+            await b.quarantine(CONTENT_STREAM, r.property_id, r.property_id, parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          if (parsed.value.id !== r.property_id) {
+            b.leave('property', r.property_id, parsed.value.id);
+            continue;
+          }
+          const pid = r.property_id as string;
+          const p = propertyRows(parsed.value, body);
+          b.counts.rebuilt += 1;
+          b.counts.changed += await updateDerived(b.trx, 'properties', ['property_id'], [prepare(p.property)], ['content_hash', 'raw']);
+          const child = async (table: string, keys: string[], rs: Row[]) => {
+            b.children[table] = (b.children[table] ?? 0) + rs.length;
+            await upsertDerived(b.trx, table, keys, rs.map(prepare), ['content_hash']);
+          };
+          await child('room_types', ['property_id', 'room_type_id'], p.roomTypes);
+          await child('rate_plans', ['property_id', 'rate_plan_id'], p.ratePlans);
+          await child('services', ['property_id', 'service_id'], p.services);
+          for (const a of lastByKey(p.roomTypeAmenities, (x) => x.roomTypeId)) {
+            b.children.room_type_amenities = (b.children.room_type_amenities ?? 0) + a.rows.length;
+            await replaceChildren(b.trx, 'room_type_amenities', { property_id: pid, room_type_id: a.roomTypeId }, a.rows);
+          }
+          b.children.property_amenities = (b.children.property_amenities ?? 0) + p.amenities.length;
+          await replaceChildren(b.trx, 'property_amenities', { property_id: pid }, p.amenities);
+        }
+      },
+    },
+    {
+      table: 'cancellation_rules',
+      keys: ['property_id', 'rule_id'],
+      extra: [],
+      async rebuild(b, rows) {
+        for (const r of rows) {
+          const parsed = parseCancellationRule(decodeRaw(r.raw_text));
+          if (!parsed.ok) {
+            await b.quarantine(CONTENT_STREAM, r.property_id, `cancellationRules:${r.rule_id}`, parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          if (parsed.value.id !== r.rule_id) {
+            b.leave('cancellation rule', r.rule_id, parsed.value.id);
+            continue;
+          }
+          const m = cancellationRuleRows(r.property_id, parsed.value);
+          const match = { property_id: r.property_id, rule_id: r.rule_id };
+          b.counts.rebuilt += 1;
+          b.counts.changed += await updateDerived(b.trx, 'cancellation_rules', ['property_id', 'rule_id'], [prepare(m.rule)], ['content_hash']);
+          await replaceChildren(b.trx, 'cancellation_rule_terms', match, m.terms);
+          await replaceChildren(b.trx, 'cancellation_rule_arrival_dates', match, m.arrivalDates);
+          b.children.cancellation_rule_terms = (b.children.cancellation_rule_terms ?? 0) + m.terms.length;
+          b.children.cancellation_rule_arrival_dates = (b.children.cancellation_rule_arrival_dates ?? 0) + m.arrivalDates.length;
+        }
+      },
+    },
+    {
+      table: 'extra_stay_rules',
+      keys: ['property_id', 'rule_id'],
+      extra: [],
+      async rebuild(b, rows) {
+        for (const r of rows) {
+          const parsed = parseExtraStayRule(decodeRaw(r.raw_text));
+          if (!parsed.ok) {
+            await b.quarantine(CONTENT_STREAM, r.property_id, `extraStayRules:${r.rule_id}`, parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          if (parsed.value.id !== r.rule_id) {
+            b.leave('extra-stay rule', r.rule_id, parsed.value.id);
+            continue;
+          }
+          const m = extraStayRuleRows(r.property_id, parsed.value);
+          b.counts.rebuilt += 1;
+          b.counts.changed += await updateDerived(b.trx, 'extra_stay_rules', ['property_id', 'rule_id'], [prepare(m.rule)], ['content_hash']);
+          await replaceChildren(b.trx, 'extra_stay_rule_periods', { property_id: r.property_id, rule_id: r.rule_id }, m.periods);
+          b.children.extra_stay_rule_periods = (b.children.extra_stay_rule_periods ?? 0) + m.periods.length;
+        }
+      },
+    },
+    {
+      table: 'booking_summaries',
+      keys: ['property_id', 'number'],
+      extra: ['listed_at'],
+      async rebuild(b, rows) {
+        const out: Row[] = [];
+        const now = Date.now();
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseBookingSummary(body);
+          if (!parsed.ok) {
+            await b.quarantine('booking_summaries', r.property_id, r.number, parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          const s = summaryToRow(r.property_id, parsed.value, body, now);
+          if (s.number !== r.number) {
+            b.leave('booking summary', r.number, s.number);
+            continue;
+          }
+          out.push({ property_id: r.property_id, number: r.number, status: s.status, created_at: s.createdAt, modified_at: s.modifiedAt, listed_at: r.listed_at, raw: r.raw_text });
+        }
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'booking_summaries', ['property_id', 'number'], out, ['listed_at', 'raw']);
+      },
+    },
+    {
+      table: 'bookings',
+      keys: ['property_id', 'number'],
+      extra: ['fetched_at', 'synced_at'],
+      async rebuild(b, rows) {
+        const headers: Row[] = [];
+        const children = new Map<string, Row[]>(BOOKING_CHILDREN.map(([, t]) => [t, []]));
+        const keys: [string, string][] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseBookingRaw(body);
+          if (!parsed.ok) {
+            await b.quarantine(BOOKING_DETAILS, r.property_id, r.number, parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          if (parsed.value.number !== r.number) {
+            b.leave('booking', r.number, parsed.value.number);
+            continue;
+          }
+          const mapped = bookingToRows(r.property_id, parsed.value, body, r.fetched_at);
+          headers.push({ ...mapped.booking, synced_at: r.synced_at });
+          for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...(mapped[field] as Row[]));
+          keys.push([r.property_id, r.number]);
+        }
+        b.counts.rebuilt += headers.length;
+        b.counts.changed += await updateDerived(b.trx, 'bookings', ['property_id', 'number'], headers, ['fetched_at', 'synced_at', 'raw']);
+        await deleteChildren(b.trx, [...children.keys()], keys);
+        for (const [table, rs] of children) {
+          b.children[table] = (b.children[table] ?? 0) + rs.length;
+          await insertRows(b.trx, table, rs);
+        }
+      },
+    },
+    {
+      table: 'pms_rooms',
+      keys: ['property_id', 'room_id'],
+      extra: [],
+      async rebuild(b, rows) {
+        const out: Row[] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseRoom(body);
+          if (!parsed.ok) {
+            await b.quarantine('pms_rooms', r.property_id, r.room_id, parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          if (parsed.value.id !== r.room_id) {
+            b.leave('PMS room', r.room_id, parsed.value.id);
+            continue;
+          }
+          out.push(prepare(roomToRow(r.property_id, parsed.value, body)));
+        }
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'pms_rooms', ['property_id', 'room_id'], out, ['content_hash', 'raw']);
+      },
+    },
+    {
+      table: 'pms_reservations',
+      keys: ['property_id', 'number'],
+      extra: ['fetched_at', 'synced_at'],
+      async rebuild(b, rows) {
+        const headers: Row[] = [];
+        const stays: Row[] = [];
+        const keys: [string, string][] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseReservationResponse({ reservation: body });
+          if (!parsed.ok) {
+            await b.quarantine(PMS_RESERVATIONS, r.property_id, r.number, parsed.reason, wrapped('reservation', r.raw_text));
+            continue;
+          }
+          if (parsed.value.number !== r.number) {
+            b.leave('PMS reservation', r.number, parsed.value.number);
+            continue;
+          }
+          // The customer's profile row is rebuilt from its own raw (pms_guests), which a later
+          // guest fetch may have replaced: it is not written from here.
+          const { rows: mapped } = reservationRows(r.property_id, parsed.value, body, personal, r.fetched_at);
+          headers.push({ ...mapped.reservation, synced_at: r.synced_at });
+          stays.push(...(mapped.roomStays as Row[]));
+          keys.push([r.property_id, r.number]);
+        }
+        b.counts.rebuilt += headers.length;
+        b.counts.changed += await updateDerived(b.trx, 'pms_reservations', ['property_id', 'number'], headers, ['fetched_at', 'synced_at']);
+        await deleteChildren(b.trx, ['pms_room_stays'], keys);
+        b.children.pms_room_stays = (b.children.pms_room_stays ?? 0) + stays.length;
+        await insertRows(b.trx, 'pms_room_stays', stays);
+      },
+    },
+    {
+      table: 'pms_guests',
+      keys: ['property_id', 'pms_person_id'],
+      extra: ['fetched_at'],
+      async rebuild(b, rows) {
+        const out: Row[] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseGuestResponse({ guest: body });
+          if (!parsed.ok) {
+            await b.quarantine('pms_guests', r.property_id, r.pms_person_id, parsed.reason, wrapped('guest', r.raw_text));
+            continue;
+          }
+          const row = guestRow(r.property_id, parsed.value, body, personal, r.fetched_at);
+          if (row === null || row.pms_person_id !== r.pms_person_id) {
+            b.leave('PMS person', r.pms_person_id, String(row?.pms_person_id ?? 'no person id'));
+            continue;
+          }
+          out.push(row as Row);
+        }
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'pms_guests', ['property_id', 'pms_person_id'], out, ['fetched_at']);
+      },
+    },
+    {
+      table: 'daily_occupancy',
+      keys: ['property_id', 'stay_date'],
+      extra: ['currency_code', 'property_room_count', 'refreshed_at'],
+      async rebuild(b, rows) {
+        const out: Row[] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          // raw is one day of an answer: the answer's currency and room count come from the row.
+          const answer = { currencyCode: r.currency_code as string | null, propertyRoomCount: r.property_room_count as number };
+          const parsed = parseDailyOccupancy({ ...answer, dailyOccupancies: [body] });
+          const day = parsed.ok ? parsed.value.dailyOccupancies[0] : undefined;
+          if (!parsed.ok || !day) {
+            await b.quarantine('daily_occupancy', r.property_id, r.stay_date, parsed.ok ? 'response.dailyOccupancies: empty' : parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          if (day.date !== r.stay_date) {
+            b.leave('occupancy day', r.stay_date, day.date);
+            continue;
+          }
+          out.push(occupancyDayToRow(r.property_id, answer, day, body, r.refreshed_at) as Row);
+        }
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'daily_occupancy', ['property_id', 'stay_date'], out, ['refreshed_at', 'raw', 'currency_code', 'property_room_count']);
+      },
+    },
+    {
+      table: 'integration_storage_bookings',
+      keys: ['property_id', 'booking_id'],
+      extra: ['fetched_at', 'synced_at'],
+      async rebuild(b, rows) {
+        const out: Row[] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseStorageBooking({ booking: body });
+          if (!parsed.ok) {
+            await b.quarantine(WEBHOOK_EVENTS, r.property_id, r.booking_id, parsed.reason, wrapped('booking', r.raw_text));
+            continue;
+          }
+          if (parsed.value.id !== r.booking_id) {
+            b.leave('integration-storage booking', r.booking_id, parsed.value.id);
+            continue;
+          }
+          out.push({ ...storageBookingToRow(r.property_id, parsed.value, body, r.fetched_at), synced_at: r.synced_at });
+        }
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'integration_storage_bookings', ['property_id', 'booking_id'], out, ['fetched_at', 'synced_at', 'raw']);
+      },
+    },
+    {
+      table: 'inventory_blocks',
+      keys: ['property_id', 'inventory_block_id'],
+      extra: ['fetched_at', 'synced_at'],
+      async rebuild(b, rows) {
+        const out: Row[] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseInventoryBlock({ inventoryBlock: body });
+          if (!parsed.ok) {
+            await b.quarantine(WEBHOOK_EVENTS, r.property_id, r.inventory_block_id, parsed.reason, wrapped('inventoryBlock', r.raw_text));
+            continue;
+          }
+          if (parsed.value.id !== r.inventory_block_id) {
+            b.leave('inventory block', r.inventory_block_id, parsed.value.id);
+            continue;
+          }
+          out.push({ ...inventoryBlockToRow(r.property_id, parsed.value, body, r.fetched_at), synced_at: r.synced_at });
+        }
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'inventory_blocks', ['property_id', 'inventory_block_id'], out, ['fetched_at', 'synced_at', 'raw']);
+      },
+    },
+  ];
+}
+
+/** Rebuilds every typed table from raw (see the file comment). */
+export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {}): Promise<RebuildResult> {
+  const { handle, logger } = env;
+  const log = logger.child({ component: 'rebuild' });
+  const batchSize = opts.batchSize ?? REBUILD_BATCH;
+  const started = Date.now();
+  const result: RebuildResult = { sources: {}, children: {}, ms: 0, stopped: false };
+  let warned = 0;
+  for (const source of sources(env.config.pms.personalData)) {
+    const counts: SourceCounts = { rebuilt: 0, changed: 0, quarantined: 0, left: 0 };
+    result.sources[source.table] = counts;
+    const keyList = sql.join(source.keys.map((k) => sql.id(k)));
+    const select = sql.join([...source.keys, ...source.extra].map((c) => sql.id(c)));
+    let after: unknown[] | null = null;
+    for (;;) {
+      if (env.signal?.aborted) {
+        result.stopped = true;
+        break;
+      }
+      const from: unknown[] | null = after;
+      const batch = await handle.write(async (trx): Promise<{ n: number; last: unknown[] | null }> => {
+        const where = from === null ? sql`true` : sql`(${keyList}) > (${sql.join(from.map((v: unknown) => sql`${v}`))})`;
+        const rows = (
+          await sql<Stored>`
+            SELECT ${select}, raw::text AS raw_text FROM ${sql.table(source.table)}
+            WHERE ${where} ORDER BY ${keyList} LIMIT ${batchSize}`.execute(trx)
+        ).rows;
+        if (rows.length === 0) return { n: 0, last: null };
+        await source.rebuild(
+          {
+            trx,
+            counts,
+            children: result.children,
+            quarantine: async (stream, propertyId, entityKey, reason, rawBody) => {
+              counts.quarantined += 1;
+              if (warned++ < 20) log.warn({ table: source.table, propertyId, entityKey, reason }, 'a stored raw payload no longer passes validation: quarantined, its rows left as they were');
+              await quarantinePayload(trx, { stream, propertyId, entityKey, reason, rawBody });
+            },
+            leave: (what, stored, derived) => {
+              counts.left += 1;
+              log.warn({ table: source.table, stored, derived }, `the raw of a ${what} now gives another key: left as it was`);
+            },
+          },
+          rows,
+        );
+        const lastRow = rows[rows.length - 1]!;
+        return { n: rows.length, last: source.keys.map((k) => lastRow[k] as unknown) };
+      });
+      after = batch.last;
+      if (batch.n < batchSize) break;
+    }
+    if (result.stopped) break;
+  }
+  result.ms = Date.now() - started;
+  return result;
+}
+
+/** The rebuild's result as lines for people. */
+export function formatRebuild(r: RebuildResult): string[] {
+  const lines = [`${r.stopped ? 'stopped while rebuilding' : 'rebuilt'} the typed tables from raw in ${(r.ms / 1000).toFixed(1)} s, without a provider request:`];
+  const width = Math.max(...[...Object.keys(r.sources), ...Object.keys(r.children)].map((t) => t.length));
+  for (const [table, c] of Object.entries(r.sources)) {
+    const extra = [c.changed ? `${c.changed} changed` : 'none changed', c.quarantined ? `${c.quarantined} quarantined (raw no longer valid)` : '', c.left ? `${c.left} left (raw names another key)` : '']
+      .filter(Boolean)
+      .join(', ');
+    lines.push(`  ${table.padEnd(width)}  ${String(c.rebuilt).padStart(7)} rows from raw, ${extra}`);
+  }
+  for (const [table, n] of Object.entries(r.children)) lines.push(`  ${table.padEnd(width)}  ${String(n).padStart(7)} rows written`);
+  return lines;
+}

@@ -1,0 +1,171 @@
+/**
+ * The statements the replay writes with, inside the lease-fenced transactions of the database
+ * handle (DatabaseHandle.write, like every write of the sync). Rows come from the sync's own
+ * mapping functions, already in the form the sync binds them (jsonb as text, PostgreSQL arrays
+ * as arrays, instants as Date), so a value reaches its column through the same input function
+ * whichever path wrote it.
+ *
+ * The statement texts are built here with numbered parameters rather than as kysely query
+ * trees: a rebuild binds millions of values, and a tree node per value made building the
+ * statements (and collecting them) cost more than running them.
+ */
+import { CompiledQuery } from 'kysely';
+import type { Trx } from '../db/database.js';
+import { parseJsonLossless } from '../provider/json.js';
+
+export type Row = Record<string, unknown>;
+
+/** PostgreSQL takes at most 65,535 parameters in one statement; multi-row statements stay well below. */
+const MAX_PARAMS = 30_000;
+
+const id = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Every column of `rows`, in first-seen order (the mapping gives each row of a table the same keys). */
+function columnsOf(rows: readonly Row[]): string[] {
+  const seen = new Set<string>();
+  for (const r of rows) for (const k of Object.keys(r)) seen.add(k);
+  return [...seen];
+}
+
+function chunked<T>(rows: readonly T[], columns: number): T[][] {
+  const size = Math.max(1, Math.floor(MAX_PARAMS / Math.max(1, columns)));
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
+/** `($1, $2), ($3, $4)` for `rows`, appending their values to `params`; with `casts`, each placeholder typed. */
+function valuesList(rows: readonly Row[], columns: readonly string[], params: unknown[], casts?: readonly string[]): string {
+  const tuples: string[] = [];
+  for (const r of rows) {
+    const cells: string[] = [];
+    for (let i = 0; i < columns.length; i++) {
+      params.push(r[columns[i]!] ?? null);
+      cells.push(casts ? `$${params.length}::${casts[i]}` : `$${params.length}`);
+    }
+    tuples.push(`(${cells.join(', ')})`);
+  }
+  return tuples.join(', ');
+}
+
+async function run(trx: Trx, text: string, params: unknown[]): Promise<number> {
+  const r = await trx.executeQuery(CompiledQuery.raw(text, params));
+  return r.rows.length;
+}
+
+/** Dedupes by key, the last occurrence winning as in the sync's writes. */
+function lastByKey(rows: readonly Row[], keys: readonly string[]): Row[] {
+  const byKey = new Map<string, Row>();
+  for (const r of rows) byKey.set(keys.map((k) => String(r[k])).join('\u0000'), r);
+  return [...byKey.values()];
+}
+
+/** The SQL type of each column (placeholders of a VALUES list in FROM get no type from a target column). */
+async function columnTypes(trx: Trx, table: string, columns: readonly string[]): Promise<string[]> {
+  const r = await trx.executeQuery<{ name: string; type: string }>(
+    CompiledQuery.raw(
+      `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+       WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`,
+      [table],
+    ),
+  );
+  const types = new Map(r.rows.map((x) => [x.name, x.type]));
+  return columns.map((c) => {
+    const t = types.get(c);
+    if (t === undefined) throw new Error(`${table} has no column ${c}`);
+    return t;
+  });
+}
+
+/** Inserts `rows` into `table` (children of rows being rebuilt, after their old ones were deleted). */
+export async function insertRows(trx: Trx, table: string, rows: readonly Row[]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = columnsOf(rows);
+  for (const part of chunked(rows, columns.length)) {
+    const params: unknown[] = [];
+    await run(trx, `INSERT INTO ${id(table)} (${columns.map(id).join(', ')}) VALUES ${valuesList(part, columns, params)}`, params);
+  }
+}
+
+/**
+ * Writes rows derived from `raw` over the stored rows they were derived from: every derived
+ * column is set, the `keep` columns (bookkeeping that raw does not give: fetched_at,
+ * synced_at, content_hash, raw itself where it is kept as received…) and every column not
+ * given keep their stored values, and nothing is inserted. A row is rewritten only when the
+ * text of one of its derived columns differs: text, because `28.00` and `28.0000` are equal
+ * numbers (and equal in jsonb) yet not the same bytes, and a mapping fix may be exactly about
+ * that. Returns how many rows changed.
+ */
+export async function updateDerived(trx: Trx, table: string, keys: readonly string[], input: readonly Row[], keep: readonly string[]): Promise<number> {
+  if (input.length === 0) return 0;
+  const rows = lastByKey(input, keys);
+  const derived = columnsOf(rows).filter((c) => !keys.includes(c) && !keep.includes(c));
+  if (derived.length === 0) return 0;
+  const columns = [...keys, ...derived];
+  const casts = await columnTypes(trx, table, columns);
+  let changed = 0;
+  for (const part of chunked(rows, columns.length)) {
+    const params: unknown[] = [];
+    const list = valuesList(part, columns, params, casts);
+    changed += await run(
+      trx,
+      `UPDATE ${id(table)} AS t SET ${derived.map((c) => `${id(c)} = v.${id(c)}`).join(', ')}
+       FROM (VALUES ${list}) AS v (${columns.map(id).join(', ')})
+       WHERE ${keys.map((k) => `t.${id(k)} = v.${id(k)}`).join(' AND ')}
+         AND ROW(${derived.map((c) => `t.${id(c)}`).join(', ')})::text IS DISTINCT FROM ROW(${derived.map((c) => `v.${id(c)}`).join(', ')})::text
+       RETURNING 1`,
+      params,
+    );
+  }
+  return changed;
+}
+
+/**
+ * As updateDerived, for rows that a new mapping may add besides those stored (the room types
+ * of a property, the entries of a reference list): a missing row is inserted (its bookkeeping
+ * columns take their defaults or the values given). Returns how many rows changed or were added.
+ */
+export async function upsertDerived(trx: Trx, table: string, keys: readonly string[], input: readonly Row[], keep: readonly string[]): Promise<number> {
+  if (input.length === 0) return 0;
+  const rows = lastByKey(input, keys);
+  const columns = columnsOf(rows);
+  const derived = columns.filter((c) => !keys.includes(c) && !keep.includes(c));
+  const onConflict =
+    derived.length === 0
+      ? 'DO NOTHING'
+      : `DO UPDATE SET ${derived.map((c) => `${id(c)} = excluded.${id(c)}`).join(', ')}
+         WHERE ROW(${derived.map((c) => `t.${id(c)}`).join(', ')})::text IS DISTINCT FROM ROW(${derived.map((c) => `excluded.${id(c)}`).join(', ')})::text`;
+  let changed = 0;
+  for (const part of chunked(rows, columns.length)) {
+    const params: unknown[] = [];
+    changed += await run(
+      trx,
+      `INSERT INTO ${id(table)} AS t (${columns.map(id).join(', ')}) VALUES ${valuesList(part, columns, params)}
+       ON CONFLICT (${keys.map(id).join(', ')}) ${onConflict}
+       RETURNING 1`,
+      params,
+    );
+  }
+  return changed;
+}
+
+/** Deletes the rows of `tables` that belong to the given (property_id, number) pairs, in one statement. */
+export async function deleteChildren(trx: Trx, tables: readonly string[], keys: readonly (readonly [string, string])[]): Promise<void> {
+  if (keys.length === 0 || tables.length === 0) return;
+  const deletes = tables.map(
+    (t, i) => `d${i} AS (DELETE FROM ${id(t)} WHERE (property_id, number) IN (SELECT * FROM unnest($1::text[], $2::text[])))`,
+  );
+  await run(trx, `WITH ${deletes.join(', ')} SELECT 1`, [keys.map((k) => k[0]), keys.map((k) => k[1])]);
+}
+
+/**
+ * A stored jsonb value, selected as text (`raw::text`), parsed so that numbers keep their exact
+ * text: pg's own jsonb parser goes through JS floats and would lose digits and scale.
+ */
+export function decodeRaw(text: string | null): unknown {
+  return text === null ? null : parseJsonLossless(text);
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
