@@ -28,19 +28,32 @@ function integerTextOf(v: unknown): string | undefined {
   return Number.isSafeInteger(n) ? String(n) : undefined;
 }
 
+/**
+ * A value converted in one pass (check and conversion are one call: these run for every number
+ * of every payload): `convert` gives undefined when the value is not acceptable.
+ */
+function converted<T>(convert: (v: unknown) => T | undefined, message: string) {
+  return z.unknown().transform((v, ctx): T => {
+    const out = convert(v);
+    if (out === undefined) {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+    return out;
+  });
+}
+
 /** A JSON number, kept as its exact decimal text (for numeric columns). */
-export const num = z.custom<unknown>((v) => numberTextOf(v) !== undefined, { error: 'expected a number' }).transform((v) => numberTextOf(v)!);
+export const num = converted(numberTextOf, 'expected a number');
 
 /** A 32-bit style integer (counts, positions, indexes), as a JS number. */
-export const int = z
-  .custom<unknown>((v) => {
-    const t = integerTextOf(v);
-    return t !== undefined && Number.isSafeInteger(Number(t));
-  }, { error: 'expected an integer' })
-  .transform((v) => Number(integerTextOf(v)));
+export const int = converted((v) => {
+  const t = integerTextOf(v);
+  return t !== undefined && Number.isSafeInteger(Number(t)) ? Number(t) : undefined;
+}, 'expected an integer');
 
 /** A 64-bit integer (OpenAPI format int64), kept as its decimal text: it may exceed 2^53. */
-export const bigInt = z.custom<unknown>((v) => integerTextOf(v) !== undefined, { error: 'expected an integer' }).transform((v) => integerTextOf(v)!);
+export const bigInt = converted(integerTextOf, 'expected an integer');
 
 /** An id sent as number or string, kept as string (a numeric id keeps every digit). */
 export const id = z

@@ -393,53 +393,47 @@ function sources(personal: boolean): Source[] {
         b.counts.changed += await updateDerived(b.trx, 'daily_occupancy', ['property_id', 'stay_date'], out, ['refreshed_at', 'raw', 'currency_code', 'property_room_count']);
       },
     },
-    {
-      table: 'integration_storage_bookings',
-      keys: ['property_id', 'booking_id'],
-      extra: ['fetched_at', 'synced_at'],
-      async rebuild(b, rows) {
-        const out: Row[] = [];
-        for (const r of rows) {
-          const body = decodeRaw(r.raw_text);
-          const parsed = parseStorageBooking({ booking: body });
-          if (!parsed.ok) {
-            await b.quarantine(WEBHOOK_EVENTS, r.property_id, r.booking_id, parsed.reason, wrapped('booking', r.raw_text));
-            continue;
-          }
-          if (parsed.value.id !== r.booking_id) {
-            b.leave('integration-storage booking', r.booking_id, parsed.value.id);
-            continue;
-          }
-          out.push({ ...storageBookingToRow(r.property_id, parsed.value, body, r.fetched_at), synced_at: r.synced_at });
-        }
-        b.counts.rebuilt += out.length;
-        b.counts.changed += await updateDerived(b.trx, 'integration_storage_bookings', ['property_id', 'booking_id'], out, ['fetched_at', 'synced_at', 'raw']);
-      },
-    },
-    {
-      table: 'inventory_blocks',
-      keys: ['property_id', 'inventory_block_id'],
-      extra: ['fetched_at', 'synced_at'],
-      async rebuild(b, rows) {
-        const out: Row[] = [];
-        for (const r of rows) {
-          const body = decodeRaw(r.raw_text);
-          const parsed = parseInventoryBlock({ inventoryBlock: body });
-          if (!parsed.ok) {
-            await b.quarantine(WEBHOOK_EVENTS, r.property_id, r.inventory_block_id, parsed.reason, wrapped('inventoryBlock', r.raw_text));
-            continue;
-          }
-          if (parsed.value.id !== r.inventory_block_id) {
-            b.leave('inventory block', r.inventory_block_id, parsed.value.id);
-            continue;
-          }
-          out.push({ ...inventoryBlockToRow(r.property_id, parsed.value, body, r.fetched_at), synced_at: r.synced_at });
-        }
-        b.counts.rebuilt += out.length;
-        b.counts.changed += await updateDerived(b.trx, 'inventory_blocks', ['property_id', 'inventory_block_id'], out, ['fetched_at', 'synced_at', 'raw']);
-      },
-    },
+    storageRebuilder('integration_storage_bookings', 'booking_id', 'booking', 'integration-storage booking', parseStorageBooking, storageBookingToRow),
+    storageRebuilder('inventory_blocks', 'inventory_block_id', 'inventoryBlock', 'inventory block', parseInventoryBlock, inventoryBlockToRow),
   ];
+}
+
+/**
+ * Integration-storage bookings and inventory blocks: one entity per raw, answered inside an
+ * envelope (`{booking}`, `{inventoryBlock}`) that the raw column does not keep.
+ */
+function storageRebuilder<T extends { id: string }>(
+  table: 'integration_storage_bookings' | 'inventory_blocks',
+  key: 'booking_id' | 'inventory_block_id',
+  envelope: string,
+  what: string,
+  parse: (body: unknown) => ParseResult<T>,
+  toRow: (propertyId: string, entity: T, raw: unknown, fetchedAt: Date) => object,
+): Source {
+  return {
+    table,
+    keys: ['property_id', key],
+    extra: ['fetched_at', 'synced_at'],
+    async rebuild(b, rows) {
+      const out: Row[] = [];
+      for (const r of rows) {
+        const id = r[key] as string;
+        const body = decodeRaw(r.raw_text);
+        const parsed = parse({ [envelope]: body });
+        if (!parsed.ok) {
+          await b.quarantine(WEBHOOK_EVENTS, r.property_id, id, parsed.reason, wrapped(envelope, r.raw_text));
+          continue;
+        }
+        if (parsed.value.id !== id) {
+          b.leave(what, id, parsed.value.id);
+          continue;
+        }
+        out.push({ ...(toRow(r.property_id, parsed.value, body, r.fetched_at) as Row), synced_at: r.synced_at });
+      }
+      b.counts.rebuilt += out.length;
+      b.counts.changed += await updateDerived(b.trx, table, ['property_id', key], out, ['fetched_at', 'synced_at', 'raw']);
+    },
+  };
 }
 
 /** Rebuilds every typed table from raw (see the file comment). */

@@ -215,9 +215,9 @@ const childTables = [
  */
 export async function saveBookingVersion(trx: Transaction<Database>, rows: BookingRows): Promise<boolean> {
   const { property_id, number } = rows.booking;
-  // Two statements instead of one per table: on a full sync the round trips to the database,
+  // Few statements instead of one per table: on a full sync the round trips to the database,
   // not the SQL, dominate the cost of a booking.
-  const header = trx
+  const header = await trx
     .insertInto('bookings')
     .values(rows.booking)
     .onConflict((oc) =>
@@ -233,19 +233,18 @@ export async function saveBookingVersion(trx: Transaction<Database>, rows: Booki
         .where('bookings.modified_at', '<=', (eb) => eb.ref('excluded.modified_at')),
     )
     // xmax = 0 on the returned row means it was inserted: a new booking has no children to delete.
-    .returning(sql<boolean>`(xmax = 0)`.as('inserted'));
-  // 1. The header under the version guard; for an update, the old children deleted.
-  const first = await sql<{ written: boolean }>`
-    WITH h AS (${header}),
-    ${sql.join(
-      childTables.map(
-        (table, i) =>
-          sql`${sql.id(`d${i}`)} AS (DELETE FROM ${sql.table(table)}
-                WHERE property_id = ${property_id} AND number = ${number} AND EXISTS (SELECT 1 FROM h WHERE NOT h.inserted))`,
-      ),
-    )}
-    SELECT EXISTS (SELECT 1 FROM h) AS written`.execute(trx);
-  if (!first.rows[0]?.written) return false;
+    .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
+    .executeTakeFirst();
+  // 1. The header, under the version guard: no row means the stored version is newer.
+  if (!header) return false;
+  if (!header.inserted) {
+    // An update: the old version's children go, in one statement.
+    await sql`
+      WITH ${sql.join(
+        childTables.map((table, i) => sql`${sql.id(`d${i}`)} AS (DELETE FROM ${sql.table(table)} WHERE property_id = ${property_id} AND number = ${number})`),
+      )}
+      SELECT 1`.execute(trx);
+  }
   // 2. The children of this version.
   const inserts = [
     rows.roomStays.length ? trx.insertInto('booking_room_stays').values(rows.roomStays) : null,
