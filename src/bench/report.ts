@@ -34,7 +34,7 @@ export function windowsText(ws: readonly Window[]): string {
   return ws.map((w) => `${w.limit}/${w.windowMs} ms`).join(', ');
 }
 
-/** Peak-RSS goal of DESIGN.md: under 200 MB. */
+/** Peak-RSS goal of the bench: under 200 MB. */
 export const RSS_GOAL_BYTES = 200 * 1024 * 1024;
 /**
  * "Flat as the booking count grows": peak RSS at each size of scenario B may be at most 10%

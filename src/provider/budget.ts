@@ -1,5 +1,5 @@
 /**
- * Rate budgets: the client, not the provider, says no (DESIGN.md, Rate limits). One
+ * Rate budgets: the client, not the provider, says no (docs/architecture.md, The provider client). One
  * RateBudget per scope holds every sliding window of that scope and grants a permit only
  * when all of them have room.
  *

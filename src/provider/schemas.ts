@@ -1,6 +1,6 @@
 /**
  * zod schemas of the provider's payloads, parsed at the edge. TOLERANT by design, since the
- * provider's published schema and its real answers disagree (provider-api-facts.md §4–5):
+ * provider's published schema and its real answers disagree (test/fixtures/provider holds real answers):
  * - unknown fields are kept (loose objects), so `raw` and typed columns never lose data;
  * - enums are plain strings: a new status or payment method must not stop a stream;
  * - ids may come as number or string and are normalised to string;
@@ -140,7 +140,7 @@ const bookingServiceSchema = serializesAsSent(z.looseObject({
   total: nullable(serviceTotalSchema),
 }));
 
-/** ReservationApi_Booking (provider-api-facts.md §5). */
+/** ReservationApi_Booking of the OpenAPI document (test/fixtures/openapi). */
 export const bookingSchema = z.looseObject({
   propertyId: optId,
   number: id,

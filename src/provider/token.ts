@@ -1,5 +1,5 @@
 /**
- * Access tokens (OAuth 2.0 client credentials, partner-api-spec §5). One token is cached and
+ * Access tokens (OAuth 2.0 client credentials, the provider's token endpoint). One token is cached and
  * shared by every request; it is renewed `renewBeforeExpiryMs` before `expires_in` says it
  * ends. At most one token request is in flight: concurrent callers share its promise, and
  * a burst of 401s for the same token causes one refresh (invalidate drops a token only if it

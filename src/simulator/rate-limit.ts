@@ -5,7 +5,7 @@
  */
 import type { RateLimitScope, RateWindow } from '../config.js';
 
-/** Production limits (DESIGN.md, spec section 8). */
+/** Production limits, as the provider documents them: 3/s, 100/min, 3,000/h for the booking list, and so on per scope. */
 export const defaultRateLimits: Record<RateLimitScope, RateWindow[]> = {
   bookingList: [
     { limit: 3, windowMs: 1000 },

@@ -1,6 +1,6 @@
 /**
  * Wire shapes the simulator serves: Read Reservation booking summaries and booking details
- * (provider-api-facts.md sections 4 and 5), and the content model each property carries.
+ * (test/fixtures/provider and test/fixtures/openapi), and the content model each property carries.
  */
 
 export type BookingStatus = 'Active' | 'Cancelled' | 'Unconfirmed';

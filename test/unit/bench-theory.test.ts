@@ -38,7 +38,7 @@ describe('minTimeFor', () => {
     expect(minTimeFor(details, 201)).toBe(60_000);
     expect(minTimeFor(details, 4000)).toBe(19 * 60_000 + 19_000);
     expect(minTimeFor(details, 4001)).toBe(3_600_000);
-    // N bookings need at least N/4000 hours (DESIGN.md): 20,000 → 4 full hours plus the last burst.
+    // N bookings need at least N/4000 hours (4,000 details per hour): 20,000 → 4 full hours plus the last burst.
     expect(minTimeFor(details, 20_000)).toBe(4 * 3_600_000 + 19 * 60_000 + 19_000);
   });
 
