@@ -4,7 +4,7 @@
  */
 import { ConfigError, requireCredentials, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
-import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError } from './db/errors.js';
+import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './db/errors.js';
 import { processIdentity } from './db/lease.js';
 import { leftoverFetches } from './db/repositories/fetch-queue.js';
 import { closeAbandonedRuns, finishRun, startRun } from './db/repositories/runs.js';
@@ -70,8 +70,13 @@ export async function statusCommand(env: CommandEnv, json: boolean): Promise<num
       return ExitCode.failure;
     }
     const report = await gatherStatus(h.control, env.config);
-    if (json) env.out(JSON.stringify(report, null, 2));
-    else for (const line of formatStatus(report)) env.out(line);
+    // The local server has a password of its own: say how to reach it (it answers only on 127.0.0.1).
+    const database = h.local ? { localServerUrl: h.url } : {};
+    if (json) env.out(JSON.stringify({ ...report, ...database }, null, 2));
+    else {
+      if (h.local) env.out(`Database: ${h.description}; reporting tools connect with ${h.url}`);
+      for (const line of formatStatus(report)) env.out(line);
+    }
     return ExitCode.ok;
   } finally {
     await h.close();
@@ -368,6 +373,7 @@ export function isExpectedFailure(err: unknown): boolean {
     err instanceof DatabaseGaveUpError ||
     err instanceof ProviderGaveUpError ||
     err instanceof LeaseBusyError ||
-    err instanceof OpsPortError
+    err instanceof OpsPortError ||
+    err instanceof LocalServerError
   );
 }

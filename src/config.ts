@@ -49,10 +49,14 @@ const cronExpression = z.string().refine(
 
 const configSchema = z.strictObject({
   database: z.strictObject({
-    /** postgres:// URL; absent means the embedded PGlite database under dataDir. */
+    /** postgres:// URL; absent means a local PostgreSQL server that staysync starts itself, with its data under dataDir. */
     url: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
     schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
+    /** Where the reporting views live (a schema of their own, beside the mirror's). */
+    reportingSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
     dataDir: z.string().min(1),
+    /** TCP port of the local server on 127.0.0.1 (used only without DATABASE_URL). */
+    localPort: z.number().int().min(1).max(65535),
     poolSize: z.number().int().min(1).max(100),
     /** How often a daemon waiting for the writer lease tries to take it (and the holder checks its session). */
     leaseRetryMs: z.number().int().min(50),
@@ -219,7 +223,9 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   };
   str('DATABASE_URL', ['database', 'url']);
   str('STAYSYNC_DB_SCHEMA', ['database', 'schema']);
+  str('STAYSYNC_REPORTING_SCHEMA', ['database', 'reportingSchema']);
   str('STAYSYNC_DATA_DIR', ['database', 'dataDir']);
+  int('STAYSYNC_LOCAL_PG_PORT', ['database', 'localPort']);
   str('STAYSYNC_PROVIDER_URL', ['provider', 'url']);
   str('STAYSYNC_REFERENCE_DATA_URL', ['provider', 'referenceDataUrl']);
   const id = secretFromEnv(env, 'STAYSYNC_CLIENT_ID');
@@ -254,7 +260,9 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
 const envNameOfKey: Record<string, string> = {
   'database.url': 'DATABASE_URL',
   'database.schema': 'STAYSYNC_DB_SCHEMA',
+  'database.reportingSchema': 'STAYSYNC_REPORTING_SCHEMA',
   'database.dataDir': 'STAYSYNC_DATA_DIR',
+  'database.localPort': 'STAYSYNC_LOCAL_PG_PORT',
   'provider.url': 'STAYSYNC_PROVIDER_URL',
   'provider.referenceDataUrl': 'STAYSYNC_REFERENCE_DATA_URL',
   'provider.clientId': 'STAYSYNC_CLIENT_ID',

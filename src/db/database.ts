@@ -1,6 +1,7 @@
 /**
- * The database handle: kysely over a pg pool when DATABASE_URL is configured, over embedded
- * PGlite otherwise. Every connection works in the configured schema (search_path), so
+ * The database handle: kysely over a pg pool, to the server of DATABASE_URL, or without it to
+ * the local server that staysync runs itself (local-server.ts). Every connection works in the
+ * configured schema (search_path), so
  * repositories and migrations use unqualified table names.
  *
  * Besides the query pool the handle owns:
@@ -10,7 +11,6 @@
  * - `control`: a second, tiny pool for the process's own bookkeeping (sync_runs) and for
  *   status reads, so that closing a run never waits behind the sync's busy connections.
  */
-import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
@@ -20,7 +20,9 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { DatabaseAvailability } from './availability.js';
 import { describeDatabaseUrl, LeaseLostError } from './errors.js';
 import { Lease, processIdentity, type LeaseSession } from './lease.js';
+import { openLocalServer, type LocalServer } from './local-server.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
+import { applyReportingLayer } from './reporting.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -31,7 +33,10 @@ export interface DatabaseHandle {
   readonly db: Db;
   /** A separate small pool: run bookkeeping and status reads. */
   readonly control: Db;
-  readonly kind: 'postgres' | 'pglite';
+  /** The connection URL (with its password): what reporting tools use for the local server. */
+  readonly url: string;
+  /** Whether this is the local server staysync runs itself (no DATABASE_URL). */
+  readonly local: boolean;
   readonly schema: string;
   /** The database for messages: redacted URL and the setting it comes from. */
   readonly description: string;
@@ -72,87 +77,68 @@ export interface OpenDatabaseOptions {
 }
 
 export async function openDatabase(config: Config, logger: Logger, opts: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
-  const { schema, url } = config.database;
+  const { schema } = config.database;
   const clock = opts.clock ?? systemClock;
   const migrationsFolder = resolve(packageRoot, 'migrations');
   const log = logger.child({ component: 'database' });
+  let url = config.database.url;
+  let description: string;
+  let local: LocalServer | undefined;
   if (url) {
-    const description = `${describeDatabaseUrl(url)} (DATABASE_URL)`;
-    const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
-    const connection = (role: string): pg.ClientConfig => ({
-      connectionString: url,
-      options: `-c search_path=${schema},public`,
-      types: exactTypes,
-      application_name: `staysync ${role} ${identity}`,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      keepAlive: true,
-    });
-    const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log);
-    const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log);
-    const dialect = new PostgresDialect({ pool });
-    const db = new Kysely<Database>({ dialect });
-    const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
-    const openSession = async (): Promise<LeaseSession> => {
-      const client = new pg.Client(connection('lease'));
-      const lostCallbacks: ((reason: string) => void)[] = [];
-      const lost = (reason: string) => {
-        for (const cb of lostCallbacks.splice(0)) cb(reason);
-      };
-      client.on('error', (err) => lost(err.message));
-      client.on('end', () => lost('connection closed'));
-      await client.connect();
-      return {
-        query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) => (await client.query<R>(text, params)).rows,
-        onLost: (cb) => lostCallbacks.push(cb),
-        end: async () => {
-          lostCallbacks.length = 0;
-          await client.end();
-        },
-      };
-    };
-    return handle(config, logger, clock, {
-      db,
-      control,
-      kind: 'postgres',
-      description,
-      openSession,
-      migrationsFolder,
-      dialect,
-      async destroy() {
-        await db.destroy();
-        await control.destroy();
-      },
-    });
+    description = `${describeDatabaseUrl(url)} (DATABASE_URL)`;
+  } else {
+    local = await openLocalServer({ dataDir: config.database.dataDir, port: config.database.localPort }, log);
+    url = local.url;
+    description = local.description;
   }
-
-  const dataDir = resolve(config.database.dataDir);
-  await mkdir(dataDir, { recursive: true });
-  logger.info({ dataDir }, 'no DATABASE_URL: using the embedded database');
-  // Loaded only when used: the embedded engine is large, and a daemon on PostgreSQL never needs it.
-  const { openPglite, pgliteDialect } = await import('./pglite-dialect.js');
-  const pglite = await openPglite(dataDir);
-  await pglite.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"; SET search_path TO "${schema}", public;`);
-  const dialect = pgliteDialect(pglite);
-  const db = new Kysely<Database>({ dialect });
-  const description = `the embedded database in ${dataDir} (STAYSYNC_DATA_DIR)`;
-  // One process owns an embedded data directory: its single connection is the lease session.
-  const openSession = async (): Promise<LeaseSession> => ({
-    query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
-      (await db.executeQuery<R>(CompiledQuery.raw(text, params ?? []))).rows,
-    onLost: () => undefined,
-    end: async () => undefined,
+  const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
+  const connection = (role: string): pg.ClientConfig => ({
+    connectionString: url,
+    options: `-c search_path=${schema},public`,
+    types: exactTypes,
+    application_name: `staysync ${role} ${identity}`,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
   });
+  const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log);
+  const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log);
+  const dialect = new PostgresDialect({ pool });
+  const db = new Kysely<Database>({ dialect });
+  const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
+  const openSession = async (): Promise<LeaseSession> => {
+    const client = new pg.Client(connection('lease'));
+    const lostCallbacks: ((reason: string) => void)[] = [];
+    const lost = (reason: string) => {
+      for (const cb of lostCallbacks.splice(0)) cb(reason);
+    };
+    client.on('error', (err) => lost(err.message));
+    client.on('end', () => lost('connection closed'));
+    await client.connect();
+    return {
+      query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) => (await client.query<R>(text, params)).rows,
+      onLost: (cb) => lostCallbacks.push(cb),
+      end: async () => {
+        lostCallbacks.length = 0;
+        await client.end();
+      },
+    };
+  };
   return handle(config, logger, clock, {
     db,
-    control: db,
-    kind: 'pglite',
+    control,
+    url,
+    local: local !== undefined,
     description,
     openSession,
     migrationsFolder,
     dialect,
     async destroy() {
-      await db.destroy();
-      await pglite.close();
+      try {
+        await db.destroy();
+        await control.destroy();
+      } finally {
+        await local?.close();
+      }
     },
   });
 }
@@ -174,7 +160,8 @@ function watched(pool: pg.Pool, log: Logger): pg.Pool {
 interface HandleParts {
   db: Db;
   control: Db;
-  kind: 'postgres' | 'pglite';
+  url: string;
+  local: boolean;
   description: string;
   /** A session of its own for the writer lease. */
   openSession: () => Promise<LeaseSession>;
@@ -191,12 +178,17 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
   return {
     db: p.db,
     control: p.control,
-    kind: p.kind,
+    url: p.url,
+    local: p.local,
     schema,
     description: p.description,
     availability,
     lease,
-    migrate: () => migrateToLatest(p.dialect, schema, p.migrationsFolder),
+    async migrate() {
+      const applied = await migrateToLatest(p.dialect, schema, p.migrationsFolder);
+      await applyReportingLayer(p.db, { schema, reportingSchema: config.database.reportingSchema });
+      return applied;
+    },
     pending: () => pendingMigrations(p.db, schema, p.migrationsFolder),
     async write(fn) {
       if (!lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${schema}`);

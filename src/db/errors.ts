@@ -114,3 +114,8 @@ export function describeDatabaseError(err: unknown): string {
   const message = err.message.replace(/\s+/g, ' ').trim() || err.name;
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
+
+/** The local server (no DATABASE_URL) cannot be started; the message says which setting to change. */
+export class LocalServerError extends Error {
+  override name = 'LocalServerError';
+}

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type Harness } from './harness.js';
+import { reportingSchemaOf } from './database.js';
 
 const cli = resolve('dist/cli.js');
 
@@ -46,6 +47,7 @@ export function daemonEnv(harness: Harness, opts: { config?: Record<string, unkn
   return {
     DATABASE_URL: harness.dbUrl,
     STAYSYNC_DB_SCHEMA: harness.schema,
+    STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(harness.schema),
     STAYSYNC_PROVIDER_URL: harness.sim.url,
     STAYSYNC_REFERENCE_DATA_URL: harness.sim.url,
     STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,

@@ -19,10 +19,17 @@ export function uniqueSchema(prefix = 't'): string {
   return `${prefix}_${randomBytes(5).toString('hex')}`;
 }
 
+/** The reporting schema that goes with a test's mirror schema (tests must not share `reporting`). */
+export function reportingSchemaOf(schema: string): string {
+  return `${schema}_reporting`;
+}
+
+/** Drops a test's mirror schema and its reporting schema. */
 export async function dropSchema(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
+    await client.query(`DROP SCHEMA IF EXISTS "${reportingSchemaOf(schema)}" CASCADE`);
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   } finally {
     await client.end();

@@ -14,7 +14,7 @@ import type { StreamRegistry } from '../../src/sync/streams.js';
 import { registeredStreams } from '../../src/sync/streams.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';
-import { dropSchema, query, testDatabaseUrl, uniqueSchema } from './database.js';
+import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from './database.js';
 
 export const SIM_CLIENT_ID = 'sim-client';
 export const SIM_CLIENT_SECRET = 'sim-secret-do-not-log-7f3a';
@@ -95,7 +95,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     env: {},
     overrides: mergeDeep(
       {
-        database: { url: dbUrl, schema, poolSize: 4 },
+        database: { url: dbUrl, schema, reportingSchema: reportingSchemaOf(schema), poolSize: 4 },
         provider: {
           url: sim.url,
           referenceDataUrl: sim.url,
