@@ -12,6 +12,9 @@ commands:
                       keeps (after a mapping fix, instead of a re-sync); no provider request
   quarantine retry    parse the quarantined payloads again with the current schemas and
                       mirror those that now pass; no provider request
+  grant-reader <role> create (if needed) a read-only role for reporting tools: SELECT on
+                      the mirror and reporting schemas, also on tables added later; its
+                      password from STAYSYNC_READER_PASSWORD, else generated and printed
 
 options:
   --config <path>     JSON file overriding config/default.json (or STAYSYNC_CONFIG)
@@ -24,7 +27,9 @@ exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
 export class UsageError extends Error {}
 
 export interface Args {
-  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'help';
+  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'help';
+  /** The role of grant-reader. */
+  role?: string;
   configPath?: string;
   once: boolean;
   json: boolean;
@@ -63,6 +68,13 @@ export function parseArgs(argv: string[]): Args {
     if (sub !== 'retry') throw new UsageError(sub === undefined ? 'quarantine needs a subcommand: quarantine retry' : `unknown subcommand quarantine ${sub} (expected: quarantine retry)`);
     if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
     args.command = 'quarantine-retry';
+  } else if (command === 'grant-reader') {
+    const [role, ...more] = rest;
+    if (role === undefined) throw new UsageError('grant-reader needs the name of the role, e.g. staysync grant-reader reporting_reader');
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new UsageError(`grant-reader ${role}: expected a lower-case SQL identifier (letters, digits, _) as the role name`);
+    if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
+    args.command = 'grant-reader';
+    args.role = role;
   } else {
     if (!['run', 'sync', 'migrate', 'status', 'rebuild', 'help'].includes(command)) throw new UsageError(`unknown command ${command}`);
     if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);

@@ -9,6 +9,7 @@
  *   staysync status [--json]                per property: state, position, queue, ETA
  *   staysync rebuild                        typed tables derived again from raw (no provider request)
  *   staysync quarantine retry               quarantined payloads parsed again, mirrored when they pass
+ *   staysync grant-reader <role>            a read-only role for reporting tools
  *   common: --config <path>
  *
  * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost.
@@ -18,14 +19,26 @@
  * a second signal ends the process at once (exit 1; the next start closes its run as killed).
  */
 import { ConfigError, loadConfig } from './config.js';
-import { ExitCode, isExpectedFailure, migrateCommand, quarantineRetryCommand, rebuildCommand, statusCommand, syncCommand } from './commands.js';
+import { ExitCode, grantReaderCommand, isExpectedFailure, migrateCommand, quarantineRetryCommand, rebuildCommand, statusCommand, syncCommand } from './commands.js';
 import { parseArgs, usage, UsageError, type Args } from './cli-args.js';
 import { createLogger } from './log.js';
 
 /** Before the grace time ends, the command stops waiting for in-flight work and closes its run. */
 const GRACE_MARGIN_MS = 750;
 
+/** The exact-number parsing needs JSON.rawJSON (Node.js 22 and later; the image runs 24). */
+function unsupportedRuntime(): string | undefined {
+  const json = JSON as unknown as { rawJSON?: unknown };
+  if (typeof json.rawJSON === 'function') return undefined;
+  return `needs Node.js 22 or later (it reads provider numbers exactly with JSON.rawJSON); this is Node.js ${process.versions.node}. Use \`npm start\`, \`npx node dist/cli.js\` (the project's own Node.js 24) or the container image`;
+}
+
 async function main(): Promise<number> {
+  const runtime = unsupportedRuntime();
+  if (runtime) {
+    process.stderr.write(`staysync: ${runtime}\n`);
+    return ExitCode.usage;
+  }
   let args: Args;
   try {
     args = parseArgs(process.argv.slice(2));
@@ -91,6 +104,8 @@ async function main(): Promise<number> {
         return await rebuildCommand(env);
       case 'quarantine-retry':
         return await quarantineRetryCommand(env);
+      case 'grant-reader':
+        return await grantReaderCommand(env, args.role!);
       case 'run':
         return await syncCommand(env, 'daemon', args.recovery);
       case 'sync':

@@ -4,6 +4,7 @@
  */
 import { ConfigError, requireCredentials, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { grantReader, readerUrl } from './db/reader-role.js';
 import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './db/errors.js';
 import { processIdentity } from './db/lease.js';
 import { leftoverFetches } from './db/repositories/fetch-queue.js';
@@ -50,6 +51,38 @@ export async function migrateCommand(env: CommandEnv): Promise<number> {
   try {
     const applied = await h.migrate().catch((err: unknown) => rethrowDatabase(err, h));
     env.logger.info({ applied, schema: h.schema }, applied.length ? 'migrations applied' : 'database schema is up to date');
+    return ExitCode.ok;
+  } finally {
+    await h.close();
+  }
+}
+
+/**
+ * `grant-reader <role>`: a read-only role for reporting tools. Needs the schemas (run or
+ * migrate first) and a database role allowed to create roles; takes no lease (it writes no
+ * mirror row).
+ */
+export async function grantReaderCommand(env: CommandEnv, role: string): Promise<number> {
+  const h = await openDatabase(env.config, env.logger);
+  try {
+    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
+    if (pending === null || pending.length > 0) {
+      env.logger.error(`the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`);
+      return ExitCode.failure;
+    }
+    const password = process.env.STAYSYNC_READER_PASSWORD || undefined;
+    const result = await grantReader(h.db, {
+      role,
+      password,
+      schemas: [h.schema, env.config.database.reportingSchema],
+    }).catch((err: unknown) => rethrowDatabase(err, h));
+    const url = readerUrl(h.url, role, result.generatedPassword ?? (password ? '<STAYSYNC_READER_PASSWORD>' : '<its password>'));
+    env.out(
+      `${result.created ? 'Created' : 'Updated'} role ${role}: it can read (SELECT only) the schemas ${result.schemas.join(' and ')}, ` +
+        'tables and views, including those added by later migrations.',
+    );
+    if (result.generatedPassword) env.out(`Its password (shown once): ${result.generatedPassword}`);
+    env.out(`Reporting tools connect with ${url}`);
     return ExitCode.ok;
   } finally {
     await h.close();

@@ -1,7 +1,9 @@
 /**
  * `npm run demo`: the daemon's sync against the built-in simulator of the provider, on the
- * embedded database (or DATABASE_URL when set), then a look at what was mirrored and how to
- * query it. Nothing leaves this machine: the simulator listens on 127.0.0.1.
+ * local PostgreSQL server that staysync runs (or DATABASE_URL when set), a look at what was
+ * mirrored and how to query it, then the daemon following the provider's changes until Ctrl-C,
+ * with the URL that psql and reporting tools use meanwhile (`--exit` ends after the look).
+ * Nothing leaves this machine: the simulator and the database listen on 127.0.0.1.
  */
 import { resolve } from 'node:path';
 import { loadConfig, type RateWindow } from './config.js';
@@ -83,20 +85,24 @@ async function main(): Promise<number> {
   });
   const config = loadConfig({
     overrides: {
-      database: { dataDir: resolve('data/demo') },
+      database: { dataDir: process.env.STAYSYNC_DATA_DIR ?? resolve('data/demo') },
       provider: { url: sim.url, referenceDataUrl: sim.url, clientId: 'sim-client', clientSecret: 'sim-secret' },
       propertyIds: sim.propertyIds(),
       rateLimits: scaled,
-      sync: { progressIntervalMs: 2000 },
+      sync: { progressIntervalMs: 2000, pollCron: '*/5 * * * * *' },
       log: { level: process.env.STAYSYNC_LOG_LEVEL ?? 'info' },
     },
   });
   const logger = createLogger(config.log.level);
+  const stop = new AbortController();
   const never = new AbortController().signal;
-  const env = { config, logger, signal: never, graceSignal: never, out: (l: string) => console.log(l) };
+  const env = { config, logger, signal: stop.signal, graceSignal: never, out: (l: string) => console.log(l) };
+  // Held for the whole demo, so that the local server stays up between the steps (each command shares it).
+  const h = await openDatabase(config, logger);
+  let changes: NodeJS.Timeout | undefined;
   try {
     console.log(`\nstaysync demo: simulator at ${sim.url} with ${sim.bookings().length} bookings in ${sim.propertyIds().length} properties;`);
-    console.log(`rate limits scaled 1/${SCALE} (an hour lasts a minute); database: ${config.database.url ? 'DATABASE_URL' : `embedded, ${config.database.dataDir}`}\n`);
+    console.log(`rate limits scaled 1/${SCALE} (an hour lasts a minute); database: ${h.description}\n`);
     let code = await syncCommand(env, 'once', { mode: 'none' });
     if (code !== ExitCode.ok) return code;
     console.log('\nThe provider changes 40 bookings and takes 10 new ones; the next sync fetches only those:\n');
@@ -104,14 +110,9 @@ async function main(): Promise<number> {
     code = await syncCommand(env, 'once', { mode: 'none' });
     if (code !== ExitCode.ok) return code;
 
-    const h = await openDatabase(config, logger);
-    try {
-      for (const e of examples) {
-        console.log(`\n-- ${e.title}\n${e.query};\n`);
-        printTable(await rawQuery(h.db, e.query));
-      }
-    } finally {
-      await h.close();
+    for (const e of examples) {
+      console.log(`\n-- ${e.title}\n${e.query};\n`);
+      printTable(await rawQuery(h.db, e.query));
     }
     console.log(`
 What was mirrored lives in the schema "${config.database.schema}": bookings, booking_room_stays,
@@ -121,14 +122,30 @@ and the reference lists; views that name what bookings reference (booking_room_s
 booking_daily_rates_named, booking_services_named); the PMS side: pms_reservations,
 pms_room_stays (pms_room_stays_named), pms_guests, pms_rooms, daily_occupancy, webhook_events;
 and the bookkeeping: sync_cursors, booking_detail_queue, pms_reservation_queue, sync_runs,
-content_refreshes, quarantine.
+content_refreshes, quarantine. The hotel figures are ready in the schema "${config.database.reportingSchema}".
 
 Against your own provider account and PostgreSQL:
   DATABASE_URL=postgres://user@host/db STAYSYNC_CLIENT_ID=… STAYSYNC_CLIENT_SECRET=… \\
-  STAYSYNC_PROPERTY_IDS=1024,7291 node dist/cli.js run
+  STAYSYNC_PROPERTY_IDS=1024,7291 npm start
 then query with psql, Metabase, Grafana or Power BI (see README.md for more SQL).`);
-    return ExitCode.ok;
+    if (process.argv.includes('--exit')) return ExitCode.ok;
+
+    // Following: the daemon keeps the mirror current while reporting tools read it.
+    changes = setInterval(() => sim.mutate({ count: 3, newCount: 1 }), 10_000);
+    const interrupt = () => stop.abort(new Error('stopped by the user'));
+    process.once('SIGINT', interrupt);
+    process.once('SIGTERM', interrupt);
+    console.log(`
+The daemon now follows the provider (which changes a few bookings every 10 s). From another
+terminal, while it runs:
+  psql '${h.url}' -c 'select * from ${config.database.reportingSchema}.daily_kpis limit 5'
+Ctrl-C stops the daemon, the simulator and the database server.
+DEMO_DATABASE_URL=${h.url}
+`);
+    return await syncCommand(env, 'daemon', { mode: 'none' });
   } finally {
+    clearInterval(changes);
+    await h.close();
     await sim.close();
   }
 }

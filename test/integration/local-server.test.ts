@@ -8,7 +8,8 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -162,6 +163,33 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     const r = await restarted.done;
     expect(r.code, r.stdout.slice(-2000)).toBe(0);
     expect(await listening(port)).toBe(false);
+  });
+
+  it('Ctrl-C in a terminal (SIGINT to the whole process group) stops the daemon first, then its server', async () => {
+    const { sim, dataDir, port } = await setup(10);
+    // The daemon leads a process group of its own, as a shell's foreground job does.
+    const child = spawn(process.execPath, [resolve('dist/cli.js'), 'run'], {
+      env: { PATH: process.env.PATH ?? '', ...daemonEnvFor(sim, dataDir, port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    cleanups.push(() => void child.kill('SIGKILL'));
+    const url = await waitFor('the URL in the log', () => logRecords(output).find((r) => r.msg.startsWith('local PostgreSQL server started'))?.url, 60_000);
+    await waitFor('the bookings mirrored', async () => Number(await scalar(String(url), 'SELECT count(*) FROM staysync.bookings')) === 10, 60_000);
+    process.kill(-child.pid!, 'SIGINT');
+    expect(await exited, output.slice(-3000)).toBe(0);
+    const records = logRecords(output);
+    // The server was still up while the daemon finished: no outage, the run row closed.
+    expect(records.filter((r) => /database unreachable|could not close the run row|lost the writer lease/.test(r.msg))).toEqual([]);
+    expect(await listening(port)).toBe(false);
+    const again = await openDatabase(configFor(sim, dataDir, port), createLogger('warn'));
+    cleanups.push(() => again.close());
+    const runs = await again.db.selectFrom('sync_runs').select(['outcome']).execute();
+    expect(runs.map((r) => r.outcome)).toEqual(['stopped']);
   });
 
   it('a port in use is a sentence naming the setting, and exit 1', async () => {

@@ -1,0 +1,84 @@
+/**
+ * A read-only role for reporting tools (`staysync grant-reader <role>`): reporting tools need
+ * neither the daemon's role nor any write right. The role gets CONNECT on the database, USAGE
+ * on the mirror and reporting schemas, SELECT on every table and view in them, and default
+ * privileges so that tables and views created later (by later migrations, by the reporting
+ * layer recreating its views) are readable too. Nothing else: it cannot insert, update,
+ * delete, truncate or create in those schemas.
+ *
+ * Default privileges apply to objects created by a given role: the one that owns each schema
+ * (the daemon's role, which runs the migrations).
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import { DatabaseConfigurationError } from './errors.js';
+
+export interface GrantReaderOptions {
+  role: string;
+  /** Sets (or changes) the role's password; when absent a new role gets a generated one. */
+  password?: string | undefined;
+  /** The schemas to read: the mirror's and the reporting layer's. */
+  schemas: string[];
+}
+
+export interface GrantReaderResult {
+  created: boolean;
+  /** The password generated for a new role without STAYSYNC_READER_PASSWORD (shown once). */
+  generatedPassword?: string;
+  /** The schemas the role can read (those that exist). */
+  schemas: string[];
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<GrantReaderResult> {
+  const { role } = opts;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const exists = await sql<{ n: number }>`SELECT 1 AS n FROM pg_roles WHERE rolname = ${role}`.execute(trx);
+      const created = exists.rows.length === 0;
+      const generatedPassword = created && opts.password === undefined ? randomBytes(18).toString('base64url') : undefined;
+      const password = opts.password ?? generatedPassword;
+      if (created) await sql`CREATE ROLE ${sql.id(role)} LOGIN`.execute(trx);
+      // PASSWORD takes a literal, not a parameter.
+      if (password !== undefined) await sql`ALTER ROLE ${sql.id(role)} PASSWORD ${sql.lit(password)}`.execute(trx);
+      await sql`GRANT CONNECT ON DATABASE ${sql.id(await currentDatabase(trx))} TO ${sql.id(role)}`.execute(trx);
+      const owners = await sql<{ schema: string; owner: string }>`
+        SELECT n.nspname AS schema, pg_get_userbyid(n.nspowner) AS owner
+          FROM pg_namespace n WHERE n.nspname = ANY(${opts.schemas})`.execute(trx);
+      for (const { schema, owner } of owners.rows) {
+        await sql`GRANT USAGE ON SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(trx);
+        await sql`GRANT SELECT ON ALL TABLES IN SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(trx);
+        await sql`ALTER DEFAULT PRIVILEGES FOR ROLE ${sql.id(owner)} IN SCHEMA ${sql.id(schema)} GRANT SELECT ON TABLES TO ${sql.id(role)}`.execute(trx);
+      }
+      const schemas = opts.schemas.filter((s) => owners.rows.some((r) => r.schema === s));
+      return { created, schemas, ...(generatedPassword ? { generatedPassword } : {}) };
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === INSUFFICIENT_PRIVILEGE) {
+      throw new DatabaseConfigurationError(
+        `the database role of DATABASE_URL may not create or grant the role ${role} (${(err as Error).message}): run grant-reader with a role that has CREATEROLE and owns the staysync schemas (the one the daemon uses), or a superuser`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
+
+async function currentDatabase(db: Db): Promise<string> {
+  return (await sql<{ name: string }>`SELECT current_database() AS name`.execute(db)).rows[0]!.name;
+}
+
+/** The database URL with the reader's name and password instead of the daemon's. */
+export function readerUrl(url: string, role: string, password: string): string {
+  try {
+    const u = new URL(url);
+    u.username = role;
+    u.password = '';
+    // URL would percent-encode the placeholder's brackets; a real password is encoded.
+    return u.toString().replace(`//${role}@`, `//${role}:${/^<.*>$/.test(password) ? password : encodeURIComponent(password)}@`);
+  } catch {
+    return `(the URL of DATABASE_URL with user ${role})`;
+  }
+}

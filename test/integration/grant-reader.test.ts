@@ -1,0 +1,120 @@
+/**
+ * `staysync grant-reader <role>`: a role that reporting tools use instead of the daemon's. It
+ * can select every table and view of the mirror and reporting schemas, including tables a later
+ * migration adds, and can write none of them. Run through the real CLI, checked by connecting
+ * as that role.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonEnv, runCli } from '../helpers/cli.js';
+import { reportingSchemaOf } from '../helpers/database.js';
+import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+const roles: string[] = [];
+afterEach(async () => {
+  if (h) {
+    for (const role of roles.splice(0)) {
+      await h.sql(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await h.sql(`DROP ROLE IF EXISTS ${role}`);
+    }
+    await h.close();
+  }
+  h = undefined;
+});
+
+/** A client connected as `role` (the test server trusts local connections, so no password is needed). */
+async function connectAs(url: string, role: string, schema: string): Promise<pg.Client> {
+  const u = new URL(url);
+  u.username = role;
+  u.password = '';
+  const client = new pg.Client({ connectionString: u.toString(), options: `-c search_path=${schema}` });
+  await client.connect();
+  return client;
+}
+
+async function errorCode(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    return (err as { code?: string }).code ?? (err as Error).message;
+  }
+}
+
+describe('grant-reader', () => {
+  it('gives a role SELECT on every table and view of both schemas, also later ones, and no write', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 10 }] } });
+    await syncOnce(await h.context());
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(role);
+    const env = daemonEnv(h);
+
+    const first = await runCli(['grant-reader', role], env);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toContain(`Created role ${role}`);
+    const password = /Its password \(shown once\): (\S+)/.exec(first.stdout)?.[1];
+    expect(password).toBeDefined();
+    expect(first.stdout).toContain(`Reporting tools connect with postgres://${role}:${password}@`);
+    // Running it again changes nothing and says so; a password from the environment is set.
+    const again = await runCli(['grant-reader', role], { ...env, STAYSYNC_READER_PASSWORD: 'chosen-secret' });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(`Updated role ${role}`);
+    expect(again.stdout).not.toContain('shown once');
+    expect(again.stdout).toContain(`postgres://${role}:<STAYSYNC_READER_PASSWORD>@`);
+    const [stored] = await h.sql<{ ok: boolean }>(`SELECT rolpassword LIKE 'SCRAM-SHA-256$%' AS ok FROM pg_authid WHERE rolname = '${role}'`);
+    expect(stored?.ok).toBe(true);
+
+    const reporting = reportingSchemaOf(h.schema);
+    // A table that a later migration adds, created by the schema's owner after the grant.
+    await h.sql('CREATE TABLE added_later (id int PRIMARY KEY)');
+    await h.sql('INSERT INTO added_later VALUES (1)');
+
+    const relations = await h.sql<{ schema: string; name: string; kind: string }>(
+      `SELECT n.nspname AS schema, c.relname AS name, c.relkind::text AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname IN ('${h.schema}', '${reporting}') AND c.relkind IN ('r', 'v', 'm', 'p') ORDER BY 1, 2`,
+    );
+    expect(relations.some((r) => r.name === 'bookings')).toBe(true);
+    expect(relations.some((r) => r.name === 'added_later')).toBe(true);
+
+    const reader = await connectAs(h.dbUrl, role, h.schema);
+    try {
+      for (const r of relations) {
+        const q = `SELECT * FROM "${r.schema}"."${r.name}" LIMIT 1`;
+        expect(await errorCode(reader.query(q)), q).toBeUndefined();
+      }
+      expect(Number((await reader.query('SELECT count(*) AS n FROM bookings')).rows[0].n)).toBe(10);
+      for (const r of relations.filter((x) => x.kind === 'r')) {
+        const target = `"${r.schema}"."${r.name}"`;
+        expect(await errorCode(reader.query(`DELETE FROM ${target}`)), `DELETE ${target}`).toBe('42501');
+        expect(await errorCode(reader.query(`UPDATE ${target} SET ${await firstColumn(h, r.schema, r.name)} = ${await firstColumn(h, r.schema, r.name)}`)), `UPDATE ${target}`).toBe('42501');
+        expect(await errorCode(reader.query(`TRUNCATE ${target}`)), `TRUNCATE ${target}`).toBe('42501');
+        expect(await errorCode(reader.query(`INSERT INTO ${target} DEFAULT VALUES`)), `INSERT ${target}`).toBe('42501');
+      }
+      expect(await errorCode(reader.query(`CREATE TABLE "${h.schema}".mine (id int)`))).toBe('42501');
+      expect(await errorCode(reader.query(`CREATE VIEW "${reporting}".mine AS SELECT 1`))).toBe('42501');
+    } finally {
+      await reader.end();
+    }
+  });
+
+  it('refuses a role name that is not an identifier, and a schema that does not exist yet', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
+    const bad = await runCli(['grant-reader', 'Robert"; DROP'], daemonEnv(h));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('expected a lower-case SQL identifier');
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    const early = await runCli(['grant-reader', role], daemonEnv(h));
+    expect(early.code).toBe(1);
+    expect(early.stdout + early.stderr).toContain('run `staysync migrate` first');
+    expect((await h.sql(`SELECT 1 FROM pg_roles WHERE rolname = '${role}'`)).length).toBe(0);
+  });
+});
+
+async function firstColumn(harness: Harness, schema: string, table: string): Promise<string> {
+  const [c] = await harness.sql<{ name: string }>(
+    `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = '${schema}' AND table_name = '${table}' ORDER BY ordinal_position LIMIT 1`,
+  );
+  return `"${c!.name}"`;
+}
