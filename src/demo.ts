@@ -24,29 +24,45 @@ const scaled = Object.fromEntries(
 
 const examples: { title: string; query: string }[] = [
   {
-    title: 'Bookings per property and status',
-    query: `SELECT property_id, status, count(*) AS bookings, sum(price_after_tax) AS revenue
-  FROM bookings GROUP BY property_id, status ORDER BY property_id, status`,
+    title: 'Bookings per property, status and currency (money is added up per currency only)',
+    query: `SELECT property_id, status, currency_code, count(*) AS bookings, sum(price_after_tax) AS revenue_gross
+  FROM bookings GROUP BY property_id, status, currency_code ORDER BY property_id, status, currency_code`,
   },
   {
-    title: 'Room nights and average daily rate per month of stay (active bookings)',
-    query: `SELECT date_trunc('month', r.stay_date)::date AS month, count(*) AS room_nights,
-       round(avg(r.price_before_tax), 2) AS adr
-  FROM booking_daily_rates r JOIN bookings b USING (property_id, number)
- WHERE b.status = 'Active'
- GROUP BY 1 ORDER BY 1 DESC LIMIT 6`,
+    title: 'KPIs of the next 7 nights, from each property\'s local today (reporting.daily_kpis)',
+    query: `SELECT property_id, stay_date, currency_code, rooms_sold, rooms_available, occupancy, adr_net, adr_gross, revpar_net
+  FROM reporting.daily_kpis
+ WHERE days_from_today BETWEEN 0 AND 6
+ ORDER BY property_id, stay_date, currency_code LIMIT 10`,
   },
   {
-    title: 'Arrivals of the next 14 days',
-    query: `SELECT property_name, number, arrival_at, departure_at, room_type_name, rate_plan_name, adult_count
-  FROM booking_room_stays_named
- WHERE status = 'Active' AND arrival_at >= now()::date AND arrival_at < now()::date + 14
- ORDER BY arrival_at LIMIT 8`,
+    title: 'Pickup: what the bookings of the last 7 days added to the next 30 nights (reporting.pickup)',
+    query: `SELECT p.property_id, p.currency_code, sum(p.room_nights) AS room_nights, sum(p.room_revenue_net) AS revenue_net,
+       sum(p.room_revenue_gross) AS revenue_gross, sum(p.cancelled_room_nights) AS cancelled_since
+  FROM reporting.pickup p JOIN reporting.property_clock c USING (property_id)
+ WHERE p.booking_date > c.today - 7 AND p.stay_date < c.today + 30
+ GROUP BY 1, 2 ORDER BY 1, 2`,
+  },
+  {
+    title: 'Cancellations and lead time by channel (reporting.channel_performance)',
+    query: `SELECT property_id, channel_code, channel_name, currency_code, sum(bookings) AS bookings,
+       round(sum(cancelled_bookings)::numeric / sum(bookings), 3) AS cancellation_rate,
+       round(sum(lead_time_days_sum)::numeric / sum(bookings), 1) AS avg_lead_time_days,
+       sum(room_revenue_net) AS revenue_net
+  FROM reporting.channel_performance
+ GROUP BY 1, 2, 3, 4 ORDER BY 1, 5 DESC LIMIT 10`,
+  },
+  {
+    title: 'Arrivals of the next 14 days (property-local dates)',
+    query: `SELECT s.property_name, s.number, s.arrival_at, s.departure_at, s.room_type_name, s.rate_plan_name, s.adult_count
+  FROM booking_room_stays_named s JOIN reporting.property_clock c USING (property_id)
+ WHERE s.status = 'Active' AND s.arrival_at >= c.today AND s.arrival_at < c.today + 14
+ ORDER BY s.arrival_at LIMIT 8`,
   },
   {
     title: 'In house now (PMS): room, guest, channel and price of the booking',
     query: `SELECT s.property_id, s.room_name, s.room_type_name, r.customer_last_name, s.actual_check_in_at,
-       s.check_out_at, b.source_code AS channel, b.price_after_tax
+       s.check_out_at, b.source_code AS channel, b.price_after_tax, b.currency_code
   FROM pms_room_stays_named s
   JOIN pms_reservations r USING (property_id, number)
   LEFT JOIN bookings b USING (property_id, number)
@@ -54,11 +70,9 @@ const examples: { title: string; query: string }[] = [
  ORDER BY s.property_id, s.room_name LIMIT 8`,
   },
   {
-    title: 'Occupancy and revenue of the next 7 nights (PMS statistics)',
-    query: `SELECT property_id, stay_date, currency_code, occupancy_rate, occupancy_room_count, room_revenue, revenue
-  FROM daily_occupancy
- WHERE stay_date >= now()::date AND stay_date < now()::date + 7
- ORDER BY property_id, stay_date LIMIT 8`,
+    title: 'How complete the mirror is (reporting.mirror_completeness)',
+    query: `SELECT property_id, phase, complete, bookings_listed, bookings_fetched, fetched_share
+  FROM reporting.mirror_completeness ORDER BY property_id`,
   },
 ];
 
@@ -111,8 +125,10 @@ async function main(): Promise<number> {
     if (code !== ExitCode.ok) return code;
 
     for (const e of examples) {
-      console.log(`\n-- ${e.title}\n${e.query};\n`);
-      printTable(await rawQuery(h.db, e.query));
+      // The examples name the default reporting schema; STAYSYNC_REPORTING_SCHEMA may choose another.
+      const query = e.query.replaceAll('reporting.', `${config.database.reportingSchema}.`);
+      console.log(`\n-- ${e.title}\n${query};\n`);
+      printTable(await rawQuery(h.db, query));
     }
     console.log(`
 What was mirrored lives in the schema "${config.database.schema}": bookings, booking_room_stays,

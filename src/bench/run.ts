@@ -260,6 +260,7 @@ export function childEnv(opts: { databaseUrl: string; properties: { id: string }
     ...containerMemoryEnv(),
     DATABASE_URL: opts.databaseUrl,
     STAYSYNC_DB_SCHEMA: schema,
+    STAYSYNC_REPORTING_SCHEMA: `${schema}_reporting`,
     STAYSYNC_PROVIDER_URL: sim.url,
     STAYSYNC_REFERENCE_DATA_URL: sim.url,
     STAYSYNC_CLIENT_ID: CLIENT.clientId,
@@ -440,7 +441,7 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
   } finally {
     await sim.close();
     await rm(configPath, { force: true });
-    await withPg(opts.databaseUrl, (c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).catch((err: unknown) => {
+    await withPg(opts.databaseUrl, (c) => c.query(`DROP SCHEMA IF EXISTS "${schema}_reporting", "${schema}" CASCADE`)).catch((err: unknown) => {
       process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
     });
   }

@@ -373,7 +373,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions): Promise<Webhoo
     await db.end().catch(() => undefined);
     await sim.close();
     await rm(configPath, { force: true });
-    await withPg(opts.databaseUrl, (cl) => cl.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).catch((err: unknown) => {
+    await withPg(opts.databaseUrl, (cl) => cl.query(`DROP SCHEMA IF EXISTS "${schema}_reporting", "${schema}" CASCADE`)).catch((err: unknown) => {
       process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
     });
   }

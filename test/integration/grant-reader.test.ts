@@ -77,6 +77,7 @@ describe('grant-reader', () => {
     );
     expect(relations.some((r) => r.name === 'bookings')).toBe(true);
     expect(relations.some((r) => r.name === 'added_later')).toBe(true);
+    expect(relations.filter((r) => r.schema === reporting).map((r) => r.name)).toEqual(expect.arrayContaining(['room_nights', 'daily_kpis', 'mirror_completeness']));
 
     const reader = await connectAs(h.dbUrl, role, h.schema);
     try {
