@@ -5,6 +5,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The production build only (tsconfig.build.json): the simulator, bench and demo are tools for
+# development (tsconfig.tools.json, `npm run build:tools`) and do not ship. .dockerignore keeps
+# their sources out of the context too, so a production module that imported one fails here.
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim

@@ -13,7 +13,7 @@ import type { Lease } from '../db/lease.js';
 import { queueDepthByProperty } from '../db/repositories/fetch-queue.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
 import { cursorStates, cursorStreams } from '../db/states.js';
-import { countEvents } from '../db/repositories/pms.js';
+import { countEvents, pendingEventsByProperty } from '../db/repositories/pms.js';
 import type { ProviderClient } from '../provider/client.js';
 import { failureCauses } from '../provider/health.js';
 import type { SyncContext } from '../sync/context.js';
@@ -216,6 +216,51 @@ export function createMetrics(sources: MetricSources): client.Registry {
     },
   });
   new client.Gauge({
+    name: 'staysync_pms_queue_parked',
+    help: 'PMS reservation fetches that answered 404 several times or failed validation, by property and state; fetched again on a growing backoff.',
+    labelNames: ['property_id', 'state'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const d of (await tables())?.pmsQueue ?? []) {
+        this.set({ property_id: d.propertyId, state: 'not_found' }, d.notFound);
+        this.set({ property_id: d.propertyId, state: 'quarantined' }, d.quarantined);
+      }
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_pms_queue_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending PMS reservation fetch, by property (0 when none).',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      const now = Date.now();
+      for (const d of (await tables())?.pmsQueue ?? []) this.set({ property_id: d.propertyId }, ageSeconds(now, d.oldestPendingAt));
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_webhook_events_pending',
+    help: 'Change events stored and not processed yet, by property (property_id is empty for events that name none).',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const e of (await tables())?.pendingEvents ?? []) this.set({ property_id: e.propertyId }, e.pending);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_webhook_events_oldest_pending_age_seconds',
+    help: 'Time since the oldest change event still pending was stored, by property (0 when none).',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      const now = Date.now();
+      for (const e of (await tables())?.pendingEvents ?? []) this.set({ property_id: e.propertyId }, ageSeconds(now, e.oldestPendingAt));
+    },
+  });
+  new client.Gauge({
     name: 'staysync_webhook_events',
     help: 'Change events stored, by type and state (pending, processed, ignored, failed).',
     labelNames: ['event_type', 'state'],
@@ -233,9 +278,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
     async collect() {
       this.reset();
       const now = Date.now();
-      for (const d of (await tables())?.queue ?? []) {
-        this.set({ property_id: d.propertyId }, d.oldestPendingAt ? Math.max(0, (now - d.oldestPendingAt.getTime()) / 1000) : 0);
-      }
+      for (const d of (await tables())?.queue ?? []) this.set({ property_id: d.propertyId }, ageSeconds(now, d.oldestPendingAt));
     },
   });
   new client.Gauge({
@@ -263,6 +306,8 @@ export function createMetrics(sources: MetricSources): client.Registry {
   return register;
 }
 
+const ageSeconds = (now: number, since: Date | null | undefined): number => (since ? Math.max(0, (now - since.getTime()) / 1000) : 0);
+
 interface TableSnapshot {
   queue: Awaited<ReturnType<typeof queueDepthByProperty>>;
   pmsQueue: Awaited<ReturnType<typeof queueDepthByProperty>>;
@@ -270,6 +315,7 @@ interface TableSnapshot {
   cursors: Awaited<ReturnType<typeof listCursors>>;
   events: Awaited<ReturnType<typeof countEvents>>;
   quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
+  pendingEvents: Awaited<ReturnType<typeof pendingEventsByProperty>>;
 }
 
 async function readTables(db: Db): Promise<TableSnapshot> {
@@ -281,5 +327,6 @@ async function readTables(db: Db): Promise<TableSnapshot> {
     cursors,
     events: await countEvents(db),
     quarantine: await quarantineByStream(db),
+    pendingEvents: await pendingEventsByProperty(db),
   };
 }

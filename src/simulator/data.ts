@@ -162,7 +162,7 @@ const PAYMENT_METHODS = ['BankCard', 'AtArrival', 'Cashless', 'Electronic', 'Ban
 const SOURCES: readonly BookingPayload['source'][] = [
   { type: 'Channel', code: 'PA2' },
   { type: 'Channel', code: 'OTG', sourceUrl: null },
-  { type: 'Channel', code: 'BKG' },
+  { type: 'Channel', code: 'BGC' },
   { type: 'BookingEngine', code: null, sourceUrl: 'https://example-hotel.test/booking' },
   { type: 'PMS', code: null },
   { type: 'Other' },

@@ -174,7 +174,7 @@ const SERVICE_CODES: Record<string, string> = {
   'Fruit platter': 'FRUIT',
   'Airport transfer': 'TRSF',
 };
-const CHANNEL_NAMES: Record<string, string> = { BKG: 'booking.com', PA2: 'expedia.com', OTG: 'ostrovok.ru' };
+const CHANNEL_NAMES: Record<string, string> = { BGC: 'booking.com', PA2: 'expedia.com', OTG: 'ostrovok.ru' };
 const FEMALE = new Set(['Anna', 'Maria', 'Lena', 'Yuki', 'Sofia', 'Elif', 'Olga', 'Emma']);
 const MALE = new Set(['Sherlock', 'John', 'Ivan', 'Omar', 'Pierre', 'Chen', 'Max', 'Tom']);
 const FIRST_NAMES = ['Olga', 'Max', 'Emma', 'Tom', 'Kai', 'Noa', 'Anna', 'John', 'Ivan', 'Sofia'];

@@ -376,3 +376,27 @@ export async function saveVersioned(
     RETURNING 1 AS k`.execute(db);
   return r.rows.length > 0;
 }
+
+export interface PendingEvents {
+  propertyId: string;
+  pending: number;
+  oldestPendingAt: Date | null;
+}
+
+/**
+ * Change events per property: how many wait and since when. Every property that has events
+ * gets a row (0 when none wait), so that the gauges show a property's queue emptying rather
+ * than vanishing.
+ */
+export async function pendingEventsByProperty(db: Executor): Promise<PendingEvents[]> {
+  const rows = await db
+    .selectFrom('webhook_events')
+    .select((eb) => [
+      'property_id',
+      eb.fn.countAll<string>().filterWhere('state', '=', 'pending').as('pending'),
+      eb.fn.min('received_at').filterWhere('state', '=', 'pending').as('oldest'),
+    ])
+    .groupBy('property_id')
+    .execute();
+  return rows.map((r) => ({ propertyId: r.property_id ?? '', pending: Number(r.pending), oldestPendingAt: r.oldest ? new Date(r.oldest) : null }));
+}

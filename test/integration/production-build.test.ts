@@ -1,0 +1,130 @@
+/**
+ * The production build (tsconfig.build.json, `npm run build`, what the Dockerfile ships) holds
+ * the daemon and nothing of the simulator, the bench or the demo: those are tools, built by
+ * tsconfig.tools.json. Two checks, since either alone can be fooled:
+ * - tsc's own view: the production build, compiled into a temporary folder laid out as the
+ *   image is (dist/, config/, migrations/, node_modules), contains no tool file (tsc compiles
+ *   every file an included one imports, whatever `exclude` says), and runs from there;
+ * - the source's view: the import graph of the entry point, src/cli.ts, never reaches them.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
+
+const root = resolve('.');
+/** What must not ship, relative to src/ (and to the build's outDir). */
+const toolPaths = ['simulator', 'bench', 'demo.ts'];
+const isTool = (relToSrc: string) => toolPaths.some((t) => relToSrc === t || relToSrc.startsWith(`${t}${sep}`) || relToSrc === t.replace(/\.ts$/, '.js'));
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => relative(dir, join(d.parentPath, d.name)));
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'staysync-prod-build-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('production build', () => {
+  it('compiles without the simulator, bench and demo, and runs from the image layout', async () => {
+    const tsc = join(dirname(createRequire(import.meta.url).resolve('typescript/package.json')), 'bin', 'tsc');
+    const out = join(tmp, 'dist');
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root, stdio: 'pipe' });
+
+    const built = filesUnder(out).filter((f) => f.endsWith('.js'));
+    expect(built).toContain('cli.js');
+    expect(built.filter(isTool)).toEqual([]);
+
+    // The image's layout: dist/ beside package.json (ESM), config/, migrations/ and node_modules.
+    cpSync(join(root, 'package.json'), join(tmp, 'package.json'));
+    cpSync(join(root, 'config'), join(tmp, 'config'), { recursive: true });
+    cpSync(join(root, 'migrations'), join(tmp, 'migrations'), { recursive: true });
+    symlinkSync(join(root, 'node_modules'), join(tmp, 'node_modules'), 'dir');
+
+    const help = spawnSync(process.execPath, [join(out, 'cli.js'), '--help'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/sync --once/);
+
+    // Loading every module is not enough: migrate reads config/ and migrations/ from the package root.
+    const url = await testDatabaseUrl();
+    const schema = uniqueSchema('prodbuild');
+    try {
+      const migrate = spawnSync(process.execPath, [join(out, 'cli.js'), 'migrate'], {
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, STAYSYNC_DB_SCHEMA: schema, STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(schema), STAYSYNC_LOG_LEVEL: 'warn' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(migrate.status, migrate.stdout + migrate.stderr).toBe(0);
+      const tables = await query<{ n: string }>(url, schema, `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'bookings'`, [schema]);
+      expect(Number(tables[0]!.n)).toBe(1);
+    } finally {
+      await dropSchema(url, schema);
+    }
+  });
+
+  it('the npm scripts and the Dockerfile use the right build, and the tools build (global setup) holds the tools', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts['build']).toBe('tsc -p tsconfig.build.json');
+    for (const tool of ['demo', 'bench', 'simulator']) expect(pkg.scripts[tool]).toMatch(/^npm run build:tools && node dist\//);
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
+      .split('\n')
+      .filter((l) => !l.trimStart().startsWith('#'))
+      .join('\n');
+    expect(dockerfile).toMatch(/RUN npm run build\b(?!:)/);
+    expect(dockerfile).not.toMatch(/build:tools|tsconfig\.tools/);
+    // global-setup.ts built the tools build into dist/: the tools are there for the tests.
+    expect(existsSync(join(root, 'dist', 'simulator', 'main.js'))).toBe(true);
+    expect(existsSync(join(root, 'dist', 'bench', 'index.js'))).toBe(true);
+    expect(existsSync(join(root, 'dist', 'demo.js'))).toBe(true);
+  });
+});
+
+/** Relative module specifiers of one source file: static imports and re-exports, side-effect imports, import(). */
+function relativeImports(source: string): string[] {
+  const noComments = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+  const specs = new Set<string>();
+  const patterns = [/\bfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g];
+  for (const re of patterns) for (const m of noComments.matchAll(re)) if (m[1]!.startsWith('.')) specs.add(m[1]!);
+  return [...specs];
+}
+
+/** Every source file the entry point reaches, relative to src/. */
+function importGraph(entry: string): Map<string, string[]> {
+  const src = join(root, 'src');
+  const graph = new Map<string, string[]>();
+  const todo = [entry];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    const rel = relative(src, file);
+    if (graph.has(rel)) continue;
+    const deps = relativeImports(readFileSync(file, 'utf8')).map((spec) => {
+      // NodeNext: sources import './x.js' for './x.ts'.
+      const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts');
+      if (!existsSync(target)) throw new Error(`${rel} imports ${spec}, which is not a source file (${relative(root, target)})`);
+      return target;
+    });
+    graph.set(rel, deps.map((d) => relative(src, d)));
+    todo.push(...deps.filter((d) => d.endsWith('.ts')));
+  }
+  return graph;
+}
+
+describe('import graph of src/cli.ts', () => {
+  it('finds the imports of a source file', () => {
+    expect(
+      relativeImports(`import { a } from './a.js';\nimport type {\n  B,\n} from '../b/index.js';\nexport * from "./c.js";\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\nimport pg from 'pg';`),
+    ).toEqual(['./a.js', '../b/index.js', './c.js', './d.js', './e.js']);
+  });
+
+  it('never reaches the simulator, the bench or the demo', () => {
+    const graph = importGraph(join(root, 'src', 'cli.ts'));
+    expect(graph.size).toBeGreaterThan(20);
+    expect([...graph.keys()]).toEqual(expect.arrayContaining(['commands.ts', join('ops', 'metrics.ts'), join('db', 'database.ts')]));
+    const offending = [...graph.entries()].filter(([file]) => !isTool(file)).flatMap(([file, deps]) => deps.filter(isTool).map((d) => `${file} imports ${d}`));
+    expect(offending).toEqual([]);
+  });
+});
