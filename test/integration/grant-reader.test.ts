@@ -24,11 +24,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** A client connected as `role` (the test server trusts local connections, so no password is needed). */
-async function connectAs(url: string, role: string, schema: string): Promise<pg.Client> {
+/** A client connected as `role` with its password (the test server may also trust local connections). */
+async function connectAs(url: string, role: string, password: string, schema: string): Promise<pg.Client> {
   const u = new URL(url);
   u.username = role;
-  u.password = '';
+  u.password = password;
   const client = new pg.Client({ connectionString: u.toString(), options: `-c search_path=${schema}` });
   await client.connect();
   return client;
@@ -79,7 +79,7 @@ describe('grant-reader', () => {
     expect(relations.some((r) => r.name === 'added_later')).toBe(true);
     expect(relations.filter((r) => r.schema === reporting).map((r) => r.name)).toEqual(expect.arrayContaining(['room_nights', 'daily_kpis', 'mirror_completeness']));
 
-    const reader = await connectAs(h.dbUrl, role, h.schema);
+    const reader = await connectAs(h.dbUrl, role, 'chosen-secret', h.schema);
     try {
       for (const r of relations) {
         const q = `SELECT * FROM "${r.schema}"."${r.name}" LIMIT 1`;
