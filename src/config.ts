@@ -83,8 +83,23 @@ const configSchema = z.strictObject({
     token: rateWindows,
   }),
   sync: z.strictObject({
-    /** croner expression: when the daemon polls for new changes once caught up. */
-    pollCron: cronExpression,
+    /**
+     * croner expression: when the daemon polls a caught-up property for new changes. Absent
+     * (the default): adaptive polling, as often as the booking list budget allows (list-scheduler.ts).
+     */
+    pollCron: cronExpression.optional(),
+    /** Adaptive polling: no property is polled more often than every `min` ms, none waits longer than `max` ms (when the budget allows). */
+    pollIntervalMs: z
+      .strictObject({ min: z.number().int().min(0), max: z.number().int().positive() })
+      .refine((v) => v.min <= v.max, { message: 'min at most max' }),
+    /** While a property backfills, polls and sweeps together use at most this share of the booking list budget; backfill pages get the rest. */
+    pollShareDuringBackfill: z.number().gt(0).max(1),
+    /** The reconciliation sweep: every `everyMs` each property's summaries are re-read from now − `lookbackMs`, for writes that became visible late. */
+    sweep: z.strictObject({
+      enabled: z.boolean(),
+      everyMs: z.number().int().positive(),
+      lookbackMs: z.number().int().positive(),
+    }),
     summariesPageSize: z.number().int().min(1).max(1000),
     detailConcurrency: z.number().int().min(1).max(64),
     progressIntervalMs: z.number().int().positive(),
@@ -240,6 +255,8 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
     );
   }
   str('STAYSYNC_POLL_CRON', ['sync', 'pollCron']);
+  int('STAYSYNC_POLL_MIN_MS', ['sync', 'pollIntervalMs', 'min']);
+  int('STAYSYNC_POLL_MAX_MS', ['sync', 'pollIntervalMs', 'max']);
   str('STAYSYNC_CONTENT_CRON', ['content', 'refreshCron']);
   str('STAYSYNC_PMS_POLL_CRON', ['pms', 'pollCron']);
   str('STAYSYNC_OCCUPANCY_CRON', ['occupancy', 'refreshCron']);
@@ -269,6 +286,8 @@ const envNameOfKey: Record<string, string> = {
   'provider.clientSecret': 'STAYSYNC_CLIENT_SECRET',
   propertyIds: 'STAYSYNC_PROPERTY_IDS',
   'sync.pollCron': 'STAYSYNC_POLL_CRON',
+  'sync.pollIntervalMs.min': 'STAYSYNC_POLL_MIN_MS',
+  'sync.pollIntervalMs.max': 'STAYSYNC_POLL_MAX_MS',
   'content.refreshCron': 'STAYSYNC_CONTENT_CRON',
   'pms.pollCron': 'STAYSYNC_PMS_POLL_CRON',
   'occupancy.refreshCron': 'STAYSYNC_OCCUPANCY_CRON',

@@ -103,7 +103,8 @@ async function main(): Promise<number> {
       provider: { url: sim.url, referenceDataUrl: sim.url, clientId: 'sim-client', clientSecret: 'sim-secret' },
       propertyIds: sim.propertyIds(),
       rateLimits: scaled,
-      sync: { progressIntervalMs: 2000, pollCron: '*/5 * * * * *' },
+      // Scaled windows would allow a poll every 20 ms: once a second is fresh enough to watch.
+      sync: { progressIntervalMs: 2000, pollIntervalMs: { min: 1000, max: 60_000 } },
       log: { level: process.env.STAYSYNC_LOG_LEVEL ?? 'info' },
     },
   });

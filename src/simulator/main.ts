@@ -88,7 +88,9 @@ async function main(): Promise<void> {
   }
   const configPath = resolve(values['daemon-config'] ?? 'data/simulator/staysync.json');
   mkdirSync(dirname(configPath), { recursive: true });
-  writeFileSync(configPath, `${JSON.stringify({ rateLimits }, null, 2)}\n`);
+  // Scaled windows would let adaptive polling ask many times a second; once a second is fresh enough to watch.
+  const sync = scale > 1 ? { pollIntervalMs: { min: 1000, max: 60_000 } } : {};
+  writeFileSync(configPath, `${JSON.stringify({ rateLimits, sync }, null, 2)}\n`);
   process.stdout.write(
     `${JSON.stringify({ url: sim.url, clientId, clientSecret, propertyIds: sim.propertyIds(), bookingsPerProperty: bookingCount, scale, daemonConfig: configPath })}\n`,
   );

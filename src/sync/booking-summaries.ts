@@ -38,16 +38,25 @@ export interface SummariesStart {
 const SOON_DAYS = 30;
 
 /**
+ * The order of detail fetches (booking_detail_queue.priority, lowest first):
+ * 0: a change found by polling a caught-up property (a new booking is in `bookings` seconds
+ *    after it is in the list, whatever backfill work is queued);
+ * 1: a stay arriving soon (most useful first during a backfill);
+ * 2: everything else.
+ */
+export const FRESH_CHANGE_PRIORITY = 0;
+
+/**
  * Booking numbers look like `YYYYMMDD-propertyId-id`, where the date is the arrival date:
  * the only hint of the stay a summary gives, and enough to fetch soon-arriving stays first.
  */
 export function priorityOf(number: string, now: number): number {
   const m = /^(\d{4})(\d{2})(\d{2})-/.exec(number);
-  if (!m) return 1;
+  if (!m) return 2;
   const arrival = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
   const today = Math.floor(now / 86_400_000) * 86_400_000;
   const days = (arrival - today) / 86_400_000;
-  return days >= -1 && days <= SOON_DAYS ? 0 : 1;
+  return days >= -1 && days <= SOON_DAYS ? 1 : 2;
 }
 
 /**
@@ -62,6 +71,20 @@ export async function pollSummariesUntilCaughtUp(
   signal: AbortSignal,
 ): Promise<PollResult> {
   const log = ctx.logger.child({ component: 'summaries', propertyId });
+  try {
+    return await readPages(ctx, propertyId, start, signal, log);
+  } finally {
+    ctx.listScheduler.setBackfilling(propertyId, false);
+  }
+}
+
+async function readPages(
+  ctx: SyncContext,
+  propertyId: string,
+  start: SummariesStart,
+  signal: AbortSignal,
+  log: SyncContext['logger'],
+): Promise<PollResult> {
   const result: PollResult = { pages: 0, summaries: 0, enqueued: 0 };
   let recoverFrom = start.recoverFrom;
 
@@ -107,12 +130,15 @@ export async function pollSummariesUntilCaughtUp(
       throw err;
     }
 
+    // A page of a property that was caught up is a poll: what it finds is fetched first.
+    const fresh = cursor?.caughtUp === true && !recoverFrom && params.continueToken !== undefined;
+    if (page.hasMoreData) ctx.listScheduler.setBackfilling(propertyId, true);
     // A page without a token keeps the position where it was: the stored token, or (when there
     // is none) the page's last modification, from which the next request continues.
     const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
     // Fetches run concurrently for all properties; turning a page into rows and writing it,
     // one page at a time (ctx.pageSlots).
-    const { summaries, badReasons, enqueued } = await ctx.pageSlots.use(() => writePage(ctx, propertyId, page, nextToken));
+    const { summaries, badReasons, enqueued } = await ctx.pageSlots.use(() => writePage(ctx, propertyId, page, nextToken, fresh));
     recoverFrom = undefined;
 
     for (const reason of badReasons) log.warn({ reason }, 'booking summary failed validation: quarantined');
@@ -159,8 +185,10 @@ async function writePage(
   propertyId: string,
   page: BookingsPage,
   nextToken: string | null,
+  fresh: boolean,
 ): Promise<{ summaries: number; badReasons: string[]; enqueued: number }> {
   const now = ctx.clock.now();
+  const priority = (number: string) => (fresh ? FRESH_CHANGE_PRIORITY : priorityOf(number, now));
   const rows: SummaryRow[] = [];
   const bad: { raw: unknown; reason: string; number: string | null }[] = [];
   let position: Date | null = null;
@@ -170,7 +198,7 @@ async function writePage(
       bad.push({ raw, reason: parsed.reason, number: idTextOf((raw as { number?: unknown } | null)?.number) });
       continue;
     }
-    const row = summaryToRow(propertyId, parsed.value, raw, now);
+    const row = { ...summaryToRow(propertyId, parsed.value, raw, now), priority: priority(parsed.value.number) };
     if (row.modifiedAt && (!position || row.modifiedAt > position)) position = row.modifiedAt;
     rows.push(row);
   }
@@ -186,7 +214,7 @@ async function writePage(
       });
     }
     // A summary that failed validation still names its booking: the details may be fine.
-    const unparsed = bad.flatMap((b) => (b.number === null ? [] : [{ propertyId, number: b.number, modifiedAt: null, priority: priorityOf(b.number, now) }]));
+    const unparsed = bad.flatMap((b) => (b.number === null ? [] : [{ propertyId, number: b.number, modifiedAt: null, priority: priority(b.number) }]));
     const n = (await upsertSummariesAndEnqueue(trx, rows, new Date(now))) + (await enqueueDetailFetches(trx, unparsed));
     await saveCursorAfterPage(trx, {
       propertyId,
@@ -208,7 +236,12 @@ export const bookingSummariesStream: PropertyStream = {
   title: 'booking list',
   enabled: () => true,
   catchUp: async (ctx, propertyId, signal, start) => {
-    await pollSummariesUntilCaughtUp(ctx, propertyId, start, signal);
+    const { summaries } = await pollSummariesUntilCaughtUp(ctx, propertyId, start, signal);
+    ctx.listScheduler.polled(propertyId, summaries);
   },
-  pollCron: (config) => config.sync.pollCron,
+  // A cron when one is configured; else as often as the list budget allows (list-scheduler.ts).
+  waitForNextRun: (ctx, propertyId, signal, tickers) => {
+    const cron = ctx.config.sync.pollCron;
+    return cron ? tickers.get(cron).next(signal) : ctx.listScheduler.pollTurn(propertyId, signal);
+  },
 };

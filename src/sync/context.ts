@@ -7,6 +7,7 @@ import type { ProviderClient } from '../provider/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { Semaphore } from '../util/semaphore.js';
 import { SyncCounters } from './counters.js';
+import { ListScheduler } from './list-scheduler.js';
 
 /** What every stream needs: built once per process and passed down. */
 export interface SyncContext {
@@ -27,6 +28,8 @@ export interface SyncContext {
    * pages are the largest objects the daemon holds, and V8 keeps the heap it once needed.
    */
   readonly pageSlots: Semaphore;
+  /** Turns of the booking list budget for polls and sweeps (backfill pages go first). */
+  readonly listScheduler: ListScheduler;
   /** Called after a page enqueued fetches (or a change event was stored), so idle queue streams wake at once. */
   onEnqueued?: (() => void) | undefined;
   /** Called when a change event's refresh committed, with the seconds since the provider created it (metrics). */
@@ -53,5 +56,6 @@ export function createSyncContext(parts: {
     clock: parts.clock ?? systemClock,
     counters: parts.counters ?? new SyncCounters(),
     pageSlots: new Semaphore(1),
+    listScheduler: new ListScheduler(parts.config, parts.clock ?? systemClock, parts.logger.child({ component: 'poll' })),
   };
 }

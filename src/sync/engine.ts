@@ -249,7 +249,7 @@ export class Engine {
           shownState = undefined;
           caughtUp();
           if (this.mode === 'once') return;
-          await this.tickers.get(stream.pollCron(ctx.config)).next(signal);
+          await stream.waitForNextRun(ctx, propertyId, signal, this.tickers);
         } catch (err) {
           const verdict = classify(err, signal, ctx);
           const now = ctx.clock.now();

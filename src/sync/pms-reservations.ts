@@ -334,7 +334,7 @@ export const pmsReservationsStream: PropertyStream = {
   catchUp: async (ctx, propertyId, signal, start) => {
     await searchPmsReservations(ctx, propertyId, signal, start.mode);
   },
-  pollCron: (config) => config.pms.pollCron,
+  waitForNextRun: (ctx, _propertyId, signal, tickers) => tickers.get(ctx.config.pms.pollCron).next(signal),
 };
 
 /** The PMS reservation fetch queue, registered with the engine. */

@@ -14,6 +14,7 @@ import { bookingDetailsStream } from './booking-details.js';
 import { bookingSummariesStream } from './booking-summaries.js';
 import { contentStream } from './content.js';
 import type { SyncContext } from './context.js';
+import type { Tickers } from './schedule.js';
 import { webhookEventsStream } from './events.js';
 import { dailyOccupancyStream, pmsRoomsStream } from './pms-refreshes.js';
 import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
@@ -32,8 +33,12 @@ export interface PropertyStream {
    * the engine's.
    */
   catchUp(ctx: SyncContext, propertyId: string, signal: AbortSignal, start: { recoverFrom?: Date | undefined; mode: EngineMode }): Promise<void>;
-  /** croner expression: when a caught-up property is polled again (daemon). */
-  pollCron(config: Config): string;
+  /**
+   * Daemon: resolves when the caught-up property should be read again (its poll schedule);
+   * rejects with the signal's reason when it aborts first. `tickers` are the engine's shared
+   * cron schedules.
+   */
+  waitForNextRun(ctx: SyncContext, propertyId: string, signal: AbortSignal, tickers: Tickers): Promise<void>;
 }
 
 export interface QueueDrain {

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type Harness } from './harness.js';
+import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, TEST_POLL_INTERVAL, type Harness } from './harness.js';
 import { reportingSchemaOf } from './database.js';
 
 const cli = resolve('dist/cli.js');
@@ -53,7 +53,7 @@ export function daemonEnv(harness: Harness, opts: { config?: Record<string, unkn
     STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
     STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
     STAYSYNC_PROPERTY_IDS: harness.sim.propertyIds().join(','),
-    STAYSYNC_CONFIG: configFile({ rateLimits: fastRateLimits, ops: { port: 0 }, ...opts.config }),
+    STAYSYNC_CONFIG: configFile({ rateLimits: fastRateLimits, ops: { port: 0 }, ...opts.config, sync: { pollIntervalMs: TEST_POLL_INTERVAL, ...(opts.config?.sync as object | undefined) } }),
     STAYSYNC_LOG_LEVEL: 'warn',
     ...opts.env,
   };

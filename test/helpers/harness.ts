@@ -20,6 +20,12 @@ export const SIM_CLIENT_ID = 'sim-client';
 export const SIM_CLIENT_SECRET = 'sim-secret-do-not-log-7f3a';
 
 /** Production shapes with windows shrunk so that tests run in seconds. */
+/**
+ * The fast windows below would let adaptive polling ask every 17 ms; a floor of a quarter
+ * second keeps a test daemon's idle polling from loading the machine.
+ */
+export const TEST_POLL_INTERVAL = { min: 250, max: 60_000 };
+
 export const fastRateLimits: Record<string, RateWindow[]> = {
   bookingList: [
     { limit: 3, windowMs: 50 },
@@ -106,7 +112,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         },
         propertyIds: sim.propertyIds(),
         rateLimits: fastRateLimits,
-        sync: { progressIntervalMs: 60_000 },
+        sync: { progressIntervalMs: 60_000, pollIntervalMs: TEST_POLL_INTERVAL },
         log: { level: opts.logLevel ?? 'warn' },
       },
       opts.config ?? {},

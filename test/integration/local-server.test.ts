@@ -20,7 +20,7 @@ import { ProviderClient } from '../../src/provider/client.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createSyncContext } from '../../src/sync/context.js';
 import { configFile, freePort, logRecords, runCli, startCli, waitFor } from '../helpers/cli.js';
-import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, syncOnce } from '../helpers/harness.js';
+import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, syncOnce, TEST_POLL_INTERVAL } from '../helpers/harness.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -63,7 +63,7 @@ function daemonEnvFor(sim: Simulator, dataDir: string, port: number): Record<str
     STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
     STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
     STAYSYNC_PROPERTY_IDS: '500100',
-    STAYSYNC_CONFIG: configFile({ rateLimits: fastRateLimits, ops: { port: 0 } }),
+    STAYSYNC_CONFIG: configFile({ rateLimits: fastRateLimits, ops: { port: 0 }, sync: { pollIntervalMs: TEST_POLL_INTERVAL } }),
     STAYSYNC_SHUTDOWN_GRACE_MS: '5000',
     STAYSYNC_LOG_LEVEL: 'info',
   };

@@ -6,11 +6,11 @@ import { formatDuration, queueEtaSeconds, sustainedRate } from '../../src/sync/p
 describe('detail queue ordering and ETA', () => {
   const now = Date.UTC(2026, 10, 21, 12);
   it('fetches stays arriving soon first, using the arrival date in the booking number', () => {
-    expect(priorityOf('20261125-7291-1', now)).toBe(0);
-    expect(priorityOf('20261120-7291-1', now)).toBe(0);
-    expect(priorityOf('20261101-7291-1', now)).toBe(1);
-    expect(priorityOf('20270601-7291-1', now)).toBe(1);
-    expect(priorityOf('not-a-number', now)).toBe(1);
+    expect(priorityOf('20261125-7291-1', now)).toBe(1);
+    expect(priorityOf('20261120-7291-1', now)).toBe(1);
+    expect(priorityOf('20261101-7291-1', now)).toBe(2);
+    expect(priorityOf('20270601-7291-1', now)).toBe(2);
+    expect(priorityOf('not-a-number', now)).toBe(2);
   });
 
   it('computes the ETA from the tightest window of the details budget', () => {

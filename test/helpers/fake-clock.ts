@@ -1,0 +1,51 @@
+import type { Clock } from '../../src/util/clock.js';
+
+/** A clock whose time moves only through advance(); sleeps resolve when time reaches them. */
+export class FakeClock implements Clock {
+  t = 1_000_000;
+  private timers: { at: number; resolve: () => void; reject: (e: unknown) => void; signal?: AbortSignal | undefined }[] = [];
+  sleepsScheduled = 0;
+
+  now(): number {
+    return this.t;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    this.sleepsScheduled++;
+    return new Promise((resolve, reject) => {
+      const timer = { at: this.t + Math.max(0, ms), resolve, reject, signal };
+      this.timers.push(timer);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.timers = this.timers.filter((x) => x !== timer);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+  }
+  get pendingTimers(): number {
+    return this.timers.length;
+  }
+  /** Moves time forward, firing due timers in order and letting their continuations run. */
+  async advance(ms: number): Promise<void> {
+    const target = this.t + ms;
+    await flush();
+    for (;;) {
+      const due = this.timers.filter((x) => x.at <= target).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((x) => x !== due);
+      this.t = Math.max(this.t, due.at);
+      due.resolve();
+      await flush();
+    }
+    this.t = target;
+    await flush();
+  }
+}
+
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
