@@ -20,7 +20,7 @@ export const refreshOutcomes = ['ok', 'failed', 'stopped', 'killed'] as const;
 export type RefreshOutcome = (typeof refreshOutcomes)[number];
 
 /** Streams with a cursor per property (sync_cursors.stream). */
-export const cursorStreams = ['booking_summaries', 'pms_reservations', 'daily_occupancy'] as const;
+export const cursorStreams = ['booking_summaries', 'booking_sweep', 'pms_reservations', 'daily_occupancy'] as const;
 export type CursorStream = (typeof cursorStreams)[number];
 
 /** A received change event (webhook_events.state). */

@@ -609,44 +609,79 @@ export class SimulatorStore {
         target = { store, b: pick(rng, store.order) };
       }
       const { store, b } = target;
-      this.listener?.beforeBookingChange(store, b);
       // Strictly after its previous change and never before the end of the stream: a change
       // always lands after every continueToken already issued, so no client can miss it.
-      const newMs = Math.max(now, this.maxMs(store), b.modifiedMs + 1);
-      b.version++;
-      b.detailReadsSinceChange = 0;
-      if (chance(rng, 0.3)) {
-        b.status = b.status === 'Cancelled' ? 'Active' : 'Cancelled';
-        b.cancelledMs = b.status === 'Cancelled' ? newMs : 0;
-      } else {
-        b.variant++;
-      }
-      this.reposition(store, b, newMs);
-      this.listener?.afterBookingChange(store, b);
+      this.change(store, b, Math.max(now, this.maxMs(store), b.modifiedMs + 1));
       this.recent.push(target);
       if (this.recent.length > 64) this.recent.shift();
     }
     for (let k = 0; k < (opts.newCount ?? 0); k++) {
       const store = pick(rng, stores);
-      this.listener?.beforeBookingChange(store, undefined);
-      const id = this.nextId++;
-      const ms = Math.max(now, this.maxMs(store));
-      const arrivalDay = Math.floor(ms / DAY_MS) + intBetween(rng, 0, 120);
-      const b = new BookingState(
-        id,
-        bookingNumber(arrivalDay, store.content.id, id),
-        mix(this.opts.seed, id),
-        arrivalDay,
-        ms,
-        ms,
-        0,
-        0,
-        'Active',
-        0,
-      );
-      store.byNumber.set(b.number, b);
-      this.insert(store, b);
-      this.listener?.bookingCreated(store, b);
+      this.create(store, Math.max(now, this.maxMs(store)));
     }
+  }
+
+  /**
+   * See Simulator.mutateLate: changes that become visible late, dated `lagMs` before now.
+   * Returns the numbers of the bookings changed or created.
+   */
+  mutateLate(opts: { count: number; newCount?: number; propertyId?: string; lagMs: number }): string[] {
+    const at = this.opts.now() - opts.lagMs;
+    const only = opts.propertyId === undefined ? undefined : this.stores.get(opts.propertyId);
+    if (opts.propertyId !== undefined && !only) throw new Error(`mutateLate: unknown property ${opts.propertyId}`);
+    if (at < FIRST_CREATED_MS) throw new Error('mutateLate: lagMs reaches before the first bookings');
+    const stores = only ? [only] : [...this.stores.values()];
+    const rng = this.rng;
+    const numbers: string[] = [];
+    for (let k = 0; k < opts.count; k++) {
+      const store = pick(rng, stores);
+      // Only a booking last changed before `at` can change at `at`: each change keeps its date,
+      // whatever the stream's end, which is what makes it late.
+      const older = lowerBound(store.order, at, -Infinity);
+      if (older === 0) continue;
+      const b = store.order[Math.floor(rng() * older)]!;
+      this.change(store, b, at);
+      numbers.push(b.number);
+    }
+    for (let k = 0; k < (opts.newCount ?? 0); k++) numbers.push(this.create(pick(rng, stores), at).number);
+    return numbers;
+  }
+
+  /** One change of `b` at `ms`: a status flip, or new content (prices, guests, room stays). */
+  private change(store: PropertyStore, b: BookingState, ms: number): void {
+    this.listener?.beforeBookingChange(store, b);
+    b.version++;
+    b.detailReadsSinceChange = 0;
+    if (chance(this.rng, 0.3)) {
+      b.status = b.status === 'Cancelled' ? 'Active' : 'Cancelled';
+      b.cancelledMs = b.status === 'Cancelled' ? ms : 0;
+    } else {
+      b.variant++;
+    }
+    this.reposition(store, b, ms);
+    this.listener?.afterBookingChange(store, b);
+  }
+
+  /** A new booking of `store`, created (and last modified) at `ms`. */
+  private create(store: PropertyStore, ms: number): BookingState {
+    this.listener?.beforeBookingChange(store, undefined);
+    const id = this.nextId++;
+    const arrivalDay = Math.floor(ms / DAY_MS) + intBetween(this.rng, 0, 120);
+    const b = new BookingState(
+      id,
+      bookingNumber(arrivalDay, store.content.id, id),
+      mix(this.opts.seed, id),
+      arrivalDay,
+      ms,
+      ms,
+      0,
+      0,
+      'Active',
+      0,
+    );
+    store.byNumber.set(b.number, b);
+    this.insert(store, b);
+    this.listener?.bookingCreated(store, b);
+    return b;
   }
 }

@@ -233,6 +233,14 @@ export interface Simulator {
    * booking already changed within the same second.
    */
   mutate(opts: { count: number; newCount?: number; propertyId?: string }): void;
+  /**
+   * Writes that become visible late, as the provider's can: `count` existing bookings change
+   * (as mutate changes them) and `newCount` are created, each with its modification time
+   * `lagMs` before now, so a continueToken already past that time never lists them (only a
+   * list from an earlier lastModification does). Only bookings last changed before that time
+   * are picked. Returns the numbers changed or created.
+   */
+  mutateLate(opts: { count: number; newCount?: number; propertyId?: string; lagMs: number }): string[];
   /** Calls mutate every `intervalMs` until stopChurn() or close(). */
   startChurn(opts: { intervalMs: number; perTick: number; newPerTick?: number }): void;
   stopChurn(): void;
@@ -558,6 +566,10 @@ class SimulatorImpl implements Simulator {
 
   mutate(opts: { count: number; newCount?: number; propertyId?: string }): void {
     this.store.mutate(opts);
+  }
+
+  mutateLate(opts: { count: number; newCount?: number; propertyId?: string; lagMs: number }): string[] {
+    return this.store.mutateLate(opts);
   }
 
   startChurn(opts: { intervalMs: number; perTick: number; newPerTick?: number }): void {

@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import type { CursorStream } from '../db/states.js';
 import { bookingDetailsStream } from './booking-details.js';
 import { bookingSummariesStream } from './booking-summaries.js';
+import { bookingSweepStream } from './booking-sweep.js';
 import { contentStream } from './content.js';
 import type { SyncContext } from './context.js';
 import type { Tickers } from './schedule.js';
@@ -80,7 +81,7 @@ export interface StreamRegistry {
 
 /** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use). */
 export const registeredStreams: StreamRegistry = {
-  property: [bookingSummariesStream, pmsReservationsStream],
+  property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
   queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
   refreshes: [contentStream, pmsRoomsStream, dailyOccupancyStream],
 };

@@ -26,8 +26,13 @@ export interface SummaryRow {
  * earlier modification; or stored details of the same modification second that were fetched
  * before that second ended (a second change in the same second may be missing from them).
  * Stored details of a later modification are never downgraded.
+ *
+ * `keepNewer`: a stored summary of a later modification stays as it is. A reader of the
+ * booking list from an earlier point (the reconciliation sweep) may list a version older than
+ * the one the main stream wrote meanwhile; the main stream reads in modification order and
+ * needs no such check.
  */
-export async function upsertSummariesAndEnqueue(trx: Executor, summaries: SummaryRow[], listedAt: Date): Promise<number> {
+export async function upsertSummariesAndEnqueue(trx: Executor, summaries: SummaryRow[], listedAt: Date, opts: { keepNewer?: boolean } = {}): Promise<number> {
   if (summaries.length === 0) return 0;
   // A page lists each booking once, but a defensive dedupe keeps ON CONFLICT from seeing
   // the same key twice in one statement (a Postgres error, 21000).
@@ -59,7 +64,11 @@ export async function upsertSummariesAndEnqueue(trx: Executor, summaries: Summar
         modified_at: (eb) => eb.ref('excluded.modified_at'),
         listed_at: (eb) => eb.ref('excluded.listed_at'),
         raw: (eb) => eb.ref('excluded.raw'),
-      }),
+      }).$call((u) =>
+        opts.keepNewer
+          ? u.where(sql<boolean>`booking_summaries.modified_at IS NULL OR excluded.modified_at >= booking_summaries.modified_at`)
+          : u,
+      ),
     )
     .execute();
 
