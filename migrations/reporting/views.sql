@@ -450,3 +450,44 @@ COMMENT ON COLUMN mirror_completeness.last_listed_at IS 'When the booking list l
 COMMENT ON COLUMN mirror_completeness.last_fetched_at IS 'When details of a booking of the property were last fetched.';
 COMMENT ON COLUMN mirror_completeness.content_mirrored IS 'True when the property''s content is mirrored (names, time zone).';
 COMMENT ON COLUMN mirror_completeness.time_zone_known IS 'True when the property''s time zone is known; otherwise its local dates are UTC dates.';
+
+-- ------------------------------------------------------------------ freshness
+
+CREATE VIEW freshness AS
+WITH lags AS (
+  SELECT property_id,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM written_at - modified_at)) AS p50,
+         percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM written_at - modified_at)) AS p95,
+         count(*) AS changes
+  FROM change_lags
+  WHERE written_at > now() - interval '1 hour'
+  GROUP BY property_id
+)
+SELECT ids.property_id,
+       c.property_name,
+       cur.last_poll_at,
+       n.newest_change_at,
+       -- The list is complete up to its last poll once caught up (while it is still being read,
+       -- up to the modification it is read through); a change still waiting for its details
+       -- holds that back to its own modification time.
+       CASE WHEN (CASE WHEN cur.caught_up THEN cur.last_poll_at ELSE cur.position END) IS NULL THEN NULL
+            ELSE LEAST(CASE WHEN cur.caught_up THEN cur.last_poll_at ELSE cur.position END,
+                       (SELECT min(COALESCE(q.wanted_modified_at, q.enqueued_at)) FROM booking_detail_queue q
+                         WHERE q.property_id = ids.property_id AND q.state = 'pending')) END AS data_as_of,
+       round(l.p50::numeric, 3) AS lag_p50_seconds,
+       round(l.p95::numeric, 3) AS lag_p95_seconds,
+       COALESCE(l.changes, 0) AS changes_last_hour
+FROM (SELECT property_id FROM property_clock) ids
+LEFT JOIN property_clock c ON c.property_id = ids.property_id
+LEFT JOIN sync_cursors cur ON cur.property_id = ids.property_id AND cur.stream = 'booking_summaries'
+CROSS JOIN LATERAL (SELECT max(b.modified_at) AS newest_change_at FROM bookings b WHERE b.property_id = ids.property_id) n
+LEFT JOIN lags l ON l.property_id = ids.property_id;
+COMMENT ON VIEW freshness IS 'How fresh the mirror is per property, for a dashboard''s "data as of": when the booking list was last asked, the newest change mirrored, the moment up to which every change is in bookings, and how long fresh changes took from the provider to the mirror over the last hour.';
+COMMENT ON COLUMN freshness.property_id IS 'Provider property id.';
+COMMENT ON COLUMN freshness.property_name IS 'Property name (content).';
+COMMENT ON COLUMN freshness.last_poll_at IS 'When the booking list was last asked successfully (UTC); NULL before its first page.';
+COMMENT ON COLUMN freshness.newest_change_at IS 'Newest modification time among the mirrored bookings (UTC, whole seconds as the provider sends them).';
+COMMENT ON COLUMN freshness.data_as_of IS 'Every booking change made before this moment is in the mirror (UTC): the last poll of the caught-up booking list (while the list is still being read, the modification time it is read through), or earlier while a change waits for its details (the oldest such change). Fetches parked after repeated failures do not hold it back (see mirror_completeness). NULL before the first page.';
+COMMENT ON COLUMN freshness.lag_p50_seconds IS 'Median lag of the fresh changes written in the last hour: from the modification time the booking list announced (whole seconds, so up to 1 s more than the true lag) to the details written in the mirror. NULL when there was none.';
+COMMENT ON COLUMN freshness.lag_p95_seconds IS '95th percentile of the same lags. NULL when there was none.';
+COMMENT ON COLUMN freshness.changes_last_hour IS 'Fresh changes written in the last hour: booking versions found by polling the caught-up list or announced by a change event (backfill fetches are not counted).';

@@ -6,8 +6,9 @@
  *                            [--content-properties 500] [--content-scale 10]
  *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
- *                            [--only budget,memory,content,pms,webhooks]
- *                            [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks]
+ *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30]
+ *                            [--only budget,memory,content,pms,webhooks,freshness]
+ *                            [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness]
  *
  * Scenario A (budget fidelity): the production limits with time compressed by --scale
  * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
@@ -25,8 +26,13 @@
  * Scenario E (webhook latency, webhooks.ts): the daemon `run` with its schedules off; after its
  * first sync, PMS changes 100–600 ms apart, each timed from its event to the updated row in
  * PostgreSQL (median, p95), the daemon's own latency histogram, and exit 0 on SIGTERM.
- * `--only` takes a comma list of budget (A), memory (B), content (C), pms (D) and webhooks
- * (E), e.g. `--only pms`; the --skip-* flags leave one out.
+ * Scenario F (freshness, freshness.ts): the daemon `run` with the production booking list and
+ * details windows (no scale) and adaptive polling; after its first sync, bookings change one at
+ * a time at random moments, each timed from the change to its row in `bookings`; once with 1
+ * property, once with --freshness-properties on one connection (--freshness-bookings in each
+ * run, --freshness-changes changes each). Median against 2 s (1 property) and P × 0.6 s + 1 s.
+ * `--only` takes a comma list of budget (A), memory (B), content (C), pms (D), webhooks (E)
+ * and freshness (F), e.g. `--only pms`; the --skip-* flags leave one out.
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
@@ -41,6 +47,7 @@ import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncO
 import { runContentBench } from './content.js';
 import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
 import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
+import { FRESHNESS_DEFAULTS, freshnessLines, GAP_MAX_MS, GAP_MIN_MS, runFreshnessBench } from './freshness.js';
 import { minTimeFor, scaleWindows } from './theory.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -75,6 +82,12 @@ interface Options {
   /** Scenario E's time scale (1: the production windows). */
   webhookScale: number;
   skipWebhooks: boolean;
+  /** Scenario F: P of its second run (the first has one property). */
+  freshnessProperties: number;
+  /** Scenario F: bookings of each run, spread over its properties. */
+  freshnessBookings: number;
+  freshnessChanges: number;
+  skipFreshness: boolean;
 }
 
 class UsageError extends Error {}
@@ -84,11 +97,12 @@ const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 
                                  [--content-properties 500] [--content-scale 10]
                                  [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
-                                 [--only budget,memory,content,pms,webhooks]
-                                 [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks]`;
+                                 [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30]
+                                 [--only budget,memory,content,pms,webhooks,freshness]
+                                 [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['budget', 'memory', 'content', 'pms', 'webhooks'] as const;
+const scenarioNames = ['budget', 'memory', 'content', 'pms', 'webhooks', 'freshness'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -114,6 +128,10 @@ function parseOptions(argv: string[]): Options {
       'webhook-changes': { type: 'string', default: String(WEBHOOK_DEFAULTS.changes) },
       'webhook-scale': { type: 'string', default: String(WEBHOOK_DEFAULTS.scale) },
       'skip-webhooks': { type: 'boolean', default: false },
+      'freshness-properties': { type: 'string', default: String(FRESHNESS_DEFAULTS.properties) },
+      'freshness-bookings': { type: 'string', default: String(FRESHNESS_DEFAULTS.bookings) },
+      'freshness-changes': { type: 'string', default: String(FRESHNESS_DEFAULTS.changes) },
+      'skip-freshness': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -172,6 +190,10 @@ function parseOptions(argv: string[]): Options {
     webhookChanges: int('webhook-changes', values['webhook-changes'], 1),
     webhookScale: int('webhook-scale', values['webhook-scale'], 1),
     skipWebhooks: skip('webhooks', values['skip-webhooks']),
+    freshnessProperties: int('freshness-properties', values['freshness-properties'], 1),
+    freshnessBookings: int('freshness-bookings', values['freshness-bookings'], Number(values['freshness-properties']) || 1),
+    freshnessChanges: int('freshness-changes', values['freshness-changes'], 1),
+    skipFreshness: skip('freshness', values['skip-freshness']),
   };
 }
 
@@ -396,6 +418,43 @@ async function main(): Promise<number> {
       if (!(err instanceof RunFailedError)) throw err;
       failed = true;
       failureReport(err);
+    }
+  }
+
+  // ---- Scenario F: freshness at real time scale ----
+  if (!opts.skipFreshness && !abort.signal.aborted) {
+    // The production windows as they are: freshness is a matter of real seconds.
+    const realLimits = mapLimits((ws) => ws.map((w) => ({ ...w })));
+    const sizes = [...new Set([1, opts.freshnessProperties])];
+    out(
+      `scenario F: freshness, daemon \`run\` with adaptive polling, production windows (no scale: list ${windowsText(realLimits.bookingList)} | details ${windowsText(realLimits.bookingDetails)}), ` +
+        `${opts.freshnessBookings} bookings and ${opts.freshnessChanges} changes ${GAP_MIN_MS / 1000}–${GAP_MAX_MS / 1000} s apart per run, for ${sizes.map((p) => `${p} propert${p === 1 ? 'y' : 'ies'}`).join(' and ')} on one connection`,
+    );
+    for (const p of sizes) {
+      if (abort.signal.aborted) break;
+      const each = opts.freshnessBookings % p === 0 ? String(opts.freshnessBookings / p) : `${Math.floor(opts.freshnessBookings / p)}–${Math.ceil(opts.freshnessBookings / p)}`;
+      out(`  ${p === 1 ? `1 property, ${opts.freshnessBookings} bookings` : `${p} properties, ${each} bookings each`}:`);
+      try {
+        const f = await runFreshnessBench({
+          label: `scenario F (${p})`,
+          properties: p,
+          bookings: opts.freshnessBookings,
+          changes: opts.freshnessChanges,
+          limits: realLimits,
+          databaseUrl,
+          timeoutMs: 120_000 + opts.freshnessChanges * GAP_MAX_MS + 2 * p * 1_200,
+          seed: 6 + p,
+          onProgress: progress,
+          signal: abort.signal,
+        });
+        const { lines, notes } = freshnessLines(f, opts.freshnessChanges, realLimits);
+        for (const l of lines) out(l);
+        for (const n of notes) out(`  ${n}`);
+      } catch (err) {
+        if (!(err instanceof RunFailedError)) throw err;
+        failed = true;
+        failureReport(err);
+      }
     }
   }
   if (abort.signal.aborted) {

@@ -27,6 +27,29 @@ export interface SyncCursorsTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** migrations/0008_sweep.sql: the reconciliation sweep of each property. */
+export interface BookingSweepsTable {
+  property_id: string;
+  watching_since: Timestamptz;
+  pass_started_at: NullableTimestamptz;
+  pass_from: NullableTimestamptz;
+  pass_pages: ColumnType<number, number | undefined, number>;
+  pass_summaries: ColumnType<number, number | undefined, number>;
+  pass_enqueued: ColumnType<number, number | undefined, number>;
+  pass_late: ColumnType<number, number | undefined, number>;
+  pass_restarts: ColumnType<number, number | undefined, number>;
+  last_started_at: NullableTimestamptz;
+  last_finished_at: NullableTimestamptz;
+  last_from: NullableTimestamptz;
+  last_pages: number | null;
+  last_summaries: number | null;
+  last_enqueued: number | null;
+  last_late: number | null;
+  last_restarts: number | null;
+  passes: ColumnType<string, string | number | undefined, string | number>;
+  late_changes: ColumnType<string, string | number | undefined, string | number>;
+}
+
 export interface SyncLeaseTable {
   name: string;
   epoch: BigIntColumn;
@@ -426,6 +449,7 @@ export interface InventoryBlocksTable {
 
 export interface Database {
   sync_cursors: SyncCursorsTable;
+  booking_sweeps: BookingSweepsTable;
   sync_lease: SyncLeaseTable;
   booking_summaries: BookingSummariesTable;
   booking_detail_queue: BookingDetailQueueTable;

@@ -14,8 +14,11 @@ import { queueDepthByProperty } from '../db/repositories/fetch-queue.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
 import { cursorStates, cursorStreams } from '../db/states.js';
 import { countEvents, pendingEventsByProperty } from '../db/repositories/pms.js';
+import { newestChangeByProperty } from '../db/repositories/freshness.js';
+import { onChangeLag } from '../sync/freshness.js';
 import type { ProviderClient } from '../provider/client.js';
 import { failureCauses } from '../provider/health.js';
+import { registerSweepMetrics } from './sweep-status.js';
 import type { SyncContext } from '../sync/context.js';
 
 export interface MetricSources {
@@ -160,6 +163,17 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
   });
   sources.ctx.onEventProcessed = (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds));
+  // Freshness: labels per property only (bounded by the properties followed), nothing per booking.
+  const changeLag = new client.Histogram({
+    name: 'staysync_change_lag_seconds',
+    help: "From a fresh change's modification time at the provider (the summary's modifiedDateTime, whole seconds) to its details written in the mirror, by property.",
+    labelNames: ['property_id'],
+    buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300, 600],
+    registers: [register],
+  });
+  onChangeLag(sources.ctx, (propertyId, seconds) => changeLag.observe({ property_id: propertyId }, Math.max(0, seconds)));
+
+  registerSweepMetrics(register, sources.db, availability);
 
   // Table gauges: one read of the bookkeeping per scrape, shared by the gauges below.
   let snapshot: Promise<TableSnapshot | undefined> | undefined;
@@ -292,6 +306,27 @@ export function createMetrics(sources: MetricSources): client.Registry {
     },
   });
   new client.Gauge({
+    name: 'staysync_last_poll_timestamp_seconds',
+    help: 'When the booking list of the property was last asked successfully (unix seconds; sync_cursors.last_poll_at).',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const c of (await tables())?.cursors ?? []) if (c.stream === BOOKING_SUMMARIES && c.lastPollAt) this.set({ property_id: c.propertyId }, c.lastPollAt.getTime() / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_newest_change_age_seconds',
+    help: 'Age of the newest booking modification mirrored in bookings, by property (absent while none is).',
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      const now = Date.now();
+      for (const n of (await tables())?.newestChanges ?? []) if (n.newestChangeAt) this.set({ property_id: n.propertyId }, ageSeconds(now, n.newestChangeAt));
+    },
+  });
+  new client.Gauge({
     name: 'staysync_property_state',
     help: 'State of each property stream: 1 for its current state (active, retrying, failing, token_lost), 0 for the others.',
     labelNames: ['property_id', 'stream', 'state'],
@@ -316,6 +351,7 @@ interface TableSnapshot {
   events: Awaited<ReturnType<typeof countEvents>>;
   quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
   pendingEvents: Awaited<ReturnType<typeof pendingEventsByProperty>>;
+  newestChanges: Awaited<ReturnType<typeof newestChangeByProperty>>;
 }
 
 async function readTables(db: Db): Promise<TableSnapshot> {
@@ -328,5 +364,6 @@ async function readTables(db: Db): Promise<TableSnapshot> {
     events: await countEvents(db),
     quarantine: await quarantineByStream(db),
     pendingEvents: await pendingEventsByProperty(db),
+    newestChanges: await newestChangeByProperty(db),
   };
 }

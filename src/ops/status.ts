@@ -12,6 +12,9 @@ import { countQuarantined, quarantineByStream } from '../db/repositories/quarant
 import { recentRuns, type RunRow } from '../db/repositories/runs.js';
 import { countEvents } from '../db/repositories/pms.js';
 import { formatDuration, queueEtaSeconds } from '../sync/progress.js';
+import { gatherSweeps, sweepLines, type PropertySweepStatus } from './sweep-status.js';
+import { freshnessByProperty } from '../db/repositories/freshness.js';
+import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './freshness.js';
 
 export interface PropertyStatus {
   propertyId: string;
@@ -30,6 +33,8 @@ export interface PropertyStatus {
   queueQuarantined: number;
   quarantined: number;
   queueEta: string;
+  /** Last poll, newest mirrored change, data as of, lag of the last hour's fresh changes; null before the first page. */
+  freshness: FreshnessStatus | null;
 }
 
 /** The PMS side of a property: search position, fetch queue, occupancy refresh. */
@@ -62,12 +67,15 @@ export interface StatusReport {
   /** The latest run (running or ended). */
   lastRun: RunRow | null;
   lastContentRefresh: Awaited<ReturnType<typeof lastContentRefresh>> | null;
+  /** The reconciliation sweep per property: last pass and what it found, next due. */
+  sweeps: PropertySweepStatus[];
 }
 
 export async function gatherStatus(db: Db, config: Config): Promise<StatusReport> {
   const cursors = await listCursors(db, BOOKING_SUMMARIES);
   const depth = new Map((await queueDepthByProperty(db, 'booking_detail_queue')).map((d) => [d.propertyId, d]));
   const quarantined = await countQuarantined(db);
+  const freshness = new Map((await freshnessByProperty(db)).map((f) => [f.propertyId, f]));
   const ids = [...new Set([...config.propertyIds, ...cursors.map((c) => c.propertyId)])].sort();
   const windows = config.rateLimits.bookingDetails;
   const properties: PropertyStatus[] = ids.map((id) => {
@@ -87,6 +95,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       queueQuarantined: d?.quarantined ?? 0,
       quarantined: quarantined.get(id) ?? 0,
       queueEta: formatDuration(queueEtaSeconds(d?.pending ?? 0, windows)),
+      freshness: toFreshnessStatus(freshness.get(id)),
     };
   });
   const total = await pendingCount(db, 'booking_detail_queue');
@@ -123,6 +132,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     lease: await leaseStatus(db, config.database.schema),
     lastRun: (await recentRuns(db, 1))[0] ?? null,
     lastContentRefresh: (await lastContentRefresh(db)) ?? null,
+    sweeps: await gatherSweeps(db, config, ids),
   };
 }
 
@@ -151,7 +161,9 @@ export function formatStatus(r: StatusReport): string[] {
     out.push(...tableLines(header, rows));
     out.push('');
   }
+  out.push(...freshnessLines(r.properties));
   out.push(`Detail queue: ${r.queuePending} pending, ETA ${r.queueEta} at the details budget.`);
+  out.push(...sweepLines(r.sweeps));
   if (r.pms.length > 0) {
     out.push('');
     out.push(

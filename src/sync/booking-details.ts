@@ -5,9 +5,12 @@
  */
 import { completeFetch } from '../db/repositories/booking-queue.js';
 import { bookingToRows, saveBookingVersion } from '../db/repositories/bookings.js';
+import { recordChangeLag } from '../db/repositories/freshness.js';
 import type { QueuedFetch } from '../db/repositories/fetch-queue.js';
 import type { SyncContext } from './context.js';
+import { FRESH_CHANGE_PRIORITY } from './booking-summaries.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from './fetch-drain.js';
+import { reportChangeLag } from './freshness.js';
 import type { QueueStream } from './streams.js';
 
 export const BOOKING_DETAILS = 'booking_details';
@@ -30,13 +33,27 @@ class BookingDetails implements FetchHandler {
     ctx.counters.detailsFetched += 1;
     // The provider's clock decides whether these details cover a whole modification second.
     const rows = bookingToRows(item.propertyId, fetched.booking, fetched.raw, fetched.fetchedAt);
+    // A fresh change (found by a poll of a caught-up list, or announced by an event): its lag,
+    // from the modification the summary announced to this write, is recorded in the same
+    // transaction (status and reporting read it) and, once committed, observed by /metrics.
+    const fresh = item.priority === FRESH_CHANGE_PRIORITY;
     try {
-      const { written, completed } = await ctx.write(async (trx) => ({
+      const { lag, written, completed } = await ctx.write(async (trx) => ({
+        // Before the details: it compares with the version stored so far.
+        lag: fresh
+          ? await recordChangeLag(trx, {
+              propertyId: item.propertyId,
+              number: item.number,
+              changedAt: item.wantedModifiedAt ?? rows.booking.modified_at,
+              version: rows.booking.modified_at,
+            })
+          : undefined,
         written: await saveBookingVersion(trx, rows),
         completed: await completeFetch(trx, item),
       }));
       if (written) ctx.counters.detailsWritten += 1;
       else ctx.counters.detailsStale += 1;
+      if (lag !== undefined) reportChangeLag(ctx, item.propertyId, lag);
       // Either re-enqueued meanwhile (fine: fetched again), or the provider served details
       // older than the summary that asked for them: try again later instead of spinning.
       if (!completed) await this.outcomes.stale(item, 'details older than the listed modification');

@@ -230,7 +230,7 @@ describe('the reporting layer', () => {
       (await h!.sql<{ c: string }>(`SELECT column_name AS c FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, [rs, view])).map((r) => r.c);
 
     const views = (await h.sql<{ relname: string }>(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'v' ORDER BY 1`, [rs])).map((r) => r.relname);
-    expect(views).toEqual(['booking_facts', 'channel_performance', 'daily_kpis', 'mirror_completeness', 'pickup', 'property_clock', 'room_nights']);
+    expect(views).toEqual(['booking_facts', 'channel_performance', 'daily_kpis', 'freshness', 'mirror_completeness', 'pickup', 'property_clock', 'room_nights']);
     const undocumented = await h.sql(
       `SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
         WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'v' AND col_description(c.oid, a.attnum) IS NULL
