@@ -16,7 +16,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -24,7 +23,8 @@ import { startSimulator, type Simulator } from '../simulator/index.js';
 import { mulberry32 } from '../simulator/random.js';
 import { sustainableGapMs } from '../sync/list-scheduler.js';
 import { formatLines, logText, secs, statusText, type Line } from './report.js';
-import { childEnv, CLI_PATH, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
+import { abortableSleep as sleep } from '../util/clock.js';
+import { childEnv, CLI_PATH, freePort, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
 import { histogramQuantileBound, quantile, readHistogram, type HistogramReading } from './stats.js';
 
 /** How often the bench looks at `bookings` while changes are in flight. */
@@ -85,31 +85,6 @@ export interface FreshnessRunResult {
   log: DaemonLog;
 }
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-/** A TCP port that was free a moment ago (the daemon's ops port). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** `total` bookings over `count` properties (ids as the simulator's main.ts makes them). */
 function spread(total: number, count: number): { id: string; bookingCount: number }[] {

@@ -11,14 +11,14 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startSimulator, type RequestLogEntry, type Simulator } from '../simulator/index.js';
 import { mulberry32 } from '../simulator/random.js';
 import { formatLines, logText, secs, statusText, type Line } from './report.js';
-import { childEnv, CLI_PATH, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
+import { abortableSleep as sleep } from '../util/clock.js';
+import { childEnv, CLI_PATH, freePort, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
 import { histogramQuantileBound, quantile, readHistogram, type HistogramReading } from './stats.js';
 
 /** Fires once a year (1 January, 00:00): no scheduled poll or refresh comes during the bench. */
@@ -76,31 +76,6 @@ export interface WebhookBenchResult {
   log: DaemonLog;
 }
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
-/** A TCP port that was free a moment ago (the daemon's ops port). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** Polls `check` until truthy; throws naming `what` after `timeoutMs`. */
 async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs: number, signal?: AbortSignal): Promise<T> {

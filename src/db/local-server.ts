@@ -219,8 +219,3 @@ async function portIsFree(port: number): Promise<boolean> {
 function firstLine(text: string): string {
   return text.split('\n')[0] ?? text;
 }
-
-/** The URL with its password replaced, for logs that may be shipped elsewhere. */
-export function redactedUrl(url: string): string {
-  return url.replace(/:\/\/([^:@/]+):[^@/]*@/, '://$1:***@');
-}

@@ -176,6 +176,39 @@ export function summaryToRow(propertyId: string, s: BookingSummary, raw: unknown
   };
 }
 
+/** A summary that failed validation, with the booking number it names (if any). */
+export interface BadSummary {
+  raw: unknown;
+  reason: string;
+  number: string | null;
+}
+
+/**
+ * A page of summaries as rows (with the detail priority `priorityOf` gives each), the ones that
+ * failed validation, and the latest modification listed. Pure; shared with the sweep.
+ */
+export function parseSummariesPage(
+  propertyId: string,
+  page: BookingsPage,
+  now: number,
+  priority: (number: string) => number,
+): { rows: SummaryRow[]; bad: BadSummary[]; position: Date | null } {
+  const rows: SummaryRow[] = [];
+  const bad: BadSummary[] = [];
+  let position: Date | null = null;
+  for (const raw of page.bookingSummaries) {
+    const parsed = parseBookingSummary(raw);
+    if (!parsed.ok) {
+      bad.push({ raw, reason: parsed.reason, number: idTextOf((raw as { number?: unknown } | null)?.number) });
+      continue;
+    }
+    const row = { ...summaryToRow(propertyId, parsed.value, raw, now), priority: priority(parsed.value.number) };
+    if (row.modifiedAt && (!position || row.modifiedAt > position)) position = row.modifiedAt;
+    rows.push(row);
+  }
+  return { rows, bad, position };
+}
+
 /**
  * One page in ONE transaction: summaries upserted, detail fetches enqueued under the version
  * guard, summaries that fail validation quarantined, the new token stored.
@@ -189,19 +222,7 @@ async function writePage(
 ): Promise<{ summaries: number; badReasons: string[]; enqueued: number }> {
   const now = ctx.clock.now();
   const priority = (number: string) => (fresh ? FRESH_CHANGE_PRIORITY : priorityOf(number, now));
-  const rows: SummaryRow[] = [];
-  const bad: { raw: unknown; reason: string; number: string | null }[] = [];
-  let position: Date | null = null;
-  for (const raw of page.bookingSummaries) {
-    const parsed = parseBookingSummary(raw);
-    if (!parsed.ok) {
-      bad.push({ raw, reason: parsed.reason, number: idTextOf((raw as { number?: unknown } | null)?.number) });
-      continue;
-    }
-    const row = { ...summaryToRow(propertyId, parsed.value, raw, now), priority: priority(parsed.value.number) };
-    if (row.modifiedAt && (!position || row.modifiedAt > position)) position = row.modifiedAt;
-    rows.push(row);
-  }
+  const { rows, bad, position } = parseSummariesPage(propertyId, page, now, priority);
 
   const enqueued = await ctx.write(async (trx) => {
     for (const b of bad) {

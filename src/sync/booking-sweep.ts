@@ -20,9 +20,8 @@ import { upsertSummariesAndEnqueue, enqueueDetailFetches, type SummaryRow } from
 import { quarantinePayload } from '../db/repositories/quarantine.js';
 import { BOOKING_SWEEP, findSweep, listedVersions, nextSweepDueAt, recordSweepPage, restartSweepPass, startWatching, type SweepCounts } from '../db/repositories/sweeps.js';
 import { ContinueTokenRejectedError } from '../provider/errors.js';
-import { idTextOf } from '../provider/schema-primitives.js';
-import { parseBookingSummary, type BookingsPage } from '../provider/schemas.js';
-import { EARLIEST_MODIFICATION, FRESH_CHANGE_PRIORITY, summaryToRow } from './booking-summaries.js';
+import type { BookingsPage } from '../provider/schemas.js';
+import { EARLIEST_MODIFICATION, FRESH_CHANGE_PRIORITY, parseSummariesPage } from './booking-summaries.js';
 import type { SyncContext } from './context.js';
 import type { PropertyStream } from './streams.js';
 
@@ -123,20 +122,8 @@ async function writeSweepPage(
   pass: { startedAt: Date; from: Date | null; last: boolean },
 ): Promise<{ summaries: number; enqueued: number; late: number; bad: number }> {
   const now = ctx.clock.now();
-  const rows: SummaryRow[] = [];
-  const bad: { raw: unknown; reason: string; number: string | null }[] = [];
-  let position: Date | null = null;
-  for (const raw of page.bookingSummaries) {
-    const parsed = parseBookingSummary(raw);
-    if (!parsed.ok) {
-      bad.push({ raw, reason: parsed.reason, number: idTextOf((raw as { number?: unknown } | null)?.number) });
-      continue;
-    }
-    // A late change is a fresh change: fetched first in line.
-    const row = { ...summaryToRow(propertyId, parsed.value, raw, now), priority: FRESH_CHANGE_PRIORITY };
-    if (row.modifiedAt && (!position || row.modifiedAt > position)) position = row.modifiedAt;
-    rows.push(row);
-  }
+  // A late change is a fresh change: fetched first in line.
+  const { rows, bad, position } = parseSummariesPage(propertyId, page, now, () => FRESH_CHANGE_PRIORITY);
   return ctx.write(async (trx) => {
     const listed = await listedVersions(trx, propertyId, [...rows.map((r) => r.number), ...bad.flatMap((b) => (b.number === null ? [] : [b.number]))]);
     // Late: a version the booking list never showed (a booking it lacks, or a newer modification).

@@ -98,13 +98,8 @@ export class ListScheduler {
   }
 
   /** The gap the scheduler keeps between two of its turns now. */
-  currentGapMs(): number {
+  private currentGapMs(): number {
     return this.backfilling.size > 0 ? this.gapMs / this.share : this.gapMs;
-  }
-
-  /** Per property: when it was last polled and last changed (status, metrics). */
-  pollStates(): ReadonlyMap<string, Readonly<PollState>> {
-    return this.polls;
   }
 
   private enqueue(kind: Waiter['kind'], propertyId: string, signal: AbortSignal): Promise<void> {
