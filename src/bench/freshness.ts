@@ -24,7 +24,8 @@ import { mulberry32 } from '../simulator/random.js';
 import { sustainableGapMs } from '../sync/list-scheduler.js';
 import { formatLines, logText, secs, statusText, type Line } from './report.js';
 import { abortableSleep as sleep } from '../util/clock.js';
-import { childEnv, CLI_PATH, freePort, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
+import { freePort } from '../util/free-port.js';
+import { childEnv, CLI_PATH, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
 import { histogramQuantileBound, quantile, readHistogram, type HistogramReading } from './stats.js';
 
 /** How often the bench looks at `bookings` while changes are in flight. */

@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -270,18 +269,6 @@ export function childEnv(opts: { databaseUrl: string; properties: { id: string }
     STAYSYNC_LOG_LEVEL: 'warn',
     STAYSYNC_CONFIG: configPath,
   };
-}
-
-/** A TCP port that was free a moment ago (a daemon's ops port). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }
 
 export async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {

@@ -18,7 +18,8 @@ import { startSimulator, type RequestLogEntry, type Simulator } from '../simulat
 import { mulberry32 } from '../simulator/random.js';
 import { formatLines, logText, secs, statusText, type Line } from './report.js';
 import { abortableSleep as sleep } from '../util/clock.js';
-import { childEnv, CLI_PATH, freePort, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
+import { freePort } from '../util/free-port.js';
+import { childEnv, CLI_PATH, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
 import { histogramQuantileBound, quantile, readHistogram, type HistogramReading } from './stats.js';
 
 /** Fires once a year (1 January, 00:00): no scheduled poll or refresh comes during the bench. */

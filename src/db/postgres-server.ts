@@ -29,12 +29,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, Socket, type AddressInfo } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../util/free-port.js';
 
 export interface PostgresServerOptions {
   /** postgresql.conf settings, written on top of the defaults below (e.g. `track_commit_timestamp: 'on'`). */
@@ -469,17 +470,6 @@ async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefin
 /** Single-quoted postgresql.conf value. */
 function quoteSetting(value: string): string {
   return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 async function connectOnce(port: number, password: string): Promise<void> {

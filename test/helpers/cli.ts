@@ -60,17 +60,7 @@ export function daemonEnv(harness: Harness, opts: { config?: Record<string, unkn
 }
 
 /** A TCP port that was free a moment ago (for the daemon's ops endpoint). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
+export { freePort } from '../../src/util/free-port.js';
 
 /** Polls `check` every `everyMs` until it returns a truthy value; throws after `timeoutMs` naming `what`. */
 export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 30_000, everyMs = 100): Promise<NonNullable<T>> {
