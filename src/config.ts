@@ -108,6 +108,8 @@ const configSchema = z.strictObject({
     failingRecheckMs: z.number().int().positive(),
     /** Booking details that answered 404 repeatedly, failed validation or could not be stored are fetched again after this, doubling up to 6 hours. */
     refetchParkedAfterMs: z.number().int().positive(),
+    /** A fetch queue drain vacuums its table after taking this many rows (fetch-drain.ts); 0: never, autovacuum does it. */
+    vacuumQueueEveryRows: z.number().int().min(0),
   }),
   content: z.strictObject({
     /** Mirror content and reference data (properties, room types, rate plans, rules, lists). */

@@ -64,6 +64,35 @@ describe('sync engine against the simulator', () => {
     expect(h.sim.stats.accepted.bookingDetails).toBe(before);
   });
 
+  it('vacuums its fetch queue every sync.vacuumQueueEveryRows rows taken (fetched rows are deleted; autovacuum may be off)', async () => {
+    const vacuums = async () => {
+      // A fresh statistics snapshot: the count the VACUUM's own backend reported.
+      const [r] = await h!.sql<{ n: string }>(
+        `SELECT pg_stat_clear_snapshot(), (SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'booking_detail_queue') AS n`,
+        [h!.schema],
+      );
+      return Number(r!.n);
+    };
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 45 }] }, config: { sync: { vacuumQueueEveryRows: 20 } } });
+    await h.migrate();
+    const before = await vacuums();
+    const ctx = await h.context();
+    await syncOnce(ctx);
+    expect(await h.sql(`SELECT 1 FROM bookings`)).toHaveLength(45);
+    // 45 rows taken: a VACUUM after the 20th and the 40th.
+    await expect.poll(vacuums, { timeout: 5_000 }).toBe(before + 2);
+    await h.close();
+
+    // 0: never (autovacuum's job).
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 45 }] }, config: { sync: { vacuumQueueEveryRows: 0 } } });
+    await h.migrate();
+    const off = await h.context();
+    await syncOnce(off);
+    expect(off.counters.detailsFetched).toBe(45);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await vacuums()).toBe(0);
+  });
+
   it('stops a property whose token is lost, changes nothing without --recover, and recovers with it', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 80 }, { id: '500200', bookingCount: 40 }] } });
     const ctx = await h.context();

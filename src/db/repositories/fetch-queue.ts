@@ -66,6 +66,11 @@ export async function nextDueFetches(db: Executor, queue: FetchQueue, limit: num
  */
 export const requeueSet = sql`generation = excluded.generation, state = 'pending', attempts = 0, next_attempt_at = now(), enqueued_at = now(), last_error = NULL`;
 
+/** VACUUM (ANALYZE) of a queue table, outside any transaction (a pooled connection in autocommit). */
+export async function vacuumTable(db: Kysely<Database>, queue: FetchQueue): Promise<void> {
+  await sql`VACUUM (ANALYZE) ${sql.table(queue)}`.execute(db);
+}
+
 export function queueKey(propertyId: string, number: string): string {
   return `${propertyId}\u0000${number}`;
 }
