@@ -255,9 +255,14 @@ export function childEnv(opts: { databaseUrl: string; properties: { id: string }
   const env: NodeJS.ProcessEnv = {};
   // Nothing of the caller's own staysync configuration may leak into the measured run.
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('STAYSYNC_') && k !== 'DATABASE_URL') env[k] = v;
+  const memory = containerMemoryEnv();
+  // For looking inside a measured run (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" or
+  // "--trace-gc"): added after the container's own flags.
+  const extra = process.env.BENCH_DAEMON_NODE_OPTIONS?.trim();
+  if (extra) memory.NODE_OPTIONS = `${memory.NODE_OPTIONS} ${extra}`;
   return {
     ...env,
-    ...containerMemoryEnv(),
+    ...memory,
     DATABASE_URL: opts.databaseUrl,
     STAYSYNC_DB_SCHEMA: schema,
     STAYSYNC_REPORTING_SCHEMA: `${schema}_reporting`,

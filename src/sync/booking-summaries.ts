@@ -115,30 +115,29 @@ async function readPages(
       params = {};
     }
 
-    let page;
-    try {
-      ({ page } = await ctx.client.getBookingSummaries(
-        propertyId,
-        { ...params, count: ctx.config.sync.summariesPageSize },
-        signal,
-      ));
-    } catch (err) {
-      if (err instanceof ContinueTokenRejectedError) {
-        await ctx.write((trx) => markCursorLost(trx, propertyId, BOOKING_SUMMARIES, err.message, new Date(ctx.clock.now())));
-        throw new TokenLostError(propertyId, err.message, { cause: err });
+    // Fetched, turned into rows and written holding the page slot: a page (up to 1,000
+    // summaries, a few MB once parsed and serialized) is the largest object the daemon holds,
+    // and V8 keeps the heap it once needed, so only one is in memory at a time. The properties
+    // lose nothing by it: they share one booking list budget, and details are the bottleneck.
+    const { page, summaries, badReasons, enqueued } = await ctx.pageSlots.use(async () => {
+      let page;
+      try {
+        ({ page } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
+      } catch (err) {
+        if (err instanceof ContinueTokenRejectedError) {
+          await ctx.write((trx) => markCursorLost(trx, propertyId, BOOKING_SUMMARIES, err.message, new Date(ctx.clock.now())));
+          throw new TokenLostError(propertyId, err.message, { cause: err });
+        }
+        throw err;
       }
-      throw err;
-    }
-
-    // A page of a property that was caught up is a poll: what it finds is fetched first.
-    const fresh = cursor?.caughtUp === true && !recoverFrom && params.continueToken !== undefined;
-    if (page.hasMoreData) ctx.listScheduler.setBackfilling(propertyId, true);
-    // A page without a token keeps the position where it was: the stored token, or (when there
-    // is none) the page's last modification, from which the next request continues.
-    const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
-    // Fetches run concurrently for all properties; turning a page into rows and writing it,
-    // one page at a time (ctx.pageSlots).
-    const { summaries, badReasons, enqueued } = await ctx.pageSlots.use(() => writePage(ctx, propertyId, page, nextToken, fresh));
+      // A page of a property that was caught up is a poll: what it finds is fetched first.
+      const fresh = cursor?.caughtUp === true && !recoverFrom && params.continueToken !== undefined;
+      if (page.hasMoreData) ctx.listScheduler.setBackfilling(propertyId, true);
+      // A page without a token keeps the position where it was: the stored token, or (when there
+      // is none) the page's last modification, from which the next request continues.
+      const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
+      return { page: { hasMoreData: page.hasMoreData, continueToken: page.continueToken }, ...(await writePage(ctx, propertyId, page, nextToken, fresh)) };
+    });
     recoverFrom = undefined;
 
     for (const reason of badReasons) log.warn({ reason }, 'booking summary failed validation: quarantined');

@@ -78,26 +78,31 @@ export async function sweepPass(ctx: SyncContext, propertyId: string, signal: Ab
     if (from && !state?.pass) log.debug({ lastModification: asLastModification(from) }, 'sweep: reading the booking list again');
     // After the polls: a sweep never delays a fresh change (list-scheduler.ts).
     await ctx.listScheduler.sweepTurn(propertyId, signal);
-    let page: BookingsPage;
-    try {
-      ({ page } = await ctx.client.getBookingSummaries(
-        propertyId,
-        { ...(token ? { continueToken: token } : { lastModification: asLastModification(from!) }), count: ctx.config.sync.summariesPageSize },
-        signal,
-      ));
-    } catch (err) {
-      if (!(err instanceof ContinueTokenRejectedError)) throw err;
-      // The sweep's own position: losing it loses nothing, the pass starts again from its lookback.
-      await ctx.write((trx) => restartSweepPass(trx, propertyId, new Date(ctx.clock.now())));
-      restarts += 1;
-      if (restarts > MAX_RESTARTS) throw err;
-      log.warn({ err: err.message }, 'sweep: the provider rejected the sweep\'s continueToken; the pass starts again from its lookback');
-      continue;
-    }
-    // Without a token the rest of the list cannot be asked for: the pass ends here, the next covers it.
-    const last = !page.hasMoreData || page.continueToken === null;
-    if (page.hasMoreData && page.continueToken === null) log.warn('sweep: the provider said hasMoreData without a continueToken: the pass ends here');
-    const counts = await ctx.pageSlots.use(() => writeSweepPage(ctx, propertyId, page, { startedAt: new Date(requestedAt), from, last }));
+    // Fetched and written holding the page slot, like the booking list's pages (booking-summaries.ts).
+    const counts = await ctx.pageSlots.use(async () => {
+      let page: BookingsPage;
+      try {
+        ({ page } = await ctx.client.getBookingSummaries(
+          propertyId,
+          { ...(token ? { continueToken: token } : { lastModification: asLastModification(from!) }), count: ctx.config.sync.summariesPageSize },
+          signal,
+        ));
+      } catch (err) {
+        if (!(err instanceof ContinueTokenRejectedError)) throw err;
+        // The sweep's own position: losing it loses nothing, the pass starts again from its lookback.
+        await ctx.write((trx) => restartSweepPass(trx, propertyId, new Date(ctx.clock.now())));
+        restarts += 1;
+        if (restarts > MAX_RESTARTS) throw err;
+        log.warn({ err: err.message }, "sweep: the provider rejected the sweep's continueToken; the pass starts again from its lookback");
+        return undefined;
+      }
+      // Without a token the rest of the list cannot be asked for: the pass ends here, the next covers it.
+      const last = !page.hasMoreData || page.continueToken === null;
+      if (page.hasMoreData && page.continueToken === null) log.warn('sweep: the provider said hasMoreData without a continueToken: the pass ends here');
+      return { last, ...(await writeSweepPage(ctx, propertyId, page, { startedAt: new Date(requestedAt), from, last })) };
+    });
+    if (!counts) continue;
+    const { last } = counts;
     total.pages += 1;
     total.summaries += counts.summaries;
     total.enqueued += counts.enqueued;

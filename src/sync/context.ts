@@ -24,8 +24,9 @@ export interface SyncContext {
   readonly clock: Clock;
   readonly counters: SyncCounters;
   /**
-   * One page of a list is turned into rows and written at a time, across properties: the
-   * pages are the largest objects the daemon holds, and V8 keeps the heap it once needed.
+   * One page of the booking list (or of a sweep) is fetched, turned into rows and written at a
+   * time, across properties: the pages are the largest objects the daemon holds, and V8 keeps
+   * the heap it once needed.
    */
   readonly pageSlots: Semaphore;
   /** Turns of the booking list budget for polls and sweeps (backfill pages go first). */

@@ -44,33 +44,24 @@ export async function upsertSummariesAndEnqueue(trx: Executor, summaries: Summar
   }
   const rows = [...latest.values()];
 
-  await trx
-    .insertInto('booking_summaries')
-    .values(
-      rows.map((s) => ({
-        property_id: s.propertyId,
-        number: s.number,
-        status: s.status,
-        created_at: s.createdText ?? s.createdAt,
-        modified_at: s.modifiedText ?? s.modifiedAt,
-        listed_at: listedAt,
-        raw: JSON.stringify(s.raw),
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(['property_id', 'number']).doUpdateSet({
-        status: (eb) => eb.ref('excluded.status'),
-        created_at: (eb) => eb.ref('excluded.created_at'),
-        modified_at: (eb) => eb.ref('excluded.modified_at'),
-        listed_at: (eb) => eb.ref('excluded.listed_at'),
-        raw: (eb) => eb.ref('excluded.raw'),
-      }).$call((u) =>
-        opts.keepNewer
-          ? u.where(sql<boolean>`booking_summaries.modified_at IS NULL OR excluded.modified_at >= booking_summaries.modified_at`)
-          : u,
-      ),
-    )
-    .execute();
+  // One statement over arrays (unnest), not a VALUES list: a page holds up to 1,000 rows, and
+  // a query builder's tree of 7,000 values was the largest transient object of a backfill
+  // (the heap V8 grows for it, it keeps).
+  const keepNewer = opts.keepNewer
+    ? sql`WHERE booking_summaries.modified_at IS NULL OR excluded.modified_at >= booking_summaries.modified_at`
+    : sql``;
+  await sql`
+    INSERT INTO booking_summaries (property_id, number, status, created_at, modified_at, listed_at, raw)
+    SELECT s.property_id, s.number, s.status, s.created_at, s.modified_at, ${listedAt}, s.raw
+    FROM unnest(${rows.map((s) => s.propertyId)}::text[], ${rows.map((s) => s.number)}::text[], ${rows.map((s) => s.status)}::text[],
+                ${rows.map((s) => s.createdText ?? s.createdAt?.toISOString() ?? null)}::timestamptz[],
+                ${rows.map((s) => s.modifiedText ?? s.modifiedAt?.toISOString() ?? null)}::timestamptz[],
+                ${rows.map((s) => JSON.stringify(s.raw))}::jsonb[])
+         AS s(property_id, number, status, created_at, modified_at, raw)
+    ON CONFLICT (property_id, number) DO UPDATE SET
+      status = excluded.status, created_at = excluded.created_at, modified_at = excluded.modified_at,
+      listed_at = excluded.listed_at, raw = excluded.raw
+    ${keepNewer}`.execute(trx);
 
   return enqueueDetailFetches(trx, rows);
 }
