@@ -91,13 +91,17 @@ export interface RateDecision {
 export class RateLimiter {
   private readonly windows = new Map<string, SlidingWindow[]>();
 
-  constructor(private readonly config: Record<RateLimitScope, RateWindow[]>) {}
+  /** `perKey`: limits of some keys (API clients with a contracted budget), by scope; the others use `config`. */
+  constructor(
+    private readonly config: Record<RateLimitScope, RateWindow[]>,
+    private readonly perKey: ReadonlyMap<string, Partial<Record<RateLimitScope, RateWindow[]>>> = new Map(),
+  ) {}
 
   private get(scope: RateLimitScope, key: string): SlidingWindow[] {
     const id = `${scope}\u0000${key}`;
     let ws = this.windows.get(id);
     if (!ws) {
-      ws = this.config[scope].map((w) => new SlidingWindow(w.limit, w.windowMs));
+      ws = (this.perKey.get(key)?.[scope] ?? this.config[scope]).map((w) => new SlidingWindow(w.limit, w.windowMs));
       this.windows.set(id, ws);
     }
     return ws;

@@ -42,13 +42,25 @@ import type {
   ReferenceLists,
 } from './types.js';
 
+/**
+ * An API client (an API connection of the provider's extranet): its credentials and, optionally,
+ * limits of its own (a contracted budget; scopes not named keep the simulator's) and the
+ * properties it may read (others answer 403 Forbidden; default: every property).
+ */
+export interface SimulatorClient {
+  clientId: string;
+  clientSecret: string;
+  rateLimits?: Partial<Record<RateLimitScope, RateWindow[]>>;
+  propertyIds?: string[];
+}
+
 export interface SimulatorOptions {
   /** Default '127.0.0.1'. */
   host?: string;
   /** Default 0 (a free port). */
   port?: number;
   /** Default [{ clientId: 'sim-client', clientSecret: 'sim-secret' }]. */
-  clients?: { clientId: string; clientSecret: string }[];
+  clients?: SimulatorClient[];
   /** Seed of all generated data; default 1. */
   seed?: number;
   /** Default two properties '500100' and '500200' with 200 bookings each. bookingCount may be 0. */
@@ -201,6 +213,10 @@ export interface RequestLogEntry {
 export interface SimulatorStats {
   /** Requests counted against the limits, per scope. */
   accepted: Record<string, number>;
+  /** The same per API client (client id → scope → count); token requests are per IP, not here. */
+  acceptedByClient: Record<string, Record<string, number>>;
+  /** 429 answers per API client (token requests: per IP, not here). */
+  rejected429ByClient: Record<string, number>;
   /** 429 answers, limit-based and spurious. */
   rejected429: number;
   /** Answers per HTTP status. */
@@ -241,6 +257,12 @@ export interface Simulator {
    * are picked. Returns the numbers changed or created.
    */
   mutateLate(opts: { count: number; newCount?: number; propertyId?: string; lagMs: number }): string[];
+  /**
+   * The API connection's secret regenerated in the extranet (a new value), or the connection
+   * deleted (undefined): token requests with the old secret answer 401 unauthorized_client,
+   * and tokens issued before answer 401 on every API request.
+   */
+  setClientSecret(clientId: string, secret: string | undefined): void;
   /** Calls mutate every `intervalMs` until stopChurn() or close(). */
   startChurn(opts: { intervalMs: number; perTick: number; newPerTick?: number }): void;
   stopChurn(): void;
@@ -478,6 +500,8 @@ class SimulatorImpl implements Simulator {
   };
   readonly stats: SimulatorStats = {
     accepted: {},
+    acceptedByClient: {},
+    rejected429ByClient: {},
     rejected429: 0,
     byStatus: {},
     tokensIssued: 0,
@@ -492,7 +516,9 @@ class SimulatorImpl implements Simulator {
   private readonly store: SimulatorStore;
   private readonly limiter: RateLimiter;
   private readonly now: () => number;
-  private readonly clients: Map<string, string>;
+  private readonly clients: Map<string, SimulatorClient>;
+  /** Per client: how many times its secret was changed (setClientSecret); tokens of an older generation are refused. */
+  private readonly generations = new Map<string, number>();
   private readonly ttl: number;
   private readonly faultRng: () => number;
   private tokens!: AccessTokens;
@@ -507,9 +533,10 @@ class SimulatorImpl implements Simulator {
   constructor(private readonly opts: SimulatorOptions) {
     this.now = opts.now ?? Date.now;
     const seed = opts.seed ?? 1;
-    this.clients = new Map((opts.clients ?? DEFAULT_CLIENTS).map((c) => [c.clientId, c.clientSecret]));
+    this.clients = new Map((opts.clients ?? DEFAULT_CLIENTS).map((c) => [c.clientId, { ...c }]));
     this.ttl = opts.tokenTtlSeconds ?? 1800;
-    this.limiter = new RateLimiter({ ...defaultRateLimits, ...opts.rateLimits });
+    const ownLimits = new Map([...this.clients.values()].flatMap((c) => (c.rateLimits ? [[c.clientId, c.rateLimits] as const] : [])));
+    this.limiter = new RateLimiter({ ...defaultRateLimits, ...opts.rateLimits }, ownLimits);
     this.faultRng = mulberry32(mix(seed, 0xfa17));
     const properties = [...(opts.properties ?? DEFAULT_PROPERTIES)];
     const taken = new Set(properties.map((p) => p.id));
@@ -566,6 +593,14 @@ class SimulatorImpl implements Simulator {
 
   mutate(opts: { count: number; newCount?: number; propertyId?: string }): void {
     this.store.mutate(opts);
+  }
+
+  setClientSecret(clientId: string, secret: string | undefined): void {
+    const client = this.clients.get(clientId);
+    if (!client) throw new Error(`no simulator client ${clientId}`);
+    this.generations.set(clientId, (this.generations.get(clientId) ?? 0) + 1);
+    if (secret === undefined) this.clients.delete(clientId);
+    else client.clientSecret = secret;
   }
 
   mutateLate(opts: { count: number; newCount?: number; propertyId?: string; lagMs: number }): string[] {
@@ -763,6 +798,7 @@ class SimulatorImpl implements Simulator {
           const api: ApiRequest = { path: url.pathname };
           if (route.propertyId !== undefined) api.propertyId = route.propertyId;
           reply = this.limited(route.scope, clientId, arrival, route.run, api);
+          if (PROPERTIES_PATH.test(url.pathname)) reply = this.onlyOwnProperties(reply, clientId);
         }
       }
       if (route?.pmsEnvelope) reply = withWarnings(reply);
@@ -886,6 +922,14 @@ class SimulatorImpl implements Simulator {
   }
 
   /** GET /api/content/v1/properties: keyset pages in id order; `next` = after the page's last id. */
+  /** A page of the property list as a client limited to some properties sees it: the others left out. */
+  private onlyOwnProperties(reply: Reply, clientId: string): Reply {
+    const own = this.clients.get(clientId)?.propertyIds;
+    if (!own || reply.status !== 200 || reply.body === undefined) return reply;
+    const page = reply.body as ContentPropertyPage;
+    return { ...reply, body: { ...page, properties: page.properties.filter((p) => own.includes(String(p.id))) } };
+  }
+
   private listProperties(q: URLSearchParams): Reply {
     const bad = (code: string, message: string): Reply => ({ status: 400, body: errorBody(code, message) });
     let count = MAX_PROPERTIES_PAGE;
@@ -934,7 +978,10 @@ class SimulatorImpl implements Simulator {
   private record(entry: RequestLogEntry): void {
     const { status } = entry;
     this.stats.byStatus[status] = (this.stats.byStatus[status] ?? 0) + 1;
-    if (status === 429) this.stats.rejected429++;
+    if (status === 429) {
+      this.stats.rejected429++;
+      if (entry.clientId !== undefined) this.stats.rejected429ByClient[entry.clientId] = (this.stats.rejected429ByClient[entry.clientId] ?? 0) + 1;
+    }
     const log = this.stats.requestLog;
     if (log) {
       log.push(entry);
@@ -991,6 +1038,15 @@ class SimulatorImpl implements Simulator {
         body: errorBody('Unauthorized', 'Token missing, invalid or expired'),
       };
     }
+    // A connection deleted (or its secret regenerated) in the extranet: its tokens stop working.
+    const client = this.clients.get(claims.azp);
+    if (!client || (claims.gen ?? 0) !== (this.generations.get(claims.azp) ?? 0)) {
+      return {
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+        body: errorBody('Unauthorized', 'Token of a revoked API connection'),
+      };
+    }
     if (this.faultRng() < this.faults.spurious401Rate) {
       return {
         status: 401,
@@ -1008,6 +1064,15 @@ class SimulatorImpl implements Simulator {
    */
   private limited(scope: RateLimitScope, key: string, t: number, handler: () => Reply, api?: ApiRequest): Reply {
     const propertyId = api?.propertyId;
+    // A property of another API connection: refused, as the provider does, and not counted.
+    const allowed = api ? this.clients.get(key)?.propertyIds : undefined;
+    if (propertyId !== undefined && allowed && !allowed.includes(propertyId)) {
+      return {
+        status: 403,
+        headers: this.rateHeaders(this.limiter.peek(scope, key, t)),
+        body: errorBody('Forbidden', `the API connection has no access to property ${propertyId}`),
+      };
+    }
     const forProperty = propertyId === undefined ? undefined : this.faults.propertyStatus.get(propertyId);
     if (propertyId !== undefined && forProperty && (forProperty.scopes ?? API_SCOPES).some((s) => s === scope)) {
       return this.propertyFault(forProperty.status, propertyId, scope, key, t);
@@ -1036,6 +1101,10 @@ class SimulatorImpl implements Simulator {
       return { status: 429, headers, body: errorBody('TooManyRequests', 'Rate limit exceeded') };
     }
     this.stats.accepted[scope] = (this.stats.accepted[scope] ?? 0) + 1;
+    if (api) {
+      const byScope = (this.stats.acceptedByClient[key] ??= {});
+      byScope[scope] = (byScope[scope] ?? 0) + 1;
+    }
     const reply = handler();
     const served: Reply = { ...reply, headers: { ...reply.headers, ...headers } };
     if (api && reply.status === 200 && reply.body !== undefined) this.damageServed(served, api.path);
@@ -1088,7 +1157,7 @@ class SimulatorImpl implements Simulator {
     return this.limited('token', ip, t, () => {
       const form = new URLSearchParams(body);
       const clientId = form.get('client_id') ?? '';
-      const secret = this.clients.get(clientId);
+      const secret = this.clients.get(clientId)?.clientSecret;
       if (form.get('grant_type') !== 'client_credentials' || secret === undefined || secret !== form.get('client_secret')) {
         return {
           status: 401,
@@ -1100,7 +1169,7 @@ class SimulatorImpl implements Simulator {
         status: 200,
         headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
         body: {
-          access_token: this.tokens.issue(clientId, t, this.ttl),
+          access_token: this.tokens.issue(clientId, t, this.ttl, this.generations.get(clientId) ?? 0),
           expires_in: this.ttl,
           refresh_expires_in: 0,
           token_type: 'Bearer',

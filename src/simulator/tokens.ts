@@ -13,6 +13,8 @@ export interface AccessClaims {
   iat: number;
   jti: string;
   azp: string;
+  /** The client's credentials generation when issued (the simulator's own claim): a new secret ends the older tokens. */
+  gen?: number;
 }
 
 export class AccessTokens {
@@ -24,7 +26,7 @@ export class AccessTokens {
     return createHmac('sha256', this.key).update(data).digest('base64url');
   }
 
-  issue(clientId: string, nowMs: number, ttlSeconds: number): string {
+  issue(clientId: string, nowMs: number, ttlSeconds: number, generation = 0): string {
     const iat = Math.floor(nowMs / 1000);
     const header = { alg: 'HS256', typ: 'JWT', kid: 'staysync-simulator' };
     const payload = {
@@ -39,6 +41,7 @@ export class AccessTokens {
       scope: '',
       api_accesses: ['reservation_api', 'content'],
       client_id: clientId,
+      gen: generation,
     };
     const data = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
     return `${data}.${this.sign(data)}`;
