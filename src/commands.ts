@@ -2,7 +2,8 @@
  * The CLI's commands, free of process concerns (signals, argv, exit): each takes the parsed
  * configuration, a logger and the stop signals, and returns an exit status.
  */
-import { ConfigError, requireCredentials, type Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { configForConnection, resolveConnections } from './connections.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { grantReader, readerUrl } from './db/reader-role.js';
 import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './db/errors.js';
@@ -176,8 +177,16 @@ export async function quarantineRetryCommand(env: CommandEnv): Promise<number> {
  * the engine. The run row is opened only when the engine is about to write.
  */
 export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: Recovery): Promise<number> {
-  const { config, logger } = env;
-  requireCredentials(config);
+  const { logger } = env;
+  const connections = resolveConnections(env.config);
+  if (connections.length > 1) {
+    throw new ConfigError(
+      `connections: ${connections.length} are defined (${connections.map((c) => c.name).join(', ')}); this version follows one API connection per process: ` +
+        'run one staysync per connection, each with its own STAYSYNC_DB_SCHEMA',
+    );
+  }
+  // The one connection's credentials, properties and limits.
+  const config = configForConnection(env.config, connections[0]!);
   if (config.propertyIds.length === 0 && !config.content.enabled) {
     throw new ConfigError(
       'propertyIds (STAYSYNC_PROPERTY_IDS): expected at least one property id, or content.enabled true so that the content API lists them',

@@ -47,6 +47,34 @@ const cronExpression = z.string().refine(
   { message: 'a cron expression such as "*/5 * * * *"' },
 );
 
+const propertyIdList = z.array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'property ids of letters, digits, - or _'));
+
+/**
+ * One API connection (connections.ts): its name, its credentials (each inline, from a file, or
+ * from an environment variable), its properties (none: all that its content lists) and, where
+ * contracted, limits of its own per scope.
+ */
+export const connectionSpecSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name of lower-case letters, digits, - or _ (at most 63)'),
+  clientId: z.string().min(1).optional(),
+  clientIdFile: z.string().min(1).optional(),
+  clientIdEnv: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  clientSecretFile: z.string().min(1).optional(),
+  clientSecretEnv: z.string().min(1).optional(),
+  propertyIds: propertyIdList.optional(),
+  rateLimits: z
+    .strictObject({
+      bookingList: rateWindows.optional(),
+      bookingDetails: rateWindows.optional(),
+      standard: rateWindows.optional(),
+      integrationStorage: rateWindows.optional(),
+      token: rateWindows.optional(),
+    })
+    .optional(),
+});
+export type ConnectionSpec = z.infer<typeof connectionSpecSchema>;
+
 const configSchema = z.strictObject({
   database: z.strictObject({
     /** postgres:// URL; absent means a local PostgreSQL server that staysync starts itself, with its data under dataDir. */
@@ -74,7 +102,11 @@ const configSchema = z.strictObject({
     /** sync --once gives up (exit 1) when the provider has not answered this long; run keeps retrying. */
     giveUpAfterMs: z.number().int().min(0),
   }),
-  propertyIds: z.array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'property ids of letters, digits, - or _')),
+  propertyIds: propertyIdList,
+  /** API connections (connections.ts); empty with no connectionsDir: the one of provider.clientId/clientSecret and propertyIds. */
+  connections: z.array(connectionSpecSchema),
+  /** A directory of connection files (one JSON object per file, as a secrets volume provides them). */
+  connectionsDir: z.string().min(1).optional(),
   rateLimits: z.strictObject({
     bookingList: rateWindows,
     bookingDetails: rateWindows,
@@ -249,6 +281,7 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   if (id !== undefined) set(['provider', 'clientId'], id);
   const secret = secretFromEnv(env, 'STAYSYNC_CLIENT_SECRET');
   if (secret !== undefined) set(['provider', 'clientSecret'], secret);
+  str('STAYSYNC_CONNECTIONS_DIR', ['connectionsDir']);
   const ids = env.STAYSYNC_PROPERTY_IDS;
   if (ids !== undefined) {
     set(
@@ -287,6 +320,7 @@ const envNameOfKey: Record<string, string> = {
   'provider.clientId': 'STAYSYNC_CLIENT_ID',
   'provider.clientSecret': 'STAYSYNC_CLIENT_SECRET',
   propertyIds: 'STAYSYNC_PROPERTY_IDS',
+  connectionsDir: 'STAYSYNC_CONNECTIONS_DIR',
   'sync.pollCron': 'STAYSYNC_POLL_CRON',
   'sync.pollIntervalMs.min': 'STAYSYNC_POLL_MIN_MS',
   'sync.pollIntervalMs.max': 'STAYSYNC_POLL_MAX_MS',
@@ -347,14 +381,6 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     );
   }
   return deepFreeze(result.data);
-}
-
-/** Commands that talk to the provider need credentials; others (migrate, status) do not. */
-export function requireCredentials(config: Config): { clientId: string; clientSecret: string } {
-  const { clientId, clientSecret } = config.provider;
-  if (!clientId) throw new ConfigError('provider.clientId (STAYSYNC_CLIENT_ID or STAYSYNC_CLIENT_ID_FILE): expected the API client id, got nothing');
-  if (!clientSecret) throw new ConfigError('provider.clientSecret (STAYSYNC_CLIENT_SECRET or STAYSYNC_CLIENT_SECRET_FILE): expected the API client secret, got nothing');
-  return { clientId, clientSecret };
 }
 
 function deepFreeze<T>(v: T): T {

@@ -4,7 +4,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { configFile, daemonEnv, freePort, logRecords, runCli, startCli } from '../helpers/cli.js';
-import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mirrorSnapshot, SIM_CLIENT_ID, SIM_CLIENT_SECRET, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -56,6 +59,25 @@ describe('configuration and usage errors', () => {
     expect(missing.code).toBe(1);
     expect(logRecords(missing.stdout).map((l) => l.msg).join('\n')).toMatch(/the database postgres:\/\/\S+\/staysync_no_such_database \(DATABASE_URL\) refused us: 3D000: database "staysync_no_such_database" does not exist\. Check DATABASE_URL/);
     expect(missing.stdout + missing.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('follows the connection of a connections directory (secret in a file); refuses several per process with a sentence', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 12 }] } });
+    await h.migrate();
+    const dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
+    writeFileSync(join(dir, 'secret-a'), `${SIM_CLIENT_SECRET}\n`);
+    writeFileSync(join(dir, 'hotel-a.json'), JSON.stringify({ clientId: SIM_CLIENT_ID, clientSecretFile: join(dir, 'secret-a'), propertyIds: ['500100'] }));
+    // The shorthand's variables are ignored once connections are defined: wrong ones prove it.
+    const env = { ...daemonEnv(h), STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_CLIENT_SECRET: 'not-the-secret', STAYSYNC_PROPERTY_IDS: '999' };
+    const one = await runCli(['sync', '--once'], env);
+    expect(one.code, one.stderr).toBe(0);
+    expect(await h.sql('SELECT number FROM bookings')).toHaveLength(12);
+
+    writeFileSync(join(dir, 'hotel-b.json'), JSON.stringify({ clientId: 'other', clientSecret: 'x', propertyIds: ['500200'] }));
+    const two = await runCli(['sync', '--once'], env);
+    expect(two.code).toBe(2);
+    expect(two.stderr).toContain('connections: 2 are defined (hotel-a, hotel-b); this version follows one API connection per process');
+    expect(two.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('exits 2 on bad usage and 0 on --help', async () => {

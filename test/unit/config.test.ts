@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, requireCredentials } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { resolveConnections } from '../../src/connections.js';
 
 function file(content: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'staysync-config-'));
@@ -42,7 +43,7 @@ describe('configuration', () => {
   it('reads secrets from *_FILE and refuses both forms at once', () => {
     const secret = file('s3cret\n');
     const c = loadConfig({ env: { STAYSYNC_CLIENT_ID: 'id', STAYSYNC_CLIENT_SECRET_FILE: secret } });
-    expect(requireCredentials(c)).toEqual({ clientId: 'id', clientSecret: 's3cret' });
+    expect(resolveConnections(c)).toMatchObject([{ name: 'default', clientId: 'id', clientSecret: 's3cret' }]);
     expect(() => loadConfig({ env: { STAYSYNC_CLIENT_SECRET: 'a', STAYSYNC_CLIENT_SECRET_FILE: secret } })).toThrow(
       /STAYSYNC_CLIENT_SECRET and STAYSYNC_CLIENT_SECRET_FILE are both set/,
     );
@@ -69,6 +70,6 @@ describe('configuration', () => {
       expect(error, JSON.stringify(env)).toBeInstanceOf(ConfigError);
       expect((error as Error).message).toMatch(message);
     }
-    expect(() => requireCredentials(loadConfig({ env: {} }))).toThrow(/STAYSYNC_CLIENT_ID/);
+    expect(() => resolveConnections(loadConfig({ env: {} }))).toThrow(/STAYSYNC_CLIENT_ID/);
   });
 });
