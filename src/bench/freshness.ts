@@ -3,10 +3,11 @@
  * deployed) with the production booking list and details windows and adaptive polling, against
  * the simulator; content, PMS and occupancy are off (they use another budget). Once the mirror
  * holds every booking and every booking list is caught up, the simulator changes one booking at
- * a time (a random booking of a random property) at random moments GAP_MIN_MS–GAP_MAX_MS apart,
+ * a time (a random booking of a random property) at random moments,
  * and each change is timed from the moment it was made to the moment `bookings` shows the
  * booking at its new modified_at (the database polled every POLL_MS). Run once with one
- * property and once with P properties on one API connection (one budget).
+ * property and once with P properties on one API connection (one budget), each at its own
+ * pace (ChangePace).
  *
  * What to expect: the list budget allows one request every 1.2 s (3,000/h, the tightest
  * window), shared round robin by the caught-up properties, so a change waits on average half
@@ -30,9 +31,23 @@ import { histogramQuantileBound, quantile, readHistogram, type HistogramReading 
 
 /** How often the bench looks at `bookings` while changes are in flight. */
 const POLL_MS = 50;
-/** Changes are this far apart, uniformly at random (each is over before the next, at one property). */
-export const GAP_MIN_MS = 1_500;
-export const GAP_MAX_MS = 4_000;
+/**
+ * How many changes a run makes and how far apart (uniformly at random, ms).
+ * - One property: few, slowly, so that each is over before the next.
+ * - P properties: a change waits up to a round of P × 1.2 s, uniformly, so the median of n
+ *   changes varies by about ±P × 1.2 s / √n (95%: ±4.4 s with 30, ±1.5 s with 240). Many
+ *   changes, faster, are needed to tell a median from a goal only 1 s above half a round.
+ *   The pace (about 86 a minute) stays inside the details budget's minute window (200) even
+ *   in the first minute, which the first sync of 100 bookings has half used.
+ */
+export interface ChangePace {
+  changes: number;
+  gapMinMs: number;
+  gapMaxMs: number;
+}
+export const ONE_PROPERTY_PACE: ChangePace = { changes: 30, gapMinMs: 1_500, gapMaxMs: 4_000 };
+export const MANY_PROPERTIES_PACE: ChangePace = { changes: 240, gapMinMs: 400, gapMaxMs: 1_000 };
+export const paceText = (p: ChangePace): string => `${p.changes} changes ${p.gapMinMs / 1000}–${p.gapMaxMs / 1000} s apart`;
 const LAG_METRIC = 'staysync_change_lag_seconds';
 
 export interface FreshChange {
@@ -57,7 +72,7 @@ export interface FreshnessBenchOptions {
   properties: number;
   /** Bookings of the run, spread over its properties. */
   bookings: number;
-  changes: number;
+  pace: ChangePace;
   limits: Limits;
   databaseUrl: string;
   /** The run is abandoned (failed) after this long. */
@@ -199,8 +214,9 @@ export async function runFreshnessBench(opts: FreshnessBenchOptions): Promise<Fr
       pollFailed = err as Error;
     });
     try {
-      for (let i = 0; i < opts.changes && !signal.aborted; i++) {
-        await sleep(GAP_MIN_MS + Math.floor(rng() * (GAP_MAX_MS - GAP_MIN_MS + 1)), signal);
+      const { changes: wanted, gapMinMs, gapMaxMs } = opts.pace;
+      for (let i = 0; i < wanted && !signal.aborted; i++) {
+        await sleep(gapMinMs + Math.floor(rng() * (gapMaxMs - gapMinMs + 1)), signal);
         if (!running()) throw new RunFailedError(`${opts.label}: the daemon exited with ${c.exitCode ?? c.signalCode} during the changes`);
         const before = versions(sim, ids);
         const madeMs = Date.now();
@@ -214,7 +230,7 @@ export async function runFreshnessBench(opts: FreshnessBenchOptions): Promise<Fr
         const change: FreshChange = { propertyId: v.propertyId, number: v.number, madeMs, targetMs: Date.parse(v.modified) };
         changes.push(change);
         pending.set(key, [...earlier, change]);
-        if ((i + 1) % 10 === 0) progress(`${opts.label}: ${i + 1}/${opts.changes} changes made, ${[...pending.values()].reduce((n, l) => n + l.length, 0)} not in the mirror yet`);
+        if ((i + 1) % (wanted >= 100 ? 50 : 10) === 0) progress(`${opts.label}: ${i + 1}/${wanted} changes made, ${[...pending.values()].reduce((n, l) => n + l.length, 0)} not in the mirror yet`);
       }
     } finally {
       settleDeadline = Date.now() + settleMs(opts.properties, opts.limits);
@@ -284,7 +300,7 @@ const ms = (x: number): string => (Number.isFinite(x) ? `${Math.round(x)} ms` : 
 /**
  * A distribution-free 95% confidence interval of the median: the order statistics n/2 ∓ 0.98·√n
  * (the normal approximation of the binomial). With 30 changes spread evenly over a polling
- * round of 24 s it is about ±4 s wide, so a median near its goal may read PASS or MISS by chance.
+ * round of 24 s it is about ±4 s wide, with 240 about ±1.5 s.
  */
 export function medianInterval(values: readonly number[]): [number, number] | undefined {
   const n = values.length;
@@ -368,4 +384,9 @@ export function freshnessLines(r: FreshnessRunResult, wanted: number, limits: Li
 }
 
 /** Scenario F's defaults (index.ts flags). */
-export const FRESHNESS_DEFAULTS = { properties: 20, bookings: 100, changes: 30 } as const;
+export const FRESHNESS_DEFAULTS = { properties: 20, bookings: 100 } as const;
+
+/** How long a run may take at most: the first sync, its changes at their slowest, and the settling. */
+export function freshnessTimeoutMs(properties: number, pace: ChangePace, limits: Limits): number {
+  return 120_000 + pace.changes * pace.gapMaxMs + settleMs(properties, limits);
+}

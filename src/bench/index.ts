@@ -6,7 +6,7 @@
  *                            [--content-properties 500] [--content-scale 10]
  *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
- *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30]
+ *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
  *                            [--only budget,memory,content,pms,webhooks,freshness]
  *                            [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness]
  *
@@ -29,8 +29,10 @@
  * Scenario F (freshness, freshness.ts): the daemon `run` with the production booking list and
  * details windows (no scale) and adaptive polling; after its first sync, bookings change one at
  * a time at random moments, each timed from the change to its row in `bookings`; once with 1
- * property, once with --freshness-properties on one connection (--freshness-bookings in each
- * run, --freshness-changes changes each). Median against 2 s (1 property) and P × 0.6 s + 1 s.
+ * property, once with --freshness-properties on one connection, side by side (--freshness-bookings
+ * in each run; --freshness-changes: changes in the one-property run and in the P-property run).
+ * Median against 2 s (1 property) and P × 0.6 s + 1 s. F starts before A (both are paced by
+ * time or budget, not by this machine) and is reported last.
  * `--only` takes a comma list of budget (A), memory (B), content (C), pms (D), webhooks (E)
  * and freshness (F), e.g. `--only pms`; the --skip-* flags leave one out.
  *
@@ -47,7 +49,7 @@ import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncO
 import { runContentBench } from './content.js';
 import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
 import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
-import { FRESHNESS_DEFAULTS, freshnessLines, GAP_MAX_MS, GAP_MIN_MS, runFreshnessBench } from './freshness.js';
+import { FRESHNESS_DEFAULTS, freshnessLines, freshnessTimeoutMs, MANY_PROPERTIES_PACE, ONE_PROPERTY_PACE, paceText, runFreshnessBench, type ChangePace } from './freshness.js';
 import { minTimeFor, scaleWindows } from './theory.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -86,7 +88,8 @@ interface Options {
   freshnessProperties: number;
   /** Scenario F: bookings of each run, spread over its properties. */
   freshnessBookings: number;
-  freshnessChanges: number;
+  /** Changes in the one-property run, and in the P-property run. */
+  freshnessChanges: [number, number];
   skipFreshness: boolean;
 }
 
@@ -97,7 +100,7 @@ const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 
                                  [--content-properties 500] [--content-scale 10]
                                  [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
-                                 [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30]
+                                 [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
                                  [--only budget,memory,content,pms,webhooks,freshness]
                                  [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness]`;
 
@@ -130,7 +133,7 @@ function parseOptions(argv: string[]): Options {
       'skip-webhooks': { type: 'boolean', default: false },
       'freshness-properties': { type: 'string', default: String(FRESHNESS_DEFAULTS.properties) },
       'freshness-bookings': { type: 'string', default: String(FRESHNESS_DEFAULTS.bookings) },
-      'freshness-changes': { type: 'string', default: String(FRESHNESS_DEFAULTS.changes) },
+      'freshness-changes': { type: 'string', default: `${ONE_PROPERTY_PACE.changes},${MANY_PROPERTIES_PACE.changes}` },
       'skip-freshness': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -144,6 +147,11 @@ function parseOptions(argv: string[]): Options {
   const int = (name: string, v: string, min: number): number => {
     if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name}: expected a whole number >= ${min}, got ${JSON.stringify(v)}`);
     return Number(v);
+  };
+  const changePair = (v: string): [number, number] => {
+    const parts = v.split(',').map((x) => x.trim());
+    if (parts.length !== 2) throw new UsageError(`--freshness-changes: expected two whole numbers, for one property and for P properties (e.g. 30,200), got ${JSON.stringify(v)}`);
+    return [int('freshness-changes', parts[0]!, 1), int('freshness-changes', parts[1]!, 1)];
   };
   const scale = Number(values.scale);
   if (!(scale > 0) || !Number.isFinite(scale)) throw new UsageError(`--scale: expected a positive number, got ${JSON.stringify(values.scale)}`);
@@ -192,7 +200,7 @@ function parseOptions(argv: string[]): Options {
     skipWebhooks: skip('webhooks', values['skip-webhooks']),
     freshnessProperties: int('freshness-properties', values['freshness-properties'], 1),
     freshnessBookings: int('freshness-bookings', values['freshness-bookings'], Number(values['freshness-properties']) || 1),
-    freshnessChanges: int('freshness-changes', values['freshness-changes'], 1),
+    freshnessChanges: changePair(values['freshness-changes']),
     skipFreshness: skip('freshness', values['skip-freshness']),
   };
 }
@@ -218,12 +226,14 @@ const out = (line = ''): void => void process.stdout.write(`${line}\n`);
 const progress = (line: string): void => void process.stderr.write(`  … ${line}\n`);
 
 function failureReport(err: RunFailedError): void {
-  out(`  RUN FAILED: ${err.message}`);
+  for (const l of failureText(err)) out(l);
+}
+
+/** What a failed run prints: the sentence, and the end of the daemon's output. */
+function failureText(err: RunFailedError): string[] {
   const r = err.result;
-  if (!r) return;
-  out(`  ${logText(r)}`);
-  out('  --- last output of the daemon ---');
-  for (const l of r.log.tail.trimEnd().split('\n').slice(-40)) out(`  | ${l}`);
+  if (!r) return [`  RUN FAILED: ${err.message}`];
+  return [`  RUN FAILED: ${err.message}`, `  ${logText(r)}`, '  --- last output of the daemon ---', ...r.log.tail.trimEnd().split('\n').slice(-40).map((l) => `  | ${l}`)];
 }
 
 async function main(): Promise<number> {
@@ -246,6 +256,13 @@ async function main(): Promise<number> {
   out(`daemon runs as deployed: ${containerMemoryText()} (from the Dockerfile)`);
   out(`database ${redactUrl(databaseUrl)} (PostgreSQL ${pgVersion}), a fresh schema per run`);
   let failed = false;
+
+  // ---- Scenario F: freshness at real time scale, started first, reported last ----
+  // Its runs wait on real seconds (a few requests a second, little CPU): they go alongside A,
+  // which is paced by its budget, and are over before B, which takes the whole machine.
+  // Without A it runs at the end instead, not alongside the machine-bound B.
+  const wantFreshness = !opts.skipFreshness && !abort.signal.aborted;
+  const freshnessAlongsideA = wantFreshness && !opts.skipBudget ? runScenarioF(opts, databaseUrl, abort.signal) : undefined;
 
   // ---- Scenario A: budget fidelity ----
   if (!opts.skipBudget && !abort.signal.aborted) {
@@ -421,47 +438,68 @@ async function main(): Promise<number> {
     }
   }
 
-  // ---- Scenario F: freshness at real time scale ----
-  if (!opts.skipFreshness && !abort.signal.aborted) {
-    // The production windows as they are: freshness is a matter of real seconds.
-    const realLimits = mapLimits((ws) => ws.map((w) => ({ ...w })));
-    const sizes = [...new Set([1, opts.freshnessProperties])];
-    out(
-      `scenario F: freshness, daemon \`run\` with adaptive polling, production windows (no scale: list ${windowsText(realLimits.bookingList)} | details ${windowsText(realLimits.bookingDetails)}), ` +
-        `${opts.freshnessBookings} bookings and ${opts.freshnessChanges} changes ${GAP_MIN_MS / 1000}–${GAP_MAX_MS / 1000} s apart per run, for ${sizes.map((p) => `${p} propert${p === 1 ? 'y' : 'ies'}`).join(' and ')} on one connection`,
-    );
-    for (const p of sizes) {
-      if (abort.signal.aborted) break;
-      const each = opts.freshnessBookings % p === 0 ? String(opts.freshnessBookings / p) : `${Math.floor(opts.freshnessBookings / p)}–${Math.ceil(opts.freshnessBookings / p)}`;
-      out(`  ${p === 1 ? `1 property, ${opts.freshnessBookings} bookings` : `${p} properties, ${each} bookings each`}:`);
-      try {
-        const f = await runFreshnessBench({
-          label: `scenario F (${p})`,
-          properties: p,
-          bookings: opts.freshnessBookings,
-          changes: opts.freshnessChanges,
-          limits: realLimits,
-          databaseUrl,
-          timeoutMs: 120_000 + opts.freshnessChanges * GAP_MAX_MS + 2 * p * 1_200,
-          seed: 6 + p,
-          onProgress: progress,
-          signal: abort.signal,
-        });
-        const { lines, notes } = freshnessLines(f, opts.freshnessChanges, realLimits);
-        for (const l of lines) out(l);
-        for (const n of notes) out(`  ${n}`);
-      } catch (err) {
-        if (!(err instanceof RunFailedError)) throw err;
-        failed = true;
-        failureReport(err);
-      }
-    }
+  // ---- Scenario F's report ----
+  const freshness = freshnessAlongsideA ?? (wantFreshness && !abort.signal.aborted ? runScenarioF(opts, databaseUrl, abort.signal) : undefined);
+  if (freshness) {
+    const f = await freshness;
+    for (const l of f.lines) out(l);
+    if (f.failed) failed = true;
   }
   if (abort.signal.aborted) {
     out('bench interrupted');
     return 1;
   }
   return failed ? 1 : 0;
+}
+
+/** Scenario F: its two runs side by side; the report's lines, printed when the other scenarios are done. */
+async function runScenarioF(opts: Options, databaseUrl: string, signal: AbortSignal): Promise<{ lines: string[]; failed: boolean }> {
+  const lines: string[] = [];
+  const say = (line: string): void => void lines.push(line);
+  let failed = false;
+  // The production windows as they are: freshness is a matter of real seconds.
+  const realLimits = mapLimits((ws) => ws.map((w) => ({ ...w })));
+  const sizes = [...new Set([1, opts.freshnessProperties])];
+  const paceOf = (p: number): ChangePace =>
+    p === 1 ? { ...ONE_PROPERTY_PACE, changes: opts.freshnessChanges[0] } : { ...MANY_PROPERTIES_PACE, changes: opts.freshnessChanges[1] };
+  say(
+    `scenario F: freshness, daemon \`run\` with adaptive polling, production windows (no scale: list ${windowsText(realLimits.bookingList)} | details ${windowsText(realLimits.bookingDetails)}), ` +
+      `${opts.freshnessBookings} bookings per run, on one connection: ${sizes.map((p) => `${p} propert${p === 1 ? 'y' : 'ies'} with ${paceText(paceOf(p))}`).join(', ')}`,
+  );
+  // The runs go side by side: each has its own simulator (its own budget), daemon and schema,
+  // and spends its time waiting for real seconds, so neither slows the other measurably.
+  const runs = await Promise.allSettled(
+    sizes.map((p) => {
+      const pace = paceOf(p);
+      return runFreshnessBench({
+        label: `scenario F (${p})`,
+        properties: p,
+        bookings: opts.freshnessBookings,
+        pace,
+        limits: realLimits,
+        databaseUrl,
+        timeoutMs: freshnessTimeoutMs(p, pace, realLimits),
+        seed: 6 + p,
+        onProgress: progress,
+        signal,
+      });
+    }),
+  );
+  sizes.forEach((p, i) => {
+    const each = opts.freshnessBookings % p === 0 ? String(opts.freshnessBookings / p) : `${Math.floor(opts.freshnessBookings / p)}–${Math.ceil(opts.freshnessBookings / p)}`;
+    say(`  ${p === 1 ? `1 property, ${opts.freshnessBookings} bookings` : `${p} properties, ${each} bookings each`}:`);
+    const run = runs[i]!;
+    if (run.status === 'fulfilled') {
+      const report = freshnessLines(run.value, paceOf(p).changes, realLimits);
+      for (const l of report.lines) say(l);
+      for (const n of report.notes) say(`  ${n}`);
+    } else {
+      failed = true;
+      if (run.reason instanceof RunFailedError) lines.push(...failureText(run.reason));
+      else say(`  RUN FAILED: ${run.reason instanceof Error ? run.reason.message : String(run.reason)}`);
+    }
+  });
+  return { lines, failed };
 }
 
 main().then(
