@@ -289,7 +289,7 @@ describe('Grafana dashboard', () => {
     for (const v of d.templating.list.filter((v) => v.type === 'query')) expect(v.datasource?.uid, `variable ${v.name}`).toBe('${datasource}');
   });
 
-  it('covers what an operator needs: readiness, latency by scope, 429s, queues and their oldest change per property, the process', () => {
+  it('covers what an operator needs: readiness, latency by scope, 429s, queues and their oldest change per property, freshness and sweeps, the process', () => {
     const exprs = dashboardExprs(loadDashboard()).map((e) => e.expr);
     const uses = (re: RegExp) => expect(exprs.some((e) => re.test(e)), String(re)).toBe(true);
     for (const m of ['staysync_ready', 'staysync_lease_held', 'staysync_database_up', 'staysync_provider_failures_total', 'staysync_property_state', 'staysync_quarantine_payloads']) uses(new RegExp(`\\b${m}\\b`));
@@ -301,6 +301,8 @@ describe('Grafana dashboard', () => {
       uses(new RegExp(`by \\(property_id\\) \\(staysync_${q}_oldest_pending_age_seconds\\b`));
     }
     uses(/staysync_webhook_event_latency_seconds_bucket/);
+    uses(/histogram_quantile\(0\.5, sum by \(le, property_id\) \(rate\(staysync_change_lag_seconds_bucket/);
+    for (const m of ['staysync_last_poll_timestamp_seconds', 'staysync_newest_change_age_seconds', 'staysync_sweep_late_changes_total', 'staysync_sweep_last_finished_timestamp_seconds']) uses(new RegExp(`\\b${m}\\b`));
     for (const m of ['process_resident_memory_bytes', 'process_cpu_user_seconds_total', 'nodejs_eventloop_lag_p99_seconds']) uses(new RegExp(`\\b${m}\\b`));
   });
 
@@ -357,7 +359,9 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
     sim.faults.spurious429Rate = 0.05;
 
     const port = await freePort();
-    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) } }));
+    // A sweep every few seconds, so that its families have samples once a late write is found.
+    const sweep = { enabled: true, everyMs: 3_000, lookbackMs: 3_600_000 };
+    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) }, config: { sync: { sweep } } }));
     stopDaemon = async () => {
       daemon.child.kill('SIGTERM');
       await daemon.done;
@@ -384,6 +388,14 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
         body: JSON.stringify([{ eventId: crypto.randomUUID(), eventType: 'webpms:check_out', creationTime: new Date().toISOString(), payload: { BookingNumber: number, PropertyId: '500200' } }]),
       });
       expect(res.status).toBe(200);
+      // Once the lists are caught up: a fresh change (the change-lag histogram) and a write that
+      // becomes visible late (found by a sweep).
+      await waitFor('the booking lists caught up', async () => (await count(`SELECT count(*) AS n FROM sync_cursors WHERE stream = 'booking_summaries' AND caught_up`)) === 2, 45_000);
+      // The fresh change moves 500100's continueToken to now: the late write is then behind it.
+      sim.mutate({ count: 2, propertyId: '500100' });
+      await waitFor('a fresh change mirrored', async () => (await count('SELECT count(*) AS n FROM change_lags')) > 0, 45_000);
+      sim.mutateLate({ propertyId: '500100', count: 1, lagMs: 60_000 });
+      await waitFor('a late change found by a sweep', async () => (await count('SELECT coalesce(sum(late_changes), 0) AS n FROM booking_sweeps')) > 0, 45_000);
       await waitFor(
         'the parked rows, the quarantine and the change event',
         async () =>
