@@ -336,6 +336,18 @@ const envNameOfKey: Record<string, string> = {
   'log.level': 'STAYSYNC_LOG_LEVEL',
 };
 
+/** Variables read as secrets: each also as NAME_FILE, a file holding the value. */
+const secretVariables = ['STAYSYNC_CLIENT_ID', 'STAYSYNC_CLIENT_SECRET', 'STAYSYNC_WEBHOOK_API_KEY', 'STAYSYNC_WEBHOOK_BASIC_USER', 'STAYSYNC_WEBHOOK_BASIC_PASSWORD'];
+
+/**
+ * Every environment variable the daemon reads (deployment files are checked against it):
+ * the configuration's, the _FILE forms of the secrets, the config file's path and
+ * grant-reader's password.
+ */
+export const environmentVariables: readonly string[] = [
+  ...new Set([...Object.values(envNameOfKey), ...secretVariables.flatMap((n) => [n, `${n}_FILE`]), 'STAYSYNC_CONFIG', 'STAYSYNC_READER_PASSWORD']),
+].sort();
+
 function describeIssue(issue: z.core.$ZodIssue, env: Json): string {
   const key = issue.path.map(String).join('.');
   const top = issue.path.slice(0, 2).map(String).join('.');

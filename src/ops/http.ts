@@ -17,6 +17,9 @@ export interface OpsSources {
 }
 
 /** The ops port could not be opened: the message names the setting. */
+/** The paths the ops endpoint answers (besides the webhook receiver's, webhooks.path). */
+export const OPS_PATHS = { health: '/healthz', ready: '/readyz', metrics: '/metrics' } as const;
+
 export class OpsPortError extends Error {
   override name = 'OpsPortError';
 }
@@ -48,12 +51,12 @@ export class OpsServer {
         return;
       }
       if (req.method !== 'GET') return reply(405, 'method not allowed\n');
-      if (path === '/healthz') return reply(200, 'ok\n');
-      if (path === '/readyz') {
+      if (path === OPS_PATHS.health) return reply(200, 'ok\n');
+      if (path === OPS_PATHS.ready) {
         const r = this.sources.ready();
         return reply(r.ready ? 200 : 503, r.ready ? 'ready\n' : `not ready: ${r.reason ?? 'starting'}\n`);
       }
-      if (path === '/metrics') {
+      if (path === OPS_PATHS.metrics) {
         const registry = this.sources.metrics;
         registry.metrics().then(
           (text) => reply(200, text, registry.contentType),
