@@ -32,7 +32,7 @@
  * property, once with --freshness-properties on one connection, side by side (--freshness-bookings
  * in each run; --freshness-changes: changes in the one-property run and in the P-property run).
  * Median against 2 s (1 property) and P × 0.6 s + 1 s. F starts after B and runs alongside
- * C, D and E (all paced by time or budget, not by this machine); it is reported last.
+ * C and E; D follows once F is over (order A, B, C, E, D, F).
  * `--only` takes a comma list of budget (A), memory (B), content (C), pms (D), webhooks (E)
  * and freshness (F), e.g. `--only pms`; the --skip-* flags leave one out.
  *
@@ -340,10 +340,10 @@ async function main(): Promise<number> {
     for (const l of formatLines(lines)) out(l);
   }
   // ---- Scenario F: freshness at real time scale, started here, reported last ----
-  // Its runs wait on real seconds (a few requests a second, little CPU): they go alongside C,
-  // D and E, whose goals leave room for a little contention, not alongside A, whose bursts
-  // of 200 details a second need the machine to itself to converge within 5 % of the
-  // theoretical time, nor alongside B, which takes the whole machine.
+  // Its runs wait on real seconds (a few requests a second, little CPU): they go alongside C
+  // and E, whose goals leave room for a little contention; not alongside A and D, whose
+  // bursts need the machine to themselves to converge near the theoretical time (1.07 and
+  // 1.23 with F beside them), nor alongside B, which takes the whole machine.
   const freshness = !opts.skipFreshness && !abort.signal.aborted ? runScenarioF(opts, databaseUrl, abort.signal) : undefined;
 
   // ---- Scenario C: content refresh of 500 properties ----
@@ -381,6 +381,38 @@ async function main(): Promise<number> {
     for (const l of formatLines(cLines)) out(l);
   }
 
+  // ---- Scenario E: webhook latency ----
+  if (!opts.skipWebhooks && !abort.signal.aborted) {
+    const hookLimits = mapLimits((ws) => scaleWindows(ws, opts.webhookScale));
+    out(
+      `scenario E: webhook latency, daemon \`run\`, 1 property with ${opts.webhookBookings} bookings, ${opts.webhookChanges} PMS changes 100–600 ms apart, ` +
+        `scale 1/${opts.webhookScale} (${humanScale(opts.webhookScale)}); polling off`,
+    );
+    try {
+      const e = await runWebhookBench({
+        bookings: opts.webhookBookings,
+        changes: opts.webhookChanges,
+        limits: hookLimits,
+        databaseUrl,
+        timeoutMs: 300_000,
+        seed: 5,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = webhookLines(e, opts.webhookChanges);
+      for (const l of lines) out(l);
+      for (const n of notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) throw err;
+      failed = true;
+      failureReport(err);
+    }
+  }
+
+  // F is over before D, whose bursts of standard requests need the machine (1.23 over the
+  // theoretical time with F beside it); its report comes last.
+  const freshnessReport = freshness ? await freshness : undefined;
+
   // ---- Scenario D: PMS backfill ----
   if (!opts.skipPms && !abort.signal.aborted) {
     const pmsLimits = mapLimits((ws) => scaleWindows(ws, opts.pmsScale));
@@ -410,39 +442,10 @@ async function main(): Promise<number> {
     }
   }
 
-  // ---- Scenario E: webhook latency ----
-  if (!opts.skipWebhooks && !abort.signal.aborted) {
-    const hookLimits = mapLimits((ws) => scaleWindows(ws, opts.webhookScale));
-    out(
-      `scenario E: webhook latency, daemon \`run\`, 1 property with ${opts.webhookBookings} bookings, ${opts.webhookChanges} PMS changes 100–600 ms apart, ` +
-        `scale 1/${opts.webhookScale} (${humanScale(opts.webhookScale)}); polling off`,
-    );
-    try {
-      const e = await runWebhookBench({
-        bookings: opts.webhookBookings,
-        changes: opts.webhookChanges,
-        limits: hookLimits,
-        databaseUrl,
-        timeoutMs: 300_000,
-        seed: 5,
-        onProgress: progress,
-        signal: abort.signal,
-      });
-      const { lines, notes } = webhookLines(e, opts.webhookChanges);
-      for (const l of lines) out(l);
-      for (const n of notes) out(`  ${n}`);
-    } catch (err) {
-      if (!(err instanceof RunFailedError)) throw err;
-      failed = true;
-      failureReport(err);
-    }
-  }
-
   // ---- Scenario F's report ----
-  if (freshness) {
-    const f = await freshness;
-    for (const l of f.lines) out(l);
-    if (f.failed) failed = true;
+  if (freshnessReport) {
+    for (const l of freshnessReport.lines) out(l);
+    if (freshnessReport.failed) failed = true;
   }
   if (abort.signal.aborted) {
     out('bench interrupted');
