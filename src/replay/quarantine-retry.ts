@@ -156,7 +156,7 @@ const handlers: Record<string, Handler> = {
     // modification is one: a summary of the same second then asks for them again rather than
     // taking them as covering the whole second.
     const rows = bookingToRows(q.property_id, b, response, new Date(b.modifiedDateTime));
-    const w = await saveBookingVersion(trx, rows);
+    const w = (await saveBookingVersion(trx, rows)).written;
     await settleBookingFetch(trx, q.property_id, b.number);
     return written(w);
   },

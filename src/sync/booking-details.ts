@@ -3,7 +3,7 @@
  * budget, most useful first (fetch-drain.ts). One booking per transaction: header upserted
  * under the version guard, children replaced, queue row removed.
  */
-import { completeFetch } from '../db/repositories/booking-queue.js';
+import { completeFetch, completeFetchStatement } from '../db/repositories/booking-queue.js';
 import { bookingToRows, saveBookingVersion } from '../db/repositories/bookings.js';
 import { recordChangeLag } from '../db/repositories/freshness.js';
 import type { QueuedFetch } from '../db/repositories/fetch-queue.js';
@@ -38,19 +38,21 @@ class BookingDetails implements FetchHandler {
     // transaction (status and reporting read it) and, once committed, observed by /metrics.
     const fresh = item.priority === FRESH_CHANGE_PRIORITY;
     try {
-      const { lag, written, completed } = await ctx.write(async (trx) => ({
+      const { lag, written, completed } = await ctx.write(async (trx) => {
         // Before the details: it compares with the version stored so far.
-        lag: fresh
+        const lag = fresh
           ? await recordChangeLag(trx, {
               propertyId: item.propertyId,
               number: item.number,
               changedAt: item.wantedModifiedAt ?? rows.booking.modified_at,
               version: rows.booking.modified_at,
             })
-          : undefined,
-        written: await saveBookingVersion(trx, rows),
-        completed: await completeFetch(trx, item),
-      }));
+          : undefined;
+        // The queue row is completed by the details' own last statement when there is one.
+        const saved = await saveBookingVersion(trx, rows, completeFetchStatement(item));
+        const completed = saved.alongsideRows !== undefined ? saved.alongsideRows > 0 : await completeFetch(trx, item);
+        return { lag, written: saved.written, completed };
+      });
       if (written) ctx.counters.detailsWritten += 1;
       else ctx.counters.detailsStale += 1;
       if (lag !== undefined) reportChangeLag(ctx, item.propertyId, lag);

@@ -3,7 +3,7 @@
  * when the stored details are at least as new as the summary that asked for them. The rest of
  * the queue's bookkeeping is shared with the PMS queue (fetch-queue.ts).
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../schema.js';
 import { requeueSet, type QueuedFetch } from './fetch-queue.js';
 
@@ -15,13 +15,21 @@ type Executor = Kysely<Database> | Transaction<Database>;
  * Returns true when the row is gone.
  */
 export async function completeFetch(trx: Executor, f: QueuedFetch): Promise<boolean> {
-  const r = await sql<{ number: string }>`
+  const r = await completeFetchStatement(f).execute(trx);
+  return r.rows.length > 0;
+}
+
+/**
+ * completeFetch's statement, for running inside another (saveBookingVersion's last one): it
+ * must come after the details' header is written, whose modification it compares with.
+ */
+export function completeFetchStatement(f: QueuedFetch): RawBuilder<{ number: string }> {
+  return sql<{ number: string }>`
     DELETE FROM booking_detail_queue q
     WHERE q.property_id = ${f.propertyId} AND q.number = ${f.number} AND q.generation = ${f.generation}
       AND (q.wanted_modified_at IS NULL OR q.wanted_modified_at <= (
             SELECT b.modified_at FROM bookings b WHERE b.property_id = q.property_id AND b.number = q.number))
-    RETURNING q.number`.execute(trx);
-  return r.rows.length > 0;
+    RETURNING q.number`;
 }
 
 /**

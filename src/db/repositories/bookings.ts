@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Booking } from '../../provider/schemas.js';
 import type {
   BookingDailyRatesTable,
@@ -210,10 +210,19 @@ const childTables = [
 
 /**
  * Writes one booking version: the header only if it is not older than the stored one
- * (version guard), then its children replaced whole. Returns false when the stored version
- * was newer and nothing was written.
+ * (version guard), then its children replaced whole. `written` is false when the stored
+ * version was newer and nothing was written.
+ *
+ * `alongside`: a statement (e.g. completing the queue row) run as part of the children's
+ * statement, after the header: one round trip less per booking on a full sync. `alongsideRows`
+ * is how many rows it returned, or undefined when it did not run (nothing written, or no
+ * children): the caller runs it on its own then.
  */
-export async function saveBookingVersion(trx: Transaction<Database>, rows: BookingRows): Promise<boolean> {
+export async function saveBookingVersion(
+  trx: Transaction<Database>,
+  rows: BookingRows,
+  alongside?: RawBuilder<unknown>,
+): Promise<{ written: boolean; alongsideRows: number | undefined }> {
   const { property_id, number } = rows.booking;
   // Few statements instead of one per table: on a full sync the round trips to the database,
   // not the SQL, dominate the cost of a booking.
@@ -236,7 +245,7 @@ export async function saveBookingVersion(trx: Transaction<Database>, rows: Booki
     .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
     .executeTakeFirst();
   // 1. The header, under the version guard: no row means the stored version is newer.
-  if (!header) return false;
+  if (!header) return { written: false, alongsideRows: undefined };
   if (!header.inserted) {
     // An update: the old version's children go, in one statement.
     await sql`
@@ -257,10 +266,14 @@ export async function saveBookingVersion(trx: Transaction<Database>, rows: Booki
     rows.ratePlans.length ? trx.insertInto('booking_room_stay_rate_plans').values(rows.ratePlans) : null,
     rows.loyaltyCards.length ? trx.insertInto('booking_loyalty_cards').values(rows.loyaltyCards) : null,
   ].filter((q) => q !== null);
-  if (inserts.length > 0) {
-    await sql`WITH ${sql.join(inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`))} SELECT 1`.execute(trx);
+  if (inserts.length === 0) return { written: true, alongsideRows: undefined };
+  const ctes = inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`);
+  if (!alongside) {
+    await sql`WITH ${sql.join(ctes)} SELECT 1`.execute(trx);
+    return { written: true, alongsideRows: undefined };
   }
-  return true;
+  const r = await sql<{ n: number }>`WITH ${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside`.execute(trx);
+  return { written: true, alongsideRows: r.rows[0]!.n };
 }
 
 /** Latest mirrored modification of a property (bookings or summaries), for --recover. */
