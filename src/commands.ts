@@ -355,7 +355,8 @@ async function conclude(
   if (result.failed.length > 0) {
     const byProperty = new Map<string, string[]>();
     for (const f of result.failed) byProperty.set(f.propertyId, [...(byProperty.get(f.propertyId) ?? []), f.stream]);
-    const names = [...byProperty].map(([id, streams]) => `${id} (${streams.join(', ')})`).join(', ');
+    // Streams in a fixed order, not in the order they happened to fail.
+    const names = [...byProperty].map(([id, streams]) => `${id} (${[...streams].sort((a, b) => a.localeCompare(b)).join(', ')})`).join(', ');
     await close('failed', result.failed.map((f) => f.message).join('\n'));
     for (const f of result.failed) logger.error({ propertyId: f.propertyId }, f.message);
     logger.error(`sync --once finished with failing properties: ${names} (the others are caught up); see staysync status`);
