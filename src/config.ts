@@ -253,6 +253,15 @@ function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined
   return direct === '' ? undefined : direct;
 }
 
+/** Variables read as secrets, with their keys: each also as NAME_FILE, a file holding the value. */
+const secretVariables: Record<string, string[]> = {
+  STAYSYNC_CLIENT_ID: ['provider', 'clientId'],
+  STAYSYNC_CLIENT_SECRET: ['provider', 'clientSecret'],
+  STAYSYNC_WEBHOOK_API_KEY: ['webhooks', 'apiKey'],
+  STAYSYNC_WEBHOOK_BASIC_USER: ['webhooks', 'basicUser'],
+  STAYSYNC_WEBHOOK_BASIC_PASSWORD: ['webhooks', 'basicPassword'],
+};
+
 function envOverrides(env: NodeJS.ProcessEnv): Json {
   const o: Json = {};
   const set = (path: string[], value: unknown) => {
@@ -277,10 +286,10 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   int('STAYSYNC_LOCAL_PG_PORT', ['database', 'localPort']);
   str('STAYSYNC_PROVIDER_URL', ['provider', 'url']);
   str('STAYSYNC_REFERENCE_DATA_URL', ['provider', 'referenceDataUrl']);
-  const id = secretFromEnv(env, 'STAYSYNC_CLIENT_ID');
-  if (id !== undefined) set(['provider', 'clientId'], id);
-  const secret = secretFromEnv(env, 'STAYSYNC_CLIENT_SECRET');
-  if (secret !== undefined) set(['provider', 'clientSecret'], secret);
+  for (const [name, path] of Object.entries(secretVariables)) {
+    const value = secretFromEnv(env, name);
+    if (value !== undefined) set(path, value);
+  }
   str('STAYSYNC_CONNECTIONS_DIR', ['connectionsDir']);
   const ids = env.STAYSYNC_PROPERTY_IDS;
   if (ids !== undefined) {
@@ -296,12 +305,6 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   str('STAYSYNC_PMS_POLL_CRON', ['pms', 'pollCron']);
   str('STAYSYNC_OCCUPANCY_CRON', ['occupancy', 'refreshCron']);
   str('STAYSYNC_WEBHOOK_AUTH', ['webhooks', 'auth']);
-  const apiKey = secretFromEnv(env, 'STAYSYNC_WEBHOOK_API_KEY');
-  if (apiKey !== undefined) set(['webhooks', 'apiKey'], apiKey);
-  const basicUser = secretFromEnv(env, 'STAYSYNC_WEBHOOK_BASIC_USER');
-  if (basicUser !== undefined) set(['webhooks', 'basicUser'], basicUser);
-  const basicPassword = secretFromEnv(env, 'STAYSYNC_WEBHOOK_BASIC_PASSWORD');
-  if (basicPassword !== undefined) set(['webhooks', 'basicPassword'], basicPassword);
   int('STAYSYNC_OPS_PORT', ['ops', 'port']);
   int('STAYSYNC_SHUTDOWN_GRACE_MS', ['shutdown', 'graceMs']);
   str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
@@ -336,16 +339,13 @@ const envNameOfKey: Record<string, string> = {
   'log.level': 'STAYSYNC_LOG_LEVEL',
 };
 
-/** Variables read as secrets: each also as NAME_FILE, a file holding the value. */
-const secretVariables = ['STAYSYNC_CLIENT_ID', 'STAYSYNC_CLIENT_SECRET', 'STAYSYNC_WEBHOOK_API_KEY', 'STAYSYNC_WEBHOOK_BASIC_USER', 'STAYSYNC_WEBHOOK_BASIC_PASSWORD'];
-
 /**
  * Every environment variable the daemon reads (deployment files are checked against it):
  * the configuration's, the _FILE forms of the secrets, the config file's path and
  * grant-reader's password.
  */
 export const environmentVariables: readonly string[] = [
-  ...new Set([...Object.values(envNameOfKey), ...secretVariables.flatMap((n) => [n, `${n}_FILE`]), 'STAYSYNC_CONFIG', 'STAYSYNC_READER_PASSWORD']),
+  ...new Set([...Object.values(envNameOfKey), ...Object.keys(secretVariables).flatMap((n) => [n, `${n}_FILE`]), 'STAYSYNC_CONFIG', 'STAYSYNC_READER_PASSWORD']),
 ].sort();
 
 function describeIssue(issue: z.core.$ZodIssue, env: Json): string {

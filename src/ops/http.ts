@@ -16,10 +16,10 @@ export interface OpsSources {
   webhook?: { path: string; receive(req: IncomingMessage, res: ServerResponse): Promise<void> } | undefined;
 }
 
-/** The ops port could not be opened: the message names the setting. */
 /** The paths the ops endpoint answers (besides the webhook receiver's, webhooks.path). */
 export const OPS_PATHS = { health: '/healthz', ready: '/readyz', metrics: '/metrics' } as const;
 
+/** The ops port could not be opened: the message names the setting. */
 export class OpsPortError extends Error {
   override name = 'OpsPortError';
 }

@@ -98,7 +98,7 @@ const READ_BATCH = 500;
 
 /**
  * Removes the detail fetch parked as quarantined for this booking when the stored details are
- * at least as new as what the booking list asked for (as completeFetch does after a fetch).
+ * at least as new as what the booking list asked for (as completeFetchStatement does after a fetch).
  */
 async function settleBookingFetch(trx: Trx, propertyId: string, number: string): Promise<void> {
   await sql`

@@ -3,7 +3,7 @@
  * budget, most useful first (fetch-drain.ts). One booking per transaction: header upserted
  * under the version guard, children replaced, queue row removed.
  */
-import { completeFetch, completeFetchStatement } from '../db/repositories/booking-queue.js';
+import { completeFetchStatement } from '../db/repositories/booking-queue.js';
 import { bookingToRows, saveBookingVersion } from '../db/repositories/bookings.js';
 import { recordChangeLag } from '../db/repositories/freshness.js';
 import type { QueuedFetch } from '../db/repositories/fetch-queue.js';
@@ -48,10 +48,9 @@ class BookingDetails implements FetchHandler {
               version: rows.booking.modified_at,
             })
           : undefined;
-        // The queue row is completed by the details' own last statement when there is one.
+        // The queue row is completed by the details' own last statement.
         const saved = await saveBookingVersion(trx, rows, completeFetchStatement(item));
-        const completed = saved.alongsideRows !== undefined ? saved.alongsideRows > 0 : await completeFetch(trx, item);
-        return { lag, written: saved.written, completed };
+        return { lag, written: saved.written, completed: saved.alongsideRows > 0 };
       });
       if (written) ctx.counters.detailsWritten += 1;
       else ctx.counters.detailsStale += 1;

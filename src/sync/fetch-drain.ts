@@ -39,14 +39,6 @@ export function parkedRetryDelayMs(parkedAttempts: number, baseMs: number): numb
   return Math.min(6 * 3_600_000, baseMs * 2 ** Math.min(Math.max(0, parkedAttempts), 10));
 }
 
-/**
- * The drain vacuums its queue table after taking sync.vacuumQueueEveryRows rows. Every fetched row is deleted,
- * and the drain reads the table in index order: the deleted rows' dead index entries pile up
- * at the head of that order, and each read walks them until a VACUUM clears them. Autovacuum
- * does it where it runs and keeps up; where it is off or behind (measured: with autovacuum off,
- * 90,000 dead rows after a full sync of 100,000 bookings, and the details rate fell by half),
- * the drain does it itself. A VACUUM of the queue takes milliseconds and blocks no writer.
- */
 /** Quick retries of a 404 (replica lag): 1 s, 2 s, 4 s. */
 function quick404DelayMs(attempts: number): number {
   return 1_000 * 2 ** attempts;
@@ -139,7 +131,15 @@ export class FetchDrain implements QueueDrain {
     await this.vacuuming;
   }
 
-  /** Starts a VACUUM of the queue (in the background, one at a time) every sync.vacuumQueueEveryRows rows taken. */
+  /**
+   * Starts a VACUUM of the queue (in the background, one at a time) every
+   * sync.vacuumQueueEveryRows rows taken. Every fetched row is deleted, and the drain reads the
+   * table in index order: the deleted rows' dead index entries pile up at the head of that
+   * order, and each read walks them until a VACUUM clears them. Autovacuum does it where it
+   * runs and keeps up; where it is off or behind (measured: with autovacuum off, 90,000 dead
+   * rows after a full sync of 100,000 bookings, and the details rate fell by half), the drain
+   * does it itself. A VACUUM of the queue takes milliseconds and blocks no writer.
+   */
   private vacuumNowAndThen(): void {
     if (this.takenSinceVacuum === undefined || ++this.takenSinceVacuum < this.ctx.config.sync.vacuumQueueEveryRows || this.vacuuming) return;
     this.takenSinceVacuum = 0;

@@ -11,17 +11,9 @@ type Executor = Kysely<Database> | Transaction<Database>;
 
 /**
  * Removes a fetched row, unless it was enqueued again since it was claimed (generation moved)
- * or the stored details are still older than what the summary asked for.
- * Returns true when the row is gone.
- */
-export async function completeFetch(trx: Executor, f: QueuedFetch): Promise<boolean> {
-  const r = await completeFetchStatement(f).execute(trx);
-  return r.rows.length > 0;
-}
-
-/**
- * completeFetch's statement, for running inside another (saveBookingVersion's last one): it
- * must come after the details' header is written, whose modification it compares with.
+ * or the stored details are still older than what the summary asked for; returns the row
+ * removed. A statement, run by saveBookingVersion after the details' header is written (whose
+ * modification it compares with), inside its last statement.
  */
 export function completeFetchStatement(f: QueuedFetch): RawBuilder<{ number: string }> {
   return sql<{ number: string }>`

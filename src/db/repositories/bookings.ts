@@ -213,16 +213,15 @@ const childTables = [
  * (version guard), then its children replaced whole. `written` is false when the stored
  * version was newer and nothing was written.
  *
- * `alongside`: a statement (e.g. completing the queue row) run as part of the children's
- * statement, after the header: one round trip less per booking on a full sync. `alongsideRows`
- * is how many rows it returned, or undefined when it did not run (nothing written, or no
- * children): the caller runs it on its own then.
+ * `alongside`: a statement (e.g. completing the queue row) run after the header, as part of
+ * the children's statement when there is one (one round trip less per booking on a full
+ * sync), on its own otherwise. `alongsideRows`: how many rows it returned (0 without it).
  */
 export async function saveBookingVersion(
   trx: Transaction<Database>,
   rows: BookingRows,
   alongside?: RawBuilder<unknown>,
-): Promise<{ written: boolean; alongsideRows: number | undefined }> {
+): Promise<{ written: boolean; alongsideRows: number }> {
   const { property_id, number } = rows.booking;
   // Few statements instead of one per table: on a full sync the round trips to the database,
   // not the SQL, dominate the cost of a booking.
@@ -244,8 +243,9 @@ export async function saveBookingVersion(
     // xmax = 0 on the returned row means it was inserted: a new booking has no children to delete.
     .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
     .executeTakeFirst();
+  const alone = async () => (alongside ? (await alongside.execute(trx)).rows.length : 0);
   // 1. The header, under the version guard: no row means the stored version is newer.
-  if (!header) return { written: false, alongsideRows: undefined };
+  if (!header) return { written: false, alongsideRows: await alone() };
   if (!header.inserted) {
     // An update: the old version's children go, in one statement.
     await sql`
@@ -266,13 +266,10 @@ export async function saveBookingVersion(
     rows.ratePlans.length ? trx.insertInto('booking_room_stay_rate_plans').values(rows.ratePlans) : null,
     rows.loyaltyCards.length ? trx.insertInto('booking_loyalty_cards').values(rows.loyaltyCards) : null,
   ].filter((q) => q !== null);
-  if (inserts.length === 0) return { written: true, alongsideRows: undefined };
+  if (inserts.length === 0) return { written: true, alongsideRows: await alone() };
   const ctes = inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`);
-  if (!alongside) {
-    await sql`WITH ${sql.join(ctes)} SELECT 1`.execute(trx);
-    return { written: true, alongsideRows: undefined };
-  }
-  const r = await sql<{ n: number }>`WITH ${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside`.execute(trx);
+  const last = alongside ? sql`${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside` : sql`${sql.join(ctes)} SELECT 0 AS n`;
+  const r = await sql<{ n: number }>`WITH ${last}`.execute(trx);
   return { written: true, alongsideRows: r.rows[0]!.n };
 }
 
