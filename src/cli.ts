@@ -14,6 +14,8 @@
  *
  * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost.
  *
+ * SIGHUP: `run` reads its API connections again (connections directory), without a restart.
+ *
  * Stopping: the first SIGTERM or SIGINT aborts the run (no new request starts, in-flight
  * transactions commit or roll back, the run row is closed, exit 0) within shutdown.graceMs;
  * a second signal ends the process at once (exit 1; the next start closes its run as killed).
@@ -93,7 +95,18 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
-  const env = { config, logger, signal: stop.signal, graceSignal: grace.signal, out: (line: string) => process.stdout.write(`${line}\n`) };
+  // SIGHUP: the daemon reads its connections again (the default would end the process).
+  const onReload = (callback: () => void) => {
+    const handler = () => {
+      logger.info({ signal: 'SIGHUP' }, 'reloading the API connections');
+      callback();
+    };
+    process.on('SIGHUP', handler);
+    return () => void process.off('SIGHUP', handler);
+  };
+  process.on('SIGHUP', () => undefined);
+
+  const env = { config, logger, signal: stop.signal, graceSignal: grace.signal, out: (line: string) => process.stdout.write(`${line}\n`), onReload };
   try {
     switch (args.command) {
       case 'migrate':

@@ -3,14 +3,13 @@
  * configuration, a logger and the stop signals, and returns an exit status.
  */
 import { ConfigError, type Config } from './config.js';
-import { configForConnection, resolveConnections } from './connections.js';
+import { DEFAULT_CONNECTION, resolveConnections, type Connection } from './connections.js';
+import { watch, type FSWatcher } from 'node:fs';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { grantReader, readerUrl } from './db/reader-role.js';
 import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './db/errors.js';
-import { processIdentity } from './db/lease.js';
 import { leftoverFetches } from './db/repositories/fetch-queue.js';
-import { closeAbandonedRuns, finishRun, startRun } from './db/repositories/runs.js';
-import type { RunOutcome } from './db/states.js';
+import { closeAbandonedRuns } from './db/repositories/runs.js';
 import type { Logger } from './log.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OpsPortError, OpsServer } from './ops/http.js';
@@ -19,10 +18,10 @@ import { insertWebhookEvents } from './db/repositories/pms.js';
 import { createMetrics } from './ops/metrics.js';
 import { formatStatus, gatherStatus } from './ops/status.js';
 import { AuthenticationError } from './provider/errors.js';
-import { ProviderClient } from './provider/client.js';
+import { tokenCapacity } from './provider/token-capacity.js';
 import { ONCE_MAX_ATTEMPTS } from './sync/fetch-drain.js';
-import { createSyncContext } from './sync/context.js';
-import { Engine, type EngineMode, type EngineResult } from './sync/engine.js';
+import type { EngineMode, EngineResult } from './sync/engine.js';
+import { Fleet, statsOf, type FleetResult } from './sync/fleet.js';
 import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from './sync/errors.js';
 import type { Recovery } from './sync/recovery.js';
 import { upgradeMapping } from './replay/mapping-version.js';
@@ -45,6 +44,8 @@ export interface CommandEnv {
   graceSignal: AbortSignal;
   /** Where human-readable output goes (status). */
   out: (line: string) => void;
+  /** Registers a callback for a reload request (SIGHUP); returns how to unregister it. */
+  onReload?: (callback: () => void) => () => void;
 }
 
 export async function migrateCommand(env: CommandEnv): Promise<number> {
@@ -171,38 +172,27 @@ export async function quarantineRetryCommand(env: CommandEnv): Promise<number> {
 }
 
 /**
- * `run` (daemon) and `sync --once`: one engine in either mode. Order: ops endpoint (so that
- * /healthz answers and /readyz says why it is not ready), writer lease (`run` waits for it,
- * `--once` does not), migrations, fencing, closing the runs a killed process left open, then
- * the engine. The run row is opened only when the engine is about to write.
+ * `run` (daemon) and `sync --once`: every API connection, each with an engine of its own (the
+ * fleet), in either mode. Order: ops endpoint (so that /healthz answers and /readyz says why
+ * it is not ready), writer lease (`run` waits for it, `--once` does not), migrations, fencing,
+ * closing the runs a killed process left open, then the fleet. A connection's run row is
+ * opened when its engine is about to write. The daemon re-reads a connections directory when
+ * it changes and on SIGHUP (`env.onReload`).
  */
 export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: Recovery): Promise<number> {
-  const { logger } = env;
-  const connections = resolveConnections(env.config);
-  if (connections.length > 1) {
-    throw new ConfigError(
-      `connections: ${connections.length} are defined (${connections.map((c) => c.name).join(', ')}); this version follows one API connection per process: ` +
-        'run one staysync per connection, each with its own STAYSYNC_DB_SCHEMA',
-    );
-  }
-  // The one connection's credentials, properties and limits.
-  const config = configForConnection(env.config, connections[0]!);
-  if (config.propertyIds.length === 0 && !config.content.enabled) {
-    throw new ConfigError(
-      'propertyIds (STAYSYNC_PROPERTY_IDS): expected at least one property id, or content.enabled true so that the content API lists them',
-    );
-  }
+  const { logger, config } = env;
+  const connections = resolveConnections(config);
+  for (const c of connections) checkFollowsSomething(config, c);
   const h = await openDatabase(config, logger);
-  const client = new ProviderClient({ config, logger, stopSignal: env.signal });
-  const ctx = createSyncContext({ config, handle: h, client, logger });
-  let engine: Engine | undefined;
+  const fleet = new Fleet({ config, handle: h, logger, mode, recovery, stopSignal: env.signal });
+  warnAboutTokenCapacity(config, connections.length, logger);
   let stopping = false;
   env.signal.addEventListener('abort', () => (stopping = true), { once: true });
   const ready = (): { ready: boolean; reason?: string } => {
     if (stopping) return { ready: false, reason: 'stopping' };
     if (!h.availability.available) return { ready: false, reason: `database unreachable (${h.description})` };
     if (!h.lease.held) return { ready: false, reason: 'waiting for the writer lease (another process holds it, or the database session dropped)' };
-    if (!engine?.running) return { ready: false, reason: 'starting' };
+    if (!fleet.running) return { ready: false, reason: 'starting' };
     return { ready: true };
   };
   const opsLog = logger.child({ component: 'ops' });
@@ -214,10 +204,14 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
             config: config.webhooks,
             store: (events) => h.write((trx) => insertWebhookEvents(trx, events)),
             onStored: (batch) => {
-              ctx.counters.webhookBatches += 1;
-              ctx.counters.webhookEventsStored += batch.stored;
-              ctx.counters.webhookEventsDuplicate += batch.duplicates;
-              ctx.onEnqueued?.();
+              // Counted once, by the first connection; every connection's event drain looks at once.
+              const first = fleet.connections[0]?.ctx;
+              if (first) {
+                first.counters.webhookBatches += 1;
+                first.counters.webhookEventsStored += batch.stored;
+                first.counters.webhookEventsDuplicate += batch.duplicates;
+              }
+              for (const c of fleet.connections) c.ctx.onEnqueued?.();
             },
             logger: opsLog,
           }),
@@ -228,38 +222,33 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
       ? new OpsServer(
           {
             ready,
-            metrics: createMetrics({ ctx, client, availability: h.availability, lease: h.lease, db: h.control, ready: () => ready().ready }),
+            metrics: createMetrics({ fleet, availability: h.availability, lease: h.lease, db: h.control, ready: () => ready().ready, tokenCapacity: tokenCapacity(config).connections }),
             webhook,
           },
           opsLog,
         )
       : undefined;
-  let runId: string | undefined;
   let abandonedGrace = false;
+  const stopWatching = mode === 'daemon' ? watchConnections(env, fleet, opsLog) : () => undefined;
   try {
     await ops?.start(config.ops.host, config.ops.port);
     if (!(await prepare(env, h, mode))) return ExitCode.ok;
-
-    engine = new Engine(ctx, { mode, recovery });
-    const runPromise = engine.run(env.signal, {
-      onStart: async () => {
-        runId = await startRun(h.control, mode === 'once' ? 'sync --once' : 'run', processIdentity);
-        logger.info({ mode, runId, properties: config.propertyIds.length ? config.propertyIds : 'from content' }, 'sync started');
-      },
-    });
-    const result = await Promise.race([runPromise, graceOver(env.graceSignal)]);
+    logger.info(
+      { mode, connections: connections.map((c) => c.name), properties: connections.length === 1 && connections[0]!.propertyIds.length ? connections[0]!.propertyIds : undefined },
+      'sync started',
+    );
+    const result = await Promise.race([fleet.run(env.signal, connections), graceOver(env.graceSignal)]);
     if (result === 'grace') {
       abandonedGrace = true;
       logger.warn(
         `the shutdown grace time (${config.shutdown.graceMs} ms, shutdown.graceMs) is over: leaving now; ` +
           'work in flight is rolled back by the database and done again at the next start',
       );
-      if (runId) await finishRun(h.control, runId, 'stopped', statsOf(ctx, client), 'stopped at the end of the grace time').catch(() => undefined);
+      await fleet.abandon('stopped at the end of the grace time');
       return ExitCode.ok;
     }
-    return await conclude(env, h, mode, result, runId, statsOf(ctx, client));
+    return await conclude(env, h, mode, result, fleet);
   } catch (err) {
-    if (runId) await finishRun(h.control, runId, 'failed', statsOf(ctx, client), (err as Error).message).catch(() => undefined);
     if (err instanceof LeaseBusyError || err instanceof OpsPortError) {
       logger.error(err.message);
       return ExitCode.failure;
@@ -267,13 +256,77 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     throw err;
   } finally {
     stopping = true;
+    stopWatching();
     await ops?.stop();
     // After the grace time, closing must not wait for transactions stuck in the database.
-    const closing = Promise.all([client.close(), h.close()]);
+    const closing = h.close();
     if (abandonedGrace) await Promise.race([closing, new Promise((r) => setTimeout(r, 200).unref())]);
     else await closing;
   }
 }
+
+/** A connection without configured properties needs the content API to list them. */
+function checkFollowsSomething(config: Config, c: Connection): void {
+  if (c.propertyIds.length > 0 || config.content.enabled) return;
+  if (c.name === DEFAULT_CONNECTION) {
+    throw new ConfigError('propertyIds (STAYSYNC_PROPERTY_IDS): expected at least one property id, or content.enabled true so that the content API lists them');
+  }
+  throw new ConfigError(`${c.source} (${c.name}): propertyIds: expected at least one property id, or content.enabled true so that the content API lists them`);
+}
+
+/** Says plainly when the connections need more tokens than the token endpoint gives one IP address. */
+function warnAboutTokenCapacity(config: Config, connections: number, logger: Logger): void {
+  const capacity = tokenCapacity(config);
+  if (connections <= capacity.connections) return;
+  logger.warn(
+    { connections, capacity: capacity.connections },
+    `${connections} connections need more access tokens than the token endpoint gives one IP address: ${capacity.explanation}. ` +
+      'Some connections will wait for their tokens; run the others from a replica with another egress IP',
+  );
+}
+
+/**
+ * Daemon: a connections directory is re-read when a file in it changes (debounced) and on
+ * SIGHUP; a definition that does not parse is reported and the running connections go on.
+ */
+function watchConnections(env: CommandEnv, fleet: Fleet, log: Logger): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const reload = (why: string) => {
+    let next: Connection[];
+    try {
+      next = resolveConnections(env.config);
+      for (const c of next) checkFollowsSomething(env.config, c);
+    } catch (err) {
+      log.error(`connections not reloaded (${why}): ${(err as Error).message}. The running connections go on unchanged`);
+      return;
+    }
+    void fleet.reload(next).catch((err: unknown) => log.error({ err: (err as Error).message }, 'connections reload failed'));
+  };
+  const soon = (why: string) => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => reload(why), RELOAD_DEBOUNCE_MS);
+    timer.unref();
+  };
+  const stopHangup = env.onReload?.(() => reload('SIGHUP')) ?? (() => undefined);
+  let watcher: FSWatcher | undefined;
+  const dir = env.config.connectionsDir;
+  if (dir) {
+    try {
+      watcher = watch(dir, () => soon(`${dir} changed`));
+      watcher.on('error', (err) => log.warn({ err: err.message }, `stopped watching ${dir}: send SIGHUP to reload the connections`));
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, `cannot watch ${dir}: send SIGHUP to reload the connections`);
+    }
+  }
+  return () => {
+    stopHangup();
+    watcher?.close();
+    if (timer) clearTimeout(timer);
+  };
+}
+
+/** Files of a secrets volume change together (a symbolic link swap): one reload for the lot. */
+const RELOAD_DEBOUNCE_MS = 300;
 
 /**
  * Lease, migrations, fencing and the runs left open. Returns false when stopped meanwhile.
@@ -311,44 +364,50 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode): Pr
   }
 }
 
-/** The exit status and the closing lines of a finished engine run. */
-async function conclude(
-  env: CommandEnv,
-  h: DatabaseHandle,
-  mode: EngineMode,
-  result: EngineResult,
-  runId: string | undefined,
-  stats: Record<string, unknown>,
-): Promise<number> {
+/** The exit status and the closing lines of a finished run: the most serious of the connections' (3, then 1, then 0). */
+async function conclude(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, fleet: FleetResult, views: Fleet): Promise<number> {
   const { logger } = env;
-  const close = async (outcome: RunOutcome, error?: string) => {
-    if (runId) await finishRun(h.control, runId, outcome, stats, error).catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not close the run row; the next start closes it as killed'));
-  };
+  if (fleet.fatal) {
+    if (!isDatabaseMisconfigured(fleet.fatal)) throw fleet.fatal;
+    logger.error(databaseSentence(fleet.fatal, h));
+    return ExitCode.failure;
+  }
+  const several = fleet.connections.length > 1;
+  let code: number = ExitCode.ok;
+  for (const { name, result } of fleet.connections) {
+    const log = several ? logger.child({ connection: name }) : logger;
+    const view = views.connections.find((c) => c.name === name);
+    code = mostSerious(code, concludeConnection(env, log, mode, result, view ? statsOf(view) : {}));
+  }
+  if (code === ExitCode.ok && !env.signal.aborted && mode === 'once') {
+    const left = await leftoverFetches(h.db, 'booking_detail_queue', ONCE_MAX_ATTEMPTS).catch(() => undefined);
+    const parts = left ? [`${left.retrying} failing`, `${left.notFound} not found (404)`, `${left.quarantined} quarantined`].filter((p) => !p.startsWith('0 ')) : [];
+    if (parts.length > 0) {
+      logger.warn({ ...left }, `booking details left for later: ${parts.join(', ')}; they are fetched again on a growing backoff by the next run (see staysync status)`);
+    }
+  }
+  return code;
+}
+
+/** One connection's closing lines and exit status (its run row was closed by the fleet). */
+function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, result: EngineResult, stats: Record<string, unknown>): number {
   if (result.stoppedBeforeWriting) {
-    // A run row exists only when content was refreshed first to find the properties.
-    await close('token_lost', result.tokenLost.map((e) => e.message).join('\n'));
     for (const lost of result.tokenLost) logger.error({ propertyId: lost.propertyId }, `${lost.message} Nothing was changed.`);
     return ExitCode.tokenLost;
   }
   if (result.fatal) {
-    await close('failed', result.fatal.message);
     const known =
       result.fatal instanceof ProviderGaveUpError ||
       result.fatal instanceof DatabaseGaveUpError ||
       result.fatal instanceof AuthenticationError ||
       result.fatal instanceof LeaseBusyError ||
-      result.fatal instanceof NothingToFollowError ||
-      isDatabaseMisconfigured(result.fatal);
+      result.fatal instanceof NothingToFollowError;
     if (!known) throw result.fatal;
-    logger.error(isDatabaseMisconfigured(result.fatal) ? databaseSentence(result.fatal, h) : result.fatal.message);
+    logger.error(result.fatal.message);
     return ExitCode.failure;
   }
-  if (result.tokenLost.length > 0) {
-    await close('token_lost', result.tokenLost.map((e) => e.message).join('\n'));
-    return ExitCode.tokenLost;
-  }
+  if (result.tokenLost.length > 0) return ExitCode.tokenLost;
   if (env.signal.aborted) {
-    await close('stopped');
     logger.info({ ...stats }, 'stopped: in-flight work finished, nothing committed is lost');
     return ExitCode.ok;
   }
@@ -357,33 +416,21 @@ async function conclude(
     for (const f of result.failed) byProperty.set(f.propertyId, [...(byProperty.get(f.propertyId) ?? []), f.stream]);
     // Streams in a fixed order, not in the order they happened to fail.
     const names = [...byProperty].map(([id, streams]) => `${id} (${[...streams].sort((a, b) => a.localeCompare(b)).join(', ')})`).join(', ');
-    await close('failed', result.failed.map((f) => f.message).join('\n'));
     for (const f of result.failed) logger.error({ propertyId: f.propertyId }, f.message);
     logger.error(`sync --once finished with failing properties: ${names} (the others are caught up); see staysync status`);
     return ExitCode.failure;
   }
   if (result.refreshFailures.length > 0) {
-    const contentOnly = result.refreshFailures.every((f) => f.stream === 'content');
-    await close(contentOnly ? 'content_failed' : 'refresh_failed', result.refreshFailures.map((f) => `${f.stream}: ${f.reason}`).join('\n'));
     logger.error(`the streams are caught up, but ${result.refreshFailures.map((f) => `the ${f.stream.replace(/_/g, ' ')} refresh failed: ${f.reason}`).join('; ')}`);
     return ExitCode.failure;
   }
-  await close('ok');
-  if (mode === 'once') {
-    const left = await leftoverFetches(h.db, 'booking_detail_queue', ONCE_MAX_ATTEMPTS).catch(() => undefined);
-    const parts = left ? [`${left.retrying} failing`, `${left.notFound} not found (404)`, `${left.quarantined} quarantined`].filter((p) => !p.startsWith('0 ')) : [];
-    if (parts.length > 0) {
-      logger.warn({ ...left }, `booking details left for later: ${parts.join(', ')}; they are fetched again on a growing backoff by the next run (see staysync status)`);
-    }
-    logger.info({ ...stats }, 'sync finished: caught up and queue drained');
-  } else {
-    logger.info({ ...stats }, 'daemon stopped');
-  }
+  logger.info({ ...stats }, mode === 'once' ? 'sync finished: caught up and queue drained' : 'daemon stopped');
   return ExitCode.ok;
 }
 
-function statsOf(ctx: ReturnType<typeof createSyncContext>, client: ProviderClient): Record<string, unknown> {
-  return { ...ctx.counters.toJSON(), provider: client.stats() };
+function mostSerious(a: number, b: number): number {
+  const rank = (c: number) => (c === ExitCode.tokenLost ? 2 : c === ExitCode.ok ? 0 : 1);
+  return rank(b) > rank(a) ? b : a;
 }
 
 function graceOver(signal: AbortSignal): Promise<'grace'> {

@@ -69,7 +69,6 @@ export const connectionSpecSchema = z.strictObject({
       bookingDetails: rateWindows.optional(),
       standard: rateWindows.optional(),
       integrationStorage: rateWindows.optional(),
-      token: rateWindows.optional(),
     })
     .optional(),
 });

@@ -143,7 +143,7 @@ function describeSpecIssues(error: z.ZodError): string {
   return error.issues
     .map((i) => {
       const key = i.path.map(String).join('.');
-      if (i.code === 'unrecognized_keys') return `unknown key(s) ${i.keys.join(', ')}: expected name, clientId(File|Env), clientSecret(File|Env), propertyIds, rateLimits (${rateLimitScopes.join(', ')})`;
+      if (i.code === 'unrecognized_keys') return `unknown key(s) ${i.keys.join(', ')}: expected name, clientId(File|Env), clientSecret(File|Env), propertyIds, rateLimits (${rateLimitScopes.filter((x) => x !== 'token').join(', ')}; the token endpoint's limit is per IP address, set in rateLimits.token of the configuration)`;
       return `${key || '(top level)'}: ${i.message.replace(/^Invalid input: /, '')}`;
     })
     .join('; ');

@@ -48,9 +48,10 @@ export interface DatabaseHandle {
   pending(): Promise<string[] | null>;
   /**
    * Runs `fn` in a transaction fenced by the writer lease: LeaseLostError (and nothing
-   * written) when this process no longer holds it.
+   * written) when this process no longer holds it. `connection` is the API connection the
+   * transaction writes for: the default of the bookkeeping tables' `connection` column.
    */
-  write<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
+  write<T>(fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -190,10 +191,10 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
       return applied;
     },
     pending: () => pendingMigrations(p.db, schema, p.migrationsFolder),
-    async write(fn) {
+    async write(fn, connection) {
       if (!lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${schema}`);
       return p.db.transaction().execute(async (trx) => {
-        await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows);
+        await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
         return fn(trx);
       });
     },

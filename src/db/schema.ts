@@ -13,6 +13,8 @@ type Json = ColumnType<unknown, string, string>;
 type BigIntColumn = ColumnType<string, string | number | bigint, string | number | bigint>;
 
 export interface SyncCursorsTable {
+  /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
+  connection: ColumnType<string, string | undefined, string>;
   property_id: string;
   stream: string;
   cursor: string | null;
@@ -68,6 +70,8 @@ export interface BookingSummariesTable {
 }
 
 export interface BookingDetailQueueTable {
+  /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
+  connection: ColumnType<string, string | undefined, string>;
   property_id: string;
   number: string;
   wanted_modified_at: NullableTimestamptz;
@@ -233,6 +237,8 @@ export interface BookingDiscountsTable {
 }
 
 export interface SyncRunsTable {
+  /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
+  connection: ColumnType<string, string | undefined, string>;
   id: Generated<string>;
   command: string;
   started_at: ColumnType<Date, Date | string | undefined, Date | string>;
@@ -245,6 +251,8 @@ export interface SyncRunsTable {
 }
 
 export interface QuarantineTable {
+  /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
+  connection: ColumnType<string, string | undefined, string>;
   id: Generated<string>;
   stream: string;
   property_id: string | null;
@@ -259,6 +267,8 @@ export interface QuarantineTable {
 
 /** Content tables are written through repositories/content.ts; these are the ones read through kysely. */
 export interface PropertiesTable {
+  /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
+  connection: ColumnType<string, string | undefined, string>;
   property_id: string;
   name: string | null;
   time_zone: string | null;
@@ -268,6 +278,8 @@ export interface PropertiesTable {
 }
 
 export interface ContentRefreshesTable {
+  /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
+  connection: ColumnType<string, string | undefined, string>;
   id: Generated<string>;
   started_at: ColumnType<Date, Date | string | undefined, Date | string>;
   finished_at: NullableTimestamptz;
@@ -355,6 +367,8 @@ export interface PmsGuestsTable {
 }
 
 export interface PmsReservationQueueTable {
+  /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
+  connection: ColumnType<string, string | undefined, string>;
   property_id: string;
   number: string;
   priority: number;

@@ -16,20 +16,22 @@ import { cursorStates, cursorStreams } from '../db/states.js';
 import { countEvents, pendingEventsByProperty } from '../db/repositories/pms.js';
 import { newestChangeByProperty } from '../db/repositories/freshness.js';
 import { onChangeLag } from '../sync/freshness.js';
-import type { ProviderClient } from '../provider/client.js';
 import { failureCauses } from '../provider/health.js';
 import { registerSweepMetrics } from './sweep-status.js';
-import type { SyncContext } from '../sync/context.js';
+import { SyncCounters } from '../sync/counters.js';
+import { connectionStates, type ConnectionView, type Fleet } from '../sync/fleet.js';
 
 export interface MetricSources {
-  ctx: SyncContext;
-  client: ProviderClient;
+  /** The process's API connections: their counters and provider figures carry a `connection` label. */
+  fleet: Pick<Fleet, 'connections' | 'onConnection' | 'sharedTokenBudget'>;
   availability: DatabaseAvailability;
   lease: Lease;
   /** Reads for the table gauges (the control pool). */
   db: Db;
   /** Whether /readyz would answer ready. */
   ready: () => boolean;
+  /** Connections the token endpoint's per-IP limit carries (provider/token-capacity.ts). */
+  tokenCapacity: number;
 }
 
 const snake = (k: string) => k.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase());
@@ -38,21 +40,47 @@ const snake = (k: string) => k.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase());
 export function createMetrics(sources: MetricSources): client.Registry {
   const register = new client.Registry();
   client.collectDefaultMetrics({ register });
-  const { availability, lease } = sources;
-  const counters = sources.ctx.counters;
-  const provider = sources.client;
+  const { availability, lease, fleet } = sources;
+  const views = () => fleet.connections;
 
-  for (const key of Object.keys(counters.toJSON())) {
+  for (const key of Object.keys(new SyncCounters().toJSON())) {
     new client.Counter({
       name: `staysync_${snake(key)}_total`,
-      help: `Sync counter ${key} of this process.`,
+      help: `Sync counter ${key}, by API connection.`,
+      labelNames: ['connection'],
       registers: [register],
       collect() {
         this.reset();
-        this.inc(counters.toJSON()[key] ?? 0);
+        for (const v of views()) this.inc({ connection: v.name }, v.ctx.counters.toJSON()[key] ?? 0);
       },
     });
   }
+  new client.Gauge({
+    name: 'staysync_connection_state',
+    help: 'Each API connection: 1 for its state (starting, running, credentials_refused, token_lost, failed, stopped), else 0.',
+    labelNames: ['connection', 'state'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const v of views()) for (const state of connectionStates) this.set({ connection: v.name, state }, v.state === state ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_connections_token_capacity',
+    help: 'How many connections the token endpoint\'s per-IP limit keeps authenticated (15-minute tokens); above it, connections wait for tokens.',
+    registers: [register],
+    collect() {
+      this.set(sources.tokenCapacity);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_token_requests_waiting',
+    help: 'Token requests of all connections waiting for the per-IP token budget.',
+    registers: [register],
+    collect() {
+      this.set(fleet.sharedTokenBudget.snapshot().waiting);
+    },
+  });
 
   new client.Gauge({
     name: 'staysync_ready',
@@ -99,52 +127,55 @@ export function createMetrics(sources: MetricSources): client.Registry {
 
   new client.Counter({
     name: 'staysync_provider_requests_total',
-    help: 'HTTP requests sent to the provider, by rate-limit scope.',
-    labelNames: ['scope'],
+    help: 'HTTP requests sent to the provider, by API connection and rate-limit scope.',
+    labelNames: ['connection', 'scope'],
     registers: [register],
     collect() {
       this.reset();
-      for (const [scope, n] of Object.entries(provider.stats().requests)) this.inc({ scope }, n);
+      for (const v of views()) for (const [scope, n] of Object.entries(v.client.stats().requests)) this.inc({ connection: v.name, scope }, n);
     },
   });
   new client.Counter({
     name: 'staysync_provider_failures_total',
     help: 'Provider attempts without a usable answer, by cause (http_5xx, throttled, timeout, connection_refused, connection_reset, dns, tls, network, invalid_body).',
-    labelNames: ['cause'],
+    labelNames: ['connection', 'cause'],
     registers: [register],
     collect() {
       this.reset();
-      const failures = provider.health.failures;
-      for (const cause of failureCauses) this.inc({ cause }, failures[cause]);
+      for (const v of views()) {
+        const failures = v.client.health.failures;
+        for (const cause of failureCauses) this.inc({ connection: v.name, cause }, failures[cause]);
+      }
     },
   });
   new client.Counter({
     name: 'staysync_provider_retries_total',
-    help: 'Provider requests (token requests included) sent again after a failure.',
+    help: 'Provider requests (token requests included) sent again after a failure, by API connection.',
+    labelNames: ['connection'],
     registers: [register],
     collect() {
       this.reset();
-      this.inc(provider.health.retries);
+      for (const v of views()) this.inc({ connection: v.name }, v.client.health.retries);
     },
   });
   new client.Gauge({
     name: 'staysync_provider_up',
-    help: '0 while the host is in an outage (no usable answer for a while), else 1.',
-    labelNames: ['host'],
+    help: '0 while the host is in an outage for a connection (no usable answer for a while), else 1.',
+    labelNames: ['connection', 'host'],
     registers: [register],
     collect() {
       this.reset();
-      for (const h of provider.health.hostsSeen()) this.set({ host: h.host }, h.outage ? 0 : 1);
+      for (const v of views()) for (const h of v.client.health.hostsSeen()) this.set({ connection: v.name, host: h.host }, h.outage ? 0 : 1);
     },
   });
   new client.Gauge({
     name: 'staysync_provider_last_success_timestamp_seconds',
-    help: 'When the host last gave a usable answer (unix seconds).',
-    labelNames: ['host'],
+    help: 'When the host last gave a connection a usable answer (unix seconds).',
+    labelNames: ['connection', 'host'],
     registers: [register],
     collect() {
       this.reset();
-      for (const h of provider.health.hostsSeen()) if (h.lastSuccessAt !== undefined) this.set({ host: h.host }, h.lastSuccessAt / 1000);
+      for (const v of views()) for (const h of v.client.health.hostsSeen()) if (h.lastSuccessAt !== undefined) this.set({ connection: v.name, host: h.host }, h.lastSuccessAt / 1000);
     },
   });
   const latency = new client.Histogram({
@@ -154,7 +185,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [register],
   });
-  provider.health.onExchange((e) => latency.observe({ scope: e.scope, status: e.outcome }, e.seconds));
+
   const eventLatency = new client.Histogram({
     name: 'staysync_webhook_event_latency_seconds',
     help: 'From the provider creating a change event to its refresh committed in the mirror, by event type.',
@@ -162,7 +193,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
     buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
     registers: [register],
   });
-  sources.ctx.onEventProcessed = (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds));
+
   // Freshness: labels per property only (bounded by the properties followed), nothing per booking.
   const changeLag = new client.Histogram({
     name: 'staysync_change_lag_seconds',
@@ -171,7 +202,15 @@ export function createMetrics(sources: MetricSources): client.Registry {
     buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300, 600],
     registers: [register],
   });
-  onChangeLag(sources.ctx, (propertyId, seconds) => changeLag.observe({ property_id: propertyId }, Math.max(0, seconds)));
+  // Connections started later (a reload) are observed too. The histograms have no connection
+  // label: a property belongs to one connection, and 200 connections times buckets would be a lot.
+  const observe = (v: ConnectionView) => {
+    v.client.health.onExchange((e) => latency.observe({ scope: e.scope, status: e.outcome }, e.seconds));
+    v.ctx.onEventProcessed = (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds));
+    onChangeLag(v.ctx, (propertyId, seconds) => changeLag.observe({ property_id: propertyId }, Math.max(0, seconds)));
+  };
+  for (const v of views()) observe(v);
+  fleet.onConnection(observe);
 
   registerSweepMetrics(register, sources.db, availability);
 

@@ -335,11 +335,20 @@ export class RateBudget {
 export class Budgets {
   private readonly byScope: Map<RateLimitScope, RateBudget>;
 
-  /** `requestTimeoutMs`: no response arrives later, so no older expired entry is ever needed. */
-  constructor(rateLimits: Readonly<Record<RateLimitScope, readonly RateWindow[]>>, clock: Clock, requestTimeoutMs?: number) {
+  /**
+   * `requestTimeoutMs`: no response arrives later, so no older expired entry is ever needed.
+   * `shared`: budgets owned by someone else for some scopes (the token endpoint's is per IP
+   * address, so every connection of the process uses one).
+   */
+  constructor(
+    rateLimits: Readonly<Record<RateLimitScope, readonly RateWindow[]>>,
+    clock: Clock,
+    requestTimeoutMs?: number,
+    shared: Partial<Record<RateLimitScope, RateBudget>> = {},
+  ) {
     const retention = requestTimeoutMs === undefined ? undefined : requestTimeoutMs + 5_000;
     this.byScope = new Map(
-      (Object.keys(rateLimits) as RateLimitScope[]).map((scope) => [scope, new RateBudget(scope, rateLimits[scope], clock, retention)]),
+      (Object.keys(rateLimits) as RateLimitScope[]).map((scope) => [scope, shared[scope] ?? new RateBudget(scope, rateLimits[scope], clock, retention)]),
     );
   }
 

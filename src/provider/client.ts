@@ -25,7 +25,7 @@ import type { Config, RateLimitScope } from '../config.js';
 import { rateLimitScopes } from '../config.js';
 import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { Budgets, type ResponseHeaders } from './budget.js';
+import { Budgets, type RateBudget, type ResponseHeaders } from './budget.js';
 import {
   ContinueTokenRejectedError,
   InvalidPayloadError,
@@ -55,6 +55,11 @@ export interface ProviderClientOptions {
   random?: () => number;
   /** The process is stopping: no request (token requests included) starts after it aborts. */
   stopSignal?: AbortSignal;
+  /**
+   * The token endpoint's budget, when shared: its limit is per IP address, so all the
+   * connections of a process take their token requests from one budget.
+   */
+  tokenBudget?: RateBudget;
 }
 
 export interface ProviderStats {
@@ -137,7 +142,7 @@ export class ProviderClient {
     // An Agent keeps one keep-alive pool per origin (provider host, reference-data host).
     this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 32 });
     this.ownsDispatcher = opts.dispatcher === undefined;
-    this.budgets = new Budgets(opts.config.rateLimits, this.clock, opts.config.provider.requestTimeoutMs);
+    this.budgets = new Budgets(opts.config.rateLimits, this.clock, opts.config.provider.requestTimeoutMs, opts.tokenBudget ? { token: opts.tokenBudget } : {});
     const p = opts.config.provider;
     const referenceHost = new URL(p.referenceDataUrl).host;
     const providerHost = new URL(p.url).host;

@@ -267,9 +267,9 @@ export async function writeProperty(trx: Trx, p: ContentProperty, raw: unknown):
   // A list the provider sent as null (or left out) says nothing about its entries: only a
   // list that was sent can show that an entry is gone.
   const sent = (field: string) => Array.isArray((raw as Record<string, unknown> | null)?.[field]);
-  if (sent('roomTypes')) written += await markMissingRemoved(trx, 'room_types', p.roomTypes.map((r) => r.id), propertyId);
-  if (sent('ratePlans')) written += await markMissingRemoved(trx, 'rate_plans', p.ratePlans.map((r) => r.id), propertyId);
-  if (sent('services')) written += await markMissingRemoved(trx, 'services', p.services.map((s) => s.id), propertyId);
+  if (sent('roomTypes')) written += await markMissingRemoved(trx, 'room_types', p.roomTypes.map((r) => r.id), { propertyId });
+  if (sent('ratePlans')) written += await markMissingRemoved(trx, 'rate_plans', p.ratePlans.map((r) => r.id), { propertyId });
+  if (sent('services')) written += await markMissingRemoved(trx, 'services', p.services.map((s) => s.id), { propertyId });
   return written;
 }
 
@@ -353,7 +353,7 @@ export async function saveCancellationRules(trx: Trx, propertyId: string, rules:
 /** The cancellation rules of a property as listed: upserted, and those no longer listed marked removed. Returns the rows written. */
 export async function writeCancellationRules(trx: Trx, propertyId: string, { rules, present }: ParsedRules<CancellationRule>): Promise<number> {
   const written = await saveCancellationRules(trx, propertyId, rules);
-  return written + (await markMissingRemoved(trx, 'cancellation_rules', present, propertyId));
+  return written + (await markMissingRemoved(trx, 'cancellation_rules', present, { propertyId }));
 }
 
 /** An extra-stay rule's rows: the rule and its early check-in and late check-out periods. Pure. */
@@ -403,7 +403,7 @@ export async function saveExtraStayRules(trx: Trx, propertyId: string, rules: re
 /** The extra-stay rules of a property as listed: upserted, and those no longer listed marked removed. Returns the rows written. */
 export async function writeExtraStayRules(trx: Trx, propertyId: string, { rules, present }: ParsedRules<ExtraStayRule>): Promise<number> {
   const written = await saveExtraStayRules(trx, propertyId, rules);
-  return written + (await markMissingRemoved(trx, 'extra_stay_rules', present, propertyId));
+  return written + (await markMissingRemoved(trx, 'extra_stay_rules', present, { propertyId }));
 }
 
 // ------------------------------------------------------------------ the refresh
@@ -501,7 +501,7 @@ class Refresh {
     } while (since && !this.signal.aborted);
     this.result.properties = seen.size;
     if (!this.signal.aborted) {
-      this.count(await this.ctx.write((trx) => markMissingRemoved(trx, 'properties', seen)));
+      this.count(await this.ctx.write((trx) => markMissingRemoved(trx, 'properties', seen, { connection: this.ctx.connection })));
     }
     return seen;
   }

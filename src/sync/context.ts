@@ -6,15 +6,28 @@ import type { Logger } from '../log.js';
 import type { ProviderClient } from '../provider/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { Semaphore } from '../util/semaphore.js';
+import type { FairSlots } from '../util/fair-slots.js';
+import { DEFAULT_CONNECTION } from '../connections.js';
 import { SyncCounters } from './counters.js';
 import { ListScheduler } from './list-scheduler.js';
 
-/** What every stream needs: built once per process and passed down. */
+/** What every stream needs: built once per API connection and passed down. */
 export interface SyncContext {
+  /** The API connection's name: its rows in the bookkeeping tables carry it. */
+  readonly connection: string;
+  /**
+   * True for the one connection of the process that also processes the change events of
+   * properties no connection follows (or that name none): they are kept and counted, not lost.
+   */
+  readonly handlesUnroutedEvents: () => boolean;
+  /** The configuration as this connection sees it: its credentials, properties and limits. */
   readonly config: Config;
   /** Reads. */
   readonly db: Db;
-  /** Every write of a stream: one transaction, fenced by the writer lease. */
+  /**
+   * Every write of a stream: one transaction, fenced by the writer lease, for this connection.
+   * With several connections, their writes take turns (FairSlots): none waits behind another's backfill.
+   */
   write<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
   /** Whether the database answers; streams wait on it during an outage. */
   readonly database: DatabaseAvailability;
@@ -25,8 +38,9 @@ export interface SyncContext {
   readonly counters: SyncCounters;
   /**
    * One page of the booking list (or of a sweep) is fetched, turned into rows and written at a
-   * time, across properties: the pages are the largest objects the daemon holds, and V8 keeps
-   * the heap it once needed.
+   * time, across the connection's properties: the pages are the largest objects the daemon
+   * holds, and V8 keeps the heap it once needed. Per connection, so that a connection whose
+   * list request waits (a 429 pause, a stalled answer) never holds up another's.
    */
   readonly pageSlots: Semaphore;
   /** Turns of the booking list budget for polls and sweeps (backfill pages go first). */
@@ -44,12 +58,20 @@ export function createSyncContext(parts: {
   logger: Logger;
   clock?: Clock;
   counters?: SyncCounters;
+  /** Default: the single connection of STAYSYNC_CLIENT_ID/SECRET. */
+  connection?: string;
+  handlesUnroutedEvents?: () => boolean;
+  /** The process's write turns, shared by its connections (default: none, writes go straight to the pool). */
+  writeSlots?: FairSlots;
 }): SyncContext {
-  const { handle } = parts;
+  const { handle, writeSlots } = parts;
+  const connection = parts.connection ?? DEFAULT_CONNECTION;
   return {
+    connection,
+    handlesUnroutedEvents: parts.handlesUnroutedEvents ?? (() => true),
     config: parts.config,
     db: handle.db,
-    write: (fn) => handle.write(fn),
+    write: writeSlots ? (fn) => writeSlots.use(connection, () => handle.write(fn, connection)) : (fn) => handle.write(fn, connection),
     database: handle.availability,
     lease: handle.lease,
     client: parts.client,

@@ -177,7 +177,7 @@ export class Engine {
       if (!ok) lastFailure = this.result.refreshFailures.at(-1)?.reason;
     }
     if (this.inner.signal.aborted) return undefined;
-    const ids = await this.guarded(() => activePropertyIds(this.ctx.db));
+    const ids = await this.guarded(() => activePropertyIds(this.ctx.db, this.ctx.connection));
     if (ids === undefined) return undefined;
     if (ids.length === 0) {
       if (lastFailure !== undefined || refreshed.size === 0) {
@@ -199,7 +199,7 @@ export class Engine {
   /** After a refresh in the daemon without configured properties: follow the new ones. */
   private async followNewProperties(): Promise<void> {
     if (this.ctx.config.propertyIds.length > 0 || this.mode === 'once') return;
-    const ids = await this.guarded(() => activePropertyIds(this.ctx.db));
+    const ids = await this.guarded(() => activePropertyIds(this.ctx.db, this.ctx.connection));
     const fresh = (ids ?? []).filter((id) => !this.followed.has(id));
     if (fresh.length === 0) return;
     const plan = await this.guarded(() => planRecovery(this.ctx, fresh, { mode: 'none' }));

@@ -86,7 +86,7 @@ class EventProcessor implements QueueDrain {
       try {
         await ctx.database.waitUntilAvailable(signal);
         await ctx.lease.waitUntilHeld(signal);
-        const due = await nextDueEvents(ctx.db, 64);
+        const due = await nextDueEvents(ctx.db, 64, { connection: ctx.connection, unrouted: ctx.handlesUnroutedEvents() });
         if (due.length === 0) {
           if (opts.mode === 'once') return;
           await this.idle.pause(signal, 1_000);

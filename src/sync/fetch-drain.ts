@@ -85,7 +85,7 @@ export class FetchDrain implements QueueDrain {
           await ctx.lease.waitUntilHeld(signal);
         }
         if (batch.length === 0) {
-          batch = await nextDueFetches(ctx.db, this.queue, this.concurrency * 8, new Set(this.inFlight));
+          batch = await nextDueFetches(ctx.db, this.queue, ctx.connection, this.concurrency * 8, new Set(this.inFlight));
         }
         const item = batch.shift();
         if (!item) {
@@ -93,7 +93,7 @@ export class FetchDrain implements QueueDrain {
             await Promise.race(running);
             continue;
           }
-          if (opts.mode === 'once' && opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS })) === 0) return;
+          if (opts.mode === 'once' && opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0) return;
           await this.idle.pause(signal, 1_000);
           continue;
         }

@@ -41,7 +41,7 @@ async function eachProperty(
   stream: CursorStream | null,
   refresh: (propertyId: string) => Promise<void>,
 ): Promise<void> {
-  const ids = only.length > 0 ? [...only] : await activePropertyIds(ctx.db);
+  const ids = only.length > 0 ? [...only] : await activePropertyIds(ctx.db, ctx.connection);
   const failures: { propertyId: string; reason: string; transient: boolean }[] = [];
   for (const propertyId of ids) {
     if (signal.aborted) return;
@@ -101,7 +101,7 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
   if (signal.aborted) return;
   await ctx.write(async (trx) => {
     await upsertChanged(trx, 'pms_rooms', rows);
-    await markMissingRemoved(trx, 'pms_rooms', seen, propertyId);
+    await markMissingRemoved(trx, 'pms_rooms', seen, { propertyId });
   });
   ctx.counters.pmsRoomsRefreshed += 1;
 }

@@ -61,7 +61,7 @@ export class ProgressReporter {
     const { ctx } = this;
     const now = ctx.clock.now();
     const cursors = await listCursors(ctx.db, BOOKING_SUMMARIES);
-    const pending = await pendingCount(ctx.db, 'booking_detail_queue');
+    const pending = await pendingCount(ctx.db, 'booking_detail_queue', { connection: ctx.connection });
     const fetched = ctx.counters.detailsFetched;
     const elapsed = Math.max(1, now - this.lastAt) / 1000;
     const rate = (fetched - this.lastFetched) / elapsed;

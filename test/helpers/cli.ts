@@ -15,12 +15,20 @@ export interface Run {
   stderr: string;
 }
 
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 /** Starts the CLI with only PATH and `env` in its environment. */
 export function startCli(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run>; output: () => string } {
   const child = spawn(process.execPath, [cli, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // A test that fails before it stops its daemon must not leave it running against the shared server.
+  live.add(child);
+  child.on('exit', () => live.delete(child));
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
@@ -102,10 +110,29 @@ export async function opsGet(port: number, path: string): Promise<{ status: numb
   }
 }
 
-/** The value of one sample in a Prometheus text exposition (`name{labels}` exactly as written), or undefined. */
+/**
+ * The value of a sample in a Prometheus text exposition: `name` or `name{a="x",b="y"}`. A line
+ * matches when it has that name and at least those labels (others, such as `connection`, may
+ * be there too); the values of all matching lines are summed. Undefined when none matches.
+ */
 export function metricValue(text: string, sample: string): number | undefined {
+  const wanted = parseSample(sample);
+  let sum: number | undefined;
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
+    if (line.startsWith('#') || line.trim() === '') continue;
+    const space = line.lastIndexOf(' ');
+    const got = parseSample(line.slice(0, space));
+    if (got.name !== wanted.name) continue;
+    if (![...wanted.labels].every(([k, v]) => got.labels.get(k) === v)) continue;
+    sum = (sum ?? 0) + Number(line.slice(space + 1));
   }
-  return undefined;
+  return sum;
+}
+
+function parseSample(sample: string): { name: string; labels: Map<string, string> } {
+  const brace = sample.indexOf('{');
+  if (brace < 0) return { name: sample, labels: new Map() };
+  const labels = new Map<string, string>();
+  for (const m of sample.slice(brace + 1, -1).matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels.set(m[1]!, m[2]!);
+  return { name: sample.slice(0, brace), labels };
 }

@@ -3,7 +3,7 @@
  * configuration errors, SIGKILL at random points, token loss and --recover, SIGTERM.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { configFile, daemonEnv, freePort, logRecords, runCli, startCli } from '../helpers/cli.js';
+import { configFile, daemonEnv, freePort, logRecords, metricValue, runCli, startCli } from '../helpers/cli.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,7 +61,7 @@ describe('configuration and usage errors', () => {
     expect(missing.stdout + missing.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('follows the connection of a connections directory (secret in a file); refuses several per process with a sentence', async () => {
+  it('follows the connections of a connections directory (secret in a file); one with refused credentials fails alone, named', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 12 }] } });
     await h.migrate();
     const dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
@@ -72,12 +72,19 @@ describe('configuration and usage errors', () => {
     const one = await runCli(['sync', '--once'], env);
     expect(one.code, one.stderr).toBe(0);
     expect(await h.sql('SELECT number FROM bookings')).toHaveLength(12);
+    expect(await h.sql('SELECT DISTINCT connection FROM sync_cursors')).toEqual([{ connection: 'hotel-a' }]);
 
     writeFileSync(join(dir, 'hotel-b.json'), JSON.stringify({ clientId: 'other', clientSecret: 'x', propertyIds: ['500200'] }));
     const two = await runCli(['sync', '--once'], env);
-    expect(two.code).toBe(2);
-    expect(two.stderr).toContain('connections: 2 are defined (hotel-a, hotel-b); this version follows one API connection per process');
-    expect(two.stderr).not.toMatch(/\n\s+at /);
+    expect(two.code).toBe(1);
+    const refused = logRecords(two.stdout).find((r) => r.level === 'error' && r.msg.includes('refused the API client credentials'));
+    expect(refused?.connection).toBe('hotel-b');
+    expect(two.stdout + two.stderr).not.toMatch(/\n\s+at /);
+    const runs = await h.sql<{ connection: string; outcome: string }>('SELECT connection, outcome FROM sync_runs WHERE id > (SELECT min(id) FROM sync_runs) ORDER BY connection');
+    expect(runs).toEqual([
+      { connection: 'hotel-a', outcome: 'ok' },
+      { connection: 'hotel-b', outcome: 'failed' },
+    ]);
   });
 
   it('exits 2 on bad usage and 0 on --help', async () => {
@@ -171,8 +178,9 @@ describe('the daemon process', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     const metrics = await (await fetch(`${base}/metrics`)).text();
-    expect(metrics).toMatch(/staysync_details_written_total 50/);
-    expect(metrics).toMatch(/staysync_provider_requests_total\{scope="bookingDetails"\} \d+/);
+    expect(metricValue(metrics, 'staysync_details_written_total{connection="default"}')).toBe(50);
+    expect(metricValue(metrics, 'staysync_provider_requests_total{connection="default",scope="bookingDetails"}')).toBeGreaterThanOrEqual(50);
+    expect(metricValue(metrics, 'staysync_connection_state{connection="default",state="running"}')).toBe(1);
     child.kill('SIGTERM');
     const r = await done;
     expect(r.code).toBe(0);

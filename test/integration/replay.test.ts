@@ -198,7 +198,7 @@ describe('quarantine retry', () => {
     // 1. The booking list only: every booking waits in the detail queue.
     const listOnly = { property: registeredStreams.property.filter((s) => s.name === 'booking_summaries'), queues: [], refreshes: [] };
     await new Engine(ctx, { mode: 'once', recovery: { mode: 'none' }, streams: listOnly }).run(never);
-    const due = await nextDueFetches(ctx.db, 'booking_detail_queue', 100, new Set());
+    const due = await nextDueFetches(ctx.db, 'booking_detail_queue', ctx.connection, 100, new Set());
     const item = due.find((d) => d.number === fixed)!;
     expect(item).toBeDefined();
 

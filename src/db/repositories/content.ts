@@ -84,16 +84,19 @@ export async function upsertChanged(trx: Executor, table: RemovableTable, input:
 
 /**
  * Marks removed the rows of `table` (within `propertyId` where the table belongs to a
- * property) whose key is not in `present`. Returns how many rows were marked.
+ * property) whose key is not in `present`. Returns how many rows were marked. `properties`
+ * are scoped by `connection` instead: a connection's content lists its own properties only.
  */
 export async function markMissingRemoved(
   trx: Executor,
   table: RemovableTable,
   present: Iterable<string>,
-  propertyId?: string,
+  scopeTo: { propertyId?: string; connection?: string } = {},
 ): Promise<number> {
   const t = removable[table];
-  const scope = t.scope && propertyId !== undefined ? sql`AND ${sql.id(t.scope)} = ${propertyId}` : sql``;
+  const { propertyId, connection } = scopeTo;
+  let scope = t.scope && propertyId !== undefined ? sql`AND ${sql.id(t.scope)} = ${propertyId}` : sql``;
+  if (table === 'properties' && connection !== undefined) scope = sql`AND connection = ${connection}`;
   const r = await sql`
     UPDATE ${sql.table(table)} SET removed_at = now()
     WHERE removed_at IS NULL ${scope} AND NOT (${sql.id(t.key)}::text = ANY(${[...present]}::text[]))`.execute(trx);
@@ -111,9 +114,11 @@ export async function replaceChildren(trx: Executor, table: ChildTable, match: R
   await sql`INSERT INTO ${sql.table(table)} (${sql.join(columns.map((c) => sql.id(c)))}) VALUES ${sql.join(values)}`.execute(trx);
 }
 
-/** Properties present in the content mirror (not removed). */
-export async function activePropertyIds(db: Executor): Promise<string[]> {
-  const rows = await db.selectFrom('properties').select('property_id').where('removed_at', 'is', null).orderBy('property_id').execute();
+/** Properties present in the content mirror (not removed), of one connection when given. */
+export async function activePropertyIds(db: Executor, connection?: string): Promise<string[]> {
+  let q = db.selectFrom('properties').select('property_id').where('removed_at', 'is', null);
+  if (connection !== undefined) q = q.where('connection', '=', connection);
+  const rows = await q.orderBy('property_id').execute();
   return rows.map((r) => r.property_id);
 }
 

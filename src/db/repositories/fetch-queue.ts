@@ -34,12 +34,12 @@ const drainOrder: Record<FetchQueue, ReturnType<typeof sql>> = {
  * pass a snapshot taken before the call, since a fetch that completes while the query runs is
  * still listed in the query's snapshot.
  */
-export async function nextDueFetches(db: Executor, queue: FetchQueue, limit: number, exclude: ReadonlySet<string>): Promise<QueuedFetch[]> {
+export async function nextDueFetches(db: Executor, queue: FetchQueue, connection: string, limit: number, exclude: ReadonlySet<string>): Promise<QueuedFetch[]> {
   const wanted = queue === 'booking_detail_queue' ? sql`wanted_modified_at` : sql`NULL::timestamptz`;
   const r = await sql<{ property_id: string; number: string; generation: string; wanted_modified_at: Date | null; state: string; attempts: number; priority: number }>`
     SELECT property_id, number, generation, ${wanted} AS wanted_modified_at, state, attempts, priority
     FROM ${sql.table(queue)}
-    WHERE next_attempt_at <= now()
+    WHERE connection = ${connection} AND next_attempt_at <= now()
     ORDER BY ${drainOrder[queue]}
     LIMIT ${limit + exclude.size}`.execute(db);
   const out: QueuedFetch[] = [];
@@ -133,11 +133,12 @@ export async function queueDepthByProperty(db: Executor, queue: FetchQueue): Pro
 /**
  * Pending fetches in the whole queue (for draining and the ETA). With `maxAttempts`, only those
  * that failed fewer times: `sync --once` does not wait for fetches that keep failing (they stay
- * queued for the next run and are reported).
+ * queued for the next run and are reported). With `connection`, only that connection's.
  */
-export async function pendingCount(db: Executor, queue: FetchQueue, opts: { maxAttempts?: number } = {}): Promise<number> {
+export async function pendingCount(db: Executor, queue: FetchQueue, opts: { maxAttempts?: number; connection?: string } = {}): Promise<number> {
   const attempts = opts.maxAttempts === undefined ? sql`` : sql`AND attempts < ${opts.maxAttempts}`;
-  const r = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(queue)} WHERE state = 'pending' ${attempts}`.execute(db);
+  const mine = opts.connection === undefined ? sql`` : sql`AND connection = ${opts.connection}`;
+  const r = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(queue)} WHERE state = 'pending' ${attempts} ${mine}`.execute(db);
   return Number(r.rows[0]?.n ?? 0);
 }
 

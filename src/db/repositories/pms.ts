@@ -258,13 +258,20 @@ export async function insertWebhookEvents(
   return r.length;
 }
 
-/** Pending events due now, oldest first. */
-export async function nextDueEvents(db: Executor, limit: number): Promise<StoredEvent[]> {
+/**
+ * Pending events due now, oldest first, of the properties `route.connection` follows (per
+ * sync_cursors); with `route.unrouted`, also those of properties no connection follows or
+ * that name none.
+ */
+export async function nextDueEvents(db: Executor, limit: number, route: { connection: string; unrouted: boolean }): Promise<StoredEvent[]> {
+  const followed = sql<boolean>`property_id IN (SELECT property_id FROM sync_cursors WHERE connection = ${route.connection})`;
+  const unrouted = sql<boolean>`(property_id IS NULL OR property_id NOT IN (SELECT property_id FROM sync_cursors))`;
   const rows = await db
     .selectFrom('webhook_events')
     .select(['event_id', 'event_type', 'creation_time', 'payload', 'property_id', 'entity_key', 'attempts'])
     .where('state', '=', 'pending')
     .where('next_attempt_at', '<=', sql<Date>`now()`)
+    .where(route.unrouted ? sql<boolean>`(${followed} OR ${unrouted})` : followed)
     .orderBy('creation_time')
     .orderBy('received_at')
     .limit(limit)

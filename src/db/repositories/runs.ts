@@ -1,13 +1,13 @@
 /**
- * sync_runs: one row per `run` or `sync --once` process. Written through the handle's control
+ * sync_runs: one row per API connection of a `run` or `sync --once` process. Written through the handle's control
  * pool, outside the writer lease: a run row is the process's own bookkeeping, and closing it
  * must work even while the sync's connections are busy or the lease is lost.
  */
 import type { Db } from '../database.js';
 import type { RunOutcome } from '../states.js';
 
-export async function startRun(db: Db, command: string, who: { host: string; pid: number }): Promise<string> {
-  const r = await db.insertInto('sync_runs').values({ command, host: who.host, pid: who.pid }).returning('id').executeTakeFirstOrThrow();
+export async function startRun(db: Db, command: string, who: { host: string; pid: number }, connection: string): Promise<string> {
+  const r = await db.insertInto('sync_runs').values({ command, host: who.host, pid: who.pid, connection }).returning('id').executeTakeFirstOrThrow();
   return r.id;
 }
 
@@ -48,6 +48,7 @@ export interface RunRow {
   error: string | null;
   host: string | null;
   pid: number | null;
+  connection: string;
 }
 
 /** The most recent runs, newest first. */
@@ -62,5 +63,6 @@ export async function recentRuns(db: Db, limit: number): Promise<RunRow[]> {
     error: r.error,
     host: r.host,
     pid: r.pid,
+    connection: r.connection,
   }));
 }

@@ -1,0 +1,420 @@
+/**
+ * The fleet: every API connection of the process, each synced by an engine of its own.
+ *
+ * A connection has its own provider client (token manager, budgets, health), its own list
+ * scheduler and counters, its own run row; its streams drain only its own queues. What the
+ * connections share is bounded and taken in turns:
+ * - the database: one pool; writes take FairSlots turns by connection, so a connection with
+ *   one fresh change waits behind at most one write of each other connection, not behind a
+ *   backfill's thousands;
+ * - the token endpoint: its limit is per IP address, so one token budget serves all the
+ *   connections, and start-up requests are spaced by it instead of sent at once;
+ * - one HTTP agent (keep-alive sockets per provider host).
+ * One connection's troubles stay its own: a refused secret, a lost token, a 429 storm or an
+ * outage of its properties stops or slows that connection only.
+ *
+ * In the daemon, the set of connections can change while it runs (`reload`, from a watched
+ * connections directory or SIGHUP): added ones start, removed ones stop, changed ones restart
+ * with their new settings; the others are not touched.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import type { Config } from '../config.js';
+import { configForConnection, type Connection } from '../connections.js';
+import type { DatabaseHandle } from '../db/database.js';
+import { isDatabaseMisconfigured } from '../db/errors.js';
+import { adoptProperties } from '../db/repositories/connections.js';
+import { finishRun, startRun } from '../db/repositories/runs.js';
+import type { RunOutcome } from '../db/states.js';
+import { processIdentity } from '../db/lease.js';
+import type { Logger } from '../log.js';
+import { RateBudget } from '../provider/budget.js';
+import { ProviderClient } from '../provider/client.js';
+import { AuthenticationError } from '../provider/errors.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { FairSlots } from '../util/fair-slots.js';
+import { createSyncContext, type SyncContext } from './context.js';
+import { Engine, type EngineMode, type EngineResult } from './engine.js';
+import type { Recovery } from './recovery.js';
+import type { StreamRegistry } from './streams.js';
+
+/** What a connection is doing, for status, /metrics and the log. */
+export type ConnectionState = 'starting' | 'running' | 'credentials_refused' | 'token_lost' | 'failed' | 'stopped';
+export const connectionStates: readonly ConnectionState[] = ['starting', 'running', 'credentials_refused', 'token_lost', 'failed', 'stopped'];
+
+/** One connection as the rest of the process sees it (metrics, readiness). */
+export interface ConnectionView {
+  readonly name: string;
+  readonly ctx: SyncContext;
+  readonly client: ProviderClient;
+  readonly state: ConnectionState;
+  /** Why it is not running, when it is not. */
+  readonly reason: string | undefined;
+}
+
+export interface FleetOptions {
+  /** The process's configuration (each connection gets its own view of it). */
+  config: Config;
+  handle: DatabaseHandle;
+  logger: Logger;
+  mode: EngineMode;
+  recovery: Recovery;
+  /** The process is stopping: no provider request starts after it aborts. */
+  stopSignal: AbortSignal;
+  streams?: StreamRegistry;
+  clock?: Clock;
+  /** Called when a connection's engine is about to write (its run row is open). */
+  onConnectionStarted?: (name: string) => void;
+}
+
+export interface ConnectionResult {
+  name: string;
+  result: EngineResult;
+}
+
+export interface FleetResult {
+  connections: ConnectionResult[];
+  /** What ended the run of every connection (the database refused us, an internal error). */
+  fatal: Error | undefined;
+}
+
+/** A connection's fingerprint: a reload restarts it when this changes. */
+function settingsOf(c: Connection): string {
+  return JSON.stringify([c.clientId, c.clientSecret, [...c.propertyIds].sort(), c.rateLimits]);
+}
+
+class ConnectionRuntime implements ConnectionView {
+  state: ConnectionState = 'starting';
+  reason: string | undefined;
+  readonly ctx: SyncContext;
+  readonly client: ProviderClient;
+  readonly settings: string;
+  /** Aborts this connection only (removed, changed, or the process stops). */
+  readonly stop = new AbortController();
+  done: Promise<void> = Promise.resolve();
+  engine: Engine | undefined;
+  runId: string | undefined;
+  readonly results: EngineResult[] = [];
+
+  constructor(
+    readonly connection: Connection,
+    parts: { config: Config; handle: DatabaseHandle; logger: Logger; clock: Clock; dispatcher: Dispatcher; tokenBudget: RateBudget; writeSlots: FairSlots; stopSignal: AbortSignal; handlesUnroutedEvents: () => boolean },
+  ) {
+    const config = configForConnection(parts.config, connection);
+    const logger = parts.logger.child({ connection: connection.name });
+    this.client = new ProviderClient({
+      config,
+      logger,
+      clock: parts.clock,
+      dispatcher: parts.dispatcher,
+      tokenBudget: parts.tokenBudget,
+      stopSignal: AbortSignal.any([parts.stopSignal, this.stop.signal]),
+    });
+    this.ctx = createSyncContext({
+      config,
+      handle: parts.handle,
+      client: this.client,
+      logger,
+      clock: parts.clock,
+      connection: connection.name,
+      handlesUnroutedEvents: parts.handlesUnroutedEvents,
+      writeSlots: parts.writeSlots,
+    });
+    this.settings = settingsOf(connection);
+  }
+
+  get name(): string {
+    return this.connection.name;
+  }
+}
+
+export class Fleet {
+  private readonly runtimes = new Map<string, ConnectionRuntime>();
+  private readonly dispatcher: Agent;
+  private readonly tokenBudget: RateBudget;
+  private readonly writeSlots: FairSlots;
+  private readonly inner = new AbortController();
+  private readonly clock: Clock;
+  private readonly log;
+  private fatal: Error | undefined;
+  private started = false;
+  /** Reloads in progress: the set of connections is changing. */
+  private reloading = 0;
+  private readonly listeners: ((view: ConnectionView) => void)[] = [];
+  /** Wakes `run` when the set of connections changed or one ended. */
+  private changed: () => void = () => undefined;
+
+  constructor(private readonly opts: FleetOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.log = opts.logger.child({ component: 'connections' });
+    const { config } = opts;
+    this.dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
+    this.tokenBudget = new RateBudget('token', config.rateLimits.token, this.clock, config.provider.requestTimeoutMs + 5_000);
+    // One turn fewer than the pool: reads (queue claims, cursors) always find a connection.
+    this.writeSlots = new FairSlots(Math.max(1, config.database.poolSize - 1));
+  }
+
+  /** The connections now, in name order. */
+  get connections(): ConnectionView[] {
+    return [...this.runtimes.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** True once the connections were started and the run was not stopped. */
+  get running(): boolean {
+    return this.started && !this.inner.signal.aborted;
+  }
+
+  /** Calls `fn` for each connection started from now on (metrics observe their provider exchanges). */
+  onConnection(fn: (view: ConnectionView) => void): void {
+    this.listeners.push(fn);
+  }
+
+  /** The token budget shared by the connections (per IP address). */
+  get sharedTokenBudget(): RateBudget {
+    return this.tokenBudget;
+  }
+
+  /**
+   * Runs every connection until done (`once`) or until `signal` aborts (`daemon`, where
+   * connections also come and go through `reload`).
+   */
+  async run(signal: AbortSignal, connections: readonly Connection[]): Promise<FleetResult> {
+    const onAbort = () => this.inner.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (const c of connections) this.start(c);
+      this.started = true;
+      // Until every connection is done; a reload adds and removes connections meanwhile.
+      for (;;) {
+        const current = [...this.runtimes.values()];
+        const changed = new Promise<'changed'>((resolve) => (this.changed = () => resolve('changed')));
+        const outcome = await Promise.race([Promise.all(current.map((r) => r.done)).then(() => 'done' as const), changed]);
+        if (outcome === 'done' && this.reloading === 0 && sameMembers(current, [...this.runtimes.values()]) && !this.waitsForFiles()) break;
+        if (outcome === 'done') await changed;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await Promise.all([...this.runtimes.values()].map((r) => r.client.close()));
+      await this.dispatcher.close().catch(() => undefined);
+    }
+    const connectionsNow = [...this.runtimes.values()].map((r) => ({ name: r.name, result: merge(r.results) }));
+    return { connections: connectionsNow, fatal: this.fatal };
+  }
+
+  /**
+   * Applies a new set of connections (daemon): added ones start, removed ones stop, those
+   * whose credentials, properties or limits changed restart; the others are not touched.
+   */
+  async reload(connections: readonly Connection[]): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+    this.reloading += 1;
+    try {
+      return await this.applyReload(connections);
+    } finally {
+      this.reloading -= 1;
+      this.changed();
+    }
+  }
+
+  private async applyReload(connections: readonly Connection[]): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+    const wanted = new Map(connections.map((c) => [c.name, c]));
+    const added: string[] = [];
+    const removed: string[] = [];
+    const changed: string[] = [];
+    const stopping: Promise<void>[] = [];
+    for (const [name, rt] of this.runtimes) {
+      const next = wanted.get(name);
+      if (next && settingsOf(next) === rt.settings) continue;
+      (next ? changed : removed).push(name);
+      rt.stop.abort(new Error(next ? 'connection changed' : 'connection removed'));
+      stopping.push(
+        rt.done.then(async () => {
+          // A removed or replaced connection's past (a refused secret) says nothing about how the run ends.
+          await rt.client.close();
+          if (this.runtimes.get(name) === rt) this.runtimes.delete(name);
+        }),
+      );
+    }
+    await Promise.all(stopping);
+    for (const c of connections) {
+      if (this.runtimes.has(c.name) || this.inner.signal.aborted) continue;
+      if (!changed.includes(c.name)) added.push(c.name);
+      this.start(c);
+    }
+    if (added.length + removed.length + changed.length > 0) {
+      this.log.info({ added, removed, changed }, `connections reloaded: ${describeChange(added, removed, changed)}; the others go on untouched`);
+    }
+    return { added, removed, changed };
+  }
+
+  // ------------------------------------------------------------------ one connection
+
+  private start(c: Connection): void {
+    const rt = new ConnectionRuntime(c, {
+      config: this.opts.config,
+      handle: this.opts.handle,
+      logger: this.opts.logger,
+      clock: this.clock,
+      dispatcher: this.dispatcher,
+      tokenBudget: this.tokenBudget,
+      writeSlots: this.writeSlots,
+      stopSignal: this.opts.stopSignal,
+      // The first connection by name also takes the change events no connection follows.
+      handlesUnroutedEvents: () => this.connections[0]?.name === c.name,
+    });
+    this.runtimes.set(c.name, rt);
+    for (const fn of this.listeners) fn(rt);
+    rt.done = this.supervise(rt).finally(() => this.changed());
+  }
+
+  /**
+   * Runs a connection's engine; in the daemon, runs it again after refused credentials or a
+   * failure of its own (after sync.failingRecheckMs), until the connection or the process stops.
+   */
+  private async supervise(rt: ConnectionRuntime): Promise<void> {
+    const { mode, handle } = this.opts;
+    const ctx = rt.ctx;
+    const log = ctx.logger.child({ component: 'connection' });
+    const signal = AbortSignal.any([this.inner.signal, rt.stop.signal]);
+    const several = () => this.runtimes.size > 1 || this.opts.config.connectionsDir !== undefined;
+    let recovery = this.opts.recovery;
+    while (!signal.aborted) {
+      rt.state = 'starting';
+      const engine = new Engine(ctx, { mode, recovery, ...(this.opts.streams ? { streams: this.opts.streams } : {}) });
+      rt.engine = engine;
+      const result = await engine.run(signal, {
+        onStart: async () => {
+          // Configured properties may have belonged to another connection: they move with their rows.
+          if (ctx.config.propertyIds.length > 0) {
+            const moved = await ctx.write((trx) => adoptProperties(trx, ctx.connection, ctx.config.propertyIds));
+            if (moved > 0) log.info({ rows: moved }, `connection ${ctx.connection}: took over the bookkeeping of its properties from another connection`);
+          }
+          rt.runId = await startRun(handle.control, mode === 'once' ? 'sync --once' : 'run', processIdentity, ctx.connection);
+          rt.state = 'running';
+          rt.reason = undefined;
+          this.opts.onConnectionStarted?.(ctx.connection);
+        },
+      });
+      rt.results.push(result);
+      // --recover applies to the first run of a connection only.
+      recovery = { mode: 'none' };
+      await this.closeRun(rt, result, signal.aborted);
+      if (result.fatal && isProcessWide(result.fatal)) {
+        this.fail(result.fatal);
+        return;
+      }
+      if (mode === 'once' || signal.aborted) {
+        rt.state = result.tokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped';
+        return;
+      }
+      if (result.tokenLost.length > 0) {
+        rt.state = 'token_lost';
+        rt.reason = result.tokenLost.map((e) => e.message).join(' ');
+        if (several()) log.error(`connection ${ctx.connection} stopped: a continue token was lost; its properties are followed again after a restart with --recover. The other connections go on`);
+        return;
+      }
+      if (!result.fatal) {
+        rt.state = 'stopped';
+        return;
+      }
+      // A connection's own failure: refused credentials, nothing to follow.
+      if (!several()) {
+        // The process's only connection, and nothing can change it: the run ends (exit 1).
+        rt.state = 'failed';
+        return;
+      }
+      rt.state = result.fatal instanceof AuthenticationError ? 'credentials_refused' : 'failed';
+      rt.reason = result.fatal.message;
+      const recheck = this.opts.config.sync.failingRecheckMs;
+      log.error(
+        { reason: result.fatal.message },
+        `connection ${ctx.connection}: ${result.fatal.message}. Tried again in ${Math.round(recheck / 1000)} s or when its file changes; the other connections go on`,
+      );
+      await this.clock.sleep(recheck, signal).catch(() => undefined);
+      // Stopped while waiting: it ends as stopped, not as the failure it was waiting out.
+      if (signal.aborted) {
+        rt.results.push(emptyResult());
+        rt.state = 'stopped';
+      }
+    }
+  }
+
+  private async closeRun(rt: ConnectionRuntime, result: EngineResult, stopped: boolean): Promise<void> {
+    const id = rt.runId;
+    rt.runId = undefined;
+    if (!id) return;
+    const { outcome, error } = runOutcome(result, stopped);
+    await finishRun(this.opts.handle.control, id, outcome, statsOf(rt), error).catch((err: unknown) =>
+      rt.ctx.logger.warn({ err: (err as Error).message }, 'could not close the run row; the next start closes it as killed'),
+    );
+  }
+
+  /** After the shutdown grace time: closes the open run rows without waiting for the engines. */
+  async abandon(reason: string): Promise<void> {
+    await Promise.all(
+      [...this.runtimes.values()].map(async (rt) => {
+        const id = rt.runId;
+        rt.runId = undefined;
+        if (id) await finishRun(this.opts.handle.control, id, 'stopped', statsOf(rt), reason).catch(() => undefined);
+      }),
+    );
+  }
+
+  /**
+   * A daemon with a connections directory and nothing left to run waits for files to come
+   * (unless a connection ended on a lost token or the run failed: then the operator is needed).
+   */
+  private waitsForFiles(): boolean {
+    if (this.opts.mode !== 'daemon' || this.inner.signal.aborted || this.opts.config.connectionsDir === undefined) return false;
+    return ![...this.runtimes.values()].some((r) => r.state === 'token_lost');
+  }
+
+  private fail(err: Error): void {
+    this.fatal ??= err;
+    if (!this.inner.signal.aborted) this.inner.abort(err);
+  }
+}
+
+/** Errors that are not one connection's: the database refused us. They end every connection. */
+function isProcessWide(err: Error): boolean {
+  return isDatabaseMisconfigured(err);
+}
+
+/** The outcome of one engine run, for its run row. */
+export function runOutcome(result: EngineResult, stopped: boolean): { outcome: RunOutcome; error?: string } {
+  if (result.stoppedBeforeWriting || (result.tokenLost.length > 0 && !result.fatal)) return { outcome: 'token_lost', error: result.tokenLost.map((e) => e.message).join('\n') };
+  if (result.fatal) return { outcome: 'failed', error: result.fatal.message };
+  if (stopped) return { outcome: 'stopped' };
+  if (result.failed.length > 0) return { outcome: 'failed', error: result.failed.map((f) => f.message).join('\n') };
+  if (result.refreshFailures.length > 0) {
+    const contentOnly = result.refreshFailures.every((f) => f.stream === 'content');
+    return { outcome: contentOnly ? 'content_failed' : 'refresh_failed', error: result.refreshFailures.map((f) => `${f.stream}: ${f.reason}`).join('\n') };
+  }
+  return { outcome: 'ok' };
+}
+
+/** A connection's counters and provider figures: the run row's stats and the closing log line. */
+export function statsOf(view: Pick<ConnectionView, 'ctx' | 'client'>): Record<string, unknown> {
+  return { ...view.ctx.counters.toJSON(), provider: view.client.stats() };
+}
+
+/** Several engine runs of one connection (daemon restarts after a recheck) as one: the last one's verdict. */
+function merge(results: readonly EngineResult[]): EngineResult {
+  return results.at(-1) ?? emptyResult();
+}
+
+function emptyResult(): EngineResult {
+  return { properties: [], tokenLost: [], stoppedBeforeWriting: false, failed: [], refreshFailures: [], fatal: undefined };
+}
+
+function sameMembers(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+function describeChange(added: string[], removed: string[], changed: string[]): string {
+  const parts = [
+    added.length ? `started ${added.join(', ')}` : '',
+    removed.length ? `stopped ${removed.join(', ')}` : '',
+    changed.length ? `restarted ${changed.join(', ')} with new settings` : '',
+  ].filter(Boolean);
+  return parts.join('; ');
+}

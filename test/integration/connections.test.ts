@@ -1,0 +1,170 @@
+/**
+ * Several API connections in one daemon, as a partner runs it: each connection with its own
+ * credentials, budget and properties, defined by one file each in a connections directory
+ * that changes while the daemon runs. One connection's refused secret never slows another;
+ * files added, changed and removed take effect without a restart.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, startCli, waitFor } from '../helpers/cli.js';
+import { fastRateLimits, mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+let dir: string | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+const A = { clientId: 'conn-a', clientSecret: 'secret-a', propertyIds: ['500100'] };
+const B = { clientId: 'conn-b', clientSecret: 'secret-b', propertyIds: ['500200'] };
+/** A's contracted details budget: slow enough that its use can be measured. */
+const A_DETAILS_PER_SECOND = 30;
+const A_BOOKINGS = 240;
+
+function writeConnection(name: string, c: { clientId: string; clientSecret: string; propertyIds: string[] }, extra: Record<string, unknown> = {}): void {
+  writeFileSync(join(dir!, `${name}.json`), JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, ...extra }));
+}
+
+async function bookingCount(propertyId: string): Promise<number> {
+  const rows = await h!.sql<{ n: string }>('SELECT count(*) AS n FROM bookings WHERE property_id = $1', [propertyId]);
+  return Number(rows[0]?.n ?? 0);
+}
+
+describe('several API connections in one daemon', () => {
+  it('a connection with a revoked secret fails alone, named; the healthy one converges at its full budget; a new secret in the file takes effect', async () => {
+    h = await startHarness({
+      sim: {
+        clients: [{ ...A, rateLimits: { bookingDetails: [{ limit: A_DETAILS_PER_SECOND, windowMs: 1000 }] } }, B],
+        properties: [
+          { id: '500100', bookingCount: A_BOOKINGS },
+          { id: '500200', bookingCount: 40 },
+        ],
+      },
+    });
+    h.sim.stats.requestLog = [];
+    // The hotel regenerated B's secret: the one staysync has is refused.
+    h.sim.setClientSecret(B.clientId, 'secret-b-2');
+    dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
+    writeConnection('hotel-a', A, { rateLimits: { bookingDetails: [{ limit: A_DETAILS_PER_SECOND, windowMs: 1000 }] } });
+    writeConnection('hotel-b', B);
+    const port = await freePort();
+    const env = daemonEnv(h, { config: { ops: { port }, sync: { failingRecheckMs: 600_000 } }, env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' } });
+    const { child, done, output } = startCli(['run'], env);
+    try {
+      await waitFor('hotel-a caught up', async () => (await bookingCount('500100')) === A_BOOKINGS, 60_000);
+      const metrics = (await opsGet(port, '/metrics')).body;
+      expect(metricValue(metrics, 'staysync_connection_state{connection="hotel-b",state="credentials_refused"}')).toBe(1);
+      expect(metricValue(metrics, 'staysync_connection_state{connection="hotel-a",state="running"}')).toBe(1);
+      const refused = logRecords(output()).find((r) => r.level === 'error' && r.connection === 'hotel-b' && r.msg.includes('refused the API client credentials'));
+      expect(refused?.msg).toContain('the other connections go on');
+      expect(output()).not.toContain('secret-b');
+
+      // A used its whole details budget: from its first detail answer to its last, at least
+      // 80 % of the contracted rate, and never a 429.
+      const details = (h.sim.stats.requestLog ?? []).filter((r) => r.clientId === A.clientId && r.status === 200 && /\/bookings\/[^/]+$/.test(r.path));
+      expect(details.length).toBeGreaterThanOrEqual(A_BOOKINGS);
+      const seconds = (details.at(-1)!.t - details[0]!.t) / 1000;
+      const rate = (details.length - 1) / seconds;
+      expect(rate, `hotel-a fetched ${details.length} details in ${seconds.toFixed(1)} s`).toBeGreaterThanOrEqual(0.8 * A_DETAILS_PER_SECOND);
+      expect(h.sim.stats.rejected429ByClient[A.clientId] ?? 0).toBe(0);
+      expect(await bookingCount('500200')).toBe(0);
+
+      // The operator puts the new secret in B's file: B restarts with it, A is not touched.
+      const aRuns = await h.sql<{ id: string }>("SELECT id FROM sync_runs WHERE connection = 'hotel-a'");
+      writeConnection('hotel-b', { ...B, clientSecret: 'secret-b-2' });
+      await waitFor('hotel-b caught up', async () => (await bookingCount('500200')) === 40, 30_000);
+      expect(await h.sql<{ id: string }>("SELECT id FROM sync_runs WHERE connection = 'hotel-a'")).toEqual(aRuns);
+      const reloaded = logRecords(output()).find((r) => r.msg.startsWith('connections reloaded'));
+      expect(reloaded?.msg).toContain('restarted hotel-b with new settings');
+      await waitFor('the mirror equals the simulator', async () => JSON.stringify(await mirrorSnapshot(h!)) === JSON.stringify(simulatorSnapshot(h!.sim)), 30_000);
+      const cursors = await h.sql<{ property_id: string; connection: string }>('SELECT DISTINCT property_id, connection FROM sync_cursors ORDER BY property_id');
+      expect(cursors).toEqual([
+        { property_id: '500100', connection: 'hotel-a' },
+        { property_id: '500200', connection: 'hotel-b' },
+      ]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const r = await done;
+    expect(r.code).toBe(0);
+  });
+
+  it('a connection file added starts it, one removed stops it, SIGHUP reads the directory again; the others go on', async () => {
+    h = await startHarness({
+      sim: {
+        clients: [A, B],
+        properties: [
+          { id: '500100', bookingCount: 30 },
+          { id: '500200', bookingCount: 20 },
+        ],
+        rateLimits: fastRateLimits,
+      },
+    });
+    dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
+    writeConnection('hotel-a', A);
+    const port = await freePort();
+    const env = daemonEnv(h, { config: { ops: { port } }, env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' } });
+    const { child, done, output } = startCli(['run'], env);
+    try {
+      await waitFor('hotel-a caught up', async () => (await bookingCount('500100')) === 30, 30_000);
+      expect(await bookingCount('500200')).toBe(0);
+
+      writeConnection('hotel-b', B);
+      await waitFor('hotel-b caught up', async () => (await bookingCount('500200')) === 20, 30_000);
+      expect(logRecords(output()).some((r) => r.msg.startsWith('connections reloaded: started hotel-b'))).toBe(true);
+
+      rmSync(join(dir, 'hotel-a.json'));
+      await waitFor('hotel-a stopped', () => logRecords(output()).some((r) => r.msg.startsWith('connections reloaded: stopped hotel-a')), 10_000);
+      const metrics = (await opsGet(port, '/metrics')).body;
+      expect(metricValue(metrics, 'staysync_connection_state{connection="hotel-a"}')).toBeUndefined();
+      expect(metricValue(metrics, 'staysync_connection_state{connection="hotel-b",state="running"}')).toBe(1);
+      const runs = await h.sql<{ connection: string; outcome: string | null }>('SELECT connection, outcome FROM sync_runs ORDER BY id');
+      expect(runs).toEqual([
+        { connection: 'hotel-a', outcome: 'stopped' },
+        { connection: 'hotel-b', outcome: null },
+      ]);
+
+      // B goes on: its changes are mirrored; A's are not any more.
+      h.sim.mutate({ count: 0, newCount: 2, propertyId: '500200' });
+      h.sim.mutate({ count: 0, newCount: 2, propertyId: '500100' });
+      await waitFor('hotel-b follows its changes', async () => (await bookingCount('500200')) === 22, 30_000);
+      expect(await bookingCount('500100')).toBe(30);
+
+      // SIGHUP reads the directory again; nothing changed, so nothing restarts.
+      child.kill('SIGHUP');
+      await waitFor('the SIGHUP reload', () => logRecords(output()).some((r) => r.msg === 'reloading the API connections'), 10_000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(logRecords(output()).filter((r) => r.msg.startsWith('connections reloaded'))).toHaveLength(2);
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const r = await done;
+    expect(r.code).toBe(0);
+  });
+
+  it('a connections file that does not parse is reported with its path; the running connections go on', async () => {
+    h = await startHarness({ sim: { clients: [A], properties: [{ id: '500100', bookingCount: 10 }] } });
+    dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
+    writeConnection('hotel-a', A);
+    const env = daemonEnv(h, { env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' } });
+    const { child, done, output } = startCli(['run'], env);
+    try {
+      await waitFor('hotel-a caught up', async () => (await bookingCount('500100')) === 10, 30_000);
+      writeFileSync(join(dir, 'hotel-c.json'), '{"clientId": "c", ');
+      const bad = await waitFor('the reload error', () => logRecords(output()).find((r) => r.msg.startsWith('connections not reloaded')), 10_000);
+      expect(bad.msg).toContain(join(dir, 'hotel-c.json'));
+      expect(bad.msg).toContain('The running connections go on unchanged');
+      h.sim.mutate({ count: 0, newCount: 1, propertyId: '500100' });
+      await waitFor('hotel-a goes on', async () => (await bookingCount('500100')) === 11, 30_000);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect((await done).code).toBe(0);
+  });
+});
