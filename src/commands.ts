@@ -10,6 +10,9 @@ import { grantReader, readerUrl } from './db/reader-role.js';
 import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './db/errors.js';
 import { leftoverFetches } from './db/repositories/fetch-queue.js';
 import { closeAbandonedRuns } from './db/repositories/runs.js';
+import { liveReplicas, Replica } from './db/replicas.js';
+import { TokenGate } from './db/token-gate.js';
+import { systemClock } from './util/clock.js';
 import type { Logger } from './log.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OpsPortError, OpsServer } from './ops/http.js';
@@ -130,6 +133,11 @@ async function openForReplay(env: CommandEnv, what: string): Promise<DatabaseHan
     await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
     try {
       await h.lease.acquire(env.signal, { wait: false });
+      const daemons = await liveReplicas(h.control);
+      if (daemons.length > 0) {
+        await h.lease.close();
+        throw new LeaseBusyError(`another staysync process (${daemons.map((d) => `${d.holder}, since ${d.startedAt.toISOString()}`).join('; ')}) is syncing into schema ${h.schema}`);
+      }
     } catch (err) {
       if (err instanceof LeaseBusyError) {
         throw new LeaseBusyError(
@@ -184,14 +192,17 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   const connections = resolveConnections(config);
   for (const c of connections) checkFollowsSomething(config, c);
   const h = await openDatabase(config, logger);
-  const fleet = new Fleet({ config, handle: h, logger, mode, recovery, stopSignal: env.signal });
+  const replica = new Replica({ db: h.control, schema: h.schema, logger, clock: systemClock, takeoverMs: config.replicas.takeoverMs });
+  const tokenGate = new TokenGate({ db: h.control, egress: config.provider.egress, windows: config.rateLimits.token, clock: systemClock, logger: logger.child({ component: 'tokens' }) });
+  const fleet = new Fleet({ config, handle: h, logger, mode, recovery, stopSignal: env.signal, replica, tokenGate });
+  let registered = false;
   warnAboutTokenCapacity(config, connections.length, logger);
   let stopping = false;
   env.signal.addEventListener('abort', () => (stopping = true), { once: true });
   const ready = (): { ready: boolean; reason?: string } => {
     if (stopping) return { ready: false, reason: 'stopping' };
     if (!h.availability.available) return { ready: false, reason: `database unreachable (${h.description})` };
-    if (!h.lease.held) return { ready: false, reason: 'waiting for the writer lease (another process holds it, or the database session dropped)' };
+    if (!registered) return { ready: false, reason: 'starting: waiting for the schema lock (another process is starting, or runs a rebuild), then migrating' };
     if (!fleet.running) return { ready: false, reason: 'starting' };
     return { ready: true };
   };
@@ -202,7 +213,8 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
         receive: (req: IncomingMessage, res: ServerResponse) =>
           receiveWebhook(req, res, {
             config: config.webhooks,
-            store: (events) => h.write((trx) => insertWebhookEvents(trx, events)),
+            // Any replica stores what it receives (an event id is stored once); the connection that follows the property processes it.
+            store: (events) => h.db.transaction().execute((trx) => insertWebhookEvents(trx, events)),
             onStored: (batch) => {
               // Counted once, by the first connection; every connection's event drain looks at once.
               const first = fleet.connections[0]?.ctx;
@@ -222,7 +234,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
       ? new OpsServer(
           {
             ready,
-            metrics: createMetrics({ fleet, availability: h.availability, lease: h.lease, db: h.control, ready: () => ready().ready, tokenCapacity: tokenCapacity(config).connections }),
+            metrics: createMetrics({ fleet, availability: h.availability, replica, db: h.control, ready: () => ready().ready, tokenCapacity: tokenCapacity(config).connections }),
             webhook,
           },
           opsLog,
@@ -232,7 +244,8 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   const stopWatching = mode === 'daemon' ? watchConnections(env, fleet, opsLog) : () => undefined;
   try {
     await ops?.start(config.ops.host, config.ops.port);
-    if (!(await prepare(env, h, mode))) return ExitCode.ok;
+    if (!(await prepare(env, h, mode, replica))) return ExitCode.ok;
+    registered = true;
     logger.info(
       { mode, connections: connections.map((c) => c.name), properties: connections.length === 1 && connections[0]!.propertyIds.length ? connections[0]!.propertyIds : undefined },
       'sync started',
@@ -259,7 +272,11 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     stopWatching();
     await ops?.stop();
     // After the grace time, closing must not wait for transactions stuck in the database.
-    const closing = h.close();
+    // Leases are let go first: another replica takes the connections at its next heartbeat.
+    const closing = replica
+      .deregister()
+      .catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not hand over the connections: other replicas take them when the leases expire'))
+      .then(() => h.close());
     if (abandonedGrace) await Promise.race([closing, new Promise((r) => setTimeout(r, 200).unref())]);
     else await closing;
   }
@@ -329,14 +346,17 @@ function watchConnections(env: CommandEnv, fleet: Fleet, log: Logger): () => voi
 const RELOAD_DEBOUNCE_MS = 300;
 
 /**
- * Lease, migrations, fencing and the runs left open. Returns false when stopped meanwhile.
- * `--once` waits for an unreachable database up to database.giveUpAfterMs; `run` waits forever.
+ * Start-up under the schema's lock (held only for this; replicas start one after the other, a
+ * rebuild or quarantine retry waits for them or they for it): migrations, fencing, the runs
+ * left open by processes that died, and this process's registration among the replicas.
+ * Returns false when stopped meanwhile. `--once` waits for an unreachable database up to
+ * database.giveUpAfterMs; `run` waits forever.
  */
-async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode): Promise<boolean> {
+async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, replica: Replica): Promise<boolean> {
   const { config, logger } = env;
   const wait = mode === 'once' ? AbortSignal.any([env.signal, AbortSignal.timeout(config.database.giveUpAfterMs)]) : env.signal;
   try {
-    await h.lease.acquire(wait, { wait: mode === 'daemon' });
+    await h.lease.acquire(wait, { wait: true });
     for (;;) {
       try {
         await h.migrate();
@@ -345,19 +365,24 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode): Pr
         // raw and retry the quarantine before any stream writes (idempotent, so an outage
         // in the middle just starts it again).
         if ((await upgradeMapping({ handle: h, config, logger, signal: env.signal })) === 'stopped') return false;
+        await replica.forgetGoneReplicasOfThisHost();
+        const closed = await closeAbandonedRuns(h.control);
+        if (closed.length > 0) logger.warn({ runs: closed }, `closed ${closed.length} run(s) left open by a process that was killed (outcome killed)`);
+        await replica.register();
         break;
       } catch (err) {
         if (isDatabaseMisconfigured(err) || !h.availability.report(err)) throw err;
         await h.availability.waitUntilAvailable(wait);
       }
     }
-    const closed = await closeAbandonedRuns(h.control);
-    if (closed.length > 0) logger.warn({ runs: closed }, `closed ${closed.length} run(s) left open by a process that was killed (outcome killed)`);
+    // The schema's lock is for start-up only: from here on each connection's lease fences its writes.
+    await h.lease.close();
     return true;
   } catch (err) {
     if (env.signal.aborted) return false;
     if (wait.aborted) {
       const outage = h.availability.current;
+      if (!outage && !h.lease.held) throw new LeaseBusyError(`another staysync process holds the lock of schema ${h.schema} (a rebuild or a quarantine retry) since more than ${config.database.giveUpAfterMs} ms`);
       throw new DatabaseGaveUpError(h.description, config.database.giveUpAfterMs, outage?.lastError ?? describeDatabaseError(err));
     }
     return rethrowDatabase(err, h);

@@ -85,10 +85,15 @@ const configSchema = z.strictObject({
     /** TCP port of the local server on 127.0.0.1 (used only without DATABASE_URL). */
     localPort: z.number().int().min(1).max(65535),
     poolSize: z.number().int().min(1).max(100),
-    /** How often a daemon waiting for the writer lease tries to take it (and the holder checks its session). */
+    /** How often a process waiting for the schema's start-up lock tries to take it (and the holder checks its session). */
     leaseRetryMs: z.number().int().min(50),
     /** sync --once gives up (exit 1) when the database has been unreachable this long; run waits forever. */
     giveUpAfterMs: z.number().int().min(0),
+  }),
+  /** Several processes (replicas) sharing the connections of one schema (db/replicas.ts). */
+  replicas: z.strictObject({
+    /** A dead replica's connections are synced by another within this time; a clean stop hands them over within a quarter of it. */
+    takeoverMs: z.number().int().min(400),
   }),
   provider: z.strictObject({
     url: httpUrl,
@@ -98,6 +103,11 @@ const configSchema = z.strictObject({
     requestTimeoutMs: z.number().int().positive(),
     maxAttempts: z.number().int().min(1).max(100),
     tokenRenewBeforeExpiryMs: z.number().int().min(0),
+    /**
+     * The IP address (or any name for it) that requests leave from: replicas with the same
+     * value share the token endpoint's per-IP budget through PostgreSQL.
+     */
+    egress: z.string().min(1).max(200),
     /** sync --once gives up (exit 1) when the provider has not answered this long; run keeps retrying. */
     giveUpAfterMs: z.number().int().min(0),
   }),
@@ -283,8 +293,10 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   str('STAYSYNC_REPORTING_SCHEMA', ['database', 'reportingSchema']);
   str('STAYSYNC_DATA_DIR', ['database', 'dataDir']);
   int('STAYSYNC_LOCAL_PG_PORT', ['database', 'localPort']);
+  int('STAYSYNC_TAKEOVER_MS', ['replicas', 'takeoverMs']);
   str('STAYSYNC_PROVIDER_URL', ['provider', 'url']);
   str('STAYSYNC_REFERENCE_DATA_URL', ['provider', 'referenceDataUrl']);
+  str('STAYSYNC_EGRESS', ['provider', 'egress']);
   for (const [name, path] of Object.entries(secretVariables)) {
     const value = secretFromEnv(env, name);
     if (value !== undefined) set(path, value);
@@ -317,8 +329,10 @@ const envNameOfKey: Record<string, string> = {
   'database.reportingSchema': 'STAYSYNC_REPORTING_SCHEMA',
   'database.dataDir': 'STAYSYNC_DATA_DIR',
   'database.localPort': 'STAYSYNC_LOCAL_PG_PORT',
+  'replicas.takeoverMs': 'STAYSYNC_TAKEOVER_MS',
   'provider.url': 'STAYSYNC_PROVIDER_URL',
   'provider.referenceDataUrl': 'STAYSYNC_REFERENCE_DATA_URL',
+  'provider.egress': 'STAYSYNC_EGRESS',
   'provider.clientId': 'STAYSYNC_CLIENT_ID',
   'provider.clientSecret': 'STAYSYNC_CLIENT_SECRET',
   propertyIds: 'STAYSYNC_PROPERTY_IDS',

@@ -7,8 +7,9 @@
  *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
  *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
- *                            [--only budget,memory,content,pms,webhooks,freshness]
- *                            [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness]
+ *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
+ *                            [--only budget,memory,content,pms,webhooks,freshness,scale]
+ *                            [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
  *
  * Scenario A (budget fidelity): the production limits with time compressed by --scale
  * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
@@ -33,6 +34,13 @@
  * in each run; --freshness-changes: changes in the one-property run and in the P-property run).
  * Median against 2 s (1 property) and P × 0.6 s + 1 s. F starts after B and runs alongside
  * C and E; D follows once F is over (order A, B, C, E, D, F).
+ * Scenario G (scale, scale.ts): --scale-connections API connections (one property and
+ * --scale-bookings bookings each, each with a contracted details budget of 1 per 2 s), followed
+ * from a connections directory by one replica, then by three on this machine (one IP): the
+ * total details rate against the sum of the budgets, token requests against the per-IP token
+ * budget, 429s, peak RSS per replica, and with three replicas the takeover after SIGKILL of
+ * one (default takeover time, 30 s). The list and token windows are scaled by --scale. G runs
+ * last, alone: its replicas take the whole machine.
  * `--only` takes a comma list of budget (A), memory (B), content (C), pms (D), webhooks (E)
  * and freshness (F), e.g. `--only pms`; the --skip-* flags leave one out.
  *
@@ -51,6 +59,7 @@ import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
 import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
 import { FRESHNESS_DEFAULTS, freshnessLines, freshnessTimeoutMs, MANY_PROPERTIES_PACE, ONE_PROPERTY_PACE, paceText, runFreshnessBench, type ChangePace } from './freshness.js';
 import { minTimeFor, scaleWindows } from './theory.js';
+import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -91,6 +100,10 @@ interface Options {
   /** Changes in the one-property run, and in the P-property run. */
   freshnessChanges: [number, number];
   skipFreshness: boolean;
+  scaleConnections: number;
+  scaleBookings: number;
+  scaleReplicas: number[];
+  skipScale: boolean;
 }
 
 class UsageError extends Error {}
@@ -101,11 +114,12 @@ const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 
                                  [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
                                  [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
-                                 [--only budget,memory,content,pms,webhooks,freshness]
-                                 [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness]`;
+                                 [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
+                                 [--only budget,memory,content,pms,webhooks,freshness,scale]
+                                 [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['budget', 'memory', 'content', 'pms', 'webhooks', 'freshness'] as const;
+const scenarioNames = ['budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -135,6 +149,10 @@ function parseOptions(argv: string[]): Options {
       'freshness-bookings': { type: 'string', default: String(FRESHNESS_DEFAULTS.bookings) },
       'freshness-changes': { type: 'string', default: `${ONE_PROPERTY_PACE.changes},${MANY_PROPERTIES_PACE.changes}` },
       'skip-freshness': { type: 'boolean', default: false },
+      'scale-connections': { type: 'string', default: String(SCALE_DEFAULTS.connections) },
+      'scale-bookings': { type: 'string', default: String(SCALE_DEFAULTS.bookingsPerConnection) },
+      'scale-replicas': { type: 'string', default: SCALE_DEFAULTS.replicas.join(',') },
+      'skip-scale': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -202,6 +220,10 @@ function parseOptions(argv: string[]): Options {
     freshnessBookings: int('freshness-bookings', values['freshness-bookings'], Number(values['freshness-properties']) || 1),
     freshnessChanges: changePair(values['freshness-changes']),
     skipFreshness: skip('freshness', values['skip-freshness']),
+    scaleConnections: int('scale-connections', values['scale-connections'], 1),
+    scaleBookings: int('scale-bookings', values['scale-bookings'], 1),
+    scaleReplicas: values['scale-replicas'].split(',').map((x) => int('scale-replicas', x.trim(), 1)),
+    skipScale: skip('scale', values['skip-scale']),
   };
 }
 
@@ -446,6 +468,40 @@ async function main(): Promise<number> {
   if (freshnessReport) {
     for (const l of freshnessReport.lines) out(l);
     if (freshnessReport.failed) failed = true;
+  }
+
+  // ---- Scenario G: many connections, one replica and several ----
+  if (!opts.skipScale && !abort.signal.aborted) {
+    const scaled = mapLimits((ws) => scaleWindows(ws, opts.scale));
+    const limits = { ...scaled, bookingDetails: SCALE_DEFAULTS.detailWindows };
+    out(
+      `scenario G: ${opts.scaleConnections} API connections, ${opts.scaleBookings} bookings each, details ${windowsText(limits.bookingDetails)} per connection, ` +
+        `list and token windows scaled 1/${opts.scale} (token ${windowsText(limits.token)} per IP); daemons \`run\` on this machine (one IP); content, PMS and occupancy off`,
+    );
+    for (const replicas of opts.scaleReplicas) {
+      if (abort.signal.aborted) break;
+      out(`  ${replicas} replica${replicas === 1 ? '' : 's'}:`);
+      try {
+        const g = await runScaleBench({
+          label: `scenario G (${replicas})`,
+          connections: opts.scaleConnections,
+          bookingsPerConnection: opts.scaleBookings,
+          replicas,
+          limits,
+          takeoverMs: SCALE_DEFAULTS.takeoverMs,
+          killOne: replicas > 1,
+          databaseUrl,
+          timeoutMs: 600_000,
+          onProgress: progress,
+          signal: abort.signal,
+        });
+        for (const l of formatLines(scaleLines(g, SCALE_DEFAULTS.takeoverMs))) out(l);
+      } catch (err) {
+        if (!(err instanceof RunFailedError)) throw err;
+        failed = true;
+        failureReport(err);
+      }
+    }
   }
   if (abort.signal.aborted) {
     out('bench interrupted');

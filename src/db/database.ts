@@ -19,7 +19,7 @@ import type { Logger } from '../log.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { DatabaseAvailability } from './availability.js';
 import { describeDatabaseUrl, LeaseLostError } from './errors.js';
-import { Lease, processIdentity, type LeaseSession } from './lease.js';
+import { Lease, processIdentity, type LeaseSession, type WriterLease } from './lease.js';
 import { openLocalServer, type LocalServer } from './local-server.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
 import { applyReportingLayer } from './reporting.js';
@@ -52,6 +52,8 @@ export interface DatabaseHandle {
    * transaction writes for: the default of the bookkeeping tables' `connection` column.
    */
   write<T>(fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
+  /** The same, fenced by `lease` instead (a connection's lease, replicas.ts). */
+  writeFenced<T>(lease: WriterLease, fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -195,6 +197,13 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
       if (!lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${schema}`);
       return p.db.transaction().execute(async (trx) => {
         await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
+        return fn(trx);
+      });
+    },
+    async writeFenced(by, fn, connection) {
+      if (!by.held) throw new LeaseLostError(connection ? `this process does not hold the lease of connection ${connection} in schema ${schema}` : `this process does not hold the lease of schema ${schema}`);
+      return p.db.transaction().execute(async (trx) => {
+        await by.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
         return fn(trx);
       });
     },

@@ -32,6 +32,17 @@ export interface LeaseSession {
 /** Runs one statement inside the write transaction being fenced; returns its rows. */
 export type FenceQuery = (text: string, params: unknown[]) => Promise<unknown[]>;
 
+/**
+ * What a write transaction is fenced by: the schema's writer lease (rebuild, quarantine retry,
+ * in-process tests) or a connection's lease (replicas.ts). `fence` is the transaction's first
+ * statement; it also sets `staysync.connection` for the transaction.
+ */
+export interface WriterLease {
+  readonly held: boolean;
+  waitUntilHeld(signal: AbortSignal): Promise<void>;
+  fence(query: FenceQuery, connection?: string): Promise<void>;
+}
+
 export interface LeaseOptions {
   schema: string;
   openSession: () => Promise<LeaseSession>;
@@ -47,7 +58,7 @@ export const processIdentity = { host: hostname(), pid: process.pid };
 const holderName = `${processIdentity.host} pid ${processIdentity.pid}`;
 const LEASE_ROW = 'writer';
 
-export class Lease {
+export class Lease implements WriterLease {
   private session: LeaseSession | undefined;
   private heldEpoch: string | undefined;
   /** True once migrations ran: from then on taking the lock also takes an epoch. */

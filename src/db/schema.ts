@@ -461,7 +461,39 @@ export interface InventoryBlocksTable {
   raw: Jsonb;
 }
 
+/** migrations/0010_connections.sql: the processes syncing into the schema. */
+export interface SyncReplicasTable {
+  replica_id: string;
+  host: string;
+  pid: number;
+  started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  heartbeat_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/** migrations/0010_connections.sql: each API connection's lease and state. */
+export interface SyncConnectionsTable {
+  connection: string;
+  epoch: ColumnType<string, string | number | undefined, string | number>;
+  replica_id: string | null;
+  holder: string | null;
+  lease_expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  acquired_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  state: ColumnType<string, string | undefined, string>;
+  reason: string | null;
+  state_since: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** migrations/0010_connections.sql: token requests by egress, the per-IP token budget shared by replicas. */
+export interface TokenRequestsTable {
+  egress: string;
+  sent_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface Database {
+  token_requests: TokenRequestsTable;
+  sync_replicas: SyncReplicasTable;
+  sync_connections: SyncConnectionsTable;
   sync_cursors: SyncCursorsTable;
   booking_sweeps: BookingSweepsTable;
   sync_lease: SyncLeaseTable;

@@ -9,7 +9,7 @@ import { quarantineByStream } from '../db/repositories/quarantine.js';
 import client from 'prom-client';
 import type { DatabaseAvailability } from '../db/availability.js';
 import type { Db } from '../db/database.js';
-import type { Lease } from '../db/lease.js';
+import type { Replica } from '../db/replicas.js';
 import { queueDepthByProperty } from '../db/repositories/fetch-queue.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
 import { cursorStates, cursorStreams } from '../db/states.js';
@@ -25,7 +25,8 @@ export interface MetricSources {
   /** The process's API connections: their counters and provider figures carry a `connection` label. */
   fleet: Pick<Fleet, 'connections' | 'onConnection' | 'sharedTokenBudget'>;
   availability: DatabaseAvailability;
-  lease: Lease;
+  /** This process among the replicas: the connection leases it holds. */
+  replica: Replica;
   /** Reads for the table gauges (the control pool). */
   db: Db;
   /** Whether /readyz would answer ready. */
@@ -40,7 +41,7 @@ const snake = (k: string) => k.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase());
 export function createMetrics(sources: MetricSources): client.Registry {
   const register = new client.Registry();
   client.collectDefaultMetrics({ register });
-  const { availability, lease, fleet } = sources;
+  const { availability, replica, fleet } = sources;
   const views = () => fleet.connections;
 
   for (const key of Object.keys(new SyncCounters().toJSON())) {
@@ -109,19 +110,19 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_lease_held',
-    help: '1 while this process holds the writer lease of its schema.',
+    help: 'Connection leases this replica holds (the connections it syncs).',
     registers: [register],
     collect() {
-      this.set(lease.held ? 1 : 0);
+      this.set(replica.held.length);
     },
   });
   new client.Counter({
     name: 'staysync_lease_losses_total',
-    help: 'Times this process lost the writer lease while holding it.',
+    help: 'Times this replica lost a connection lease to another while holding it.',
     registers: [register],
     collect() {
       this.reset();
-      this.inc(lease.losses);
+      this.inc(replica.losses);
     },
   });
 

@@ -7,7 +7,8 @@ import type { Db } from '../db/database.js';
 import { queueDepthByProperty, pendingCount } from '../db/repositories/fetch-queue.js';
 import { lastContentRefresh } from '../db/repositories/content.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
-import { leaseStatus, type LeaseStatus } from '../db/repositories/lease.js';
+import { connectionStatus, replicaStatus, type ConnectionStatusRow } from '../db/repositories/connections.js';
+import { tokenCapacity } from '../provider/token-capacity.js';
 import { countQuarantined, quarantineByStream } from '../db/repositories/quarantine.js';
 import { recentRuns, type RunRow } from '../db/repositories/runs.js';
 import { countEvents } from '../db/repositories/pms.js';
@@ -63,7 +64,12 @@ export interface StatusReport {
   quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
   queuePending: number;
   queueEta: string;
-  lease: LeaseStatus;
+  /** Each API connection: its state and the replica syncing it. */
+  connections: ConnectionStatusRow[];
+  /** The processes syncing into the schema now. */
+  replicas: Awaited<ReturnType<typeof replicaStatus>>;
+  /** How many connections the token endpoint's per-IP limit carries, against how many there are. */
+  tokens: { connections: number; capacity: number; explanation: string };
   /** The latest run (running or ended). */
   lastRun: RunRow | null;
   lastContentRefresh: Awaited<ReturnType<typeof lastContentRefresh>> | null;
@@ -72,6 +78,8 @@ export interface StatusReport {
 }
 
 export async function gatherStatus(db: Db, config: Config): Promise<StatusReport> {
+  const connections = await connectionStatus(db);
+  const capacity = tokenCapacity(config);
   const cursors = await listCursors(db, BOOKING_SUMMARIES);
   const depth = new Map((await queueDepthByProperty(db, 'booking_detail_queue')).map((d) => [d.propertyId, d]));
   const quarantined = await countQuarantined(db);
@@ -129,7 +137,9 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     queuePending: total,
     queueEta: formatDuration(queueEtaSeconds(total, windows)),
     quarantine: await quarantineByStream(db),
-    lease: await leaseStatus(db, config.database.schema),
+    connections,
+    replicas: await replicaStatus(db),
+    tokens: { connections: connections.length, capacity: capacity.connections, explanation: capacity.explanation },
     lastRun: (await recentRuns(db, 1))[0] ?? null,
     lastContentRefresh: (await lastContentRefresh(db)) ?? null,
     sweeps: await gatherSweeps(db, config, ids),
@@ -137,6 +147,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
 }
 
 const stateLabel: Record<string, string> = { token_lost: 'TOKEN LOST', failing: 'FAILING', retrying: 'retrying' };
+const connectionLabel: Record<string, string> = { token_lost: 'TOKEN LOST', credentials_refused: 'CREDENTIALS REFUSED', failed: 'FAILED' };
 
 /** The report as lines of text for a terminal. */
 export function formatStatus(r: StatusReport): string[] {
@@ -201,12 +212,23 @@ export function formatStatus(r: StatusReport): string[] {
           (c.properties !== null ? `, ${c.properties} properties, ${c.changedRows ?? 0} rows changed.` : '.')
       : 'Content: never refreshed.',
   );
-  const l = r.lease;
+  if (r.connections.length > 1 || r.connections.some((c) => c.state !== 'running' && c.state !== 'stopped' && c.state !== 'waiting')) {
+    out.push('');
+    out.push(
+      ...tableLines(
+        ['connection', 'state', 'since (UTC)', 'synced by', 'properties', 'queue'],
+        r.connections.map((c) => [c.connection, connectionLabel[c.state] ?? c.state, c.since.toISOString(), c.syncedBy ?? '-', String(c.properties), String(c.queuePending)]),
+      ),
+    );
+  }
   out.push(
-    l.heldNow
-      ? `Lease: held by ${l.holder ?? 'a staysync process'} since ${l.acquiredAt?.toISOString() ?? '?'} (epoch ${l.epoch ?? '?'}).`
-      : `Lease: free (no staysync process is syncing into this schema${l.holder ? `; last held by ${l.holder}` : ''}).`,
+    r.replicas.length === 0
+      ? 'Replicas: none (no staysync process is syncing into this schema).'
+      : `Replicas: ${r.replicas.length} (${r.replicas.map((x) => `${x.holder} since ${x.startedAt.toISOString()}, ${x.connections} connection${x.connections === 1 ? '' : 's'}`).join('; ')}).`,
   );
+  if (r.tokens.connections > r.tokens.capacity) {
+    out.push(`Tokens: ${r.tokens.connections} connections are more than the token endpoint's limit carries from one IP address (${r.tokens.explanation}): some wait for their tokens; run replicas with other egress IPs.`);
+  }
   const run = r.lastRun;
   if (run) {
     const who = run.host ? ` on ${run.host} pid ${run.pid}` : '';
@@ -216,6 +238,7 @@ export function formatStatus(r: StatusReport): string[] {
         : `Running: ${run.command}${who} since ${run.startedAt.toISOString()}.`,
     );
   }
+  for (const c of r.connections.filter((x) => x.reason && x.state !== 'running')) out.push(`connection ${c.connection}: ${connectionLabel[c.state] ?? c.state}: ${c.reason}`);
   for (const p of r.properties.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
   for (const p of r.pms.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: PMS reservations ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
   for (const p of r.pms.filter((x) => x.occupancyError)) out.push(`property ${p.propertyId}: daily occupancy ${stateLabel[p.occupancyState] ?? p.occupancyState}: ${p.occupancyError}`);

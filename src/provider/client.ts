@@ -60,6 +60,8 @@ export interface ProviderClientOptions {
    * connections of a process take their token requests from one budget.
    */
   tokenBudget?: RateBudget;
+  /** Token requests wait for the replicas sharing this IP address (TokenGate.admit). */
+  tokenAdmission?: (signal: AbortSignal) => Promise<void>;
 }
 
 export interface ProviderStats {
@@ -157,6 +159,7 @@ export class ProviderClient {
       requestTimeoutMs: p.requestTimeoutMs,
       maxAttempts: p.maxAttempts,
       budget: this.budgets.get('token'),
+      admit: opts.tokenAdmission,
       dispatcher: this.dispatcher,
       clock: this.clock,
       logger: this.logger,

@@ -28,6 +28,8 @@ export interface TokenManagerOptions {
   maxAttempts: number;
   /** The 'token' scope budget. */
   budget: RateBudget;
+  /** Waits until the replicas that share this IP address leave room for one more token request (TokenGate). */
+  admit?: ((signal: AbortSignal) => Promise<void>) | undefined;
   dispatcher: Dispatcher;
   clock: Clock;
   logger: Logger;
@@ -147,6 +149,12 @@ export class TokenManager {
       if (signal.aborted) throw signal.reason;
       if (attempt > 1) health.retried();
       const permit = await this.opts.budget.acquire(signal, 0);
+      try {
+        await this.opts.admit?.(signal);
+      } catch (err) {
+        permit.release();
+        throw err;
+      }
       const sentAt = clock.now();
       this.requests++;
       let res;

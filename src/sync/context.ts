@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { DatabaseAvailability } from '../db/availability.js';
 import type { DatabaseHandle, Db, Trx } from '../db/database.js';
-import type { Lease } from '../db/lease.js';
+import type { WriterLease } from '../db/lease.js';
 import type { Logger } from '../log.js';
 import type { ProviderClient } from '../provider/client.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -31,7 +31,8 @@ export interface SyncContext {
   write<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;
   /** Whether the database answers; streams wait on it during an outage. */
   readonly database: DatabaseAvailability;
-  readonly lease: Lease;
+  /** What this connection's writes are fenced by: its lease among the replicas (or, in-process tests, the schema's). */
+  readonly lease: WriterLease;
   readonly client: ProviderClient;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -63,17 +64,21 @@ export function createSyncContext(parts: {
   handlesUnroutedEvents?: () => boolean;
   /** The process's write turns, shared by its connections (default: none, writes go straight to the pool). */
   writeSlots?: FairSlots;
+  /** The connection's lease (default: the schema's writer lease, which the caller holds). */
+  lease?: WriterLease;
 }): SyncContext {
   const { handle, writeSlots } = parts;
   const connection = parts.connection ?? DEFAULT_CONNECTION;
+  const lease = parts.lease ?? handle.lease;
+  const write = <T>(fn: (trx: Trx) => Promise<T>): Promise<T> => handle.writeFenced(lease, fn, connection);
   return {
     connection,
     handlesUnroutedEvents: parts.handlesUnroutedEvents ?? (() => true),
     config: parts.config,
     db: handle.db,
-    write: writeSlots ? (fn) => writeSlots.use(connection, () => handle.write(fn, connection)) : (fn) => handle.write(fn, connection),
+    write: writeSlots ? (fn) => writeSlots.use(connection, () => write(fn)) : write,
     database: handle.availability,
-    lease: handle.lease,
+    lease,
     client: parts.client,
     logger: parts.logger,
     clock: parts.clock ?? systemClock,

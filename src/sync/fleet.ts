@@ -21,7 +21,9 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Config } from '../config.js';
 import { configForConnection, type Connection } from '../connections.js';
 import type { DatabaseHandle } from '../db/database.js';
-import { isDatabaseMisconfigured } from '../db/errors.js';
+import { isDatabaseMisconfigured, LeaseBusyError } from '../db/errors.js';
+import type { ConnectionLease, Replica } from '../db/replicas.js';
+import type { TokenGate } from '../db/token-gate.js';
 import { adoptProperties } from '../db/repositories/connections.js';
 import { finishRun, startRun } from '../db/repositories/runs.js';
 import type { RunOutcome } from '../db/states.js';
@@ -62,6 +64,10 @@ export interface FleetOptions {
   stopSignal: AbortSignal;
   streams?: StreamRegistry;
   clock?: Clock;
+  /** This process among the replicas: its connection leases. */
+  replica: Replica;
+  /** The token budget of this IP address shared with the other replicas (none: this process's alone). */
+  tokenGate?: TokenGate;
   /** Called when a connection's engine is about to write (its run row is open). */
   onConnectionStarted?: (name: string) => void;
 }
@@ -97,7 +103,19 @@ class ConnectionRuntime implements ConnectionView {
 
   constructor(
     readonly connection: Connection,
-    parts: { config: Config; handle: DatabaseHandle; logger: Logger; clock: Clock; dispatcher: Dispatcher; tokenBudget: RateBudget; writeSlots: FairSlots; stopSignal: AbortSignal; handlesUnroutedEvents: () => boolean },
+    parts: {
+      config: Config;
+      handle: DatabaseHandle;
+      logger: Logger;
+      clock: Clock;
+      dispatcher: Dispatcher;
+      tokenBudget: RateBudget;
+      writeSlots: FairSlots;
+      stopSignal: AbortSignal;
+      lease: ConnectionLease;
+      tokenGate: TokenGate | undefined;
+      handlesUnroutedEvents: () => boolean;
+    },
   ) {
     const config = configForConnection(parts.config, connection);
     const logger = parts.logger.child({ connection: connection.name });
@@ -107,6 +125,7 @@ class ConnectionRuntime implements ConnectionView {
       clock: parts.clock,
       dispatcher: parts.dispatcher,
       tokenBudget: parts.tokenBudget,
+      tokenAdmission: parts.tokenGate ? (signal) => parts.tokenGate!.admit(signal) : undefined,
       stopSignal: AbortSignal.any([parts.stopSignal, this.stop.signal]),
     });
     this.ctx = createSyncContext({
@@ -118,6 +137,7 @@ class ConnectionRuntime implements ConnectionView {
       connection: connection.name,
       handlesUnroutedEvents: parts.handlesUnroutedEvents,
       writeSlots: parts.writeSlots,
+      lease: parts.lease,
     });
     this.settings = settingsOf(connection);
   }
@@ -128,7 +148,12 @@ class ConnectionRuntime implements ConnectionView {
 }
 
 export class Fleet {
+  /** The connections this replica syncs now (it holds their leases). */
   private readonly runtimes = new Map<string, ConnectionRuntime>();
+  /** Every connection the configuration defines, by name. */
+  private configured = new Map<string, Connection>();
+  /** Connections whose run ended here for good (a lost token; the only connection's refused secret): not taken again. */
+  private readonly ended = new Map<string, EngineResult>();
   private readonly dispatcher: Agent;
   private readonly tokenBudget: RateBudget;
   private readonly writeSlots: FairSlots;
@@ -137,11 +162,12 @@ export class Fleet {
   private readonly log;
   private fatal: Error | undefined;
   private started = false;
-  /** Reloads in progress: the set of connections is changing. */
-  private reloading = 0;
   private readonly listeners: ((view: ConnectionView) => void)[] = [];
   /** Wakes `run` when the set of connections changed or one ended. */
   private changed: () => void = () => undefined;
+  private firstPassDone = false;
+  /** One balancing pass at a time (the heartbeat's, a reload's). */
+  private balancing: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: FleetOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -153,7 +179,7 @@ export class Fleet {
     this.writeSlots = new FairSlots(Math.max(1, config.database.poolSize - 1));
   }
 
-  /** The connections now, in name order. */
+  /** The connections this replica syncs now, in name order. */
   get connections(): ConnectionView[] {
     return [...this.runtimes.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -174,81 +200,155 @@ export class Fleet {
   }
 
   /**
-   * Runs every connection until done (`once`) or until `signal` aborts (`daemon`, where
-   * connections also come and go through `reload`).
+   * `once`: syncs every connection whose lease it can take (a connection another process syncs
+   * ends at once, named) until done. `daemon`: until `signal` aborts, takes its share of the
+   * connections (all of them when it runs alone), renews its leases, and hands connections
+   * over when other replicas come; `reload` changes the set meanwhile.
    */
   async run(signal: AbortSignal, connections: readonly Connection[]): Promise<FleetResult> {
     const onAbort = () => this.inner.abort(signal.reason);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
+    this.configured = new Map(connections.map((c) => [c.name, c]));
+    const heartbeat = this.opts.mode === 'daemon' ? this.startHeartbeat() : () => undefined;
     try {
-      for (const c of connections) this.start(c);
+      if (this.opts.mode === 'once') await this.takeAll();
+      else await this.rebalance();
       this.started = true;
-      // Until every connection is done; a reload adds and removes connections meanwhile.
+      // Until every connection is done (`once`), or the daemon stops or has nothing left it may do.
       for (;;) {
+        if (this.inner.signal.aborted && this.runtimes.size === 0) break;
         const current = [...this.runtimes.values()];
         const changed = new Promise<'changed'>((resolve) => (this.changed = () => resolve('changed')));
-        const outcome = await Promise.race([Promise.all(current.map((r) => r.done)).then(() => 'done' as const), changed]);
-        if (outcome === 'done' && this.reloading === 0 && sameMembers(current, [...this.runtimes.values()]) && !this.waitsForFiles()) break;
-        if (outcome === 'done') await changed;
+        const stop = new Promise<'changed'>((resolve) => this.inner.signal.addEventListener('abort', () => resolve('changed'), { once: true }));
+        const outcome = await Promise.race([Promise.all(current.map((r) => r.done)).then(() => 'done' as const), changed, stop]);
+        if (outcome === 'done' && sameMembers(current, [...this.runtimes.values()]) && this.finished()) break;
+        // Nothing running here (a standby replica): wait for a change, not for the empty set again.
+        if (outcome === 'done') await Promise.race([changed, stop]);
       }
     } finally {
+      heartbeat();
       signal.removeEventListener('abort', onAbort);
+      await Promise.all([...this.runtimes.values()].map((r) => r.done));
       await Promise.all([...this.runtimes.values()].map((r) => r.client.close()));
       await this.dispatcher.close().catch(() => undefined);
     }
-    const connectionsNow = [...this.runtimes.values()].map((r) => ({ name: r.name, result: merge(r.results) }));
-    return { connections: connectionsNow, fatal: this.fatal };
+    const results: ConnectionResult[] = [...this.ended].map(([name, result]) => ({ name, result }));
+    for (const rt of this.runtimes.values()) if (!this.ended.has(rt.name)) results.push({ name: rt.name, result: merge(rt.results) });
+    return { connections: results, fatal: this.fatal };
   }
 
   /**
-   * Applies a new set of connections (daemon): added ones start, removed ones stop, those
-   * whose credentials, properties or limits changed restart; the others are not touched.
+   * Whether the run is over: `once` when every connection ran; the daemon when it stops, or
+   * when every connection ended here for good and no connections directory can bring others.
    */
-  async reload(connections: readonly Connection[]): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
-    this.reloading += 1;
-    try {
-      return await this.applyReload(connections);
-    } finally {
-      this.reloading -= 1;
-      this.changed();
-    }
+  private finished(): boolean {
+    if (this.opts.mode === 'once' || this.inner.signal.aborted) return true;
+    if (this.runtimes.size > 0 || this.configured.size === 0) return false;
+    if (this.opts.config.connectionsDir !== undefined && ![...this.ended.values()].some((r) => r.tokenLost.length > 0)) return false;
+    return [...this.configured.keys()].every((name) => this.ended.has(name));
   }
 
-  private async applyReload(connections: readonly Connection[]): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+  /**
+   * Applies a new set of connections (daemon): added ones are taken (this replica's share),
+   * removed ones stop, those whose credentials, properties or limits changed restart; the
+   * others are not touched.
+   */
+  async reload(connections: readonly Connection[]): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
     const wanted = new Map(connections.map((c) => [c.name, c]));
-    const added: string[] = [];
-    const removed: string[] = [];
-    const changed: string[] = [];
-    const stopping: Promise<void>[] = [];
-    for (const [name, rt] of this.runtimes) {
-      const next = wanted.get(name);
-      if (next && settingsOf(next) === rt.settings) continue;
-      (next ? changed : removed).push(name);
-      rt.stop.abort(new Error(next ? 'connection changed' : 'connection removed'));
-      stopping.push(
-        rt.done.then(async () => {
-          // A removed or replaced connection's past (a refused secret) says nothing about how the run ends.
-          await rt.client.close();
-          if (this.runtimes.get(name) === rt) this.runtimes.delete(name);
-        }),
-      );
-    }
-    await Promise.all(stopping);
-    for (const c of connections) {
-      if (this.runtimes.has(c.name) || this.inner.signal.aborted) continue;
-      if (!changed.includes(c.name)) added.push(c.name);
-      this.start(c);
-    }
+    const added = connections.map((c) => c.name).filter((n) => !this.configured.has(n));
+    const removed = [...this.configured.keys()].filter((n) => !wanted.has(n));
+    const changed = connections.filter((c) => this.configured.has(c.name) && settingsOf(this.configured.get(c.name)!) !== settingsOf(c)).map((c) => c.name);
+    this.configured = wanted;
+    for (const name of [...removed, ...changed]) this.ended.delete(name);
+    await Promise.all([...removed, ...changed].map((name) => this.stopConnection(name, removed.includes(name) ? 'connection removed' : 'connection changed')));
     if (added.length + removed.length + changed.length > 0) {
       this.log.info({ added, removed, changed }, `connections reloaded: ${describeChange(added, removed, changed)}; the others go on untouched`);
     }
+    await this.rebalance();
+    this.changed();
     return { added, removed, changed };
+  }
+
+  // ------------------------------------------------------------------ leases and balance
+
+  /** `once`: every connection whose lease is free; the others end at once, naming their holder. */
+  private async takeAll(): Promise<void> {
+    for (const c of this.configured.values()) {
+      const holder = await this.opts.replica.tryTake(c.name);
+      if (holder) {
+        const since = holder.acquiredAt ? `, since ${holder.acquiredAt.toISOString()}` : '';
+        const busy = new LeaseBusyError(`another staysync process (${holder.holder}${since}) is syncing connection ${c.name} into schema ${this.opts.handle.schema}`);
+        this.ended.set(c.name, { ...emptyResult(), fatal: busy });
+        continue;
+      }
+      this.start(c);
+    }
+  }
+
+  private startHeartbeat(): () => void {
+    const timer = setInterval(() => void this.rebalance(), this.opts.replica.heartbeatMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  /** One heartbeat and balancing pass (queued behind the one running). */
+  private rebalance(): Promise<void> {
+    this.balancing = this.balancing.then(() => this.balanceOnce()).catch((err: unknown) => {
+      this.log.debug({ err: (err as Error).message }, 'replica heartbeat failed: retried at the next one');
+    });
+    return this.balancing;
+  }
+
+  /**
+   * Renews this replica and its leases; then moves towards its share of the connections
+   * (ceil(connections / live replicas)): takes free ones (free, expired, or a dead replica's)
+   * when it has fewer, hands one over when it has more.
+   */
+  private async balanceOnce(): Promise<void> {
+    if (this.inner.signal.aborted) return;
+    const { replica } = this.opts;
+    const live = await replica.heartbeat();
+    const wanted = [...this.configured.keys()].filter((n) => !this.ended.has(n));
+    const share = Math.ceil(wanted.length / Math.max(1, live));
+    const mine = [...this.runtimes.keys()];
+    if (mine.length > share) {
+      // One at a time: the others take it at their next heartbeat, then the count is looked at again.
+      const name = mine.sort().at(-1)!;
+      this.log.info({ connection: name, share, replicas: live }, `handing connection ${name} over to another replica (${live} replicas share ${wanted.length} connections)`);
+      await this.stopConnection(name, 'handed over to another replica');
+      return;
+    }
+    // Each replica tries the connections in an order of its own, so that they do not all contend for the same ones.
+    const order = wanted.filter((n) => !this.runtimes.has(n)).sort((a, b) => rank(replica.id, a) - rank(replica.id, b));
+    for (const name of order) {
+      if (this.runtimes.size >= share || this.inner.signal.aborted) break;
+      const c = this.configured.get(name);
+      if (!c) continue;
+      // A connection with a lost token is taken at start (its engine says so, exit 3 when it is
+      // the only one) and with --recover; after that it waits for the operator.
+      const evenTokenLost = !this.firstPassDone || this.opts.recovery.mode !== 'none';
+      if ((await replica.tryTake(name, { evenTokenLost })) === undefined) this.start(c);
+    }
+    this.firstPassDone = true;
+  }
+
+  /** Stops a connection's engine, then lets go of its lease. */
+  private async stopConnection(name: string, why: string): Promise<void> {
+    const rt = this.runtimes.get(name);
+    if (!rt) return;
+    rt.stop.abort(new Error(why));
+    await rt.done;
+    await rt.client.close();
+    if (this.runtimes.get(name) === rt) this.runtimes.delete(name);
+    await this.opts.replica.release(name).catch(() => undefined);
+    this.changed();
   }
 
   // ------------------------------------------------------------------ one connection
 
   private start(c: Connection): void {
+    const lease = this.opts.replica.lease(c.name);
     const rt = new ConnectionRuntime(c, {
       config: this.opts.config,
       handle: this.opts.handle,
@@ -258,12 +358,30 @@ export class Fleet {
       tokenBudget: this.tokenBudget,
       writeSlots: this.writeSlots,
       stopSignal: this.opts.stopSignal,
+      lease,
+      tokenGate: this.opts.tokenGate,
       // The first connection by name also takes the change events no connection follows.
       handlesUnroutedEvents: () => this.connections[0]?.name === c.name,
     });
     this.runtimes.set(c.name, rt);
+    lease.onLost((reason) => {
+      if (this.runtimes.get(c.name) !== rt || rt.stop.signal.aborted) return;
+      rt.ctx.logger.error({ reason }, `lost the lease of connection ${c.name}: ${reason}. Stopped syncing it; the replica that holds it goes on`);
+      rt.stop.abort(new Error('lease lost'));
+      void rt.done.then(async () => {
+        await rt.client.close();
+        if (this.runtimes.get(c.name) === rt) this.runtimes.delete(c.name);
+        this.changed();
+      });
+    });
     for (const fn of this.listeners) fn(rt);
     rt.done = this.supervise(rt).finally(() => this.changed());
+  }
+
+  private setState(rt: ConnectionRuntime, state: ConnectionState, reason?: string): void {
+    rt.state = state;
+    rt.reason = reason;
+    void this.opts.replica.recordState(rt.name, state, reason).catch(() => undefined);
   }
 
   /**
@@ -275,10 +393,10 @@ export class Fleet {
     const ctx = rt.ctx;
     const log = ctx.logger.child({ component: 'connection' });
     const signal = AbortSignal.any([this.inner.signal, rt.stop.signal]);
-    const several = () => this.runtimes.size > 1 || this.opts.config.connectionsDir !== undefined;
+    const several = () => this.configured.size > 1 || this.opts.config.connectionsDir !== undefined;
     let recovery = this.opts.recovery;
     while (!signal.aborted) {
-      rt.state = 'starting';
+      this.setState(rt, 'starting');
       const engine = new Engine(ctx, { mode, recovery, ...(this.opts.streams ? { streams: this.opts.streams } : {}) });
       rt.engine = engine;
       const result = await engine.run(signal, {
@@ -289,8 +407,7 @@ export class Fleet {
             if (moved > 0) log.info({ rows: moved }, `connection ${ctx.connection}: took over the bookkeeping of its properties from another connection`);
           }
           rt.runId = await startRun(handle.control, mode === 'once' ? 'sync --once' : 'run', processIdentity, ctx.connection);
-          rt.state = 'running';
-          rt.reason = undefined;
+          this.setState(rt, 'running');
           this.opts.onConnectionStarted?.(ctx.connection);
         },
       });
@@ -303,27 +420,32 @@ export class Fleet {
         return;
       }
       if (mode === 'once' || signal.aborted) {
-        rt.state = result.tokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped';
+        this.setState(rt, result.tokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped', result.fatal?.message);
         return;
       }
       if (result.tokenLost.length > 0) {
-        rt.state = 'token_lost';
-        rt.reason = result.tokenLost.map((e) => e.message).join(' ');
+        const reason = result.tokenLost.map((e) => e.message).join(' ');
+        this.setState(rt, 'token_lost', reason);
+        this.ended.set(rt.name, result);
+        // No replica takes it again until a restart with --recover.
+        await this.opts.replica.release(rt.name, 'token_lost', reason).catch(() => undefined);
         if (several()) log.error(`connection ${ctx.connection} stopped: a continue token was lost; its properties are followed again after a restart with --recover. The other connections go on`);
+        this.runtimes.delete(rt.name);
         return;
       }
       if (!result.fatal) {
-        rt.state = 'stopped';
+        this.setState(rt, 'stopped');
         return;
       }
       // A connection's own failure: refused credentials, nothing to follow.
       if (!several()) {
         // The process's only connection, and nothing can change it: the run ends (exit 1).
-        rt.state = 'failed';
+        this.setState(rt, 'failed', result.fatal.message);
+        this.ended.set(rt.name, result);
+        this.runtimes.delete(rt.name);
         return;
       }
-      rt.state = result.fatal instanceof AuthenticationError ? 'credentials_refused' : 'failed';
-      rt.reason = result.fatal.message;
+      this.setState(rt, result.fatal instanceof AuthenticationError ? 'credentials_refused' : 'failed', result.fatal.message);
       const recheck = this.opts.config.sync.failingRecheckMs;
       log.error(
         { reason: result.fatal.message },
@@ -359,19 +481,20 @@ export class Fleet {
     );
   }
 
-  /**
-   * A daemon with a connections directory and nothing left to run waits for files to come
-   * (unless a connection ended on a lost token or the run failed: then the operator is needed).
-   */
-  private waitsForFiles(): boolean {
-    if (this.opts.mode !== 'daemon' || this.inner.signal.aborted || this.opts.config.connectionsDir === undefined) return false;
-    return ![...this.runtimes.values()].some((r) => r.state === 'token_lost');
-  }
-
   private fail(err: Error): void {
     this.fatal ??= err;
     if (!this.inner.signal.aborted) this.inner.abort(err);
   }
+}
+
+/** A stable pseudo-random rank of a connection for a replica (FNV-1a of both). */
+function rank(replicaId: string, name: string): number {
+  let h = 0x811c9dc5;
+  for (const ch of `${replicaId}/${name}`) {
+    h ^= ch.charCodeAt(0);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
 }
 
 /** Errors that are not one connection's: the database refused us. They end every connection. */

@@ -1,4 +1,5 @@
 /** Running the real entry point (`node dist/cli.js`) as a child process, as the container does. */
+import { afterAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,9 +17,12 @@ export interface Run {
 }
 
 const live = new Set<ChildProcess>();
-process.once('exit', () => {
+// After each test file (whatever pool runs it), and at the worker's exit.
+const killLeftovers = () => {
   for (const child of live) child.kill('SIGKILL');
-});
+};
+afterAll(killLeftovers);
+process.once('exit', killLeftovers);
 
 /** Starts the CLI with only PATH and `env` in its environment. */
 export function startCli(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run>; output: () => string } {

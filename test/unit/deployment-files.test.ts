@@ -63,7 +63,7 @@ describe('deployment files', () => {
     expect(Number(/^(\d+)s$/.exec(svc.stop_grace_period)![1]) * 1000).toBeGreaterThan(graceMs);
   });
 
-  it('kubernetes: the Deployment probes /healthz and /readyz on the ops port, mounts the connections Secret where it points the daemon, outlasts its grace time', () => {
+  it('kubernetes: the Deployment of replicas probes /healthz and /readyz on the ops port, mounts the connections Secret where it points the daemon, outlasts its grace time, and a PodDisruptionBudget keeps one up', () => {
     const docs = parseAllDocuments(readFileSync(join(deploy, 'kubernetes', 'staysync.yaml'), 'utf8')).map((d) => d.toJS() as AnyRecord);
     const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
     const [deployment] = byKind('Deployment');
@@ -108,5 +108,12 @@ describe('deployment files', () => {
     const [service] = byKind('Service');
     expect(service!.spec.selector).toEqual(deployment!.spec.template.metadata.labels);
     expect(service!.spec.ports).toEqual([{ name: 'ops', port: opsPort, targetPort: 'ops' }]);
+
+    // Replicas share the connections; a new version starts alone (it may migrate or rebuild).
+    expect(deployment!.spec.replicas).toBeGreaterThanOrEqual(2);
+    expect(deployment!.spec.strategy).toEqual({ type: 'Recreate' });
+    const [pdb] = byKind('PodDisruptionBudget');
+    expect(pdb!.spec.selector.matchLabels).toEqual(deployment!.spec.template.metadata.labels);
+    expect(pdb!.spec.minAvailable).toBeLessThan(deployment!.spec.replicas);
   });
 });

@@ -3,6 +3,7 @@
  * pool, outside the writer lease: a run row is the process's own bookkeeping, and closing it
  * must work even while the sync's connections are busy or the lease is lost.
  */
+import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type { RunOutcome } from '../states.js';
 
@@ -20,21 +21,34 @@ export async function finishRun(db: Db, id: string, outcome: RunOutcome, stats: 
 }
 
 /**
- * Closes the runs (and content refreshes) that a process left open because it was killed or
- * its database session died. Called by the lease holder at start, when no other process of
- * this schema can be running. Returns the ids closed.
+ * Closes the runs (and content refreshes) that processes left open because they were killed
+ * or their database session died: those of processes that are not a live replica any more
+ * (sync_replicas). Called at start under the schema's lock, before this process registers.
+ * Returns the ids closed.
  */
 export async function closeAbandonedRuns(db: Db): Promise<string[]> {
   const runs = await db
     .updateTable('sync_runs')
     .set({ finished_at: new Date(), outcome: 'killed', error: 'the process ended without closing its run (killed, or its database session died)' })
     .where('finished_at', 'is', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('sync_replicas as r')
+            .select(sql`1`.as('one'))
+            .whereRef('r.host', '=', 'sync_runs.host')
+            .whereRef('r.pid', '=', 'sync_runs.pid')
+            .where('r.expires_at', '>', sql<Date>`now()`),
+        ),
+      ),
+    )
     .returning('id')
     .execute();
   await db
     .updateTable('content_refreshes')
     .set({ finished_at: new Date(), outcome: 'killed', error: 'the process ended during the refresh' })
     .where('finished_at', 'is', null)
+    .where(sql<boolean>`connection NOT IN (SELECT c.connection FROM sync_connections c JOIN sync_replicas r USING (replica_id) WHERE r.expires_at > now())`)
     .execute();
   return runs.map((r) => r.id);
 }

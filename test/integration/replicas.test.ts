@@ -1,0 +1,201 @@
+/**
+ * Replicas: several daemons share the API connections of one schema through leases in
+ * PostgreSQL. Each connection is synced by one replica at a time, balanced by count; when a
+ * replica is killed, the others take its connections within the takeover time, without any
+ * interleaving of commits for a property; a clean stop hands them over at once; `sync --once`
+ * names the holders; `status` reads without a lease and without DDL.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonEnv, freePort, logRecords, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
+import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
+import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
+
+let h: Harness | undefined;
+let server: PostgresServer | undefined;
+afterEach(async () => {
+  await h?.close();
+  await server?.close();
+  h = undefined;
+  server = undefined;
+});
+
+const count = async (sql: string): Promise<number> => Number((await h!.sql<{ n: string }>(sql))[0]!.n);
+
+/** Every row a writer commits into these tables leaves an audit row in the same transaction. */
+async function installAudit(harness: Harness): Promise<void> {
+  await harness.sql(`CREATE TABLE audit (tbl text NOT NULL, op text NOT NULL, app text NOT NULL, key text, property_id text)`);
+  await harness.sql(`
+    CREATE FUNCTION audit_row() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO audit (tbl, op, app, key, property_id) VALUES (
+        TG_TABLE_NAME, TG_OP, current_setting('application_name'),
+        coalesce(to_jsonb(NEW) ->> 'property_id', to_jsonb(OLD) ->> 'property_id') || '/' || coalesce(to_jsonb(NEW) ->> 'number', to_jsonb(OLD) ->> 'number') || '@' || coalesce(to_jsonb(NEW) ->> 'modified_at', ''),
+        coalesce(to_jsonb(NEW) ->> 'property_id', to_jsonb(OLD) ->> 'property_id'));
+      RETURN NULL;
+    END $$`);
+  for (const t of ['bookings', 'booking_summaries', 'booking_detail_queue', 'sync_cursors']) {
+    await harness.sql(`CREATE TRIGGER audit_${t} AFTER INSERT OR UPDATE OR DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION audit_row()`);
+  }
+}
+
+const CONNECTIONS = ['c1', 'c2', 'c3', 'c4'].map((name, i) => ({
+  name,
+  clientId: `client-${name}`,
+  clientSecret: `secret-${name}`,
+  propertyIds: [String(500100 + i * 100)],
+  // A contracted details budget of its own: slow enough that a takeover happens mid-sync.
+  rateLimits: { bookingDetails: [{ limit: 60, windowMs: 1000 }] },
+}));
+const TAKEOVER_MS = 2000;
+
+/** A connections directory with one file per connection. */
+function connectionsDir(list: typeof CONNECTIONS): string {
+  const dir = mkdtempSync(join(tmpdir(), 'staysync-replicas-'));
+  for (const c of list) writeFileSync(join(dir, `${c.name}.json`), JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: c.rateLimits }));
+  return dir;
+}
+
+/** Who holds each connection's lease now (only unexpired leases of live replicas). */
+async function holders(): Promise<Map<string, string>> {
+  const rows = await h!.sql<{ connection: string; holder: string }>(
+    `SELECT c.connection, c.holder FROM sync_connections c JOIN sync_replicas r USING (replica_id) WHERE c.lease_expires_at > now() AND r.expires_at > now()`,
+  );
+  return new Map(rows.map((r) => [r.connection, r.holder]));
+}
+
+describe('replicas sharing the connections of a schema', () => {
+  it('two replicas, four connections: each synced by one replica; after SIGKILL the survivor takes them within the takeover time; commits never interleave; the mirror equals the simulator within every budget', async () => {
+    server = await startPostgresServer({ settings: { track_commit_timestamp: 'on' } });
+    h = await startHarness({
+      databaseUrl: server.url,
+      sim: {
+        clients: CONNECTIONS.map((c) => ({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: c.rateLimits })),
+        properties: CONNECTIONS.map((c) => ({ id: c.propertyIds[0]!, bookingCount: 700 })),
+      },
+    });
+    await h.migrate();
+    await installAudit(h);
+    const dir = connectionsDir(CONNECTIONS);
+    const env = (port: number) => daemonEnv(h!, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(TAKEOVER_MS) } });
+    const [portA, portB] = [await freePort(), await freePort()];
+    const a = startCli(['run'], env(portA));
+    let b: ReturnType<typeof startCli> | undefined;
+    try {
+      await waitFor('A to hold the four connections', async () => (await holders()).size === 4);
+      b = startCli(['run'], env(portB));
+      const pidA = `pid ${a.child.pid}`;
+      const pidB = `pid ${b.child.pid}`;
+      // Balanced by count: A hands two over, B takes them.
+      await waitFor(
+        'two connections each',
+        async () => {
+          const held = [...(await holders()).values()];
+          return held.filter((x) => x.endsWith(pidA)).length === 2 && held.filter((x) => x.endsWith(pidB)).length === 2;
+        },
+        20_000,
+      );
+      expect((await opsGet(portB, '/readyz')).status).toBe(200);
+      expect(logRecords(a.output()).some((r) => /^handing connection c\d over to another replica/.test(r.msg))).toBe(true);
+      // sync --once does not wait: it names the holder of each connection and exits 1.
+      const once = await runCli(['sync', '--once'], env(await freePort()));
+      expect(once.code).toBe(1);
+      const busy = logRecords(once.stdout).map((l) => l.msg).filter((m) => /^another staysync process \(\S+ pid \d+, since .*\) is syncing connection c\d into schema/.test(m));
+      expect(busy).toHaveLength(4);
+
+      const before = await count('SELECT count(*) AS n FROM bookings');
+      expect(before).toBeLessThan(h.sim.bookings().length);
+      a.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      await waitFor('B to hold the four connections', async () => [...(await holders()).values()].filter((x) => x.endsWith(pidB)).length === 4, 20_000, 50);
+      const takeover = Date.now() - killedAt;
+      expect(takeover, `takeover took ${takeover} ms`).toBeLessThanOrEqual(TAKEOVER_MS + 1000);
+
+      const total = h.sim.bookings().length;
+      await waitFor('every booking', async () => (await count('SELECT count(*) AS n FROM bookings')) === total, 90_000);
+      await waitFor('an empty queue', async () => (await count('SELECT count(*) AS n FROM booking_detail_queue')) === 0);
+    } finally {
+      b?.child.kill('SIGTERM');
+      a.child.kill('SIGKILL');
+    }
+    expect((await b.done).code).toBe(0);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    // No request over any connection's budget: the simulator answered none of them 429.
+    expect(h.sim.stats.rejected429ByClient).toEqual({});
+
+    // Per property, in commit order: the first replica's writes, then the second's; never mixed.
+    const audit = await h.sql<{ app: string; property_id: string }>(
+      `SELECT app, property_id FROM audit WHERE property_id IS NOT NULL ORDER BY pg_xact_commit_timestamp(xmin), xmin::text::bigint`,
+    );
+    for (const c of CONNECTIONS) {
+      const writers = audit.filter((r) => r.property_id === c.propertyIds[0]).map((r) => r.app.replace(/^staysync \S+ /, ''));
+      const sequence = writers.filter((w, i) => i === 0 || writers[i - 1] !== w);
+      expect(sequence.length, `${c.name}: ${sequence.join(' → ')}`).toBeLessThanOrEqual(2);
+      if (sequence.length === 2) expect(sequence[1]).toContain(`pid ${b!.child.pid}`);
+    }
+    const twice = await h.sql(`SELECT key, count(*) FROM audit WHERE tbl = 'bookings' AND op = 'INSERT' GROUP BY key HAVING count(*) > 1`);
+    expect(twice).toEqual([]);
+  });
+
+  it('SIGTERM hands the connections over: the other replica takes them within a heartbeat, not the takeover time', async () => {
+    h = await startHarness({
+      sim: {
+        clients: CONNECTIONS.slice(0, 2).map((c) => ({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds })),
+        properties: CONNECTIONS.slice(0, 2).map((c) => ({ id: c.propertyIds[0]!, bookingCount: 30 })),
+      },
+    });
+    const dir = connectionsDir(CONNECTIONS.slice(0, 2));
+    const takeover = 8000;
+    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(takeover) } });
+    const a = startCli(['run'], env);
+    let b: ReturnType<typeof startCli> | undefined;
+    try {
+      await waitFor('A to hold both', async () => (await holders()).size === 2);
+      b = startCli(['run'], env);
+      const pidB = `pid ${b.child.pid}`;
+      await waitFor('one each', async () => [...(await holders()).values()].filter((x) => x.endsWith(pidB)).length === 1, 20_000);
+      a.child.kill('SIGTERM');
+      const stoppedAt = Date.now();
+      expect((await a.done).code).toBe(0);
+      await waitFor('B to hold both', async () => [...(await holders()).values()].filter((x) => x.endsWith(pidB)).length === 2, 10_000, 50);
+      expect(Date.now() - stoppedAt).toBeLessThan(takeover / 2);
+      await waitFor('every booking', async () => (await count('SELECT count(*) AS n FROM bookings')) === 60, 30_000);
+    } finally {
+      a.child.kill('SIGTERM');
+      b?.child.kill('SIGTERM');
+    }
+    expect((await b!.done).code).toBe(0);
+  });
+
+  it('status reads without the lease and without DDL', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
+    const env = daemonEnv(h);
+    // No schema yet: status says so, exits 1, and creates nothing.
+    const none = await runCli(['status'], env);
+    expect(none.code).toBe(1);
+    expect(logRecords(none.stdout).map((l) => l.msg)).toContainEqual(expect.stringMatching(/has no staysync schema ".*" yet: start `staysync run` or run `staysync migrate` first/));
+    const schemas = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM pg_namespace WHERE nspname = $1`, [h.schema]);
+    expect(Number(schemas[0]!.n)).toBe(0);
+
+    // While a daemon holds the lease, status answers and names the holder.
+    const port = await freePort();
+    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) } }));
+    try {
+      await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200);
+      await waitFor('every booking', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
+      const status = await runCli(['status'], env);
+      expect(status.code, status.stdout + status.stderr).toBe(0);
+      expect(status.stdout).toMatch(new RegExp(`Replicas: 1 \\(\\S+ pid ${daemon.child.pid} since \\S+, 1 connection\\)`));
+      expect(status.stdout).toMatch(new RegExp(`Running: run on \\S+ pid ${daemon.child.pid} since`));
+      expect(status.stdout).toMatch(/500100\s+active/);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    expect((await daemon.done).code).toBe(0);
+    const after = await runCli(['status'], env);
+    expect(after.stdout).toMatch(/Replicas: none/);
+    expect(after.stdout).toMatch(/Last run: run on .*, stopped/);
+  });
+});

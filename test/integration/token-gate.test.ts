@@ -1,0 +1,60 @@
+/**
+ * The token endpoint's per-IP budget shared by replicas through PostgreSQL: two gates of one
+ * egress together never admit more than a window allows; another egress has its own budget.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { TokenGate } from '../../src/db/token-gate.js';
+import { systemClock } from '../../src/util/clock.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+let db: DatabaseHandle | undefined;
+afterEach(async () => {
+  await db?.close();
+  await h?.close();
+  db = undefined;
+  h = undefined;
+});
+
+const WINDOWS = [
+  { limit: 3, windowMs: 600 },
+  { limit: 5, windowMs: 2000 },
+];
+
+describe('the shared token budget', () => {
+  it('admits, across two replicas of one egress, no more than each window allows; another egress is not counted', async () => {
+    h = await startHarness();
+    await h.migrate();
+    db = await openDatabase(h.config, h.logger);
+    const gate = (egress: string) => new TokenGate({ db: db!.control, egress, windows: WINDOWS, clock: systemClock, logger: h!.logger });
+    const [a, b, other] = [gate('10.0.0.1'), gate('10.0.0.1'), gate('10.0.0.2')];
+    const signal = new AbortController().signal;
+    const started = Date.now();
+    const admittedAt: number[] = [];
+    // Two replicas, four requests each, at once.
+    await Promise.all([a, b].map(async (g) => {
+      for (let i = 0; i < 4; i++) {
+        await g.admit(signal);
+        admittedAt.push(Date.now() - started);
+      }
+    }));
+    admittedAt.sort((x, y) => x - y);
+    // Within any 600 ms, at most 3; within any 2 s, at most 5 (a little slack for the clocks).
+    for (let i = 3; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 3]!).toBeGreaterThanOrEqual(600 - 30);
+    for (let i = 5; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 5]!).toBeGreaterThanOrEqual(2000 - 30);
+    expect(a.stats.admitted + b.stats.admitted).toBe(8);
+    expect(a.stats.waits + b.stats.waits).toBeGreaterThan(0);
+
+    // Another egress has room at once.
+    const t0 = Date.now();
+    await other.admit(signal);
+    expect(Date.now() - t0).toBeLessThan(300);
+    // The table keeps the longest window only (older requests are removed as new ones come).
+    const rows = await h.sql<{ egress: string; oldest_ms: number }>(
+      `SELECT egress, extract(epoch FROM clock_timestamp() - min(sent_at)) * 1000 AS oldest_ms FROM token_requests GROUP BY egress ORDER BY egress`,
+    );
+    expect(rows.map((r) => r.egress)).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(Number(rows[0]!.oldest_ms)).toBeLessThan(2000 + 1000);
+  });
+});
