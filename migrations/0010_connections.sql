@@ -61,7 +61,9 @@ CREATE TABLE sync_replicas (
   pid           integer     NOT NULL,
   started_at    timestamptz NOT NULL DEFAULT now(),
   heartbeat_at  timestamptz NOT NULL DEFAULT now(),
-  expires_at    timestamptz NOT NULL
+  expires_at    timestamptz NOT NULL,
+  command       text        NOT NULL DEFAULT 'run',
+  CONSTRAINT sync_replicas_command_check CHECK (command IN ('run', 'sync --once'))
 );
 COMMENT ON TABLE sync_replicas IS 'The staysync processes syncing into this schema. A row is removed when its process stops cleanly; a process that died leaves a row whose expires_at has passed.';
 COMMENT ON COLUMN sync_replicas.replica_id IS 'Random id of the process, new at each start.';
@@ -70,6 +72,7 @@ COMMENT ON COLUMN sync_replicas.pid IS 'Process id on that host.';
 COMMENT ON COLUMN sync_replicas.started_at IS 'When the process registered (UTC).';
 COMMENT ON COLUMN sync_replicas.heartbeat_at IS 'Its last heartbeat (UTC).';
 COMMENT ON COLUMN sync_replicas.expires_at IS 'Counted as alive until then (UTC); every heartbeat moves it on.';
+COMMENT ON COLUMN sync_replicas.command IS 'run (a daemon: connections are balanced between these) or sync --once (it syncs the connections it could take, then leaves).';
 
 CREATE TABLE sync_connections (
   connection        text        PRIMARY KEY,

@@ -192,7 +192,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   const connections = resolveConnections(config);
   for (const c of connections) checkFollowsSomething(config, c);
   const h = await openDatabase(config, logger);
-  const replica = new Replica({ db: h.control, schema: h.schema, logger, clock: systemClock, takeoverMs: config.replicas.takeoverMs });
+  const replica = new Replica({ db: h.control, schema: h.schema, logger, clock: systemClock, takeoverMs: config.replicas.takeoverMs, command: mode === 'once' ? 'sync --once' : 'run' });
   const tokenGate = new TokenGate({ db: h.control, egress: config.provider.egress, windows: config.rateLimits.token, clock: systemClock, logger: logger.child({ component: 'tokens' }) });
   const fleet = new Fleet({ config, handle: h, logger, mode, recovery, stopSignal: env.signal, replica, tokenGate });
   let registered = false;

@@ -37,8 +37,10 @@ export interface ReplicaOptions {
   schema: string;
   logger: Logger;
   clock: Clock;
-  /** A dead replica's connections are taken over within this time (cluster.takeoverMs). */
+  /** A dead replica's connections are taken over within this time (replicas.takeoverMs). */
   takeoverMs: number;
+  /** `sync --once` is not counted when daemons balance the connections between them. */
+  command: 'run' | 'sync --once';
 }
 
 /** The replicas alive now (their heartbeat has not expired), for messages. */
@@ -95,15 +97,16 @@ export class Replica {
   /** Registers this process among the replicas of the schema. */
   async register(): Promise<void> {
     await sql`
-      INSERT INTO sync_replicas (replica_id, host, pid, expires_at)
-      VALUES (${this.id}, ${processIdentity.host}, ${processIdentity.pid}, now() + ${interval(this.ttlMs)}::interval)
+      INSERT INTO sync_replicas (replica_id, host, pid, expires_at, command)
+      VALUES (${this.id}, ${processIdentity.host}, ${processIdentity.pid}, now() + ${interval(this.ttlMs)}::interval, ${this.opts.command})
       ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = now(), expires_at = excluded.expires_at`.execute(this.opts.db);
     this.registered = true;
   }
 
   /**
    * Renews the registration and every lease held, in one round trip; leases that are not ours
-   * any more are marked lost. Returns how many replicas are alive (this one included).
+   * any more are marked lost. Returns how many daemon replicas are alive (this one included):
+   * those the connections are balanced between.
    */
   async heartbeat(): Promise<number> {
     const { db, clock } = this.opts;
@@ -111,8 +114,8 @@ export class Replica {
     const names = [...this.leases.values()].filter((l) => l.epoch !== undefined).map((l) => l.connection);
     const r = await sql<{ kind: string; connection: string | null; epoch: string | null; live: string | null }>`
       WITH me AS (
-        INSERT INTO sync_replicas (replica_id, host, pid, expires_at)
-        VALUES (${this.id}, ${processIdentity.host}, ${processIdentity.pid}, now() + ${interval(this.ttlMs)}::interval)
+        INSERT INTO sync_replicas (replica_id, host, pid, expires_at, command)
+        VALUES (${this.id}, ${processIdentity.host}, ${processIdentity.pid}, now() + ${interval(this.ttlMs)}::interval, ${this.opts.command})
         ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = now(), expires_at = excluded.expires_at
         RETURNING 1
       ), renewed AS (
@@ -122,7 +125,7 @@ export class Replica {
       )
       SELECT 'lease' AS kind, connection, epoch, NULL::bigint AS live FROM renewed
       UNION ALL
-      SELECT 'live', NULL, NULL, count(*) FROM sync_replicas WHERE expires_at > now() AND replica_id <> ${this.id}`.execute(db);
+      SELECT 'live', NULL, NULL, count(*) FROM sync_replicas WHERE expires_at > now() AND replica_id <> ${this.id} AND command = 'run'`.execute(db);
     const renewed = new Map(r.rows.filter((x) => x.kind === 'lease').map((x) => [x.connection!, x.epoch!]));
     for (const name of names) {
       const lease = this.leases.get(name)!;

@@ -469,6 +469,7 @@ export interface SyncReplicasTable {
   started_at: ColumnType<Date, Date | string | undefined, Date | string>;
   heartbeat_at: ColumnType<Date, Date | string | undefined, Date | string>;
   expires_at: ColumnType<Date, Date | string, Date | string>;
+  command: ColumnType<string, string | undefined, string>;
 }
 
 /** migrations/0010_connections.sql: each API connection's lease and state. */

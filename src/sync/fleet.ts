@@ -210,7 +210,8 @@ export class Fleet {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     this.configured = new Map(connections.map((c) => [c.name, c]));
-    const heartbeat = this.opts.mode === 'daemon' ? this.startHeartbeat() : () => undefined;
+    // `once` renews its leases too (a long sync outlasts a lease), but takes no others.
+    const heartbeat = this.startHeartbeat();
     try {
       if (this.opts.mode === 'once') await this.takeAll();
       else await this.rebalance();
@@ -309,6 +310,7 @@ export class Fleet {
     if (this.inner.signal.aborted) return;
     const { replica } = this.opts;
     const live = await replica.heartbeat();
+    if (this.opts.mode === 'once') return;
     const wanted = [...this.configured.keys()].filter((n) => !this.ended.has(n));
     const share = Math.ceil(wanted.length / Math.max(1, live));
     const mine = [...this.runtimes.keys()];

@@ -169,6 +169,31 @@ describe('replicas sharing the connections of a schema', () => {
     expect((await b!.done).code).toBe(0);
   });
 
+  it('sync --once renews its leases while it runs longer than a lease lasts, and a daemon does not count it among the replicas it balances with', async () => {
+    h = await startHarness({
+      sim: {
+        clients: CONNECTIONS.slice(0, 3).map((c) => ({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: { bookingDetails: [{ limit: 100, windowMs: 1000 }] } })),
+        properties: CONNECTIONS.slice(0, 3).map((c) => ({ id: c.propertyIds[0]!, bookingCount: 300 })),
+      },
+    });
+    // Leases of 600 ms (takeover 800 ms): the sync takes about 3 s, so only renewals keep it going.
+    const once = connectionsDir(CONNECTIONS.slice(0, 1));
+    const env = (dir: string) => daemonEnv(h!, { env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: '800' } });
+    // The daemon follows two other connections: had it counted sync --once as a replica, it would hand one over.
+    const daemon = startCli(['run'], env(connectionsDir(CONNECTIONS.slice(1, 3))));
+    try {
+      await waitFor('the daemon to hold its connections', async () => (await holders()).size === 2);
+      const r = await runCli(['sync', '--once'], env(once));
+      expect(r.code, r.stdout.slice(-2000)).toBe(0);
+      expect(await count(`SELECT count(*) AS n FROM bookings WHERE property_id = '500100'`)).toBe(300);
+      expect(logRecords(daemon.output()).filter((l) => l.msg.startsWith('handing connection'))).toEqual([]);
+      for (const name of ['c2', 'c3']) expect((await holders()).get(name)).toMatch(new RegExp(`pid ${daemon.child.pid}$`));
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    expect((await daemon.done).code).toBe(0);
+  });
+
   it('status reads without the lease and without DDL', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     const env = daemonEnv(h);

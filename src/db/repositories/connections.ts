@@ -58,9 +58,14 @@ export async function connectionStatus(db: Executor): Promise<ConnectionStatusRo
 
 /** The replicas alive now and how many connections each syncs. */
 export async function replicaStatus(db: Executor): Promise<{ holder: string; startedAt: Date; heartbeatAt: Date; connections: number }[]> {
-  const r = await sql<{ host: string; pid: number; started_at: Date; heartbeat_at: Date; n: string }>`
-    SELECT r.host, r.pid, r.started_at, r.heartbeat_at,
+  const r = await sql<{ host: string; pid: number; command: string; started_at: Date; heartbeat_at: Date; n: string }>`
+    SELECT r.host, r.pid, r.command, r.started_at, r.heartbeat_at,
            (SELECT count(*) FROM sync_connections c WHERE c.replica_id = r.replica_id AND c.lease_expires_at > now()) AS n
     FROM sync_replicas r WHERE r.expires_at > now() ORDER BY r.started_at`.execute(db);
-  return r.rows.map((x) => ({ holder: `${x.host} pid ${x.pid}`, startedAt: x.started_at, heartbeatAt: x.heartbeat_at, connections: Number(x.n) }));
+  return r.rows.map((x) => ({
+    holder: `${x.host} pid ${x.pid}${x.command === 'run' ? '' : ` (${x.command})`}`,
+    startedAt: x.started_at,
+    heartbeatAt: x.heartbeat_at,
+    connections: Number(x.n),
+  }));
 }
