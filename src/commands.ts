@@ -122,7 +122,7 @@ export async function statusCommand(env: CommandEnv, json: boolean): Promise<num
 }
 
 /**
- * `rebuild` and `quarantine retry`: they write, so they take the writer lease (without
+ * `rebuild` and `quarantine retry`: they write, so they take the schema's lock (without
  * waiting: a running daemon is named and left alone) and apply pending migrations first, as
  * `run` does. A database that does not answer ends them at once with the usual sentence.
  */
@@ -182,7 +182,7 @@ export async function quarantineRetryCommand(env: CommandEnv): Promise<number> {
 /**
  * `run` (daemon) and `sync --once`: every API connection, each with an engine of its own (the
  * fleet), in either mode. Order: ops endpoint (so that /healthz answers and /readyz says why
- * it is not ready), writer lease (`run` waits for it, `--once` does not), migrations, fencing,
+ * it is not ready), the schema's start-up lock, migrations, fencing,
  * closing the runs a killed process left open, then the fleet. A connection's run row is
  * opened when its engine is about to write. The daemon re-reads a connections directory when
  * it changes and on SIGHUP (`env.onReload`).

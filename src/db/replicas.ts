@@ -183,7 +183,7 @@ export class Replica {
   }
 
   /** Lets go of a lease (after its engine stopped): another replica may take it at once. */
-  async release(connection: string, state: 'waiting' | 'token_lost' = 'waiting', reason: string | null = null): Promise<void> {
+  async release(connection: string, state: 'waiting' | 'stopped' | 'token_lost' = 'waiting', reason: string | null = null): Promise<void> {
     const lease = this.leases.get(connection);
     if (!lease || lease.epoch === undefined) return;
     const epoch = lease.epoch;

@@ -1,6 +1,6 @@
 /**
  * Operations endpoint: /healthz (the process is alive), /readyz (the daemon can do its work:
- * database reachable, writer lease held, not stopping), /metrics (Prometheus text format,
+ * database reachable, registered among the replicas, not stopping), /metrics (Prometheus text format,
  * from a prom-client registry), and the provider's change events (POST at webhooks.path).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

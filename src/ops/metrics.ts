@@ -85,7 +85,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
 
   new client.Gauge({
     name: 'staysync_ready',
-    help: '1 when the daemon can do its work (database reachable, writer lease held, not stopping).',
+    help: '1 when the daemon can do its work (database reachable, registered among the replicas, not stopping).',
     registers: [register],
     collect() {
       this.set(sources.ready() ? 1 : 0);

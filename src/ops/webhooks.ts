@@ -30,7 +30,7 @@ export interface StoredBatch {
 
 export interface WebhookReceiverOptions {
   config: Config['webhooks'];
-  /** Commits the events (fenced by the writer lease); returns how many were new. */
+  /** Commits the events (any replica may: an event id is stored once); returns how many were new. */
   store(events: { eventId: string; eventType: string; creationTime: string | null; payload: unknown; propertyId: string | null; entityKey: string | null }[]): Promise<number>;
   /** After a commit: the events stream looks at once. */
   onStored(batch: StoredBatch): void;

@@ -61,7 +61,7 @@ export async function mirrorHoldsRows(db: ReplayEnv['handle']['db']): Promise<bo
 export type MappingUpgrade = 'current' | 'recorded' | 'rebuilt' | 'stopped';
 
 /**
- * Run after migrations, holding the writer lease, before the streams start. When the stored
+ * Run after migrations, holding the schema's lock, before the streams start. When the stored
  * version is missing or older than MAPPING_VERSION: on an empty mirror the version is just
  * recorded; otherwise the typed tables are rebuilt from raw, the quarantine that was there is
  * retried, and only then the version is recorded (a stop or a failure in between leaves the

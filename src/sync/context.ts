@@ -25,7 +25,7 @@ export interface SyncContext {
   /** Reads. */
   readonly db: Db;
   /**
-   * Every write of a stream: one transaction, fenced by the writer lease, for this connection.
+   * Every write of a stream: one transaction, fenced by the connection's lease, for this connection.
    * With several connections, their writes take turns (FairSlots): none waits behind another's backfill.
    */
   write<T>(fn: (trx: Trx) => Promise<T>): Promise<T>;

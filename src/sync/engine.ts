@@ -4,7 +4,7 @@
  * It owns the abort signal of the run and everything the streams share: property discovery,
  * recovery, the registered streams (streams.ts), the wake-up of queue drains when their
  * upstreams enqueue, progress lines, and what a failure means (failures.ts):
- * - the database or the writer lease is away: every stream waits for it, then goes on;
+ * - the database or the connection's lease is away: every stream waits for it, then goes on;
  * - a transient provider failure: the stream backs off and retries; the property shows
  *   `retrying`; `sync --once` gives up on it after provider.giveUpAfterMs;
  * - a permanent one (403, 400, 404 on a list, an envelope that is not the documented shape):
@@ -485,7 +485,7 @@ export class Engine {
       }
       leaseGoneSince = ctx.lease.held ? undefined : (leaseGoneSince ?? now);
       if (leaseGoneSince !== undefined && !db && now - leaseGoneSince >= ctx.config.database.giveUpAfterMs) {
-        this.fail(new LeaseBusyError('sync --once gave up: it lost the writer lease of the schema and could not take it back'));
+        this.fail(new LeaseBusyError(`sync --once gave up: it lost the lease of connection ${ctx.connection} and could not take it back`));
       }
     }, WATCHDOG_MS);
     timer.unref();

@@ -20,7 +20,7 @@ export type Verdict =
   | { kind: 'stopped' }
   /** The database is away (already reported and logged once): wait for it, then go on. */
   | { kind: 'database' }
-  /** This process lost the writer lease: wait until it holds it again, then go on. */
+  /** This process does not hold the lease its writes need (now): wait until it does, then go on. */
   | { kind: 'lease' }
   | { kind: 'tokenLost'; error: TokenLostError }
   /** Retrying cannot help anyone (credentials, database settings): the process stops. */

@@ -217,12 +217,15 @@ export class Fleet {
       else await this.rebalance();
       this.started = true;
       // Until every connection is done (`once`), or the daemon stops or has nothing left it may do.
+      const stop = new Promise<'changed'>((resolve) => {
+        if (this.inner.signal.aborted) resolve('changed');
+        else this.inner.signal.addEventListener('abort', () => resolve('changed'), { once: true });
+      });
       for (;;) {
-        if (this.inner.signal.aborted && this.runtimes.size === 0) break;
         const current = [...this.runtimes.values()];
         const changed = new Promise<'changed'>((resolve) => (this.changed = () => resolve('changed')));
-        const stop = new Promise<'changed'>((resolve) => this.inner.signal.addEventListener('abort', () => resolve('changed'), { once: true }));
         const outcome = await Promise.race([Promise.all(current.map((r) => r.done)).then(() => 'done' as const), changed, stop]);
+        if (this.inner.signal.aborted) break;
         if (outcome === 'done' && sameMembers(current, [...this.runtimes.values()]) && this.finished()) break;
         // Nothing running here (a standby replica): wait for a change, not for the empty set again.
         if (outcome === 'done') await Promise.race([changed, stop]);
@@ -262,7 +265,10 @@ export class Fleet {
     const changed = connections.filter((c) => this.configured.has(c.name) && settingsOf(this.configured.get(c.name)!) !== settingsOf(c)).map((c) => c.name);
     this.configured = wanted;
     for (const name of [...removed, ...changed]) this.ended.delete(name);
-    await Promise.all([...removed, ...changed].map((name) => this.stopConnection(name, removed.includes(name) ? 'connection removed' : 'connection changed')));
+    await Promise.all([
+      ...removed.map((name) => this.stopConnection(name, 'connection removed', { state: 'stopped', reason: 'removed from the configuration' })),
+      ...changed.map((name) => this.stopConnection(name, 'connection changed')),
+    ]);
     if (added.length + removed.length + changed.length > 0) {
       this.log.info({ added, removed, changed }, `connections reloaded: ${describeChange(added, removed, changed)}; the others go on untouched`);
     }
@@ -335,15 +341,15 @@ export class Fleet {
     this.firstPassDone = true;
   }
 
-  /** Stops a connection's engine, then lets go of its lease. */
-  private async stopConnection(name: string, why: string): Promise<void> {
+  /** Stops a connection's engine, then lets go of its lease (`waiting`: another replica may take it). */
+  private async stopConnection(name: string, why: string, end: { state: 'waiting' | 'stopped'; reason: string | null } = { state: 'waiting', reason: null }): Promise<void> {
     const rt = this.runtimes.get(name);
     if (!rt) return;
     rt.stop.abort(new Error(why));
     await rt.done;
     await rt.client.close();
     if (this.runtimes.get(name) === rt) this.runtimes.delete(name);
-    await this.opts.replica.release(name).catch(() => undefined);
+    await this.opts.replica.release(name, end.state, end.reason).catch(() => undefined);
     this.changed();
   }
 
