@@ -11,10 +11,13 @@
  *   leases expire at most takeover × 3/4 after its last heartbeat, and the others look every
  *   takeover/4.
  * - Taking a lease increments its epoch. Every write of a connection begins with the fence: a
- *   FOR SHARE read of its row with the epoch this replica took. A replica that lost a lease
+ *   FOR KEY SHARE read of its row with the epoch this replica took. A replica that lost a lease
  *   (it was away longer than the expiry, another took it) fails the fence and writes nothing,
- *   and the taker's UPDATE waits for the previous holder's writes in flight: their commits
- *   never interleave.
+ *   and the taker locks the row FOR UPDATE first, which waits for the previous holder's
+ *   writes in flight: their commits never interleave. The renewals
+ *   and state updates change no key column, so they take a lock that FOR KEY SHARE does not
+ *   conflict with: a stream of overlapping writes never holds up a heartbeat (with FOR SHARE it
+ *   could, since share lockers may keep an updater waiting as long as they overlap).
  * - On the local side, a lease counts as held only until its expiry as last renewed (on this
  *   process's clock, from before the renewal was sent): during a database outage the replica
  *   stops starting writes before any other could take its leases.
@@ -161,19 +164,32 @@ export class Replica {
   async tryTake(connection: string, opts: { evenTokenLost?: boolean } = {}): Promise<LeaseHolder | undefined> {
     const { db, clock } = this.opts;
     const lease = this.lease(connection);
+    // A plain read first: taking locks the row, and that waits for the holder's writes in
+    // flight. Only a lease that can be taken is worth that wait.
+    const busy = await sql<{ holder: string | null; acquired_at: Date | null }>`
+      SELECT c.holder, c.acquired_at FROM sync_connections c
+      WHERE c.connection = ${connection}
+        AND NOT (c.replica_id IS NULL OR c.replica_id = ${this.id} OR c.lease_expires_at < now()
+                 OR NOT EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now()))`.execute(db);
+    if (busy.rows[0]) return { holder: busy.rows[0].holder ?? 'holder unknown', acquiredAt: busy.rows[0].acquired_at };
     const sentAt = clock.now();
-    const r = await sql<{ epoch: string }>`
-      INSERT INTO sync_connections AS c (connection, epoch, replica_id, holder, lease_expires_at, acquired_at, state, state_since)
-      VALUES (${connection}, 1, ${this.id}, ${this.holder}, now() + ${interval(this.ttlMs)}::interval, now(), 'starting', now())
-      ON CONFLICT (connection) DO UPDATE SET
-        epoch = c.epoch + 1, replica_id = excluded.replica_id, holder = excluded.holder,
-        lease_expires_at = excluded.lease_expires_at, acquired_at = excluded.acquired_at,
-        state = 'starting', state_since = now(), reason = NULL
-      WHERE (c.replica_id IS NULL OR c.replica_id = excluded.replica_id OR c.lease_expires_at < now()
-             OR NOT EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now()))
-        AND (c.state <> 'token_lost' OR ${opts.evenTokenLost ?? true})
-      RETURNING epoch::text AS epoch`.execute(db);
-    const epoch = r.rows[0]?.epoch;
+    await sql`INSERT INTO sync_connections (connection) VALUES (${connection}) ON CONFLICT (connection) DO NOTHING`.execute(db);
+    const epoch = await db.transaction().execute(async (trx) => {
+      // FOR UPDATE conflicts with the fences' FOR KEY SHARE: this waits for the previous
+      // holder's writes in flight. (An UPDATE that changes no key column would not wait.)
+      await sql`SELECT 1 FROM sync_connections WHERE connection = ${connection} FOR UPDATE`.execute(trx);
+      const taken = await sql<{ epoch: string }>`
+        UPDATE sync_connections AS c SET
+          epoch = c.epoch + 1, replica_id = ${this.id}, holder = ${this.holder},
+          lease_expires_at = now() + ${interval(this.ttlMs)}::interval, acquired_at = now(),
+          state = 'starting', state_since = now(), reason = NULL
+        WHERE c.connection = ${connection}
+          AND (c.replica_id IS NULL OR c.replica_id = ${this.id} OR c.lease_expires_at < now()
+               OR NOT EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now()))
+          AND (c.state <> 'token_lost' OR ${opts.evenTokenLost ?? true})
+        RETURNING epoch::text AS epoch`.execute(trx);
+      return taken.rows[0]?.epoch;
+    });
     if (epoch !== undefined) {
       lease.taken(epoch, sentAt + this.ttlMs);
       return undefined;
@@ -250,7 +266,7 @@ export class ConnectionLease implements WriterLease {
     const epoch = this.heldEpoch;
     if (!this.held || epoch === undefined) throw new LeaseLostError(`this process does not hold the lease of connection ${this.connection} in schema ${this.schema}`);
     const rows = await query(
-      "SELECT set_config('staysync.connection', connection, true) FROM sync_connections WHERE connection = $1 AND replica_id = $2 AND epoch = $3 FOR SHARE",
+      "SELECT set_config('staysync.connection', connection, true) FROM sync_connections WHERE connection = $1 AND replica_id = $2 AND epoch = $3 FOR KEY SHARE",
       [this.connection, this.replica.id, epoch],
     );
     if (rows.length === 0) {
