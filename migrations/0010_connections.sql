@@ -84,6 +84,8 @@ CREATE TABLE sync_connections (
   state             text        NOT NULL DEFAULT 'waiting',
   reason            text,
   state_since       timestamptz NOT NULL DEFAULT now(),
+  budget_ledger     jsonb,
+  ledger_saved_at   timestamptz,
   CONSTRAINT sync_connections_state_check CHECK (state IN ('waiting', 'starting', 'running', 'credentials_refused', 'token_lost', 'failed', 'stopped'))
 );
 COMMENT ON TABLE sync_connections IS 'One row per API connection: which replica syncs it (its lease) and how it is doing.';
@@ -96,6 +98,8 @@ COMMENT ON COLUMN sync_connections.acquired_at IS 'When the holder took it (UTC)
 COMMENT ON COLUMN sync_connections.state IS 'waiting (no replica syncs it now); starting; running; credentials_refused (the provider refused its secret: tried again later, or when its file changes); token_lost (restart with --recover); failed (see reason); stopped.';
 COMMENT ON COLUMN sync_connections.reason IS 'Why it is not running, when it is not.';
 COMMENT ON COLUMN sync_connections.state_since IS 'When the current state began (UTC).';
+COMMENT ON COLUMN sync_connections.budget_ledger IS 'The requests of the last replica still inside its budget windows, by scope, as ages in ms at ledger_saved_at: the replica that takes the connection over counts them, so that a handover never exceeds the connection''s budget.';
+COMMENT ON COLUMN sync_connections.ledger_saved_at IS 'When budget_ledger was written (UTC), at a clean handover.';
 
 -- The token endpoint's limit is per IP address: replicas that leave through one address
 -- (one NAT, one machine) share it. Each token request of any replica is recorded here first,

@@ -274,7 +274,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     // After the grace time, closing must not wait for transactions stuck in the database.
     // Leases are let go first: another replica takes the connections at its next heartbeat.
     const closing = replica
-      .deregister()
+      .deregister(fleet.ledgers())
       .catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not hand over the connections: other replicas take them when the leases expire'))
       .then(() => h.close());
     if (abandonedGrace) await Promise.race([closing, new Promise((r) => setTimeout(r, 200).unref())]);

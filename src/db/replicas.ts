@@ -27,6 +27,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import type { RateLimitScope } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
 import { WaitList } from '../util/wait-list.js';
@@ -51,6 +52,9 @@ export async function liveReplicas(db: Db): Promise<{ holder: string; startedAt:
   const rows = await db.selectFrom('sync_replicas').select(['host', 'pid', 'started_at']).where('expires_at', '>', sql<Date>`now()`).orderBy('started_at').execute();
   return rows.map((r) => ({ holder: `${r.host} pid ${r.pid}`, startedAt: r.started_at }));
 }
+
+/** A connection's budget windows as the last holder left them: ages (ms) of its requests, by scope. */
+export type BudgetLedger = Partial<Record<RateLimitScope, number[]>>;
 
 /** Who holds a connection now, for the message of a process that cannot take it. */
 export interface LeaseHolder {
@@ -178,7 +182,7 @@ export class Replica {
       // FOR UPDATE conflicts with the fences' FOR KEY SHARE: this waits for the previous
       // holder's writes in flight. (An UPDATE that changes no key column would not wait.)
       await sql`SELECT 1 FROM sync_connections WHERE connection = ${connection} FOR UPDATE`.execute(trx);
-      const taken = await sql<{ epoch: string }>`
+      const taken = await sql<{ epoch: string; ledger: unknown; ledger_age_ms: number | null }>`
         UPDATE sync_connections AS c SET
           epoch = c.epoch + 1, replica_id = ${this.id}, holder = ${this.holder},
           lease_expires_at = now() + ${interval(this.ttlMs)}::interval, acquired_at = now(),
@@ -187,8 +191,10 @@ export class Replica {
           AND (c.replica_id IS NULL OR c.replica_id = ${this.id} OR c.lease_expires_at < now()
                OR NOT EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now()))
           AND (c.state <> 'token_lost' OR ${opts.evenTokenLost ?? true})
-        RETURNING epoch::text AS epoch`.execute(trx);
-      return taken.rows[0]?.epoch;
+        RETURNING epoch::text AS epoch, budget_ledger AS ledger, extract(epoch FROM now() - ledger_saved_at) * 1000 AS ledger_age_ms`.execute(trx);
+      const row = taken.rows[0];
+      if (row && row.ledger && row.ledger_age_ms !== null) lease.handedOver = { ledger: row.ledger as BudgetLedger, ageMs: Number(row.ledger_age_ms) };
+      return row?.epoch;
     });
     if (epoch !== undefined) {
       lease.taken(epoch, sentAt + this.ttlMs);
@@ -199,13 +205,14 @@ export class Replica {
   }
 
   /** Lets go of a lease (after its engine stopped): another replica may take it at once. */
-  async release(connection: string, state: 'waiting' | 'stopped' | 'token_lost' = 'waiting', reason: string | null = null): Promise<void> {
+  async release(connection: string, state: 'waiting' | 'stopped' | 'token_lost' = 'waiting', reason: string | null = null, ledger?: BudgetLedger): Promise<void> {
     const lease = this.leases.get(connection);
     if (!lease || lease.epoch === undefined) return;
     const epoch = lease.epoch;
     lease.released();
     await sql`
-      UPDATE sync_connections SET replica_id = NULL, lease_expires_at = NULL, state = ${state}, reason = ${reason}, state_since = now()
+      UPDATE sync_connections SET replica_id = NULL, lease_expires_at = NULL, state = ${state}, reason = ${reason}, state_since = now(),
+        budget_ledger = ${ledger ? JSON.stringify(ledger) : null}::jsonb, ledger_saved_at = ${ledger ? sql`now()` : sql`NULL`}
       WHERE connection = ${connection} AND replica_id = ${this.id} AND epoch = ${epoch}`.execute(this.opts.db);
   }
 
@@ -217,11 +224,11 @@ export class Replica {
       WHERE connection = ${connection} AND replica_id = ${this.id}`.execute(this.opts.db);
   }
 
-  /** Clean stop: every lease released, the registration removed. */
-  async deregister(): Promise<void> {
+  /** Clean stop: every lease released (with its budget's ledger, when given), the registration removed. */
+  async deregister(ledgers: ReadonlyMap<string, BudgetLedger> = new Map()): Promise<void> {
     if (!this.registered) return;
     this.registered = false;
-    for (const l of this.leases.values()) l.released();
+    for (const l of this.leases.values()) if (l.epoch !== undefined) await this.release(l.connection, 'waiting', null, ledgers.get(l.connection));
     await sql`
       UPDATE sync_connections SET replica_id = NULL, lease_expires_at = NULL, state = 'waiting', state_since = now()
       WHERE replica_id = ${this.id}`.execute(this.opts.db);
@@ -231,6 +238,8 @@ export class Replica {
 
 /** One connection's lease, as the connection's streams and writes see it. */
 export class ConnectionLease implements WriterLease {
+  /** Set when taken after a clean handover: the previous holder's budget ledger and its age. */
+  handedOver: { ledger: BudgetLedger; ageMs: number } | undefined;
   private heldEpoch: string | undefined;
   /** On this process's clock: the lease is not used after this. */
   private validUntil = 0;

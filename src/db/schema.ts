@@ -483,6 +483,8 @@ export interface SyncConnectionsTable {
   state: ColumnType<string, string | undefined, string>;
   reason: string | null;
   state_since: ColumnType<Date, Date | string | undefined, Date | string>;
+  budget_ledger: unknown;
+  ledger_saved_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** migrations/0010_connections.sql: token requests by egress, the per-IP token budget shared by replicas. */

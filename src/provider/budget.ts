@@ -220,6 +220,26 @@ export class RateBudget {
     }
   }
 
+  /**
+   * The requests still inside the longest window, as ages in ms (oldest first): what another
+   * process taking this budget over (a connection handed to another replica) must count.
+   */
+  ledger(): number[] {
+    const now = this.clock.now();
+    const longest = this.windows.reduce((a, b) => (b.windowMs > a.windowMs ? b : a));
+    this.expire(longest, now);
+    const ages: number[] = [];
+    for (let i = 0; i < longest.released.length; i++) ages.push(Math.max(0, now - longest.released.at(i)));
+    return ages;
+  }
+
+  /** Counts requests another process sent (`ledger()`, aged `elapsedMs` more since): call before the first acquire. */
+  seed(ages: readonly number[], elapsedMs = 0): void {
+    const now = this.clock.now();
+    const times = ages.map((a) => now - a - Math.max(0, elapsedMs)).sort((a, b) => a - b);
+    for (const w of this.windows) for (const t of times) if (t > now - w.windowMs) w.released.push(t);
+  }
+
   snapshot(): BudgetSnapshot {
     const now = this.clock.now();
     return {
@@ -334,6 +354,7 @@ export class RateBudget {
 /** One RateBudget per scope, built from `config.rateLimits`. Shared by all streams of one API client. */
 export class Budgets {
   private readonly byScope: Map<RateLimitScope, RateBudget>;
+  private readonly shared: Set<RateLimitScope>;
 
   /**
    * `requestTimeoutMs`: no response arrives later, so no older expired entry is ever needed.
@@ -347,6 +368,7 @@ export class Budgets {
     shared: Partial<Record<RateLimitScope, RateBudget>> = {},
   ) {
     const retention = requestTimeoutMs === undefined ? undefined : requestTimeoutMs + 5_000;
+    this.shared = new Set(Object.keys(shared) as RateLimitScope[]);
     this.byScope = new Map(
       (Object.keys(rateLimits) as RateLimitScope[]).map((scope) => [scope, shared[scope] ?? new RateBudget(scope, rateLimits[scope], clock, retention)]),
     );
@@ -360,5 +382,20 @@ export class Budgets {
 
   snapshot(): BudgetSnapshot[] {
     return [...this.byScope.values()].map((b) => b.snapshot());
+  }
+
+  /** Every scope's ledger (RateBudget.ledger), except the shared ones: they are not this connection's. */
+  ledger(): Partial<Record<RateLimitScope, number[]>> {
+    const out: Partial<Record<RateLimitScope, number[]>> = {};
+    for (const [scope, b] of this.byScope) if (!this.shared.has(scope)) out[scope] = b.ledger();
+    return out;
+  }
+
+  /** Seeds each scope from another process's ledger, `elapsedMs` old. */
+  seed(ledger: Partial<Record<RateLimitScope, number[]>>, elapsedMs: number): void {
+    for (const [scope, ages] of Object.entries(ledger) as [RateLimitScope, number[]][]) {
+      const b = this.byScope.get(scope);
+      if (b && !this.shared.has(scope) && Array.isArray(ages)) b.seed(ages.filter((a) => typeof a === 'number' && Number.isFinite(a)), elapsedMs);
+    }
   }
 }

@@ -22,7 +22,7 @@ import type { Config } from '../config.js';
 import { configForConnection, type Connection } from '../connections.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { isDatabaseMisconfigured, LeaseBusyError } from '../db/errors.js';
-import type { ConnectionLease, Replica } from '../db/replicas.js';
+import type { BudgetLedger, ConnectionLease, Replica } from '../db/replicas.js';
 import type { TokenGate } from '../db/token-gate.js';
 import { adoptProperties } from '../db/repositories/connections.js';
 import { finishRun, startRun } from '../db/repositories/runs.js';
@@ -349,7 +349,8 @@ export class Fleet {
     await rt.done;
     await rt.client.close();
     if (this.runtimes.get(name) === rt) this.runtimes.delete(name);
-    await this.opts.replica.release(name, end.state, end.reason).catch(() => undefined);
+    // The budget's ledger goes with the lease: the next holder counts these requests.
+    await this.opts.replica.release(name, end.state, end.reason, rt.client.budgets.ledger()).catch(() => undefined);
     this.changed();
   }
 
@@ -372,6 +373,11 @@ export class Fleet {
       handlesUnroutedEvents: () => this.connections[0]?.name === c.name,
     });
     this.runtimes.set(c.name, rt);
+    // Taken over cleanly: the previous holder's requests still count in this budget's windows.
+    if (lease.handedOver) {
+      rt.client.budgets.seed(lease.handedOver.ledger, lease.handedOver.ageMs);
+      lease.handedOver = undefined;
+    }
     lease.onLost((reason) => {
       if (this.runtimes.get(c.name) !== rt || rt.stop.signal.aborted) return;
       rt.ctx.logger.error({ reason }, `lost the lease of connection ${c.name}: ${reason}. Stopped syncing it; the replica that holds it goes on`);
@@ -476,6 +482,11 @@ export class Fleet {
     await finishRun(this.opts.handle.control, id, outcome, statsOf(rt), error).catch((err: unknown) =>
       rt.ctx.logger.warn({ err: (err as Error).message }, 'could not close the run row; the next start closes it as killed'),
     );
+  }
+
+  /** Each connection's budget ledger, for the leases handed over at a clean stop. */
+  ledgers(): Map<string, BudgetLedger> {
+    return new Map([...this.runtimes.values()].map((rt) => [rt.name, rt.client.budgets.ledger()]));
   }
 
   /** After the shutdown grace time: closes the open run rows without waiting for the engines. */

@@ -186,3 +186,42 @@ describe('RateBudget', () => {
     expect(budgets.snapshot().map((s) => s.scope)).toEqual(['bookingList', 'bookingDetails', 'standard', 'integrationStorage', 'token']);
   });
 });
+
+describe('a budget handed over (ledger and seed)', () => {
+  it('counts the requests another process sent: the new holder waits for them to leave the windows; shared scopes stay out', async () => {
+    const clock = new FakeClock();
+    const windows = [{ limit: 2, windowMs: 1000 }, { limit: 3, windowMs: 10_000 }];
+    const limits = { bookingList: windows, bookingDetails: windows, standard: windows, integrationStorage: windows, token: windows };
+    const first = new Budgets(limits, clock, undefined, { token: new RateBudget('token', windows, clock) });
+    const signal = new AbortController().signal;
+    for (let i = 0; i < 3; i++) {
+      (await first.get('bookingDetails').acquire(signal)).release();
+      await clock.advance(600);
+    }
+    const ledger = first.ledger();
+    expect(Object.keys(ledger).sort()).toEqual(['bookingDetails', 'bookingList', 'integrationStorage', 'standard']);
+    expect(ledger.bookingDetails).toEqual([1800, 1200, 600]);
+    expect(ledger.bookingList).toEqual([]);
+
+    // Taken over 100 ms later: the 10 s window is full until 10 s after the first request.
+    await clock.advance(100);
+    const second = new Budgets(limits, clock);
+    second.seed(ledger, 100);
+    const granted: number[] = [];
+    void second.get('bookingDetails').acquire(signal).then((p) => {
+      granted.push(clock.now());
+      p.release();
+    });
+    const start = clock.now();
+    for (let i = 0; i < 120; i++) await clock.advance(100);
+    expect(granted).toHaveLength(1);
+    // The first request was sent 1900 ms before `start`; its 10 s window ends 8100 ms after it.
+    expect(granted[0]! - start).toBeGreaterThanOrEqual(8100);
+    expect(granted[0]! - start).toBeLessThanOrEqual(8200);
+    // A fresh budget without the ledger would have granted at once.
+    const fresh = new Budgets(limits, clock);
+    const t = clock.now();
+    (await fresh.get('bookingDetails').acquire(signal)).release();
+    expect(clock.now()).toBe(t);
+  });
+});
