@@ -139,7 +139,7 @@ and the reference lists; views that name what bookings reference (booking_room_s
 booking_daily_rates_named, booking_services_named); the PMS side: pms_reservations,
 pms_room_stays (pms_room_stays_named), pms_guests, pms_rooms, daily_occupancy, webhook_events;
 and the bookkeeping: sync_cursors, booking_detail_queue, pms_reservation_queue, sync_runs,
-content_refreshes, quarantine. The hotel figures are ready in the schema "${config.database.reportingSchema}".
+content_refreshes, quarantine, sync_connections, sync_replicas. The hotel figures are ready in the schema "${config.database.reportingSchema}".
 
 Against your own provider account and PostgreSQL:
   DATABASE_URL=postgres://user@host/db STAYSYNC_CLIENT_ID=… STAYSYNC_CLIENT_SECRET=… \\

@@ -18,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { processAlive } from '../util/process-alive.js';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.js';
@@ -98,7 +99,7 @@ async function startOrUse(dataDir: string, port: number, logger: Logger): Promis
   const running = await runningServer(clusterDir);
   if (running) {
     const owner = await readPid(ownerFile);
-    if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
+    if (owner !== undefined && owner !== process.pid && processAlive(owner)) {
       logger.info({ port: running.port, ownerPid: owner }, 'using the local PostgreSQL server that another staysync process runs');
       return { url: urlAt(running.port), description: description(running.port), owned: false, close: async () => undefined };
     }
@@ -174,7 +175,7 @@ async function runningServer(clusterDir: string): Promise<{ pid: number; port: n
   if (!lines) return undefined;
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !isAlive(pid)) return undefined;
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !processAlive(pid)) return undefined;
   return { pid, port };
 }
 
@@ -184,15 +185,6 @@ async function readPid(file: string): Promise<number | undefined> {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function stopOrphan(pid: number): Promise<void> {
   const deadline = Date.now() + ORPHAN_STOP_WAIT_MS;
   try {
@@ -200,7 +192,7 @@ async function stopOrphan(pid: number): Promise<void> {
   } catch {
     // already gone
   }
-  while (isAlive(pid)) {
+  while (processAlive(pid)) {
     if (Date.now() > deadline) {
       throw new LocalServerError(`a PostgreSQL server (pid ${pid}) still runs on the data directory after ${ORPHAN_STOP_WAIT_MS / 1000} s; stop it, or set STAYSYNC_DATA_DIR to another directory`);
     }

@@ -30,6 +30,7 @@ import { sql } from 'kysely';
 import type { RateLimitScope } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Clock } from '../util/clock.js';
+import { processAlive } from '../util/process-alive.js';
 import { WaitList } from '../util/wait-list.js';
 import type { Db } from './database.js';
 import { LeaseLostError } from './errors.js';
@@ -95,7 +96,7 @@ export class Replica {
   async forgetGoneReplicasOfThisHost(): Promise<void> {
     const { db } = this.opts;
     const mine = await db.selectFrom('sync_replicas').select(['replica_id', 'pid']).where('host', '=', processIdentity.host).execute();
-    const gone = mine.filter((r) => r.replica_id !== this.id && (r.pid === processIdentity.pid || !processRuns(r.pid))).map((r) => r.replica_id);
+    const gone = mine.filter((r) => r.replica_id !== this.id && (r.pid === processIdentity.pid || !processAlive(r.pid))).map((r) => r.replica_id);
     if (gone.length === 0) return;
     await db.deleteFrom('sync_replicas').where('replica_id', 'in', gone).execute();
     this.log.info({ replicas: gone.length }, 'a staysync process of this host that is gone left its registration: removed, its connections are free');
@@ -229,9 +230,6 @@ export class Replica {
     if (!this.registered) return;
     this.registered = false;
     for (const l of this.leases.values()) if (l.epoch !== undefined) await this.release(l.connection, 'waiting', null, ledgers.get(l.connection));
-    await sql`
-      UPDATE sync_connections SET replica_id = NULL, lease_expires_at = NULL, state = 'waiting', state_since = now()
-      WHERE replica_id = ${this.id}`.execute(this.opts.db);
     await this.opts.db.deleteFrom('sync_replicas').where('replica_id', '=', this.id).execute();
   }
 }
@@ -314,14 +312,4 @@ export class ConnectionLease implements WriterLease {
 
 function interval(ms: number): string {
   return `${Math.round(ms)} milliseconds`;
-}
-
-/** True when a process with this pid runs on this host (signal 0 checks without sending). */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -49,8 +49,6 @@ export interface ConnectionView {
   readonly ctx: SyncContext;
   readonly client: ProviderClient;
   readonly state: ConnectionState;
-  /** Why it is not running, when it is not. */
-  readonly reason: string | undefined;
 }
 
 export interface FleetOptions {
@@ -68,8 +66,6 @@ export interface FleetOptions {
   replica: Replica;
   /** The token budget of this IP address shared with the other replicas (none: this process's alone). */
   tokenGate?: TokenGate;
-  /** Called when a connection's engine is about to write (its run row is open). */
-  onConnectionStarted?: (name: string) => void;
 }
 
 export interface ConnectionResult {
@@ -90,16 +86,14 @@ function settingsOf(c: Connection): string {
 
 class ConnectionRuntime implements ConnectionView {
   state: ConnectionState = 'starting';
-  reason: string | undefined;
   readonly ctx: SyncContext;
   readonly client: ProviderClient;
-  readonly settings: string;
   /** Aborts this connection only (removed, changed, or the process stops). */
   readonly stop = new AbortController();
   done: Promise<void> = Promise.resolve();
-  engine: Engine | undefined;
   runId: string | undefined;
-  readonly results: EngineResult[] = [];
+  /** How its last engine run ended (a daemon runs it again after a recheck). */
+  lastResult: EngineResult | undefined;
 
   constructor(
     readonly connection: Connection,
@@ -139,7 +133,6 @@ class ConnectionRuntime implements ConnectionView {
       writeSlots: parts.writeSlots,
       lease: parts.lease,
     });
-    this.settings = settingsOf(connection);
   }
 
   get name(): string {
@@ -238,7 +231,7 @@ export class Fleet {
       await this.dispatcher.close().catch(() => undefined);
     }
     const results: ConnectionResult[] = [...this.ended].map(([name, result]) => ({ name, result }));
-    for (const rt of this.runtimes.values()) if (!this.ended.has(rt.name)) results.push({ name: rt.name, result: merge(rt.results) });
+    for (const rt of this.runtimes.values()) if (!this.ended.has(rt.name)) results.push({ name: rt.name, result: rt.lastResult ?? emptyResult() });
     return { connections: results, fatal: this.fatal };
   }
 
@@ -394,7 +387,6 @@ export class Fleet {
 
   private setState(rt: ConnectionRuntime, state: ConnectionState, reason?: string): void {
     rt.state = state;
-    rt.reason = reason;
     void this.opts.replica.recordState(rt.name, state, reason).catch(() => undefined);
   }
 
@@ -412,7 +404,6 @@ export class Fleet {
     while (!signal.aborted) {
       this.setState(rt, 'starting');
       const engine = new Engine(ctx, { mode, recovery, ...(this.opts.streams ? { streams: this.opts.streams } : {}) });
-      rt.engine = engine;
       const result = await engine.run(signal, {
         onStart: async () => {
           // Configured properties may have belonged to another connection: they move with their rows.
@@ -422,10 +413,9 @@ export class Fleet {
           }
           rt.runId = await startRun(handle.control, mode === 'once' ? 'sync --once' : 'run', processIdentity, ctx.connection);
           this.setState(rt, 'running');
-          this.opts.onConnectionStarted?.(ctx.connection);
         },
       });
-      rt.results.push(result);
+      rt.lastResult = result;
       // --recover applies to the first run of a connection only.
       recovery = { mode: 'none' };
       await this.closeRun(rt, result, signal.aborted);
@@ -468,7 +458,7 @@ export class Fleet {
       await this.clock.sleep(recheck, signal).catch(() => undefined);
       // Stopped while waiting: it ends as stopped, not as the failure it was waiting out.
       if (signal.aborted) {
-        rt.results.push(emptyResult());
+        rt.lastResult = emptyResult();
         rt.state = 'stopped';
       }
     }
@@ -537,11 +527,6 @@ export function runOutcome(result: EngineResult, stopped: boolean): { outcome: R
 /** A connection's counters and provider figures: the run row's stats and the closing log line. */
 export function statsOf(view: Pick<ConnectionView, 'ctx' | 'client'>): Record<string, unknown> {
   return { ...view.ctx.counters.toJSON(), provider: view.client.stats() };
-}
-
-/** Several engine runs of one connection (daemon restarts after a recheck) as one: the last one's verdict. */
-function merge(results: readonly EngineResult[]): EngineResult {
-  return results.at(-1) ?? emptyResult();
 }
 
 function emptyResult(): EngineResult {
