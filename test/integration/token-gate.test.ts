@@ -7,14 +7,18 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { TokenGate } from '../../src/db/token-gate.js';
 import { systemClock } from '../../src/util/clock.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 
 let h: Harness | undefined;
 let db: DatabaseHandle | undefined;
+let server: PostgresServer | undefined;
 afterEach(async () => {
   await db?.close();
   await h?.close();
+  await server?.close();
   db = undefined;
   h = undefined;
+  server = undefined;
 });
 
 const WINDOWS = [
@@ -56,5 +60,36 @@ describe('the shared token budget', () => {
     );
     expect(rows.map((r) => r.egress)).toEqual(['10.0.0.1', '10.0.0.2']);
     expect(Number(rows[0]!.oldest_ms)).toBeLessThan(2000 + 1000);
+  });
+
+  it('lets token requests go on the process\'s own budget while the database is down, says so once, and counts again when it is back', async () => {
+    server = await startPostgresServer();
+    h = await startHarness({ databaseUrl: server.url });
+    await h.migrate();
+    db = await openDatabase(h.config, h.logger);
+    const gate = new TokenGate({ db: db.control, egress: 'e', windows: WINDOWS, clock: systemClock, logger: h.logger });
+    const signal = new AbortController().signal;
+    await gate.admit(signal);
+    expect(gate.stats.admitted).toBe(1);
+
+    await server.stop();
+    const t0 = Date.now();
+    await gate.admit(signal);
+    await gate.admit(signal);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    const said = () => h!.logLines.filter((l) => l.includes('the shared token budget is unavailable'));
+    expect(said()).toHaveLength(1);
+    expect(gate.stats.admitted).toBe(1);
+
+    await server.start();
+    // The pool reconnects; the next admission is counted in the table again.
+    for (let i = 0; i < 50 && gate.stats.admitted < 2; i++) {
+      await gate.admit(signal);
+      if (gate.stats.admitted < 2) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(gate.stats.admitted).toBe(2);
+    expect(said()).toHaveLength(1);
+    const rows = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM token_requests WHERE egress = 'e'`);
+    expect(rows[0]!.n).toBe('2');
   });
 });
