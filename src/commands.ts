@@ -81,13 +81,14 @@ export async function grantReaderCommand(env: CommandEnv, role: string): Promise
       password,
       schemas: [h.schema, env.config.database.reportingSchema],
     }).catch((err: unknown) => rethrowDatabase(err, h));
-    const url = readerUrl(h.url, role, result.generatedPassword ?? (password ? '<STAYSYNC_READER_PASSWORD>' : '<its password>'));
     env.out(
       `${result.created ? 'Created' : 'Updated'} role ${role}: it can read (SELECT only) the schemas ${result.schemas.join(' and ')}, ` +
         'tables and views, including those added by later migrations.',
     );
+    // A password generated here is shown once, on its own line; the URL never carries one.
     if (result.generatedPassword) env.out(`Its password (shown once): ${result.generatedPassword}`);
-    env.out(`Reporting tools connect with ${url}`);
+    const which = result.generatedPassword ? 'the password above' : password ? 'the password of STAYSYNC_READER_PASSWORD' : 'its password';
+    env.out(`Reporting tools connect with ${readerUrl(h.url, role)} and ${which}`);
     return ExitCode.ok;
   } finally {
     await h.close();

@@ -8,8 +8,11 @@
  *
  * Default privileges apply to objects created by a given role: the one that owns each schema
  * (the daemon's role, which runs the migrations).
+ *
+ * The password goes to the server as a SCRAM verifier computed here, not as text: a server
+ * that logs DDL (log_statement = ddl) or a failed statement keeps no usable password.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { DatabaseConfigurationError } from './errors.js';
@@ -20,6 +23,12 @@ export interface GrantReaderOptions {
   password?: string | undefined;
   /** The schemas to read: the mirror's and the reporting layer's. */
   schemas: string[];
+  /**
+   * Also takes from an existing role every attribute beyond LOGIN (SUPERUSER, CREATEDB,
+   * CREATEROLE, REPLICATION, BYPASSRLS): for the role staysync keeps itself, which must stay a
+   * reader whatever was done to it meanwhile. A role the operator names keeps its attributes.
+   */
+  onlyLogin?: boolean;
 }
 
 export interface GrantReaderResult {
@@ -41,8 +50,9 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
       const generatedPassword = created && opts.password === undefined ? randomBytes(18).toString('base64url') : undefined;
       const password = opts.password ?? generatedPassword;
       if (created) await sql`CREATE ROLE ${sql.id(role)} LOGIN`.execute(trx);
+      if (opts.onlyLogin) await sql`ALTER ROLE ${sql.id(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS`.execute(trx);
       // PASSWORD takes a literal, not a parameter.
-      if (password !== undefined) await sql`ALTER ROLE ${sql.id(role)} PASSWORD ${sql.lit(password)}`.execute(trx);
+      if (password !== undefined) await sql`ALTER ROLE ${sql.id(role)} PASSWORD ${sql.lit(storedPassword(password))}`.execute(trx);
       await sql`GRANT CONNECT ON DATABASE ${sql.id(await currentDatabase(trx))} TO ${sql.id(role)}`.execute(trx);
       const owners = await sql<{ schema: string; owner: string }>`
         SELECT n.nspname AS schema, pg_get_userbyid(n.nspowner) AS owner
@@ -70,15 +80,37 @@ async function currentDatabase(db: Db): Promise<string> {
   return (await sql<{ name: string }>`SELECT current_database() AS name`.execute(db)).rows[0]!.name;
 }
 
-/** The database URL with the reader's name and password instead of the daemon's. */
-export function readerUrl(url: string, role: string, password: string): string {
+/**
+ * The database URL with the reader's name and without any password (neither the daemon's nor
+ * the reader's): what may be printed. Other parameters (sslmode) stay, as tools need them.
+ */
+export function readerUrl(url: string, role: string): string {
   try {
     const u = new URL(url);
     u.username = role;
     u.password = '';
-    // URL would percent-encode the placeholder's brackets; a real password is encoded.
-    return u.toString().replace(`//${role}@`, `//${role}:${/^<.*>$/.test(password) ? password : encodeURIComponent(password)}@`);
+    u.searchParams.delete('password');
+    u.searchParams.delete('sslpassword');
+    return u.toString();
   } catch {
-    return `(the URL of DATABASE_URL with user ${role})`;
+    return `(the URL of DATABASE_URL with user ${role} and without password)`;
   }
+}
+
+/** PostgreSQL's default for a new verifier (scram_iterations). */
+const SCRAM_ITERATIONS = 4096;
+
+/**
+ * What ALTER ROLE … PASSWORD receives: a SCRAM-SHA-256 verifier (RFC 5802, as PostgreSQL
+ * stores it) for a password of printable ASCII, on which SASLprep changes nothing; any other
+ * password as text, for the server to normalise as its clients will.
+ */
+export function storedPassword(password: string): string {
+  if (!/^[\x20-\x7e]+$/.test(password)) return password;
+  const salt = randomBytes(16);
+  const salted = pbkdf2Sync(password, salt, SCRAM_ITERATIONS, 32, 'sha256');
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+  const storedKey = createHash('sha256').update(clientKey).digest();
+  const serverKey = createHmac('sha256', salted).update('Server Key').digest();
+  return `SCRAM-SHA-256$${SCRAM_ITERATIONS}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
 }

@@ -1,0 +1,33 @@
+/**
+ * What grant-reader prints and sends: a URL without any password, and a password that reaches
+ * the server as a SCRAM verifier (a login with it is checked against a real server in
+ * test/integration/local-server.test.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { readerUrl, storedPassword } from '../../src/db/reader-role.js';
+
+describe('readerUrl', () => {
+  it('names the reader and carries no password, neither in the user part nor in the parameters', () => {
+    expect(readerUrl('postgres://staysync:daemon-secret@db.example:5432/reporting?sslmode=require&password=p2&sslpassword=p3', 'metabase')).toBe(
+      'postgres://metabase@db.example:5432/reporting?sslmode=require',
+    );
+    expect(readerUrl('postgres://postgres:s3cr%40t@127.0.0.1:54329/postgres', 'staysync_reader')).toBe('postgres://staysync_reader@127.0.0.1:54329/postgres');
+  });
+
+  it('says what to use when the URL does not parse, without repeating it', () => {
+    expect(readerUrl('not a url :secret@', 'metabase')).toBe('(the URL of DATABASE_URL with user metabase and without password)');
+  });
+});
+
+describe('storedPassword', () => {
+  it('turns a printable ASCII password into a SCRAM-SHA-256 verifier with a fresh salt', () => {
+    const verifier = storedPassword('chosen-secret');
+    expect(verifier).toMatch(/^SCRAM-SHA-256\$4096:[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=:[A-Za-z0-9+/]{43}=$/);
+    expect(verifier).not.toContain('chosen-secret');
+    expect(storedPassword('chosen-secret')).not.toBe(verifier);
+  });
+
+  it('leaves another password to the server, which normalises it (SASLprep) as its clients do', () => {
+    expect(storedPassword('mot de passe é')).toBe('mot de passe é');
+  });
+});
