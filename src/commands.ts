@@ -7,6 +7,7 @@ import { DEFAULT_CONNECTION, resolveConnections, type Connection } from './conne
 import { watch, type FSWatcher } from 'node:fs';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { grantReader, readerUrl } from './db/reader-role.js';
+import { ensureLocalReader, localServerLines, localServerStatus } from './db/local-reader.js';
 import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './db/errors.js';
 import { leftoverFetches } from './db/repositories/fetch-queue.js';
 import { closeAbandonedRuns } from './db/repositories/runs.js';
@@ -109,11 +110,11 @@ export async function statusCommand(env: CommandEnv, json: boolean): Promise<num
       return ExitCode.failure;
     }
     const report = await gatherStatus(h.control, env.config);
-    // The local server has a password of its own: say how to reach it (it answers only on 127.0.0.1).
-    const database = h.local ? { localServerUrl: h.url } : {};
-    if (json) env.out(JSON.stringify({ ...report, ...database }, null, 2));
+    // The local server's logins (it answers only on 127.0.0.1): URLs without password, and where the passwords are.
+    const local = h.localServer ? await localServerStatus(h.control, h.localServer).catch((err: unknown) => rethrowDatabase(err, h)) : undefined;
+    if (json) env.out(JSON.stringify({ ...report, ...(local ? { localServer: local } : {}) }, null, 2));
     else {
-      if (h.local) env.out(`Database: ${h.description}; reporting tools connect with ${h.url}`);
+      if (local) for (const line of [`Database: ${h.description}`, ...localServerLines(local)]) env.out(line);
       for (const line of formatStatus(report)) env.out(line);
     }
     return ExitCode.ok;
@@ -348,8 +349,9 @@ const RELOAD_DEBOUNCE_MS = 300;
 
 /**
  * Start-up under the schema's lock (held only for this; replicas start one after the other, a
- * rebuild or quarantine retry waits for them or they for it): migrations, fencing, the runs
- * left open by processes that died, and this process's registration among the replicas.
+ * rebuild or quarantine retry waits for them or they for it): migrations (and on the local
+ * server the reporting tools' read-only login), fencing, the runs left open by processes that
+ * died, and this process's registration among the replicas.
  * Returns false when stopped meanwhile. `--once` waits for an unreachable database up to
  * database.giveUpAfterMs; `run` waits forever.
  */
@@ -361,6 +363,8 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
     for (;;) {
       try {
         await h.migrate();
+        // The local server's read-only login for reporting tools: its superuser is not for them (local-reader.ts).
+        if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, [h.schema, config.database.reportingSchema], logger);
         await h.lease.startFencing();
         // A mapping newer than the one the typed tables were built with: rebuild them from
         // raw and retry the quarantine before any stream writes (idempotent, so an outage

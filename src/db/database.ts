@@ -20,7 +20,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { DatabaseAvailability } from './availability.js';
 import { describeDatabaseUrl, LeaseLostError } from './errors.js';
 import { Lease, processIdentity, type LeaseSession, type WriterLease } from './lease.js';
-import { openLocalServer, type LocalServer } from './local-server.js';
+import { openLocalServer, type LocalLogins, type LocalServer } from './local-server.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
 import { applyReportingLayer } from './reporting.js';
 import type { Database } from './schema.js';
@@ -33,10 +33,16 @@ export interface DatabaseHandle {
   readonly db: Db;
   /** A separate small pool: run bookkeeping and status reads. */
   readonly control: Db;
-  /** The connection URL (with its password): what reporting tools use for the local server. */
+  /**
+   * The connection URL, with its password (for the local server, the superuser's): for this
+   * process's connections only, never for output. Messages use `description`; the local
+   * server's logins are shown from `localServer`.
+   */
   readonly url: string;
   /** Whether this is the local server staysync runs itself (no DATABASE_URL). */
   readonly local: boolean;
+  /** The local server's logins, as they may be shown (no password); undefined with DATABASE_URL. */
+  readonly localServer: LocalLogins | undefined;
   readonly schema: string;
   /** The database for messages: redacted URL and the setting it comes from. */
   readonly description: string;
@@ -130,7 +136,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
     db,
     control,
     url,
-    local: local !== undefined,
+    localServer: local?.logins,
     description,
     openSession,
     migrationsFolder,
@@ -164,7 +170,7 @@ interface HandleParts {
   db: Db;
   control: Db;
   url: string;
-  local: boolean;
+  localServer: LocalLogins | undefined;
   description: string;
   /** A session of its own for the writer lease. */
   openSession: () => Promise<LeaseSession>;
@@ -182,7 +188,8 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     db: p.db,
     control: p.control,
     url: p.url,
-    local: p.local,
+    local: p.localServer !== undefined,
+    localServer: p.localServer,
     schema,
     description: p.description,
     availability,

