@@ -2,10 +2,11 @@
  * `npm run demo`: the daemon's sync against the built-in simulator of the provider, on the
  * local PostgreSQL server that staysync runs (or DATABASE_URL when set), a look at what was
  * mirrored and how to query it, then the daemon following the provider's changes until Ctrl-C,
- * with the URL that psql and reporting tools use meanwhile (`--exit` ends after the look).
+ * with how psql and reporting tools connect meanwhile: the read-only login, its password read
+ * from its file (the demo prints no password) (`--exit` ends after the look).
  * Nothing leaves this machine: the simulator and the database listen on 127.0.0.1.
  */
-import { resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { loadConfig, type RateWindow } from './config.js';
 import { ExitCode, syncCommand } from './commands.js';
 import { openDatabase, rawQuery } from './db/database.js';
@@ -152,19 +153,43 @@ then query with psql, Metabase, Grafana or Power BI (see README.md for more SQL)
     const interrupt = () => stop.abort(new Error('stopped by the user'));
     process.once('SIGINT', interrupt);
     process.once('SIGTERM', interrupt);
-    console.log(`
+    const query = `-c 'select * from ${config.database.reportingSchema}.daily_kpis limit 5'`;
+    const reader = h.localServer?.reader;
+    console.log(
+      reader
+        ? `
 The daemon now follows the provider (which changes a few bookings every 10 s). From another
-terminal, while it runs:
-  psql '${h.url}' -c 'select * from ${config.database.reportingSchema}.daily_kpis limit 5'
+terminal, while it runs, with the read-only login for reporting tools (the superuser, whose
+password is in postgres.credentials, is for administration only):
+  PGPASSWORD="$(cat ${shellWord(shownPath(reader.passwordFile))})" psql '${reader.url}' ${query}
 Ctrl-C stops the daemon, the simulator and the database server.
-DEMO_DATABASE_URL=${h.url}
-`);
+DEMO_DATABASE_URL=${reader.url}
+DEMO_PASSWORD_FILE=${reader.passwordFile}
+`
+        : `
+The daemon now follows the provider (which changes a few bookings every 10 s). From another
+terminal, while it runs (\`staysync grant-reader <role>\` makes a read-only login for reporting tools):
+  psql "$DATABASE_URL" ${query}
+Ctrl-C stops the daemon and the simulator.
+`,
+    );
     return await syncCommand(env, 'daemon', { mode: 'none' });
   } finally {
     clearInterval(changes);
     await h.close();
     await sim.close();
   }
+}
+
+/** A path as the user typed it: relative to the current directory when inside it. */
+function shownPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/** A word for a POSIX shell: quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 main().then(

@@ -1,10 +1,12 @@
 /**
  * `npm run demo` as a new user runs it: it syncs the built-in simulator into the local
- * PostgreSQL server, prints the URL, and keeps following; meanwhile another program (psql, a
- * reporting tool) reads the reporting views with that URL; Ctrl-C ends it all with exit 0.
+ * PostgreSQL server, prints how to connect with the read-only login (the URL without password,
+ * the password's file), and keeps following; meanwhile another program (psql, a reporting
+ * tool) reads the reporting views with that login; Ctrl-C ends it all with exit 0. No password
+ * is printed.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -17,7 +19,7 @@ afterEach(() => {
 });
 
 describe('npm run demo', () => {
-  it('prints a URL that another client uses to read reporting.daily_kpis while the daemon runs', async () => {
+  it('prints the read-only login that another client uses to read reporting.daily_kpis while the daemon runs, and no password', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'staysync-demo-'));
     chmodSync(dataDir, 0o755); // as root the server runs as the OS user postgres
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -38,11 +40,17 @@ describe('npm run demo', () => {
     child.stderr!.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
 
-    const url = await waitFor('the URL', () => /^DEMO_DATABASE_URL=(\S+)$/m.exec(output)?.[1], 120_000);
-    expect(url).toMatch(new RegExp(`^postgres://postgres:[^@]+@127\\.0\\.0\\.1:${pgPort}/postgres$`));
-    expect(output).toContain(`psql '${url}' -c 'select * from reporting.daily_kpis limit 5'`);
+    const passwordFile = await waitFor('the password file', () => /^DEMO_PASSWORD_FILE=(\S+)$/m.exec(output)?.[1], 120_000);
+    const url = /^DEMO_DATABASE_URL=(\S+)$/m.exec(output)?.[1];
+    expect(url).toBe(`postgres://staysync_reader@127.0.0.1:${pgPort}/postgres`);
+    expect(passwordFile).toBe(join(dataDir, 'reader.credentials'));
+    expect(output).toContain(`PGPASSWORD="$(cat ${passwordFile})" psql '${url}' -c 'select * from reporting.daily_kpis limit 5'`);
+    const password = readFileSync(passwordFile, 'utf8').trim();
+    const superuserPassword = readFileSync(join(dataDir, 'postgres.credentials'), 'utf8').trim();
 
-    const client = new pg.Client({ connectionString: url });
+    const withPassword = new URL(url!);
+    withPassword.password = password;
+    const client = new pg.Client({ connectionString: withPassword.toString() });
     await client.connect();
     try {
       const kpis = await client.query('select * from reporting.daily_kpis limit 5');
@@ -57,5 +65,7 @@ describe('npm run demo', () => {
 
     child.kill('SIGINT');
     expect(await exited, output.slice(-2000)).toBe(0);
+    expect(output.includes(password), "the reader's password in the demo's output").toBe(false);
+    expect(output.includes(superuserPassword), "the superuser's password in the demo's output").toBe(false);
   });
 });
