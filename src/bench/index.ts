@@ -8,9 +8,14 @@
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
  *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
- *                            [--only budget,memory,content,pms,webhooks,freshness,scale]
- *                            [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
+ *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
+ *                            [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
  *
+ * Scenario P (parser, parser.ts) runs first, in this process, in a few seconds: the MB/s of
+ * parseJsonLossless on an ordinary body of booking details responses (about 6 MB), against the
+ * regular-expression tokenizer it replaced (kept there as a reference) and JSON.parse; then the
+ * time each takes to refuse a string that never ends (1 MB; the former one at 32 and 64 KB,
+ * since it is quadratic). It needs no database: `--only parser` runs without one.
  * Scenario A (budget fidelity): the production limits with time compressed by --scale
  * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
  * --once` run, compared with what a perfect client could do (theory.ts).
@@ -41,8 +46,8 @@
  * budget, 429s, peak RSS per replica, and with three replicas the takeover after SIGKILL of
  * one (default takeover time, 30 s). The list and token windows are scaled by --scale. G runs
  * last, alone: its replicas take the whole machine.
- * `--only` takes a comma list of budget (A), memory (B), content (C), pms (D), webhooks (E)
- * and freshness (F), e.g. `--only pms`; the --skip-* flags leave one out.
+ * `--only` takes a comma list of parser (P), budget (A), memory (B), content (C), pms (D),
+ * webhooks (E), freshness (F) and scale (G), e.g. `--only pms`; the --skip-* flags leave one out.
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
@@ -60,6 +65,7 @@ import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
 import { FRESHNESS_DEFAULTS, freshnessLines, freshnessTimeoutMs, MANY_PROPERTIES_PACE, ONE_PROPERTY_PACE, paceText, runFreshnessBench, type ChangePace } from './freshness.js';
 import { minTimeFor, scaleWindows } from './theory.js';
 import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
+import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -71,6 +77,7 @@ const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const BOOKINGS_ONLY = { pms: { enabled: false }, occupancy: { enabled: false } };
 
 interface Options {
+  skipParser: boolean;
   bookings: number;
   properties: number;
   scale: number;
@@ -115,11 +122,11 @@ const usage = `usage: node dist/bench/index.js [--bookings 20000] [--properties 
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
                                  [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
-                                 [--only budget,memory,content,pms,webhooks,freshness,scale]
-                                 [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]`;
+                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
+                                 [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale'] as const;
+const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -131,6 +138,7 @@ function parseOptions(argv: string[]): Options {
       scale: { type: 'string', default: '60' },
       'memory-sizes': { type: 'string', default: '2000,20000,100000' },
       only: { type: 'string' },
+      'skip-parser': { type: 'boolean', default: false },
       'skip-budget': { type: 'boolean', default: false },
       'skip-memory': { type: 'boolean', default: false },
       'content-properties': { type: 'string', default: '500' },
@@ -197,6 +205,7 @@ function parseOptions(argv: string[]): Options {
   }
   const pmsProperties = int('pms-properties', values['pms-properties'], 1);
   return {
+    skipParser: skip('parser', values['skip-parser']),
     bookings: int('bookings', values.bookings, properties),
     properties,
     scale,
@@ -267,7 +276,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
-  const pgVersion = await checkDatabase(databaseUrl);
+  const needsDatabase = ![opts.skipBudget, opts.skipMemory, opts.skipContent, opts.skipPms, opts.skipWebhooks, opts.skipFreshness, opts.skipScale].every(Boolean);
+  const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
 
   const abort = new AbortController();
   const onSignal = () => abort.abort(new Error('interrupted'));
@@ -275,9 +285,22 @@ async function main(): Promise<number> {
   process.once('SIGTERM', onSignal);
 
   out(`staysync bench — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores`);
-  out(`daemon runs as deployed: ${containerMemoryText()} (from the Dockerfile)`);
-  out(`database ${redactUrl(databaseUrl)} (PostgreSQL ${pgVersion}), a fresh schema per run`);
+  if (pgVersion !== undefined) {
+    out(`daemon runs as deployed: ${containerMemoryText()} (from the Dockerfile)`);
+    out(`database ${redactUrl(databaseUrl)} (PostgreSQL ${pgVersion}), a fresh schema per run`);
+  }
   let failed = false;
+
+  // ---- Scenario P: parser throughput ----
+  if (!opts.skipParser && !abort.signal.aborted) {
+    out(
+      `scenario P: parser, MB/s on an ordinary body of booking details responses (median of ${PARSER_DEFAULTS.timedRuns} runs after ${PARSER_DEFAULTS.warmupRuns} warm-up runs), ` +
+        'then the time to refuse a string that never ends',
+    );
+    const p = runParserBench(progress);
+    out(`  body: ${p.responses} details responses of the simulator in an array, compact, ${(p.bodyBytes / 1048576).toFixed(1)} MB`);
+    for (const l of formatLines(parserLines(p))) out(l);
+  }
 
   // ---- Scenario A: budget fidelity ----
   if (!opts.skipBudget && !abort.signal.aborted) {
