@@ -41,7 +41,8 @@ export class IdlePause {
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
-        this.wakeUp = undefined;
+        // A pause that ended by its time must not take the wake-up of a later one.
+        if (this.wakeUp === done) this.wakeUp = undefined;
         resolve();
       };
       const timer = setTimeout(done, ms);
