@@ -34,9 +34,10 @@ import {
   ProviderUnavailableError,
   RequestRejectedError,
   RequestTimeoutError,
+  TOO_LARGE_REASON,
 } from './errors.js';
 import { causeOfNetworkError, ProviderHealth, type FailureCause } from './health.js';
-import { bodyExcerpt, sendOnce, type RawResponse } from './http.js';
+import { bodyExcerpt, ResponseTooLargeError, sendOnce, type RawResponse } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas.js';
 import { describeNetworkError, TokenManager } from './token.js';
@@ -105,6 +106,12 @@ export function fetchedAtOf(headers: ResponseHeaders, sentAt: number, receivedAt
   const providerNow = d === undefined ? Number.NaN : Date.parse(d);
   if (Number.isNaN(providerNow)) return new Date(sentAt);
   return new Date(providerNow - Math.max(0, receivedAt - sentAt));
+}
+
+/** The property a request is about, from its path (`…/properties/{id}/…`), for the quarantine. */
+function propertyIdOfPath(path: string): string | null {
+  const m = /\/properties\/([^/]+)/.exec(path);
+  return m ? decodeURIComponent(m[1]!) : null;
 }
 
 /** One failed attempt, as the retry loop sees it. */
@@ -269,7 +276,7 @@ export class ProviderClient {
     callerSignal: AbortSignal,
     priority: number,
   ): Promise<{ res: RawResponse & { sentAt: number; receivedAt: number }; body: unknown }> {
-    const { maxAttempts, requestTimeoutMs } = this.config.provider;
+    const { maxAttempts, requestTimeoutMs, maxResponseBytes } = this.config.provider;
     const signal = this.stopSignal ? AbortSignal.any([callerSignal, this.stopSignal]) : callerSignal;
     const budget = this.budgets.get(scope);
     const { host, pathname: path } = url;
@@ -305,13 +312,21 @@ export class ProviderClient {
         res = await sendOnce(
           this.dispatcher,
           url,
-          { method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': userAgent }, timeoutMs: requestTimeoutMs },
+          { method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': userAgent }, timeoutMs: requestTimeoutMs, maxBodyBytes: maxResponseBytes },
           signal,
         );
       } catch (err) {
         // No response: the request may still have reached the provider, so it keeps its slot.
         permit.release();
         if (signal.aborted) throw signal.reason;
+        if (err instanceof ResponseTooLargeError) {
+          // The data, not the delivery: the same request reads as much again, so it is not retried.
+          this.health.exchanged({ scope, outcome: 'too_large', seconds: (this.clock.now() - sentAt) / 1000 });
+          throw new InvalidPayloadError(
+            { rawBody: err.excerpt, reason: `${TOO_LARGE_REASON}more than ${err.limit} bytes (provider.maxResponseBytes); not read further`, propertyId: propertyIdOfPath(path), tooLarge: true },
+            { path },
+          );
+        }
         const timedOut = err instanceof RequestTimeoutError;
         if (!timedOut && (err as { code?: unknown }).code === 'UND_ERR_INVALID_ARG') throw err;
         if (timedOut) this.counters.timeouts++;

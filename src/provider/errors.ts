@@ -74,7 +74,12 @@ export interface InvalidPayloadDetails {
   reason: string;
   propertyId: string | null;
   bookingNumber?: string | undefined;
+  /** The body was longer than provider.maxResponseBytes and was not read whole: fetching it again reads as much again. */
+  tooLarge?: boolean;
 }
+
+/** How the reason of a body over provider.maxResponseBytes starts (the quarantine tells them apart by it). */
+export const TOO_LARGE_REASON = 'body too large: ';
 
 /** A 2xx answer in JSON that does not match the schema: quarantine it (or, for an envelope, stop the property). */
 export class InvalidPayloadError extends ProviderError {
@@ -83,6 +88,7 @@ export class InvalidPayloadError extends ProviderError {
   readonly reason: string;
   readonly propertyId: string | null;
   readonly bookingNumber: string | undefined;
+  readonly tooLarge: boolean;
 
   constructor(details: InvalidPayloadDetails, opts: ProviderErrorOptions) {
     const what = details.bookingNumber !== undefined
@@ -95,6 +101,7 @@ export class InvalidPayloadError extends ProviderError {
     this.reason = details.reason;
     this.propertyId = details.propertyId;
     this.bookingNumber = details.bookingNumber;
+    this.tooLarge = details.tooLarge ?? false;
   }
 }
 

@@ -14,7 +14,25 @@ export interface SendOptions {
   headers: Record<string, string>;
   body?: string;
   timeoutMs: number;
+  /** The body is read up to this many bytes and not one more (ResponseTooLargeError). */
+  maxBodyBytes: number;
 }
+
+/** A response body longer than the limit: reading stopped there, the rest was never read. */
+export class ResponseTooLargeError extends Error {
+  override name = 'ResponseTooLargeError';
+
+  constructor(
+    readonly limit: number,
+    /** The first bytes of the body, as text (for the quarantine: what it was). */
+    readonly excerpt: string,
+  ) {
+    super(`the response body is larger than ${limit} bytes`);
+  }
+}
+
+/** How much of an oversized body is kept to show what it was. */
+const EXCERPT_BYTES = 4096;
 
 /**
  * Sends one request and reads the whole body. Rejects with the caller's abort reason when
@@ -43,7 +61,7 @@ export async function sendOnce(dispatcher: Dispatcher, url: URL, opts: SendOptio
       body: opts.body ?? null,
       signal: controller.signal,
     });
-    const rawBody = await res.body.text();
+    const rawBody = await readLimited(res, opts.maxBodyBytes);
     return { status: res.statusCode, headers: res.headers, rawBody };
   } catch (err) {
     if (signal.aborted) throw signal.reason;
@@ -53,6 +71,33 @@ export async function sendOnce(dispatcher: Dispatcher, url: URL, opts: SendOptio
     clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * The body as text, read chunk by chunk and abandoned as soon as it passes `max` bytes (or
+ * announces more in content-length): memory holds at most `max` bytes of it, whatever the
+ * sender has.
+ */
+async function readLimited(res: Dispatcher.ResponseData, max: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  const tooLarge = () => {
+    res.body.destroy();
+    let head = Buffer.alloc(0);
+    for (const c of chunks) {
+      if (head.length >= EXCERPT_BYTES) break;
+      head = Buffer.concat([head, c.subarray(0, EXCERPT_BYTES - head.length)]);
+    }
+    return new ResponseTooLargeError(max, head.toString('utf8'));
+  };
+  const announced = Number(res.headers['content-length']);
+  if (Number.isFinite(announced) && announced > max) throw tooLarge();
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    chunks.push(chunk);
+    if (size > max) throw tooLarge();
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** A short, single-line excerpt of a response body for error messages. */

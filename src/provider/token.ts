@@ -15,8 +15,11 @@ import type { Clock } from '../util/clock.js';
 import type { RateBudget } from './budget.js';
 import { AuthenticationError, ProviderError, ProviderUnavailableError, RequestTimeoutError } from './errors.js';
 import { causeOfNetworkError, type FailureCause, type ProviderHealth } from './health.js';
-import { bodyExcerpt, sendOnce } from './http.js';
+import { bodyExcerpt, ResponseTooLargeError, sendOnce } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
+
+/** A token response is a few hundred bytes (a JWT and some numbers); anything much longer is not one. */
+const MAX_TOKEN_RESPONSE_BYTES = 65_536;
 
 export interface TokenManagerOptions {
   /** Provider base URL; the token endpoint is `{providerUrl}/auth/token`. */
@@ -167,15 +170,17 @@ export class TokenManager {
             headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': this.opts.userAgent },
             body,
             timeoutMs: this.opts.requestTimeoutMs,
+            maxBodyBytes: MAX_TOKEN_RESPONSE_BYTES,
           },
           signal,
         );
       } catch (err) {
         permit.release();
         if (signal.aborted) throw signal.reason;
-        const cause = err instanceof RequestTimeoutError ? 'timeout' : causeOfNetworkError(err);
+        const cause = err instanceof RequestTimeoutError ? 'timeout' : err instanceof ResponseTooLargeError ? 'invalid_body' : causeOfNetworkError(err);
         health.exchanged({ scope: 'token', outcome: cause, seconds: (clock.now() - sentAt) / 1000 });
-        await failed(cause, cause === 'timeout' ? `no complete answer within ${this.opts.requestTimeoutMs} ms` : describeNetworkError(err), undefined);
+        const description = cause === 'timeout' ? `no complete answer within ${this.opts.requestTimeoutMs} ms` : err instanceof ResponseTooLargeError ? err.message : describeNetworkError(err);
+        await failed(cause, description, undefined);
         continue;
       }
       permit.release(res.headers);

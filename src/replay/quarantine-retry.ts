@@ -49,6 +49,7 @@ import { occupancyDayToRow, roomToRow } from '../sync/pms-refreshes.js';
 import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/pms-reservations.js';
 import type { ReplayEnv } from './rebuild.js';
 import { parseJsonLossless } from '../provider/json.js';
+import { TOO_LARGE_REASON } from '../provider/errors.js';
 import { isObject, updateDerived } from './write.js';
 
 export interface RetryCounts {
@@ -375,6 +376,7 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
 async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Promise<Outcome> {
   const handler = handlers[q.stream];
   if (!handler) return notReplayable(`no replay for stream ${q.stream}`);
+  if (q.reason.startsWith(TOO_LARGE_REASON)) return notReplayable('only the first bytes of a body too large to read were kept: it is fetched again with its next version');
   let body: unknown;
   try {
     body = parseJsonLossless(q.raw_body);

@@ -185,6 +185,14 @@ export interface Faults {
    * text as `JSON.rawJSON` values). The returned body is served; undefined keeps it as it was.
    */
   rewriteBody?: (path: string, body: unknown) => unknown;
+  /**
+   * When set and it returns a body for a 200 answer with a JSON body, that text is served
+   * instead, as application/json (after rewriteBody; counted against the limits): tests serve
+   * what no generator makes, such as a body larger than a client's limit or one that is not
+   * JSON at all. `chunked`: sent without content-length, in chunks, so that the client only
+   * learns its length by reading it.
+   */
+  serveText?: (path: string) => { body: string; chunked?: boolean } | undefined;
 }
 
 /** See Faults.propertyStatus. */
@@ -374,6 +382,9 @@ interface Reply {
   headers?: Record<string, string>;
   /** Sent as text/html instead of `body`. */
   html?: string;
+  /** Sent as it is, as application/json, instead of `body` (Faults.serveText); chunked: without content-length. */
+  text?: string;
+  chunked?: boolean;
   /** Injected damage to the sent body (stall: half of it, then nothing; truncate: half of it as the whole message). */
   damage?: 'stall' | 'truncate';
 }
@@ -392,6 +403,24 @@ interface Route {
 interface ApiRequest {
   path: string;
   propertyId?: string;
+}
+
+/** Writes `text` in 64 KB chunks, each after the last was taken (a body whose length the client learns by reading); stops when the client hangs up. */
+async function writeInChunks(res: ServerResponse, text: string): Promise<void> {
+  const CHUNK = 65_536;
+  for (let i = 0; i < text.length && !res.destroyed; i += CHUNK) {
+    if (res.write(text.slice(i, i + CHUNK))) continue;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
+  }
+  if (!res.destroyed) res.end();
 }
 
 /** A gateway's error page, as the htmlBodyRate fault serves it. */
@@ -808,6 +837,8 @@ class SimulatorImpl implements Simulator {
         const rewritten = rewrite(url.pathname, structuredClone(reply.body));
         if (rewritten !== undefined) reply = { ...reply, body: rewritten };
       }
+      const text = reply.status === 200 && reply.body !== undefined ? this.faults.serveText?.(url.pathname) : undefined;
+      if (text !== undefined) reply = { status: reply.status, headers: reply.headers ?? {}, text: text.body, chunked: text.chunked ?? false };
     }
     await this.send(res, reply);
     const entry: RequestLogEntry = { t: arrival, method, path: url.pathname, status: reply.status };
@@ -996,7 +1027,15 @@ class SimulatorImpl implements Simulator {
     // The provider's clock: the Date header follows the simulator's clock, as the data does.
     const headers: Record<string, string> = { date: new Date(this.now()).toUTCString(), ...reply.headers };
     let payload: string | undefined;
-    if (reply.html !== undefined) {
+    if (reply.text !== undefined) {
+      headers['content-type'] = 'application/json; charset=utf-8';
+      if (reply.chunked) {
+        res.writeHead(reply.status, headers);
+        await writeInChunks(res, reply.text);
+        return;
+      }
+      payload = reply.text;
+    } else if (reply.html !== undefined) {
       payload = reply.html;
       headers['content-type'] = 'text/html; charset=utf-8';
     } else if (reply.body !== undefined) {

@@ -92,6 +92,9 @@ export async function enqueueDetailFetches(
       wanted_modified_at = GREATEST(q.wanted_modified_at, excluded.wanted_modified_at),
       priority = LEAST(q.priority, excluded.priority),
       ${requeueSet}
+    -- A version parked for good (too large to read) waits for a newer one: the sweep lists it again.
+    WHERE q.next_attempt_at <> 'infinity' OR q.wanted_modified_at IS NULL OR excluded.wanted_modified_at IS NULL
+       OR excluded.wanted_modified_at > q.wanted_modified_at
     RETURNING q.number`.execute(trx);
   return enqueued.rows.length;
 }

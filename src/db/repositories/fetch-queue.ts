@@ -76,15 +76,23 @@ export function queueKey(propertyId: string, number: string): string {
 }
 
 /**
+ * The delay of a fetch that must not be tried again until the entity is enqueued again (a
+ * newer version is listed): its due time becomes 'infinity'.
+ */
+export const PARKED_UNTIL_NEXT_VERSION = Number.POSITIVE_INFINITY;
+
+/**
  * A fetch that did not store the entity: the row goes to `state` and is tried again after
- * `delayMs`, unless it was enqueued again meanwhile (then the new enqueue wins).
+ * `delayMs` (never, for PARKED_UNTIL_NEXT_VERSION), unless it was enqueued again meanwhile
+ * (then the new enqueue wins).
  */
 export async function fetchAgainLater(db: Executor, queue: FetchQueue, f: QueuedFetch, state: QueueState, delayMs: number, message: string): Promise<void> {
+  const due = delayMs === PARKED_UNTIL_NEXT_VERSION ? sql`'infinity'::timestamptz` : sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval`;
   await sql`
     UPDATE ${sql.table(queue)} SET
       state = ${state},
       attempts = attempts + 1,
-      next_attempt_at = now() + ${`${Math.round(delayMs)} milliseconds`}::interval,
+      next_attempt_at = ${due},
       last_error = ${message.slice(0, 1000)}
     WHERE property_id = ${f.propertyId} AND number = ${f.number} AND generation = ${f.generation}`.execute(db);
 }
