@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { jsonSyntaxError } from './util/json-syntax.js';
 
 /** Root of the installed package (dist/.. or src/..): where config/ and migrations/ live. */
 export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,11 +29,21 @@ export const rateLimitScopes = [
 export type RateLimitScope = (typeof rateLimitScopes)[number];
 export type RateWindow = z.infer<typeof rateWindow>;
 
-const httpUrl = z
+/**
+ * The provider's URLs: https, since the client secret and the access tokens travel on them.
+ * Plain http only to a loopback address (the simulator, a local TLS-terminating proxy).
+ */
+const providerUrl = z
   .string()
   .url()
-  .refine((u) => /^https?:\/\//.test(u), 'an http(s) URL')
+  .refine((u) => /^https:\/\//.test(u) || (/^http:\/\//.test(u) && isLoopbackHost(new URL(u).hostname)), 'an https:// URL (http:// only to a loopback address such as 127.0.0.1: the client secret and tokens would travel in clear text)')
   .transform((u) => u.replace(/\/+$/, ''));
+
+/** True for a name or literal address of this machine's loopback interface (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || /^::ffff:127(\.\d{1,3}){3}$/.test(h);
+}
 
 /** A croner expression that croner accepts. */
 const cronExpression = z.string().refine(
@@ -96,11 +107,13 @@ const configSchema = z.strictObject({
     takeoverMs: z.number().int().min(400),
   }),
   provider: z.strictObject({
-    url: httpUrl,
-    referenceDataUrl: httpUrl,
+    url: providerUrl,
+    referenceDataUrl: providerUrl,
     clientId: z.string().min(1).optional(),
     clientSecret: z.string().min(1).optional(),
     requestTimeoutMs: z.number().int().positive(),
+    /** A response body longer than this is not read further: its entity is quarantined as too large (a list page, details, content). */
+    maxResponseBytes: z.number().int().min(65_536),
     maxAttempts: z.number().int().min(1).max(100),
     tokenRenewBeforeExpiryMs: z.number().int().min(0),
     /**
@@ -183,17 +196,34 @@ const configSchema = z.strictObject({
     refreshCron: cronExpression,
   }),
   webhooks: z.strictObject({
-    /** Receive the provider's change events on the ops port. */
+    /** Receive the provider's change events, on a listener of their own (webhooks.host, webhooks.port). */
     enabled: z.boolean(),
-    /** Path of the receiver on the ops port. */
+    /** Address of the webhook listener: the one port that faces the provider. */
+    host: z.string().min(1),
+    port: z.number().int().min(0).max(65535),
+    /** Path of the receiver. */
     path: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'a URL path such as /webhooks/provider'),
     /** How the provider authenticates, as configured by the hotelier: none, the API-KEY header, or HTTP Basic. */
     auth: z.enum(['none', 'apiKey', 'basic']),
+    /** auth none on an address other than loopback is refused at start unless this says it is meant. */
+    allowUnauthenticated: z.boolean(),
     apiKey: z.string().min(1).optional(),
     basicUser: z.string().min(1).optional(),
     basicPassword: z.string().min(1).optional(),
+    /** A batch body longer than this is refused with 413 as soon as it is passed (1,000 documented events take about 200 KB). */
+    maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+    /**
+     * An event of a property that no connection follows waits this long for one to follow it
+     * (a connection starting, a content refresh finding the property), then is kept as ignored, never fetched.
+     */
+    unfollowedAfterMs: z.number().int().min(0).max(86_400_000),
+    /** Events that are no longer pending are deleted this many days after they were received. */
+    retainEventsDays: z.number().int().min(1).max(3_650),
+    /** Refreshes that events may cause per property: `burst` at once, then `perMinute`; events beyond wait their turn. */
+    eventFetchesPerProperty: z.strictObject({ burst: z.number().int().min(1).max(10_000), perMinute: z.number().int().min(1).max(600) }),
   }),
   ops: z.strictObject({
+    /** /healthz, /readyz and /metrics, without authentication: keep it inside the cluster. */
     port: z.number().int().min(0).max(65535),
     host: z.string().min(1),
   }),
@@ -236,13 +266,20 @@ function readJsonFile(path: string, what: string): Json {
   } catch (err) {
     throw new ConfigError(`${what}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (!isObject(parsed)) throw new Error('top level is not an object');
-    return parsed;
-  } catch (err) {
-    throw new ConfigError(`${what}: ${path} is not a JSON object (${(err as Error).message})`);
-  }
+  return parseJsonObject(text, `${what}: ${path}`, 'a JSON object');
+}
+
+/**
+ * A file's text as a JSON object, or a ConfigError saying where it is not: the line, the
+ * column and what is wrong there, never the text itself (it may be part of a secret, and
+ * JSON.parse's own message quotes it).
+ */
+export function parseJsonObject(text: string, where: string, expected: string): Json {
+  const error = jsonSyntaxError(text);
+  if (error) throw new ConfigError(`${where} is not ${expected}: line ${error.line}, column ${error.column}: ${error.problem}`);
+  const parsed: unknown = JSON.parse(text);
+  if (!isObject(parsed)) throw new ConfigError(`${where} is not ${expected}: its top level is ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`);
+  return parsed;
 }
 
 /** A secret from `NAME` or from the file named by `NAME_FILE` (container secrets). */
@@ -288,6 +325,12 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
     if (!/^\d+$/.test(v)) throw new ConfigError(`${name}: expected a whole number, got ${JSON.stringify(v)}`);
     set(path, Number(v));
   };
+  const bool = (name: string, path: string[]) => {
+    const v = env[name];
+    if (v === undefined || v === '') return;
+    if (!/^(true|false)$/.test(v)) throw new ConfigError(`${name}: expected true or false, got ${JSON.stringify(v)}`);
+    set(path, v === 'true');
+  };
   str('DATABASE_URL', ['database', 'url']);
   str('STAYSYNC_DB_SCHEMA', ['database', 'schema']);
   str('STAYSYNC_REPORTING_SCHEMA', ['database', 'reportingSchema']);
@@ -315,7 +358,12 @@ function envOverrides(env: NodeJS.ProcessEnv): Json {
   str('STAYSYNC_CONTENT_CRON', ['content', 'refreshCron']);
   str('STAYSYNC_PMS_POLL_CRON', ['pms', 'pollCron']);
   str('STAYSYNC_OCCUPANCY_CRON', ['occupancy', 'refreshCron']);
+  bool('STAYSYNC_WEBHOOKS_ENABLED', ['webhooks', 'enabled']);
+  str('STAYSYNC_WEBHOOK_HOST', ['webhooks', 'host']);
+  int('STAYSYNC_WEBHOOK_PORT', ['webhooks', 'port']);
   str('STAYSYNC_WEBHOOK_AUTH', ['webhooks', 'auth']);
+  bool('STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED', ['webhooks', 'allowUnauthenticated']);
+  str('STAYSYNC_OPS_HOST', ['ops', 'host']);
   int('STAYSYNC_OPS_PORT', ['ops', 'port']);
   int('STAYSYNC_SHUTDOWN_GRACE_MS', ['shutdown', 'graceMs']);
   str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
@@ -343,10 +391,15 @@ const envNameOfKey: Record<string, string> = {
   'content.refreshCron': 'STAYSYNC_CONTENT_CRON',
   'pms.pollCron': 'STAYSYNC_PMS_POLL_CRON',
   'occupancy.refreshCron': 'STAYSYNC_OCCUPANCY_CRON',
+  'webhooks.enabled': 'STAYSYNC_WEBHOOKS_ENABLED',
+  'webhooks.host': 'STAYSYNC_WEBHOOK_HOST',
+  'webhooks.port': 'STAYSYNC_WEBHOOK_PORT',
   'webhooks.auth': 'STAYSYNC_WEBHOOK_AUTH',
+  'webhooks.allowUnauthenticated': 'STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED',
   'webhooks.apiKey': 'STAYSYNC_WEBHOOK_API_KEY',
   'webhooks.basicUser': 'STAYSYNC_WEBHOOK_BASIC_USER',
   'webhooks.basicPassword': 'STAYSYNC_WEBHOOK_BASIC_PASSWORD',
+  'ops.host': 'STAYSYNC_OPS_HOST',
   'ops.port': 'STAYSYNC_OPS_PORT',
   'shutdown.graceMs': 'STAYSYNC_SHUTDOWN_GRACE_MS',
   'log.level': 'STAYSYNC_LOG_LEVEL',
@@ -396,16 +449,36 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     const lines = result.error.issues.map((i) => describeIssue(i, env as Json));
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  const w = result.data.webhooks;
-  if (w.enabled && w.auth === 'apiKey' && !w.apiKey) {
+  checkWebhookCredentials(result.data.webhooks);
+  return deepFreeze(result.data);
+}
+
+/**
+ * The credentials of webhooks.auth are there, and no credential of another mode is: a key
+ * given while auth stays none would be ignored, and the operator would believe the endpoint
+ * closed. Checked whether or not webhooks are enabled, so that enabling them later holds no surprise.
+ */
+function checkWebhookCredentials(w: z.infer<typeof configSchema>['webhooks']): void {
+  const mode = `webhooks.auth (STAYSYNC_WEBHOOK_AUTH) is ${w.auth}`;
+  if (w.auth !== 'apiKey' && w.apiKey !== undefined) {
+    throw new ConfigError(`webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY) is set, but ${mode}: the key would be ignored. Set webhooks.auth to apiKey, or remove the key`);
+  }
+  if (w.auth !== 'basic' && (w.basicUser !== undefined || w.basicPassword !== undefined)) {
+    throw new ConfigError(
+      `webhooks.basicUser/basicPassword (STAYSYNC_WEBHOOK_BASIC_USER/PASSWORD) are set, but ${mode}: they would be ignored. Set webhooks.auth to basic, or remove them`,
+    );
+  }
+  if (w.auth !== 'none' && w.allowUnauthenticated) {
+    throw new ConfigError(`webhooks.allowUnauthenticated is true, but ${mode}: it allows nothing then. Remove it, or set webhooks.auth to none`);
+  }
+  if (w.auth === 'apiKey' && !w.apiKey) {
     throw new ConfigError('webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY or STAYSYNC_WEBHOOK_API_KEY_FILE): expected the key the provider sends in the API-KEY header, since webhooks.auth is apiKey');
   }
-  if (w.enabled && w.auth === 'basic' && (!w.basicUser || !w.basicPassword)) {
+  if (w.auth === 'basic' && (!w.basicUser || !w.basicPassword)) {
     throw new ConfigError(
       'webhooks.basicUser and webhooks.basicPassword (STAYSYNC_WEBHOOK_BASIC_USER, STAYSYNC_WEBHOOK_BASIC_PASSWORD, or their _FILE variants): expected both, since webhooks.auth is basic',
     );
   }
-  return deepFreeze(result.data);
 }
 
 function deepFreeze<T>(v: T): T {

@@ -15,7 +15,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ConfigError, connectionSpecSchema, rateLimitScopes, type Config, type ConnectionSpec } from './config.js';
+import { ConfigError, connectionSpecSchema, parseJsonObject, rateLimitScopes, type Config, type ConnectionSpec } from './config.js';
 
 export interface Connection {
   name: string;
@@ -124,13 +124,13 @@ export function readConnectionsDir(dir: string): { spec: ConnectionSpec; source:
     const path = join(dir, file);
     // A secret volume's entries are symbolic links: what they point at must be a file.
     if (!statSync(path, { throwIfNoEntry: false })?.isFile()) continue;
-    let raw: unknown;
+    let text: string;
     try {
-      raw = JSON.parse(readFileSync(path, 'utf8'));
+      text = readFileSync(path, 'utf8');
     } catch (err) {
-      throw new ConfigError(`${path}: expected a JSON object describing one connection (${(err as Error).message})`);
+      throw new ConfigError(`${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`${path}: expected a JSON object describing one connection`);
+    const raw = parseJsonObject(text, path, 'a JSON object describing one connection');
     const withName = { name: file.slice(0, -'.json'.length), ...raw };
     const parsed = connectionSpecSchema.safeParse(withName);
     if (!parsed.success) throw new ConfigError(`${path}: ${describeSpecIssues(parsed.error)}`);

@@ -58,7 +58,7 @@ describe('configuration', () => {
       [{ STAYSYNC_CONFIG: file({ rateLimits: { token: [] } }) }, /rateLimits\.token/],
       [{ STAYSYNC_CONFIG: file({ sync: { detailConcurrency: 'many' } }) }, /sync\.detailConcurrency: expected number/],
       [{ STAYSYNC_CONFIG: file({ surprise: true }) }, /unknown key\(s\) surprise/],
-      [{ STAYSYNC_CONFIG: file('{not json') }, /STAYSYNC_CONFIG: .* is not a JSON object/],
+      [{ STAYSYNC_CONFIG: file('{not json') }, /STAYSYNC_CONFIG: .* is not a JSON object: line 1, column 2: /],
     ];
     for (const [env, message] of cases) {
       let error: unknown;
@@ -71,5 +71,25 @@ describe('configuration', () => {
       expect((error as Error).message).toMatch(message);
     }
     expect(() => resolveConnections(loadConfig({ env: {} }))).toThrow(/STAYSYNC_CLIENT_ID/);
+  });
+
+  it('says where a file is not JSON (line and column), never what is there: it may be part of a secret', () => {
+    const secret = 'Zq9-s3cr3t-Vw8';
+    const broken = [
+      `{\n  "provider": {\n    "clientSecret": ${secret}\n  }\n}`,
+      `{\n  "provider": { "clientSecret": "${secret}\n  }\n}`,
+      `{"provider": {"clientSecret": "${secret}" "clientId": "x"}}`,
+    ];
+    const where = ['line 3, column 21', 'line 2, column 48', 'line 1, column 48'];
+    broken.forEach((text, i) => {
+      let message = '';
+      try {
+        loadConfig({ env: { STAYSYNC_CONFIG: file(text) } });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message, text).toContain(where[i]);
+      for (let k = 0; k + 4 <= secret.length; k++) expect(message, text).not.toContain(secret.slice(k, k + 4));
+    });
   });
 });

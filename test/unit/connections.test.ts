@@ -121,8 +121,8 @@ describe('connections', () => {
 
     const dirError = errorOf(() => resolveConnections(withDir({ 'x.json': { clientId: 'x', clientSecret: 'TOPSECRET', colour: 'red' } })));
     expect(dirError).toMatch(/x\.json: unknown key\(s\) colour: expected name, clientId\(File\|Env\), clientSecret\(File\|Env\), propertyIds, rateLimits/);
-    expect(errorOf(() => resolveConnections(withDir({ 'y.json': '{"clientId":' })))).toMatch(/y\.json: expected a JSON object describing one connection/);
-    expect(errorOf(() => resolveConnections(withDir({ 'z.json': [1] })))).toMatch(/z\.json: expected a JSON object describing one connection$/);
+    expect(errorOf(() => resolveConnections(withDir({ 'y.json': '{"clientId":' })))).toMatch(/y\.json is not a JSON object describing one connection: line 1, column 13: /);
+    expect(errorOf(() => resolveConnections(withDir({ 'z.json': [1] })))).toMatch(/z\.json is not a JSON object describing one connection: its top level is an array$/);
     expect(errorOf(() => resolveConnections(loadConfig({ env: { STAYSYNC_CONNECTIONS_DIR: '/nonexistent/dir' } })))).toMatch(
       /^connectionsDir \(STAYSYNC_CONNECTIONS_DIR\): cannot read the directory \/nonexistent\/dir \(ENOENT\)$/,
     );
