@@ -2,7 +2,7 @@
  * The CLI's commands, free of process concerns (signals, argv, exit): each takes the parsed
  * configuration, a logger and the stop signals, and returns an exit status.
  */
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, isLoopbackHost, type Config } from './config.js';
 import { DEFAULT_CONNECTION, resolveConnections, type Connection } from './connections.js';
 import { watch, type FSWatcher } from 'node:fs';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
@@ -15,10 +15,9 @@ import { liveReplicas, Replica } from './db/replicas.js';
 import { TokenGate } from './db/token-gate.js';
 import { systemClock } from './util/clock.js';
 import type { Logger } from './log.js';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { OpsPortError, OpsServer } from './ops/http.js';
-import { receiveWebhook } from './ops/webhooks.js';
-import { insertWebhookEvents } from './db/repositories/pms.js';
+import { OpsPortError, opsListener, type HttpListener } from './ops/http.js';
+import { webhookListener } from './ops/webhooks.js';
+import { storeWebhookBatch } from './db/repositories/webhook-events.js';
 import { createMetrics } from './ops/metrics.js';
 import { formatStatus, gatherStatus } from './ops/status.js';
 import { AuthenticationError } from './provider/errors.js';
@@ -191,6 +190,7 @@ export async function quarantineRetryCommand(env: CommandEnv): Promise<number> {
  */
 export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: Recovery): Promise<number> {
   const { logger, config } = env;
+  if (mode === 'daemon') checkWebhookExposure(config);
   const connections = resolveConnections(config);
   for (const c of connections) checkFollowsSomething(config, c);
   const h = await openDatabase(config, logger);
@@ -209,43 +209,55 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     return { ready: true };
   };
   const opsLog = logger.child({ component: 'ops' });
-  const webhook = config.webhooks.enabled
-    ? {
-        path: config.webhooks.path,
-        receive: (req: IncomingMessage, res: ServerResponse) =>
-          receiveWebhook(req, res, {
-            config: config.webhooks,
-            // Any replica stores what it receives (an event id is stored once); the connection that follows the property processes it.
-            store: (events) => h.db.transaction().execute((trx) => insertWebhookEvents(trx, events)),
-            onStored: (batch) => {
-              // Counted once, by the first connection; every connection's event drain looks at once.
-              const first = fleet.connections[0]?.ctx;
-              if (first) {
-                first.counters.webhookBatches += 1;
-                first.counters.webhookEventsStored += batch.stored;
-                first.counters.webhookEventsDuplicate += batch.duplicates;
-              }
-              for (const c of fleet.connections) c.ctx.onEnqueued?.();
-            },
-            logger: opsLog,
-          }),
-      }
-    : undefined;
-  const ops =
-    mode === 'daemon'
-      ? new OpsServer(
-          {
-            ready,
-            metrics: createMetrics({ fleet, availability: h.availability, replica, db: h.control, ready: () => ready().ready, tokenCapacity: tokenCapacity(config).connections }),
-            webhook,
+  const webhooks =
+    mode === 'daemon' && config.webhooks.enabled
+      ? webhookListener({
+          config: config.webhooks,
+          // Any replica stores what it receives (an event id is stored once); the connection that follows the property processes it.
+          store: (events, invalid) => storeWebhookBatch(h.db, events, invalid),
+          onStored: (batch) => {
+            // Counted once, by the first connection; every connection's event drain looks at once.
+            const first = fleet.connections[0]?.ctx;
+            if (first) {
+              first.counters.webhookBatches += 1;
+              first.counters.webhookEventsStored += batch.stored;
+              first.counters.webhookEventsDuplicate += batch.duplicates;
+              first.counters.webhookEventsRefused += batch.refused;
+            }
+            for (const c of fleet.connections) c.ctx.onEnqueued?.();
           },
-          opsLog,
-        )
+          logger: logger.child({ component: 'webhooks' }),
+        })
+      : undefined;
+  const ops: HttpListener | undefined =
+    mode === 'daemon'
+      ? opsListener({
+          ready,
+          metrics: createMetrics({
+            fleet,
+            availability: h.availability,
+            replica,
+            db: h.control,
+            ready: () => ready().ready,
+            tokenCapacity: tokenCapacity(config).connections,
+            listeners: { ops: () => ops, webhooks: () => webhooks },
+          }),
+        })
       : undefined;
   let abandonedGrace = false;
   const stopWatching = mode === 'daemon' ? watchConnections(env, fleet, opsLog) : () => undefined;
   try {
-    await ops?.start(config.ops.host, config.ops.port);
+    if (ops) {
+      const port = await ops.start(config.ops.host, config.ops.port);
+      opsLog.info({ host: config.ops.host, port }, `ops endpoint listening on ${config.ops.host}:${port}: ${opsExposure(config.ops.host)}`);
+    }
+    if (webhooks) {
+      const w = config.webhooks;
+      const port = await webhooks.start(w.host, w.port);
+      const line = `webhook receiver listening on ${w.host}:${port}${w.path}: ${webhookExposure(w)}`;
+      if (w.auth === 'none') opsLog.warn({ host: w.host, port, auth: w.auth }, line);
+      else opsLog.info({ host: w.host, port, auth: w.auth }, line);
+    }
     if (!(await prepare(env, h, mode, replica))) return ExitCode.ok;
     registered = true;
     logger.info(
@@ -272,6 +284,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   } finally {
     stopping = true;
     stopWatching();
+    await webhooks?.stop();
     await ops?.stop();
     // After the grace time, closing must not wait for transactions stuck in the database.
     // Leases are let go first: another replica takes the connections at its next heartbeat.
@@ -282,6 +295,33 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     if (abandonedGrace) await Promise.race([closing, new Promise((r) => setTimeout(r, 200).unref())]);
     else await closing;
   }
+}
+
+/**
+ * Receiving webhooks without authentication on an address others can reach would let anyone
+ * there write events: refused unless the operator says it is meant.
+ */
+function checkWebhookExposure(config: Config): void {
+  const w = config.webhooks;
+  if (!w.enabled || w.auth !== 'none' || w.allowUnauthenticated || isLoopbackHost(w.host)) return;
+  throw new ConfigError(
+    `webhooks.auth (STAYSYNC_WEBHOOK_AUTH) is none while the webhook receiver would listen on ${w.host}:${w.port}, an address other machines can reach: ` +
+      'anyone there could post events. Set webhooks.auth to apiKey or basic (as configured in the extranet), listen on 127.0.0.1 behind a proxy that authenticates, ' +
+      'or set webhooks.allowUnauthenticated (STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED) to true if this is meant',
+  );
+}
+
+/** What the ops endpoint exposes and to whom, for the start-up line. */
+function opsExposure(host: string): string {
+  const who = isLoopbackHost(host) ? 'to processes of this machine only' : 'to anyone who can reach this address (keep it inside the cluster)';
+  return `/healthz, /readyz and /metrics, read-only and without authentication, ${who}`;
+}
+
+/** What the webhook receiver accepts and from whom, for the start-up line. */
+function webhookExposure(w: Config['webhooks']): string {
+  const how = w.auth === 'apiKey' ? 'with the API-KEY header (webhooks.auth apiKey)' : w.auth === 'basic' ? 'with HTTP Basic (webhooks.auth basic)' : 'WITHOUT authentication';
+  const who = isLoopbackHost(w.host) ? 'from processes of this machine only' : w.auth === 'none' ? 'from anyone who can reach this address (webhooks.allowUnauthenticated)' : 'from whoever holds the credentials';
+  return `POST of change events ${how}, ${who}; bodies up to ${w.maxBodyBytes} bytes`;
 }
 
 /** A connection without configured properties needs the content API to list them. */

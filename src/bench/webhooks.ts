@@ -175,11 +175,14 @@ export async function runWebhookBench(opts: WebhookBenchOptions): Promise<Webhoo
   try {
     await db.connect();
     const port = await freePort();
+    const hooks = await freePort();
     await writeFile(
       configPath,
       JSON.stringify({
         rateLimits: opts.limits,
         ops: { port, host: '127.0.0.1' },
+        // On loopback the receiver needs no authentication: the simulator is on this machine.
+        webhooks: { enabled: true, host: '127.0.0.1', port: hooks },
         sync: { pollCron: NEVER_CRON },
         pms: { pollCron: NEVER_CRON },
         content: { refreshCron: NEVER_CRON },
@@ -251,7 +254,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions): Promise<Webhoo
       return 0;
     };
     sim.stats.requestLog = log;
-    sim.webhooks.configure({ url: `http://127.0.0.1:${port}/webhooks/provider` });
+    sim.webhooks.configure({ url: `http://127.0.0.1:${hooks}/webhooks/provider` });
     const standardBefore = sim.stats.accepted['standard'] ?? 0;
     const rng = mulberry32(opts.seed);
     const changes: MeasuredChange[] = [];

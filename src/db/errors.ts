@@ -65,6 +65,17 @@ export function isTransactionConflict(err: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
+/**
+ * True when the database refused a statement for the data it carries, not for its own state:
+ * a data exception (class 22: a NUL in text or jsonb, a number beyond numeric, a bad date), an
+ * integrity violation (class 23) or a value over a limit (class 54, an index row too large).
+ * Storing the same data again fails again.
+ */
+export function isDataRefused(err: unknown): boolean {
+  const code = codeOf(err);
+  return code !== undefined && /^(22|23|54)/.test(code);
+}
+
 /** `postgres://user@host:port/db` without the password, for messages. */
 export function describeDatabaseUrl(url: string | undefined): string {
   if (!url) return 'the embedded database';

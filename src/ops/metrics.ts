@@ -13,7 +13,9 @@ import type { Replica } from '../db/replicas.js';
 import { queueDepthByProperty } from '../db/repositories/fetch-queue.js';
 import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
 import { cursorStates, cursorStreams } from '../db/states.js';
-import { countEvents, pendingEventsByProperty } from '../db/repositories/pms.js';
+import { countEvents, pendingEventsByProperty } from '../db/repositories/webhook-events.js';
+import { KNOWN_EVENT_TYPES } from '../sync/events.js';
+import type { HttpListener } from './http.js';
 import { newestChangeByProperty } from '../db/repositories/freshness.js';
 import { onChangeLag } from '../sync/freshness.js';
 import { failureCauses } from '../provider/health.js';
@@ -33,6 +35,8 @@ export interface MetricSources {
   ready: () => boolean;
   /** Connections the token endpoint's per-IP limit carries (provider/token-capacity.ts). */
   tokenCapacity: number;
+  /** The HTTP listeners, for the connections their caps closed. */
+  listeners?: Record<'ops' | 'webhooks', () => HttpListener | undefined>;
 }
 
 const snake = (k: string) => k.replace(/[A-Z]/g, (m) => '_' + m.toLowerCase());
@@ -83,6 +87,19 @@ export function createMetrics(sources: MetricSources): client.Registry {
     },
   });
 
+  new client.Counter({
+    name: 'staysync_http_connections_dropped_total',
+    help: 'Connections an HTTP listener (ops, webhooks) closed at once because its connection cap was reached.',
+    labelNames: ['listener'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const [name, listener] of Object.entries(sources.listeners ?? {})) {
+        const l = listener();
+        if (l) this.inc({ listener: name }, l.dropped);
+      }
+    },
+  });
   new client.Gauge({
     name: 'staysync_ready',
     help: '1 when the daemon can do its work (database reachable, registered among the replicas, not stopping).',
@@ -189,7 +206,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
 
   const eventLatency = new client.Histogram({
     name: 'staysync_webhook_event_latency_seconds',
-    help: 'From the provider creating a change event to its refresh committed in the mirror, by event type.',
+    help: 'From the provider creating a change event to its refresh committed in the mirror, by event type (the documented types; any other counts as other).',
     labelNames: ['event_type'],
     buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
     registers: [register],
@@ -295,7 +312,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_webhook_events_pending',
-    help: 'Change events stored and not processed yet, by property (property_id is empty for events that name none).',
+    help: 'Change events stored and not processed yet, by followed property (property_id is empty for events of properties no connection follows, or that name none).',
     labelNames: ['property_id'],
     registers: [register],
     async collect() {
@@ -316,7 +333,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_webhook_events',
-    help: 'Change events stored, by type and state (pending, processed, ignored, failed).',
+    help: 'Change events stored, by type (the documented types; any other counts as other) and state (pending, processed, ignored, failed).',
     labelNames: ['event_type', 'state'],
     registers: [register],
     async collect() {
@@ -401,7 +418,7 @@ async function readTables(db: Db): Promise<TableSnapshot> {
     queue: await queueDepthByProperty(db, 'booking_detail_queue'),
     pmsQueue: await queueDepthByProperty(db, 'pms_reservation_queue'),
     cursors,
-    events: await countEvents(db),
+    events: await countEvents(db, KNOWN_EVENT_TYPES),
     quarantine: await quarantineByStream(db),
     pendingEvents: await pendingEventsByProperty(db),
     newestChanges: await newestChangeByProperty(db),

@@ -11,7 +11,8 @@ import { connectionStatus, replicaStatus, type ConnectionStatusRow } from '../db
 import { tokenCapacity } from '../provider/token-capacity.js';
 import { countQuarantined, quarantineByStream } from '../db/repositories/quarantine.js';
 import { recentRuns, type RunRow } from '../db/repositories/runs.js';
-import { countEvents } from '../db/repositories/pms.js';
+import { countEvents } from '../db/repositories/webhook-events.js';
+import { KNOWN_EVENT_TYPES } from '../sync/events.js';
 import { formatDuration, queueEtaSeconds } from '../sync/progress.js';
 import { gatherSweeps, sweepLines, type PropertySweepStatus } from './sweep-status.js';
 import { freshnessByProperty } from '../db/repositories/freshness.js';
@@ -133,7 +134,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   return {
     properties,
     pms,
-    events: await countEvents(db),
+    events: await countEvents(db, KNOWN_EVENT_TYPES),
     queuePending: total,
     queueEta: formatDuration(queueEtaSeconds(total, windows)),
     quarantine: await quarantineByStream(db),

@@ -1,46 +1,68 @@
 /**
- * The receiver of the provider's change events, on the ops port at webhooks.path.
+ * The receiver of the provider's change events, on a listener of its own (webhooks.host,
+ * webhooks.port, path webhooks.path).
  *
  * The provider POSTs a JSON array (a batch) of up to 1,000 events and delivers the next batch
- * only after a 2xx; it redelivers a batch on any other answer. So:
+ * only after a 2xx; it redelivers a batch on any other answer, forever. So:
  * - authentication as the hotelier configured it (none, header API-KEY, or HTTP Basic); a
- *   failed check answers 401 and stores nothing;
- * - a body that is not such an array answers 400 with the reason (never 500: it would be
- *   redelivered forever), and stores nothing;
+ *   failed check answers 401, reads no body and stores nothing;
+ * - the body is read up to webhooks.maxBodyBytes and not a byte further: a longer one (or one
+ *   that announces it) answers 413 and the connection is closed;
+ * - a body that is not a batch answers 400 with the reason and stores nothing;
+ * - events are checked one by one: those that are not events, or that the database refuses
+ *   (a NUL in a string, a number beyond numeric), go to the quarantine with the reason and the
+ *   others are stored; the answer is then 400 naming them, so that the provider stops
+ *   redelivering a batch that can never be stored (a 503 would hold every later batch behind it);
  * - the events are committed to webhook_events (one row per event id: a redelivered event is
- *   stored once) before the 200; when they cannot be (database away, this process not the
- *   writer) the answer is 503, so the provider delivers the batch again.
+ *   stored once) before the 2xx; when the database is away the answer is 503, and the provider
+ *   delivers the batch again.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { webhookBatchSchema } from '../provider/pms-schemas.js';
+import { webhookEventSchema } from '../provider/pms-schemas.js';
 import { describeIssues } from '../provider/schemas.js';
 import { eventTarget } from '../sync/events.js';
 import { parseJsonLossless } from '../provider/json.js';
+import { jsonSyntaxError } from '../util/json-syntax.js';
+import type { NewEvent, UnstorableEvent } from '../db/repositories/webhook-events.js';
+import { HttpListener, reply } from './http.js';
 
-/** Larger than 1,000 events of any documented shape. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
-
-export interface StoredBatch {
+export interface StoreResult {
+  /** Events new to webhook_events. */
   stored: number;
-  duplicates: number;
+  /** Events the database refused because of their content (quarantined with the reason). */
+  refused: UnstorableEvent[];
 }
 
 export interface WebhookReceiverOptions {
   config: Config['webhooks'];
-  /** Commits the events (any replica may: an event id is stored once); returns how many were new. */
-  store(events: { eventId: string; eventType: string; creationTime: string | null; payload: unknown; propertyId: string | null; entityKey: string | null }[]): Promise<number>;
+  /**
+   * Commits the events (any replica may: an event id is stored once) and quarantines the
+   * `invalid` ones; events the database refuses for their content are quarantined too and
+   * returned. Rejects only when the database cannot be reached.
+   */
+  store(events: (NewEvent & { index: number })[], invalid: UnstorableEvent[]): Promise<StoreResult>;
   /** After a commit: the events stream looks at once. */
-  onStored(batch: StoredBatch): void;
+  onStored(batch: { stored: number; duplicates: number; refused: number }): void;
   logger: Logger;
 }
 
+/** The provider's batches hold at most this many events. */
+const MAX_EVENTS = 1000;
+/** Time for a whole batch to arrive; a sender slower than this is cut off with 408. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** After a refusal the connection stays open (and unread) this long, so that the client reads the answer before it closes. */
+const LINGER_MS = 1_000;
+
+/**
+ * Equal strings, in a time that depends on neither where they differ nor their lengths:
+ * both are hashed first, and digests of equal length compared.
+ */
 function same(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+  return timingSafeEqual(digest(a), digest(b));
 }
 
 /** True when the request carries the credentials the hotelier configured. */
@@ -50,69 +72,143 @@ export function authorized(config: Config['webhooks'], headers: IncomingMessage[
     const key = headers['api-key'];
     return typeof key === 'string' && config.apiKey !== undefined && same(key, config.apiKey);
   }
-  const m = /^Basic\s+(\S+)$/i.exec(headers.authorization ?? '');
+  const m = /^Basic\s+([A-Za-z0-9+/=]{1,1024})$/i.exec(headers.authorization ?? '');
   if (!m) return false;
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon > 0 && same(decoded.slice(0, colon), config.basicUser ?? '') && same(decoded.slice(colon + 1), config.basicPassword ?? '');
+  // Both compared, whatever the first says: the time tells nothing of which one differed.
+  const user = same(decoded.slice(0, Math.max(colon, 0)), config.basicUser ?? '');
+  const password = same(decoded.slice(colon + 1), config.basicPassword ?? '');
+  return colon > 0 && user && password;
 }
 
-function readBody(req: IncomingMessage): Promise<string | undefined> {
+/**
+ * Answers without reading what is left of the body, then closes the connection. The socket
+ * is paused, not drained: a client still sending is held back by TCP and reads the answer
+ * meanwhile; LINGER_MS later the connection is closed. (Closing at once would reset it with
+ * the unread bytes, and a reset may throw away the answer before the client reads it: that is
+ * why Node's own `connection: close` is not used here.)
+ */
+function refuseAndClose(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  req.pause();
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+  const socket = req.socket;
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/** The body as text, or 'tooLarge' as soon as more than `max` bytes have come. */
+function readBody(req: IncomingMessage, max: number): Promise<string | 'tooLarge'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(c);
-    });
-    req.on('end', () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+      if (size > max) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.pause();
+        resolve('tooLarge');
+        return;
+      }
+      chunks.push(c);
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks, size).toString('utf8'));
+    req.on('data', onData);
+    req.on('end', onEnd);
     req.on('error', reject);
   });
 }
 
 /** Handles one POST to the webhook path. */
 export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, opts: WebhookReceiverOptions): Promise<void> {
-  const reply = (status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-    res.end(JSON.stringify(body));
-  };
+  const answer = (status: number, body: unknown) => reply(res, status, JSON.stringify(body), 'application/json; charset=utf-8');
   const log = opts.logger;
+  const max = opts.config.maxBodyBytes;
   if (!authorized(opts.config, req.headers)) {
-    req.resume();
     log.warn({ auth: opts.config.auth }, 'webhook batch refused: the credentials do not match webhooks.auth (stored nothing)');
-    res.setHeader('www-authenticate', opts.config.auth === 'basic' ? 'Basic realm="staysync"' : 'API-KEY');
-    return reply(401, { error: 'unauthorized' });
+    return refuseAndClose(req, res, 401, { error: 'unauthorized' }, { 'www-authenticate': opts.config.auth === 'basic' ? 'Basic realm="staysync"' : 'API-KEY' });
   }
-  const text = await readBody(req);
-  if (text === undefined) return reply(413, { error: `the body is larger than ${MAX_BODY_BYTES} bytes` });
+  const tooLarge = { error: `the body is larger than ${max} bytes (webhooks.maxBodyBytes); a batch of 1,000 events takes a fraction of it` };
+  const announced = Number(req.headers['content-length']);
+  if (Number.isFinite(announced) && announced > max) {
+    log.warn({ bytes: announced, max }, 'webhook batch refused: its announced length is over webhooks.maxBodyBytes (413, read nothing)');
+    return refuseAndClose(req, res, 413, tooLarge);
+  }
+  const text = await readBody(req, max);
+  if (text === 'tooLarge') {
+    log.warn({ max }, 'webhook batch refused: the body grew over webhooks.maxBodyBytes (413, stopped reading)');
+    return refuseAndClose(req, res, 413, tooLarge);
+  }
   let json: unknown;
   try {
     json = parseJsonLossless(text);
   } catch (err) {
-    log.warn({ bytes: text.length }, 'webhook batch refused: the body is not JSON');
-    return reply(400, { error: `the body is not JSON: ${(err as Error).message}` });
+    const where = jsonSyntaxError(text);
+    const reason = where ? `line ${where.line}, column ${where.column}: ${where.problem}` : (err as Error).message;
+    log.warn({ bytes: text.length, reason }, 'webhook batch refused: the body is not JSON');
+    return answer(400, { error: `the body is not JSON (${reason})` });
   }
-  const batch = webhookBatchSchema.safeParse(json);
-  if (!batch.success) {
-    const reason = Array.isArray(json) ? describeIssues(batch.error, 'events') : 'expected a JSON array of events {eventId, eventType, creationTime, payload}';
-    log.warn({ reason }, 'webhook batch refused: not a batch of events');
-    return reply(400, { error: reason });
+  if (!Array.isArray(json)) {
+    log.warn('webhook batch refused: not a JSON array');
+    return answer(400, { error: 'expected a JSON array of events {eventId, eventType, creationTime, payload}' });
   }
-  const events = batch.data.map((e) => {
-    const t = eventTarget(e.eventType, e.payload);
-    return { eventId: e.eventId, eventType: e.eventType, creationTime: e.creationTime, payload: e.payload, propertyId: t.propertyId, entityKey: t.key };
+  if (json.length > MAX_EVENTS) {
+    log.warn({ events: json.length }, 'webhook batch refused: more than 1,000 events');
+    return answer(400, { error: `expected at most ${MAX_EVENTS} events in a batch, got ${json.length}` });
+  }
+
+  const events: (NewEvent & { index: number })[] = [];
+  const invalid: UnstorableEvent[] = [];
+  const seen = new Set<string>();
+  json.forEach((item: unknown, index) => {
+    const e = webhookEventSchema.safeParse(item);
+    if (!e.success) {
+      const id = (item as { eventId?: unknown } | null)?.eventId;
+      invalid.push({ index, eventId: typeof id === 'string' ? id : null, reason: describeIssues(e.error, `events[${index}]`), body: JSON.stringify(item) });
+      return;
+    }
+    // One batch may repeat an event: it is stored once.
+    if (seen.has(e.data.eventId)) return;
+    seen.add(e.data.eventId);
+    const t = eventTarget(e.data.eventType, e.data.payload);
+    events.push({ index, eventId: e.data.eventId, eventType: e.data.eventType, creationTime: e.data.creationTime, payload: e.data.payload, propertyId: t.propertyId, entityKey: t.key });
   });
-  // One batch may repeat an event: it is stored once.
-  const unique = [...new Map(events.map((e) => [e.eventId, e])).values()];
-  let stored: number;
+
+  let result: StoreResult;
   try {
-    stored = await opts.store(unique);
+    result = await opts.store(events, invalid);
   } catch (err) {
-    log.warn({ err: (err as Error).message }, 'webhook batch not stored: answered 503, the provider delivers it again');
-    return reply(503, { error: 'the events could not be stored now; deliver the batch again' });
+    log.warn({ err: (err as Error).message }, 'webhook batch not stored: the database is away; answered 503, the provider delivers it again');
+    return answer(503, { error: 'the events could not be stored now; deliver the batch again' });
   }
-  const result = { stored, duplicates: events.length - stored };
-  opts.onStored(result);
-  log.debug(result, 'webhook batch stored');
-  return reply(200, result);
+  const refused = [...invalid, ...result.refused].sort((a, b) => a.index - b.index);
+  const counts = { stored: result.stored, duplicates: json.length - refused.length - result.stored, refused: refused.length };
+  opts.onStored(counts);
+  if (refused.length > 0) {
+    log.warn({ ...counts, reasons: refused.slice(0, 5).map((r) => r.reason) }, 'webhook batch: events that cannot be stored were quarantined, the others stored; answered 400 so that the provider does not deliver it again');
+    return answer(400, {
+      error: `${refused.length} of ${json.length} events cannot be stored (kept in staysync's quarantine); the others are stored: do not deliver this batch again`,
+      ...counts,
+      refusedEvents: refused.slice(0, 20).map((r) => ({ index: r.index, eventId: r.eventId, reason: r.reason })),
+    });
+  }
+  log.debug(counts, 'webhook batch stored');
+  return answer(200, { stored: counts.stored, duplicates: counts.duplicates });
+}
+
+/** The webhook receiver's listener: POST at webhooks.path, nothing else. */
+export function webhookListener(opts: WebhookReceiverOptions): HttpListener {
+  return new HttpListener(
+    { what: 'the webhook receiver', hostSetting: 'webhooks.host (STAYSYNC_WEBHOOK_HOST)', portSetting: 'webhooks.port (STAYSYNC_WEBHOOK_PORT)', maxConnections: 32, requestTimeoutMs: REQUEST_TIMEOUT_MS },
+    (req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path !== opts.config.path) return refuseAndClose(req, res, 404, { error: 'not found' });
+      if (req.method !== 'POST') return refuseAndClose(req, res, 405, { error: 'method not allowed: POST a batch of events' });
+      receiveWebhook(req, res, opts).catch((err: unknown) => {
+        opts.logger.error({ err: (err as Error).message }, 'webhook receiver failed');
+        if (!res.headersSent) reply(res, 503, JSON.stringify({ error: 'the events could not be stored now; deliver the batch again' }), 'application/json; charset=utf-8');
+      });
+    },
+  );
 }

@@ -211,14 +211,19 @@ export function parseInventoryBlock(raw: unknown): ParseResult<InventoryBlock> {
 
 // ------------------------------------------------------------------ change events
 
+/** Ids and types of events: bounded, printable text (an id is a primary key; a type becomes a metric label only when known). */
+const eventText = (what: string) =>
+  z
+    .string()
+    .min(1, `expected ${what}`)
+    .max(200, `expected ${what} of at most 200 characters`)
+    .regex(/^[\x21-\x7e]+$/, `expected ${what} of printable ASCII without spaces`);
+
 /** One event of a webhook batch: only the id and the type are needed to keep it. */
 export const webhookEventSchema = z.looseObject({
-  eventId: z.string().min(1, 'expected eventId'),
-  eventType: z.string().min(1, 'expected eventType'),
+  eventId: eventText('eventId'),
+  eventType: eventText('eventType'),
   creationTime: optUtcDateTime,
   payload: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? null),
 });
 export type WebhookEvent = z.output<typeof webhookEventSchema>;
-
-export const webhookBatchSchema = z.array(webhookEventSchema).max(1000, 'expected at most 1,000 events in a batch');
-

@@ -24,6 +24,14 @@ export class SyncCounters {
   webhookEventsProcessed = 0;
   webhookEventsFailed = 0;
   webhookEventsIgnored = 0;
+  /** Events the receiver quarantined: not events, or refused by the database for their content. */
+  webhookEventsRefused = 0;
+  /** Events of properties no connection follows: kept, never fetched. */
+  webhookEventsUnfollowed = 0;
+  /** Events created before the mirror's copy of what they name was read: processed without a fetch. */
+  webhookEventsCovered = 0;
+  /** Times events waited for their property's turn (webhooks.eventFetchesPerProperty). */
+  webhookEventsDeferred = 0;
 
   toJSON(): Record<string, number> {
     return Object.fromEntries(Object.entries(this).filter(([, v]) => typeof v === 'number'));

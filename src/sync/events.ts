@@ -14,9 +14,33 @@
  * refresh did not commit (crash, stop, outage) is processed after a restart. Other types are
  * kept and counted as `ignored`; a refresh that cannot succeed is `failed` with its reason.
  * Events never replace polling: what a lost event announced, the next search finds.
+ *
+ * Anyone who can reach the receiver can name any property and any booking, so events cannot
+ * spend the provider budget beyond a bound:
+ * - events of a property that no connection follows are kept and counted (`ignored`), never
+ *   fetched: whose budget would it be? (They wait webhooks.unfollowedAfterMs first, for a
+ *   connection that is starting or a content refresh that finds the property.)
+ * - an event created before the mirror's copy of what it names was read at the provider
+ *   announces nothing new: processed without a fetch; events for a thing refreshed less than
+ *   COALESCE_MS ago wait and share one refresh (a burst of events for one booking costs one
+ *   fetch when it comes in one batch, at most two when it comes in many within two seconds);
+ * - each property's event-driven refreshes are paced by a token bucket
+ *   (webhooks.eventFetchesPerProperty): a burst passes at once, a flood waits its turn;
+ * - a 404 is asked once more, behind the backfill, then the event fails: polling finds a
+ *   reservation that exists.
+ * Metrics name only the known event types (others count as `other`).
  */
 import { enqueueKnownBookingDetails } from '../db/repositories/booking-queue.js';
-import { eventAgainLater, finishEvent, inventoryBlockToRow, nextDueEvents, saveVersioned, storageBookingToRow, type StoredEvent } from '../db/repositories/pms.js';
+import { inventoryBlockToRow, saveVersioned, storageBookingToRow } from '../db/repositories/pms.js';
+import {
+  deferEvents,
+  eventAgainLater,
+  finishEvent,
+  mirroredReadAt,
+  nextDueEvents,
+  purgeWebhookEvents,
+  type StoredEvent,
+} from '../db/repositories/webhook-events.js';
 import { quarantinePayload } from '../db/repositories/quarantine.js';
 import { describeDatabaseError, LeaseLostError } from '../db/errors.js';
 import { InvalidPayloadError, NotFoundError } from '../provider/errors.js';
@@ -32,6 +56,30 @@ import { idTextOf } from '../provider/schema-primitives.js';
 
 export const WEBHOOK_EVENTS = 'webhook_events';
 const CONCURRENCY = 4;
+/** The event types the provider documents; metrics and status count any other as `other`. */
+export const KNOWN_EVENT_TYPES = [
+  'webpms:create_booking',
+  'webpms:cancel_booking',
+  'webpms:change_room',
+  'webpms:add_room_group_booking',
+  'webpms:delete_room_group_booking',
+  'webpms:check_in',
+  'webpms:check_out',
+  'webpms:cancel_check_in',
+  'webpms:cancel_check_out',
+  'webpms:change_check_in_datetime',
+  'webpms:change_check_out_datetime',
+  'pms_integration_storage:booking_changed',
+  'pms_integration_storage:inventory_changed',
+  'pms_integration_storage:inventory_block_changed',
+] as const;
+const knownEventTypes: ReadonlySet<string> = new Set(KNOWN_EVENT_TYPES);
+
+/** An event type as a metric label: a known type, or `other`. */
+export function eventTypeLabel(eventType: string): string {
+  return knownEventTypes.has(eventType) ? eventType : 'other';
+}
+
 /** webpms events that may change the booking of the booking list (its details are then fetched first in line). */
 const BOOKING_EVENTS = new Set([
   'webpms:create_booking',
@@ -41,8 +89,11 @@ const BOOKING_EVENTS = new Set([
   'webpms:change_check_in_datetime',
   'webpms:change_check_out_datetime',
 ]);
-/** 404s answered again (the event may come before the data is readable) before an event fails. */
-const NOT_FOUND_RETRIES = 3;
+/** A 404 is asked once more after this (the event may come before the data is readable), behind the backfill. */
+const NOT_FOUND_RETRY_MS = 2_000;
+/** How often the first connection deletes events past webhooks.retainEventsDays, and how many per transaction. */
+const PURGE_EVERY_MS = 3_600_000;
+const PURGE_BATCH = 5_000;
 
 export type EventTarget =
   | { kind: 'pmsReservation' | 'storageBooking' | 'inventoryBlock'; propertyId: string | null; key: string | null }
@@ -68,12 +119,66 @@ export function eventTarget(eventType: string, payload: Record<string, unknown> 
   return { kind: 'other', propertyId, key: null };
 }
 
+/** Events for a thing refreshed less than this ago wait until then, and share one refresh. */
+const COALESCE_MS = 2_000;
+/** Things whose last refresh time is remembered (the oldest are forgotten first). */
+const RECENT_FETCHES_KEPT = 10_000;
+
+/**
+ * When each thing was last refreshed for an event. The mirror's copy says when it was read
+ * only to the second (the provider's Date header), so events of a burst created in that
+ * second are not seen as covered by it: rather than a refresh each, they wait until
+ * COALESCE_MS after the last one and share the next.
+ */
+class RecentFetches {
+  private readonly at = new Map<string, number>();
+
+  /** 0 when `key` may be refreshed now, or how long to wait. */
+  waitFor(key: string, now: number): number {
+    const last = this.at.get(key);
+    return last !== undefined && now - last < COALESCE_MS ? last + COALESCE_MS - now : 0;
+  }
+
+  fetched(key: string, now: number): void {
+    this.at.delete(key);
+    this.at.set(key, now);
+    if (this.at.size > RECENT_FETCHES_KEPT) this.at.delete(this.at.keys().next().value!);
+  }
+}
+
+/**
+ * The pace of event-driven refreshes, per property: a token bucket holding `burst` refreshes,
+ * refilled at `perMinute`. take() spends one and answers 0, or answers how long to wait.
+ */
+export class EventPace {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly limits: { burst: number; perMinute: number }) {}
+
+  take(propertyId: string, now: number): number {
+    const { burst, perMinute } = this.limits;
+    const b = this.buckets.get(propertyId) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) * perMinute) / 60_000);
+    b.at = now;
+    this.buckets.set(propertyId, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - b.tokens) * 60_000) / perMinute);
+  }
+}
+
 class EventProcessor implements QueueDrain {
   private readonly idle = new IdlePause();
   private readonly log;
+  private readonly pace: EventPace;
+  private readonly recentFetches = new RecentFetches();
+  private lastPurgeAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly ctx: SyncContext) {
     this.log = ctx.logger.child({ component: 'events' });
+    this.pace = new EventPace(ctx.config.webhooks.eventFetchesPerProperty);
   }
 
   wake(): void {
@@ -86,10 +191,12 @@ class EventProcessor implements QueueDrain {
       try {
         await ctx.database.waitUntilAvailable(signal);
         await ctx.lease.waitUntilHeld(signal);
-        const due = await nextDueEvents(ctx.db, 64, { connection: ctx.connection, unrouted: ctx.handlesUnroutedEvents() });
+        if (ctx.handlesUnroutedEvents()) await this.purgeNowAndThen(signal);
+        const due = await nextDueEvents(ctx.db, 64, { connection: ctx.connection, unrouted: ctx.handlesUnroutedEvents(), unfollowedAfterMs: ctx.config.webhooks.unfollowedAfterMs });
         if (due.length === 0) {
-          if (opts.mode === 'once') return;
-          await this.idle.pause(signal, 1_000);
+          // sync --once: the properties' first pages create the cursors that route events here.
+          if (opts.mode === 'once' && opts.upstreamDone()) return;
+          await this.idle.pause(signal, opts.mode === 'once' ? 100 : 1_000);
           continue;
         }
         // Events naming the same thing (a check-in sends check_in and change_room together)
@@ -117,7 +224,19 @@ class EventProcessor implements QueueDrain {
     }
   }
 
-
+  /** Every PURGE_EVERY_MS: events that are no longer pending, received more than webhooks.retainEventsDays ago, are deleted. */
+  private async purgeNowAndThen(signal: AbortSignal): Promise<void> {
+    const { ctx } = this;
+    if (ctx.clock.now() - this.lastPurgeAt < PURGE_EVERY_MS) return;
+    this.lastPurgeAt = ctx.clock.now();
+    let purged = 0;
+    for (;;) {
+      const n = await purgeWebhookEvents(ctx.db, ctx.config.webhooks.retainEventsDays, PURGE_BATCH);
+      purged += n;
+      if (n < PURGE_BATCH || signal.aborted) break;
+    }
+    if (purged > 0) this.log.info({ purged, retainEventsDays: ctx.config.webhooks.retainEventsDays }, 'deleted change events past their retention');
+  }
 
   /**
    * Events that name the same thing: one refresh, and their end state in its transaction;
@@ -130,7 +249,7 @@ class EventProcessor implements QueueDrain {
     const finishAll = (trx: Trx, state: 'processed' | 'ignored' | 'failed', error?: string) => Promise.all(events.map((e) => finishEvent(trx, e.eventId, state, error)));
     try {
       if (target.kind === 'other') {
-        await ctx.write((trx) => finishAll(trx, 'ignored', `event type ${first.eventType} is kept but not acted on`));
+        await ctx.write((trx) => finishAll(trx, 'ignored', `event type ${first.eventType.slice(0, 200)} is kept but not acted on`));
         ctx.counters.webhookEventsIgnored += events.length;
         return;
       }
@@ -141,8 +260,30 @@ class EventProcessor implements QueueDrain {
       }
       const propertyId = target.propertyId;
       const key = target.key;
+      if (!first.followed) {
+        await ctx.write((trx) => finishAll(trx, 'ignored', 'no connection follows this property: kept, not fetched'));
+        ctx.counters.webhookEventsUnfollowed += events.length;
+        return;
+      }
+      const readAt = await mirroredReadAt(ctx.db, target.kind, propertyId, key);
+      if (readAt !== null && events.every((e) => e.creationTime !== null && e.creationTime <= readAt)) {
+        await ctx.write((trx) => finishAll(trx, 'processed', `the mirror's copy was read after the event was created (${readAt.toISOString()}): nothing to fetch`));
+        ctx.counters.webhookEventsCovered += events.length;
+        return;
+      }
+      const thing = `${target.kind}:${propertyId}:${key}`;
+      const now = ctx.clock.now();
+      const wait = this.recentFetches.waitFor(thing, now) || this.pace.take(propertyId, now);
+      if (wait > 0) {
+        await ctx.write((trx) => deferEvents(trx, events.map((e) => e.eventId), wait));
+        ctx.counters.webhookEventsDeferred += events.length;
+        return;
+      }
+      this.recentFetches.fetched(thing, now);
+      // A retry (after a 404 or a failure) goes behind the backfill: only a first try is urgent.
+      const priority = events.some((e) => e.attempts > 0) ? PMS_PRIORITY.backfill : PMS_PRIORITY.event;
       if (target.kind === 'pmsReservation') {
-        const fetched = ctx.config.pms.enabled ? await fetchPmsReservation(ctx, propertyId, key, signal, PMS_PRIORITY.event) : undefined;
+        const fetched = ctx.config.pms.enabled ? await fetchPmsReservation(ctx, propertyId, key, signal, priority) : undefined;
         // Only a change of the booking itself is worth its details call (4,000 an hour): a
         // check-in or a room change does not change the booking of the booking list.
         const bookingChanged = events.some((e) => BOOKING_EVENTS.has(e.eventType));
@@ -158,7 +299,7 @@ class EventProcessor implements QueueDrain {
         const path = storage
           ? `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/bookings/${encodeURIComponent(key)}`
           : `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/inventories/blocks/${encodeURIComponent(key)}`;
-        const res = await ctx.client.requestJson('integrationStorage', 'provider', path, {}, signal, 0);
+        const res = await ctx.client.requestJson('integrationStorage', 'provider', path, {}, signal, priority);
         const row = storage ? this.storageRow(propertyId, key, res, path) : this.blockRow(propertyId, key, res, path);
         await ctx.write(async (trx) => {
           await saveVersioned(trx, storage ? 'integration_storage_bookings' : 'inventory_blocks', row);
@@ -166,7 +307,7 @@ class EventProcessor implements QueueDrain {
         });
       }
       ctx.counters.webhookEventsProcessed += events.length;
-      for (const e of events) if (e.creationTime) ctx.onEventProcessed?.(e.eventType, (ctx.clock.now() - e.creationTime.getTime()) / 1000);
+      for (const e of events) if (e.creationTime) ctx.onEventProcessed?.(eventTypeLabel(e.eventType), (ctx.clock.now() - e.creationTime.getTime()) / 1000);
     } catch (err) {
       if (signal.aborted) return;
       for (const e of events) await this.failed(e, err, onFatal);
@@ -197,22 +338,23 @@ class EventProcessor implements QueueDrain {
         if (!(e2 instanceof LeaseLostError) && !ctx.database.report(e2)) this.log.error({ err: describeDatabaseError(e2) }, 'could not record the outcome of an event');
       }
     };
-    if (err instanceof NotFoundError && e.attempts + 1 < NOT_FOUND_RETRIES) {
-      await write((trx) => eventAgainLater(trx, e.eventId, 1_000 * 2 ** e.attempts, err.message));
+    if (err instanceof NotFoundError && e.attempts === 0) {
+      await write((trx) => eventAgainLater(trx, e.eventId, NOT_FOUND_RETRY_MS, err.message));
       return;
     }
     if (err instanceof InvalidPayloadError) {
       ctx.counters.quarantined += 1;
       await write(async (trx) => {
-        await quarantinePayload(trx, { stream: WEBHOOK_EVENTS, propertyId: err.propertyId, entityKey: err.bookingNumber ?? null, reason: err.reason, rawBody: err.rawBody });
+        await quarantinePayload(trx, { stream: WEBHOOK_EVENTS, propertyId: err.propertyId ?? e.propertyId, entityKey: err.bookingNumber ?? e.entityKey, reason: err.reason, rawBody: err.rawBody });
         await finishEvent(trx, e.eventId, 'failed', err.reason);
       });
       ctx.counters.webhookEventsFailed += 1;
       return;
     }
     if (verdict.kind === 'permanent' || err instanceof NotFoundError) {
-      this.log.warn({ eventId: e.eventId, eventType: e.eventType, reason: verdict.kind === 'permanent' ? verdict.reason : String(err) }, 'change event could not be acted on: failed (polling still covers it)');
-      await write((trx) => finishEvent(trx, e.eventId, 'failed', verdict.kind === 'permanent' ? verdict.reason : (err as Error).message));
+      const reason = err instanceof NotFoundError ? `${err.message}, twice: not asked again (polling finds it if it exists)` : verdict.kind === 'permanent' ? verdict.reason : String(err);
+      this.log.warn({ eventId: e.eventId, eventType: eventTypeLabel(e.eventType), reason }, 'change event could not be acted on: failed (polling still covers it)');
+      await write((trx) => finishEvent(trx, e.eventId, 'failed', reason));
       ctx.counters.webhookEventsFailed += 1;
       return;
     }

@@ -7,6 +7,8 @@
  *   then `not_found`, fetched again after sync.refetchParkedAfterMs, doubling up to 6 hours;
  * - a payload that fails validation, or an entity the database refuses to store (constraint,
  *   encoding): quarantined with the reason, fetched again on the same long backoff;
+ * - a body over provider.maxResponseBytes: quarantined once, and fetched again only when a
+ *   newer version is enqueued (reading the same one again would cost as much again);
  * - a 4xx refusal: fetched again on the long backoff;
  * - a transient provider failure: `pending`, after 5 s, doubling up to 10 minutes;
  * - the database or the lease is away: the row is left as it was and fetched again once they
@@ -14,7 +16,7 @@
  * Enqueueing the entity again (it changed) makes the row due at once.
  */
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../db/errors.js';
-import { fetchAgainLater, nextDueFetches, pendingCount, queueKey, vacuumTable, type FetchQueue, type QueuedFetch } from '../db/repositories/fetch-queue.js';
+import { fetchAgainLater, nextDueFetches, PARKED_UNTIL_NEXT_VERSION, pendingCount, queueKey, vacuumTable, type FetchQueue, type QueuedFetch } from '../db/repositories/fetch-queue.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from '../db/repositories/quarantine.js';
 import type { QueueState } from '../db/states.js';
 import type { Logger } from '../log.js';
@@ -90,7 +92,9 @@ export class FetchDrain implements QueueDrain {
         const item = batch.shift();
         if (!item) {
           if (running.size > 0) {
-            await Promise.race(running);
+            // A fetch may take minutes (a provider retried with backoff, a body that is never
+            // JSON): what is enqueued meanwhile is claimed at once, not after it.
+            await Promise.race([...running, this.idle.pause(signal, 1_000)]);
             continue;
           }
           if (opts.mode === 'once' && opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0) return;
@@ -187,6 +191,11 @@ export class FetchOutcomes {
     }
     if (err instanceof InvalidPayloadError) {
       ctx.counters.quarantined += 1;
+      if (err.tooLarge) {
+        // Fetching the same version again reads as much again: it waits for the next version.
+        this.log.warn({ ...ids, reason: err.reason }, `${this.what} too large: quarantined, fetched again only when a newer version is listed`);
+        return this.quarantine(item, err.reason, err.rawBody, PARKED_UNTIL_NEXT_VERSION);
+      }
       if (item.state !== 'quarantined') this.log.warn({ ...ids, reason: err.reason }, `${this.what} failed validation: quarantined`);
       return this.quarantine(item, err.reason, err.rawBody);
     }
@@ -224,11 +233,11 @@ export class FetchOutcomes {
     return this.later(item, 'pending', fetchRetryDelayMs(item.attempts), message);
   }
 
-  private async quarantine(item: QueuedFetch, reason: string, rawBody: string): Promise<void> {
+  private async quarantine(item: QueuedFetch, reason: string, rawBody: string, delayMs = this.parkedDelay(item.state === 'quarantined' ? item.attempts : 0)): Promise<void> {
     await this.guarded(() =>
       this.ctx.write(async (trx) => {
         await quarantinePayload(trx, { stream: this.stream, propertyId: item.propertyId, entityKey: item.number, reason, rawBody });
-        await fetchAgainLater(trx, this.queue, item, 'quarantined', this.parkedDelay(item.state === 'quarantined' ? item.attempts : 0), reason);
+        await fetchAgainLater(trx, this.queue, item, 'quarantined', delayMs, reason);
       }),
     );
   }

@@ -359,9 +359,11 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
     sim.faults.spurious429Rate = 0.05;
 
     const port = await freePort();
+    const hooks = await freePort();
     // A sweep every few seconds, so that its families have samples once a late write is found.
     const sweep = { enabled: true, everyMs: 3_000, lookbackMs: 3_600_000 };
-    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) }, config: { sync: { sweep } } }));
+    const webhooks = { enabled: true, host: '127.0.0.1', port: hooks };
+    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) }, config: { sync: { sweep }, webhooks } }));
     stopDaemon = async () => {
       daemon.child.kill('SIGTERM');
       await daemon.done;
@@ -382,7 +384,7 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
       const count = async (sql: string) => Number((await h!.sql<{ n: string }>(sql))[0]!.n);
       await waitFor('the first PMS sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0, 45_000);
       const number = sim.pmsReservations('500200')[0]!.number;
-      const res = await fetch(`http://127.0.0.1:${port}/webhooks/provider`, {
+      const res = await fetch(`http://127.0.0.1:${hooks}/webhooks/provider`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify([{ eventId: crypto.randomUUID(), eventType: 'webpms:check_out', creationTime: new Date().toISOString(), payload: { BookingNumber: number, PropertyId: '500200' } }]),

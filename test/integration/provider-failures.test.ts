@@ -170,7 +170,7 @@ describe('an unreachable provider', () => {
   it('names a DNS failure and a TLS failure the same way', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const cases: [string, RegExp][] = [
-      ['http://staysync-no-such-host.invalid', /the provider staysync-no-such-host\.invalid has given no usable answer .*\(last error: (ENOTFOUND|EAI_AGAIN)/],
+      ['https://staysync-no-such-host.invalid', /the provider staysync-no-such-host\.invalid has given no usable answer .*\(last error: (ENOTFOUND|EAI_AGAIN)/],
       // TLS to a plain-HTTP server: the handshake fails.
       [h.sim.url.replace('http:', 'https:'), /has given no usable answer .*\(last error: .*(SSL|TLS|EPROTO|wrong version)/i],
     ];

@@ -5,7 +5,7 @@
  * processes, and the automatic rebuild when the mirror's mapping version is older.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { insertWebhookEvents } from '../../src/db/repositories/pms.js';
+import { insertWebhookEvents } from '../../src/db/repositories/webhook-events.js';
 import { nextDueFetches } from '../../src/db/repositories/fetch-queue.js';
 import { quarantinePayload } from '../../src/db/repositories/quarantine.js';
 import { InvalidPayloadError } from '../../src/provider/errors.js';

@@ -1,6 +1,6 @@
 /**
  * The provider's change events, received by the daemon (the real CLI as a child process) on
- * its ops port: authentication, batches that are not batches, a batch delivered twice, the
+ * its webhook port: authentication, batches that are not batches, a batch delivered twice, the
  * simulator delivering as the provider does, and a daemon killed right after acknowledging.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,11 +33,14 @@ async function post(port: number, body: unknown, headers: Record<string, string>
   return { status: res.status, body: parsed };
 }
 
+/** A daemon receiving events: `port` is its ops endpoint, `hooks` its webhook receiver (on 127.0.0.1). */
 async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
   const port = await freePort();
-  const daemon = startCli(['run'], daemonEnv(harness, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', ...opts.env }, config: { ...NO_POLLING, ...opts.config } }));
+  const hooks = await freePort();
+  const env = { STAYSYNC_OPS_PORT: String(port), STAYSYNC_WEBHOOKS_ENABLED: 'true', STAYSYNC_WEBHOOK_HOST: '127.0.0.1', STAYSYNC_WEBHOOK_PORT: String(hooks), STAYSYNC_LOG_LEVEL: 'info', ...opts.env };
+  const daemon = startCli(['run'], daemonEnv(harness, { env, config: { ...NO_POLLING, ...opts.config } }));
   await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200);
-  return { daemon, port };
+  return { daemon, port, hooks };
 }
 
 function event(type: string, payload: Record<string, unknown>, id = crypto.randomUUID()) {
@@ -47,7 +50,7 @@ function event(type: string, payload: Record<string, unknown>, id = crypto.rando
 describe('change events', () => {
   it('checks the credentials (401, nothing stored), refuses what is not a batch (400), stores a redelivered batch once', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
-    const { daemon, port } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
+    const { daemon, port, hooks } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
     try {
       await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0);
       const number = h.sim.pmsReservations('500100')[0]!.number;
@@ -57,23 +60,25 @@ describe('change events', () => {
         event('crm:guest_merged', { GuestId: '42', PropertyId: '500100' }),
       ];
 
-      expect((await post(port, batch)).status).toBe(401);
-      expect((await post(port, batch, { 'API-KEY': 'wrong' })).status).toBe(401);
+      expect((await post(hooks, batch)).status).toBe(401);
+      expect((await post(hooks, batch, { 'API-KEY': 'wrong' })).status).toBe(401);
       expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
 
-      const notJson = await post(port, '{"eventId": ', { 'API-KEY': 'k3y-of-the-hotel' });
+      const notJson = await post(hooks, '{"eventId": ', { 'API-KEY': 'k3y-of-the-hotel' });
       expect(notJson.status).toBe(400);
       expect(notJson.body.error).toMatch(/not JSON/);
-      const notArray = await post(port, { events: batch }, { 'API-KEY': 'k3y-of-the-hotel' });
+      const notArray = await post(hooks, { events: batch }, { 'API-KEY': 'k3y-of-the-hotel' });
       expect(notArray).toMatchObject({ status: 400, body: { error: expect.stringMatching(/JSON array of events/) } });
-      const noId = await post(port, [{ eventType: 'webpms:check_in', payload: {} }], { 'API-KEY': 'k3y-of-the-hotel' });
-      expect(noId).toMatchObject({ status: 400, body: { error: expect.stringMatching(/eventId/) } });
+      const noId = await post(hooks, [{ eventType: 'webpms:check_in', payload: {} }], { 'API-KEY': 'k3y-of-the-hotel' });
+      expect(noId).toMatchObject({ status: 400, body: { stored: 0, refused: 1, refusedEvents: [{ index: 0, eventId: null, reason: expect.stringMatching(/eventId/) }] } });
       expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
+      // Kept where an operator can see it, not lost.
+      expect(await count(`SELECT count(*) AS n FROM quarantine WHERE stream = 'webhook_receiver'`)).toBe(1);
 
       h.sim.stats.requestLog = [];
-      const first = await post(port, batch, { 'API-KEY': 'k3y-of-the-hotel' });
+      const first = await post(hooks, batch, { 'API-KEY': 'k3y-of-the-hotel' });
       expect(first).toEqual({ status: 200, body: { stored: 3, duplicates: 0 } });
-      const again = await post(port, batch, { 'API-KEY': 'k3y-of-the-hotel' });
+      const again = await post(hooks, batch, { 'API-KEY': 'k3y-of-the-hotel' });
       expect(again).toEqual({ status: 200, body: { stored: 0, duplicates: 3 } });
       await waitFor('the events processed', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state <> 'pending'`)) === 3);
       const states = await h.sql<{ event_type: string; state: string }>('SELECT event_type, state FROM webhook_events ORDER BY event_type');
@@ -89,7 +94,8 @@ describe('change events', () => {
       const env = daemonEnv(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
       const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { pms: { propertyId: string; state: string; caughtUp: boolean; occupancyState: string }[]; events: unknown[] };
       expect(status.pms).toEqual([expect.objectContaining({ propertyId: '500100', state: 'active', caughtUp: true, occupancyState: 'active' })]);
-      expect(status.events).toEqual(expect.arrayContaining([{ eventType: 'webpms:check_out', state: 'processed', n: 1 }, { eventType: 'crm:guest_merged', state: 'ignored', n: 1 }]));
+      // A type the provider does not document is counted as `other`: anyone may invent types.
+      expect(status.events).toEqual(expect.arrayContaining([{ eventType: 'webpms:check_out', state: 'processed', n: 1 }, { eventType: 'other', state: 'ignored', n: 1 }]));
       const text = (await runCli(['status'], env)).stdout;
       expect(text).toMatch(/PMS property\s+state/);
       expect(text).toMatch(/Change events: .*2 processed/);
@@ -107,11 +113,11 @@ describe('change events', () => {
 
   it('brings a PMS change into the mirror in seconds through events delivered by the provider, without polling', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
-    const { daemon, port } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa55' } });
+    const { daemon, hooks } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa55' } });
     try {
       await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) === h!.sim.pmsReservations('500100').length);
       h.sim.stats.requestLog = [];
-      h.sim.webhooks.configure({ url: `http://127.0.0.1:${port}/webhooks/provider`, auth: { kind: 'basic', user: 'exely', password: 'pa55' }, duplicateRate: 1 });
+      h.sim.webhooks.configure({ url: `http://127.0.0.1:${hooks}/webhooks/provider`, auth: { kind: 'basic', user: 'exely', password: 'pa55' }, duplicateRate: 1 });
       const candidates = h.sim.pmsReservations('500100').filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]?.actualCheckInDateTime === null);
       // One change at a time: one batch each, every batch after the first repeating an event.
       for (const r of candidates.slice(0, 3)) {
@@ -161,14 +167,14 @@ describe('change events', () => {
 
   it('processes after a restart what it acknowledged before it was killed', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
-    let { daemon, port } = await startDaemon(h);
+    let { daemon, hooks } = await startDaemon(h);
     const reservation = h.sim.pmsReservations('500100').find((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]?.actualCheckInDateTime === null)!;
     try {
       await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0);
       // The refresh cannot succeed now: the PMS answers 503 for this property.
       h.sim.faults.propertyStatus.set('500100', { status: 503, scopes: ['standard'] });
       h.sim.pmsCheckIn('500100', reservation.number);
-      const ack = await post(port, [event('webpms:check_in', { BookingNumber: reservation.number, PropertyId: '500100' })]);
+      const ack = await post(hooks, [event('webpms:check_in', { BookingNumber: reservation.number, PropertyId: '500100' })]);
       expect(ack.status).toBe(200);
       daemon.child.kill('SIGKILL');
       await daemon.done;
@@ -178,7 +184,7 @@ describe('change events', () => {
     expect(await h.sql('SELECT state FROM webhook_events')).toEqual([{ state: 'pending' }]);
 
     h.sim.faults.propertyStatus.clear();
-    ({ daemon, port } = await startDaemon(h));
+    ({ daemon, hooks } = await startDaemon(h));
     try {
       await waitFor('the event processed after the restart', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'processed'`)) === 1);
       expect(await count(`SELECT count(*) AS n FROM pms_room_stays WHERE number = $1 AND position = 0 AND actual_check_in_at IS NOT NULL`, [reservation.number])).toBe(1);

@@ -3,7 +3,8 @@
  * what an event names, personal data removal, and the webhook settings.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, isLoopbackHost, loadConfig } from '../../src/config.js';
+import { authorized } from '../../src/ops/webhooks.js';
 import { eventTarget } from '../../src/sync/events.js';
 import { PERSONAL_KEYS, stripPerson, stripReservation } from '../../src/sync/personal-data.js';
 import { occupancyWindows } from '../../src/sync/pms-refreshes.js';
@@ -72,5 +73,49 @@ describe('webhook settings', () => {
     expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'u' } })).toThrow(/STAYSYNC_WEBHOOK_BASIC_PASSWORD/);
     expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'token' } })).toThrow(/webhooks\.auth \(from STAYSYNC_WEBHOOK_AUTH\)/);
     expect(loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k' } }).webhooks).toMatchObject({ auth: 'apiKey', apiKey: 'k' });
+  });
+
+  it('refuse credentials of a mode other than the one in force, naming both settings', () => {
+    // A key given while auth stays none would be ignored: every request accepted.
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_API_KEY: 'k' } })).toThrow(/webhooks\.apiKey \(STAYSYNC_WEBHOOK_API_KEY\) is set, but webhooks\.auth \(STAYSYNC_WEBHOOK_AUTH\) is none/);
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'p' } })).toThrow(
+      /basicUser\/basicPassword .* are set, but webhooks\.auth \(STAYSYNC_WEBHOOK_AUTH\) is apiKey/,
+    );
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'u', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'p', STAYSYNC_WEBHOOK_API_KEY: 'k' } })).toThrow(
+      /webhooks\.apiKey .* is set, but webhooks\.auth .* is basic/,
+    );
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k', STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED: 'true' } })).toThrow(/allowUnauthenticated is true, but webhooks\.auth/);
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOKS_ENABLED: 'yes' } })).toThrow(/STAYSYNC_WEBHOOKS_ENABLED: expected true or false/);
+  });
+
+  it('are off by default, on a port of their own', () => {
+    const w = loadConfig({ env: {} }).webhooks;
+    expect(w).toMatchObject({ enabled: false, auth: 'none', allowUnauthenticated: false, port: 9465 });
+    expect(w.port).not.toBe(loadConfig({ env: {} }).ops.port);
+  });
+
+  it('compare credentials in constant time over digests: a key of another length is refused like any other', () => {
+    const config = loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y' } }).webhooks;
+    expect(authorized(config, { 'api-key': 'k3y' })).toBe(true);
+    for (const key of ['', 'k3', 'k3yy', 'K3Y', 'x'.repeat(10_000)]) expect(authorized(config, { 'api-key': key }), key).toBe(false);
+    expect(authorized(config, {})).toBe(false);
+    const basic = loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa:55' } }).webhooks;
+    const header = (s: string) => ({ authorization: `Basic ${Buffer.from(s).toString('base64')}` });
+    expect(authorized(basic, header('exely:pa:55'))).toBe(true);
+    for (const s of ['exely:pa:5', 'exel:pa:55', ':exely', 'exelypa:55', '']) expect(authorized(basic, header(s)), s).toBe(false);
+    expect(authorized(basic, { authorization: `Basic ${'A'.repeat(5000)}` })).toBe(false);
+  });
+});
+
+describe('provider URLs', () => {
+  it('must be https, except to a loopback address (the simulator)', () => {
+    expect(() => loadConfig({ env: { STAYSYNC_PROVIDER_URL: 'http://connect.example.net' } })).toThrow(/provider\.url \(from STAYSYNC_PROVIDER_URL\): expected an https:\/\/ URL/);
+    expect(() => loadConfig({ env: { STAYSYNC_REFERENCE_DATA_URL: 'http://10.0.0.1:8080' } })).toThrow(/provider\.referenceDataUrl/);
+    for (const url of ['http://127.0.0.1:8080', 'http://localhost:1', 'http://[::1]:9', 'https://connect.example.net']) {
+      expect(loadConfig({ env: { STAYSYNC_PROVIDER_URL: url } }).provider.url, url).toBe(url);
+    }
+    expect(isLoopbackHost('127.8.0.1')).toBe(true);
+    expect(isLoopbackHost('0.0.0.0')).toBe(false);
+    expect(isLoopbackHost('127.example.net')).toBe(false);
   });
 });

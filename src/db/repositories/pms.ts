@@ -1,8 +1,8 @@
 /**
  * PMS mirror: reservations with their room stays, persons (customers and guests), the fetch
- * queue's enqueue, rooms, daily occupancy, change events, integration-storage bookings and
- * inventory blocks. Reservations, storage bookings and blocks are version-guarded (an older
- * payload never overwrites a newer one); occupancy windows are replaced whole.
+ * queue's enqueue, rooms, daily occupancy, integration-storage bookings and inventory blocks.
+ * Reservations, storage bookings and blocks are version-guarded (an older payload never
+ * overwrites a newer one); occupancy windows are replaced whole.
  */
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import type { InventoryBlock, PmsPerson, PmsReservation, StorageBooking } from '../../provider/pms-schemas.js';
@@ -15,7 +15,6 @@ import type {
   PmsReservationsTable,
   PmsRoomStaysTable,
 } from '../schema.js';
-import type { WebhookEventState } from '../states.js';
 import { requeueSet } from './fetch-queue.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -222,106 +221,6 @@ export async function replaceOccupancyWindow(trx: Executor, propertyId: string, 
   if (rows.length > 0) await trx.insertInto('daily_occupancy').values(rows).execute();
 }
 
-// ------------------------------------------------------------------ change events
-
-export interface StoredEvent {
-  eventId: string;
-  eventType: string;
-  creationTime: Date | null;
-  payload: Record<string, unknown> | null;
-  propertyId: string | null;
-  entityKey: string | null;
-  attempts: number;
-}
-
-/** Stores a batch; an event id already stored is ignored. Returns how many were new. */
-export async function insertWebhookEvents(
-  trx: Executor,
-  events: { eventId: string; eventType: string; creationTime: string | null; payload: unknown; propertyId: string | null; entityKey: string | null }[],
-): Promise<number> {
-  if (events.length === 0) return 0;
-  const r = await trx
-    .insertInto('webhook_events')
-    .values(
-      events.map((e) => ({
-        event_id: e.eventId,
-        event_type: e.eventType,
-        creation_time: e.creationTime,
-        payload: e.payload === null || e.payload === undefined ? null : JSON.stringify(e.payload),
-        property_id: e.propertyId,
-        entity_key: e.entityKey,
-      })),
-    )
-    .onConflict((oc) => oc.column('event_id').doNothing())
-    .returning('event_id')
-    .execute();
-  return r.length;
-}
-
-/**
- * Pending events due now, oldest first, of the properties `route.connection` follows (per
- * sync_cursors); with `route.unrouted`, also those of properties no connection follows or
- * that name none.
- */
-export async function nextDueEvents(db: Executor, limit: number, route: { connection: string; unrouted: boolean }): Promise<StoredEvent[]> {
-  const followed = sql<boolean>`property_id IN (SELECT property_id FROM sync_cursors WHERE connection = ${route.connection})`;
-  const unrouted = sql<boolean>`(property_id IS NULL OR property_id NOT IN (SELECT property_id FROM sync_cursors))`;
-  const rows = await db
-    .selectFrom('webhook_events')
-    .select(['event_id', 'event_type', 'creation_time', 'payload', 'property_id', 'entity_key', 'attempts'])
-    .where('state', '=', 'pending')
-    .where('next_attempt_at', '<=', sql<Date>`now()`)
-    .where(route.unrouted ? sql<boolean>`(${followed} OR ${unrouted})` : followed)
-    .orderBy('creation_time')
-    .orderBy('received_at')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({
-    eventId: r.event_id,
-    eventType: r.event_type,
-    creationTime: r.creation_time,
-    payload: (r.payload as Record<string, unknown> | null) ?? null,
-    propertyId: r.property_id,
-    entityKey: r.entity_key,
-    attempts: r.attempts,
-  }));
-}
-
-/** Ends an event: processed (its refresh committed in this transaction), ignored or failed. */
-export async function finishEvent(db: Executor, eventId: string, state: Exclude<WebhookEventState, 'pending'>, error?: string): Promise<void> {
-  await db
-    .updateTable('webhook_events')
-    .set({ state, processed_at: new Date(), last_error: error?.slice(0, 1000) ?? null })
-    .where('event_id', '=', eventId)
-    .execute();
-}
-
-/** A refresh that failed for now: the event is processed again after `delayMs`. */
-export async function eventAgainLater(db: Executor, eventId: string, delayMs: number, error: string): Promise<void> {
-  await db
-    .updateTable('webhook_events')
-    .set({ attempts: sql`attempts + 1`, next_attempt_at: sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval`, last_error: error.slice(0, 1000) })
-    .where('event_id', '=', eventId)
-    .execute();
-}
-
-export interface EventCounts {
-  eventType: string;
-  state: string;
-  n: number;
-}
-
-/** Events by type and state (status, metrics). */
-export async function countEvents(db: Executor): Promise<EventCounts[]> {
-  const rows = await db
-    .selectFrom('webhook_events')
-    .select(['event_type', 'state', (eb) => eb.fn.countAll<string>().as('n')])
-    .groupBy(['event_type', 'state'])
-    .orderBy('event_type')
-    .execute();
-  return rows.map((r) => ({ eventType: r.event_type, state: r.state, n: Number(r.n) }));
-}
-
 // ------------------------------------------------------------------ integration storage
 
 export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: unknown, fetchedAt: Date): Insertable<IntegrationStorageBookingsTable> {
@@ -382,28 +281,4 @@ export async function saveVersioned(
     WHERE t.updated_at IS NULL OR excluded.updated_at IS NULL OR t.updated_at <= excluded.updated_at
     RETURNING 1 AS k`.execute(db);
   return r.rows.length > 0;
-}
-
-export interface PendingEvents {
-  propertyId: string;
-  pending: number;
-  oldestPendingAt: Date | null;
-}
-
-/**
- * Change events per property: how many wait and since when. Every property that has events
- * gets a row (0 when none wait), so that the gauges show a property's queue emptying rather
- * than vanishing.
- */
-export async function pendingEventsByProperty(db: Executor): Promise<PendingEvents[]> {
-  const rows = await db
-    .selectFrom('webhook_events')
-    .select((eb) => [
-      'property_id',
-      eb.fn.countAll<string>().filterWhere('state', '=', 'pending').as('pending'),
-      eb.fn.min('received_at').filterWhere('state', '=', 'pending').as('oldest'),
-    ])
-    .groupBy('property_id')
-    .execute();
-  return rows.map((r) => ({ propertyId: r.property_id ?? '', pending: Number(r.pending), oldestPendingAt: r.oldest ? new Date(r.oldest) : null }));
 }

@@ -17,10 +17,16 @@ export interface QuarantineEntry {
   rawBody: string;
 }
 
+/**
+ * Keeps a payload with the reason. Text columns cannot hold a NUL character, and a payload
+ * is in quarantine precisely because it may hold anything: NULs are written as `\u0000`.
+ */
 export async function quarantinePayload(db: Executor, e: QuarantineEntry): Promise<void> {
+  const text = (s: string) => s.replaceAll('\u0000', '\\u0000');
+  const reason = text(e.reason);
   await sql`
     INSERT INTO quarantine AS q (stream, property_id, entity_key, reason, reason_hash, raw_body)
-    VALUES (${e.stream}, ${e.propertyId}, ${e.entityKey}, ${e.reason}, md5(${e.reason}), ${e.rawBody})
+    VALUES (${e.stream}, ${e.propertyId === null ? null : text(e.propertyId)}, ${e.entityKey === null ? null : text(e.entityKey)}, ${reason}, md5(${reason}), ${text(e.rawBody)})
     ON CONFLICT (stream, coalesce(property_id, ''), coalesce(entity_key, ''), reason_hash) DO UPDATE SET
       occurrences = q.occurrences + 1,
       last_seen_at = now(),

@@ -1,0 +1,413 @@
+/**
+ * The daemon attacked as a stranger on its network would, and as a provider (or anything
+ * pretending to be it) could: the real CLI as a child process, a real PostgreSQL, the
+ * simulator over HTTP. Nothing that reaches it may crash it, freeze it, spend its provider
+ * budget or add metric series without bound.
+ */
+import { request } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+let stop: (() => Promise<unknown>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  stop = undefined;
+  await h?.close();
+  h = undefined;
+});
+
+const MB = 1024 * 1024;
+const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await h!.sql<{ n: string }>(sql, params))[0]!.n);
+/** Polls rarely: what changes, changes through the events. */
+const NO_POLLING = { sync: { pollCron: '0 0 1 1 *' }, pms: { pollCron: '0 0 1 1 *' }, occupancy: { enabled: false }, content: { enabled: false } };
+
+/** A daemon with its webhook receiver on 127.0.0.1 (no authentication needed there): `port` is the ops endpoint, `hooks` the receiver. */
+async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
+  const port = await freePort();
+  const hooks = await freePort();
+  const env = { STAYSYNC_OPS_PORT: String(port), STAYSYNC_WEBHOOKS_ENABLED: 'true', STAYSYNC_WEBHOOK_HOST: '127.0.0.1', STAYSYNC_WEBHOOK_PORT: String(hooks), STAYSYNC_LOG_LEVEL: 'info', ...opts.env };
+  const daemon = startCli(['run'], daemonEnv(harness, { env, config: { ...NO_POLLING, ...opts.config } }));
+  stop = async () => {
+    daemon.child.kill('SIGTERM');
+    return daemon.done;
+  };
+  await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200, 60_000);
+  return { daemon, port, hooks };
+}
+
+/**
+ * POSTs `total` bytes made on the fly (nothing held in memory) to the receiver, announced in
+ * content-length or chunked; resolves with the answer, which may come before the upload ends.
+ */
+function postStream(port: number, total: number, opts: { announce: boolean; byte?: string }): Promise<{ status: number; body: string; sentBytes: number }> {
+  return new Promise((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, opts.byte ?? ' ');
+    let sent = 0;
+    const body = new Readable({
+      read() {
+        if (sent >= total) return this.push(null);
+        const n = Math.min(chunk.length, total - sent);
+        sent += n;
+        this.push(n === chunk.length ? chunk : chunk.subarray(0, n));
+      },
+    });
+    const headers: Record<string, string | number> = { 'content-type': 'application/json' };
+    if (opts.announce) headers['content-length'] = total;
+    let answered = false;
+    const req = request({ host: '127.0.0.1', port, path: '/webhooks/provider', method: 'POST', headers }, (res) => {
+      answered = true;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, sentBytes: sent }));
+      res.on('error', () => resolve({ status: res.statusCode ?? 0, body: text, sentBytes: sent }));
+    });
+    // The receiver closes the connection after its answer: the rest of the upload fails, as it should.
+    req.on('error', (err) => (answered ? undefined : reject(err)));
+    body.pipe(req);
+  });
+}
+
+async function postText(port: number, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; ms: number }> {
+  const started = performance.now();
+  const res = await fetch(`http://127.0.0.1:${port}/webhooks/provider`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* plain text */
+  }
+  return { status: res.status, body: parsed, ms: performance.now() - started };
+}
+
+/** Asks /healthz every 20 ms until stopped; resolves with the slowest answer (ms) and whether every answer was 200. */
+function watchHealth(port: number): { stop: () => Promise<{ slowestMs: number; answers: number; allOk: boolean }> } {
+  let running = true;
+  let slowestMs = 0;
+  let answers = 0;
+  let allOk = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      const r = await opsGet(port, '/healthz');
+      slowestMs = Math.max(slowestMs, performance.now() - started);
+      answers++;
+      if (r.status !== 200) allOk = false;
+      await new Promise((r2) => setTimeout(r2, 20));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return { slowestMs, answers, allOk };
+    },
+  };
+}
+
+/** Resident memory of a process (MB), from /proc. */
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+function event(type: string, payload: Record<string, unknown>, creationTime = new Date().toISOString()) {
+  return { eventId: crypto.randomUUID(), eventType: type, creationTime, payload };
+}
+
+describe('the webhook receiver, attacked', () => {
+  it('refuses to start unauthenticated on an address others can reach (exit 2, naming webhooks.auth and the address), and says what each port exposes', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const port = await freePort();
+    const hooks = await freePort();
+    const env = daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_WEBHOOKS_ENABLED: 'true', STAYSYNC_WEBHOOK_PORT: String(hooks) }, config: NO_POLLING });
+    const refused = await runCli(['run'], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`webhooks.auth (STAYSYNC_WEBHOOK_AUTH) is none while the webhook receiver would listen on 0.0.0.0:${hooks}`);
+    expect(refused.stderr).toContain('webhooks.allowUnauthenticated');
+    // Nothing listened meanwhile.
+    expect((await opsGet(port, '/healthz')).status).toBe(0);
+
+    // Said explicitly, it starts, and says so plainly once.
+    const daemon = startCli(['run'], { ...env, STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED: 'true', STAYSYNC_LOG_LEVEL: 'info' });
+    stop = async () => {
+      daemon.child.kill('SIGTERM');
+      return daemon.done;
+    };
+    await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200, 60_000);
+    const r = await stop();
+    stop = undefined;
+    const lines = logRecords((r as { stdout: string }).stdout);
+    const opsLine = lines.filter((l) => l.msg.startsWith('ops endpoint listening on'));
+    expect(opsLine).toHaveLength(1);
+    expect(opsLine[0]!.msg).toMatch(/\/healthz, \/readyz and \/metrics, read-only and without authentication, to anyone who can reach this address/);
+    const hookLine = lines.filter((l) => l.msg.startsWith('webhook receiver listening on'));
+    expect(hookLine).toEqual([expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/WITHOUT authentication, from anyone who can reach this address/) })]);
+  });
+
+  it('answers 413 to 16 MB and 200 MB bodies, announced or not, without reading them: the daemon stays up, /healthz answers in under 100 ms meanwhile', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { daemon, port, hooks } = await startDaemon(h);
+    const pid = daemon.child.pid!;
+    const rssBefore = rssMb(pid);
+    const health = watchHealth(port);
+    const results = [];
+    for (const [total, announce] of [
+      [16 * MB, true],
+      [200 * MB, true],
+      [16 * MB, false],
+      [200 * MB, false],
+    ] as const) {
+      const r = await postStream(hooks, total, { announce });
+      results.push({ total, announce, ...r });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    const { slowestMs, answers, allOk } = await health.stop();
+    for (const r of results) {
+      expect(r.status, `${r.total} bytes, announced ${r.announce}`).toBe(413);
+      expect(JSON.parse(r.body).error).toMatch(/larger than 1048576 bytes \(webhooks\.maxBodyBytes\)/);
+      // The upload was cut off: what the client got out is what the kernel's buffers took, not 200 MB.
+      if (r.total > 100 * MB) expect(r.sentBytes, `${r.total} bytes, announced ${r.announce}`).toBeLessThan(50 * MB);
+    }
+    expect(allOk).toBe(true);
+    expect(answers).toBeGreaterThan(3);
+    expect(slowestMs).toBeLessThan(100);
+    expect(rssMb(pid) - rssBefore).toBeLessThan(64);
+    expect(daemon.child.exitCode).toBeNull();
+    expect((await opsGet(port, '/healthz')).status).toBe(200);
+    expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
+    expect(logRecords(daemon.output()).filter((l) => /webhook batch refused: .*over webhooks\.maxBodyBytes/.test(l.msg))).toHaveLength(4);
+  });
+
+  it('refuses in well under a second a 1 MB string that never ends, and bodies nested too deeply, with the line and column', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { port, hooks } = await startDaemon(h);
+    const health = watchHealth(port);
+    const unterminated = await postText(hooks, '"' + '\\"'.repeat(MB / 2 - 1));
+    const nested = await postText(hooks, '['.repeat(MB));
+    const { slowestMs, allOk } = await health.stop();
+    expect(unterminated.status).toBe(400);
+    expect(unterminated.body.error).toMatch(/^the body is not JSON \(line 1, column \d+: /);
+    expect(unterminated.ms).toBeLessThan(1_000);
+    expect(nested.status).toBe(400);
+    expect(nested.ms).toBeLessThan(1_000);
+    expect(allOk).toBe(true);
+    expect(slowestMs).toBeLessThan(100);
+  });
+
+  it('answers 400 to events the database cannot store (a NUL, a number beyond numeric), stores the others, and keeps the refused ones in the quarantine', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { hooks } = await startDaemon(h);
+    const good = event('crm:guest_merged', { PropertyId: '500100', GuestId: '1' });
+    const nulInPayload = event('crm:guest_merged', { PropertyId: '500100', Note: 'a\u0000b' });
+    const overflow = event('crm:guest_merged', { PropertyId: '500100', Amount: 1 });
+    const nulInId = { ...event('crm:guest_merged', {}), eventId: 'id-with-\u0000-nul' };
+    const body = JSON.stringify([good, nulInPayload, overflow, nulInId]).replace('"Amount":1', `"Amount":1e${200_000}`);
+    const r = await postText(hooks, body);
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ stored: 1, refused: 3, error: expect.stringMatching(/3 of 4 events cannot be stored .* the others are stored: do not deliver this batch again/) });
+    expect(r.body.refusedEvents.map((e: { index: number }) => e.index)).toEqual([1, 2, 3]);
+    expect(r.body.refusedEvents[0].reason).toMatch(/database write failed: 22P05/);
+    expect(r.body.refusedEvents[1].reason).toMatch(/database write failed: 22003/);
+    expect(r.body.refusedEvents[2].reason).toMatch(/eventId of printable ASCII/);
+    expect(await h.sql('SELECT event_id FROM webhook_events')).toEqual([{ event_id: good.eventId }]);
+    expect(await count(`SELECT count(*) AS n FROM quarantine WHERE stream = 'webhook_receiver'`)).toBe(3);
+    // Delivered again (as a provider would after a 503), it is answered the same: nothing doubles.
+    const again = await postText(hooks, body);
+    expect(again).toMatchObject({ status: 400, body: { stored: 0, duplicates: 1, refused: 3 } });
+    expect(await count(`SELECT sum(occurrences) AS n FROM quarantine WHERE stream = 'webhook_receiver'`)).toBe(6);
+  });
+
+  it('caps open connections and header time: a crowd of idle clients on the webhook port does not reach /healthz on the ops port', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { port, hooks } = await startDaemon(h);
+    const { connect } = await import('node:net');
+    let closedByServer = 0;
+    const sockets = Array.from({ length: 60 }, () => {
+      const s = connect(hooks, '127.0.0.1');
+      s.on('error', () => undefined);
+      s.on('close', () => closedByServer++);
+      s.resume();
+      // Headers that never end.
+      s.write('POST /webhooks/provider HTTP/1.1\r\nHost: x\r\n');
+      return s;
+    });
+    const closed = () => closedByServer;
+    // Beyond the cap (32) connections are closed at once; the rest when the header time (10 s) is over.
+    await waitFor('connections beyond the cap closed', () => closed() >= 28, 5_000);
+    const health = await opsGet(port, '/healthz');
+    expect(health.status).toBe(200);
+    await waitFor('idle connections cut off after the header time', () => closed() === 60, 20_000);
+    const metrics = (await opsGet(port, '/metrics')).body;
+    expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="webhooks"}')).toBeGreaterThanOrEqual(28);
+    for (const s of sockets) s.destroy();
+  });
+});
+
+describe('change events cannot spend the provider budget', () => {
+  it('1,000 forged events for properties nobody follows cost 0 provider requests and add no metric series', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { port, hooks } = await startDaemon(h, { config: { webhooks: { unfollowedAfterMs: 500 } } });
+    await waitFor('the first PMS sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0, 45_000);
+    const series = async () =>
+      new Set(
+        (await opsGet(port, '/metrics')).body
+          .split('\n')
+          .filter((l) => l.startsWith('staysync_') && !l.startsWith('staysync_provider_request_duration_seconds'))
+          .map((l) => l.slice(0, l.lastIndexOf(' '))),
+      );
+    const flood = (round: number) =>
+      Array.from({ length: 1000 }, (_, i) => {
+        const property = `forged-${round}-${i}`;
+        if (i % 3 === 0) return event('webpms:check_in', { BookingNumber: `N${i}`, PropertyId: property });
+        if (i % 3 === 1) return event('pms_integration_storage:booking_changed', { BookingId: `B${i}`, PropertyId: property });
+        return event(`forged:type-${round}-${i}`, { PropertyId: property });
+      });
+    h.sim.stats.requestLog = [];
+    // A first flood may add the (bounded) series of event types and states; a second one adds none.
+    for (const round of [1, 2]) {
+      const r = await postText(hooks, JSON.stringify(flood(round)));
+      expect(r).toMatchObject({ status: 200, body: { stored: 1000, duplicates: 0 } });
+      await waitFor(`flood ${round} handled`, async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'pending'`)) === 0, 30_000);
+    }
+    const afterFirst = await series();
+    const r3 = await postText(hooks, JSON.stringify(flood(3)));
+    expect(r3.status).toBe(200);
+    await waitFor('flood 3 handled', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'pending'`)) === 0, 30_000);
+    await new Promise((r) => setTimeout(r, 1_100)); // the table gauges' cache
+    const afterThird = await series();
+    expect([...afterThird].filter((s) => !afterFirst.has(s))).toEqual([]);
+    expect([...afterThird].filter((s) => s.includes('forged'))).toEqual([]);
+
+    const forgedRequests = h.sim.stats.requestLog.filter((e) => e.path.includes('forged') || /\/reservations\/N\d+$|integration-storage/.test(e.path));
+    expect(forgedRequests).toEqual([]);
+    // Of each flood, 334 + 333 events of known types for properties nobody follows, 333 of invented types.
+    expect(await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'ignored'`)).toBe(3000);
+    expect(await count(`SELECT count(*) AS n FROM webhook_events WHERE last_error = 'no connection follows this property: kept, not fetched'`)).toBe(3 * 667);
+    const metrics = (await opsGet(port, '/metrics')).body;
+    expect(metricValue(metrics, 'staysync_webhook_events_unfollowed_total')).toBe(3 * 667);
+    expect(metricValue(metrics, 'staysync_webhook_events{event_type="other",state="ignored"}')).toBe(3 * 333);
+  });
+
+  it('a burst of events for one booking costs one fetch, a flood waits its turn, a 404 is asked once more and then left to polling', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
+    const { port, hooks } = await startDaemon(h, { config: { webhooks: { eventFetchesPerProperty: { burst: 3, perMinute: 120 } } } });
+    await waitFor('the first PMS sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) === h!.sim.pmsReservations('500100').length, 45_000);
+    const reservations = h.sim.pmsReservations('500100');
+    h.sim.stats.requestLog = [];
+    const fetchesOf = (n: string) => h!.sim.stats.requestLog!.filter((e) => e.path === `/api/pms/v2/properties/500100/reservations/${n}`).length;
+
+    const processed = () => count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'processed'`);
+    // A burst in one batch: one fetch.
+    const [first, second, third] = reservations.map((r) => r.number);
+    const burst = Array.from({ length: 20 }, (_, i) => event(i % 2 ? 'webpms:check_in' : 'webpms:change_room', { BookingNumber: first, PropertyId: '500100' }));
+    expect((await postText(hooks, JSON.stringify(burst))).status).toBe(200);
+    await waitFor('the burst processed', async () => (await processed()) === 20);
+    expect(fetchesOf(first!)).toBe(1);
+    // A burst in twenty batches of one, within a second: the events after the first refresh wait and share one more.
+    for (let i = 0; i < 20; i++) await postText(hooks, JSON.stringify([event('webpms:change_room', { BookingNumber: second, PropertyId: '500100' })]));
+    await waitFor('the spread burst processed', async () => (await processed()) === 40, 10_000);
+    expect(fetchesOf(second!)).toBe(2);
+    // Events created before the mirror read the reservation (here: an hour before) announce nothing new: no fetch at all.
+    const anHourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    for (let i = 0; i < 20; i++) await postText(hooks, JSON.stringify([event('webpms:check_out', { BookingNumber: third, PropertyId: '500100' }, anHourAgo)]));
+    await waitFor('the old events processed', async () => (await processed()) === 60, 10_000);
+    expect(fetchesOf(third!)).toBe(0);
+
+    // A flood of events announcing changes of 30 reservations: 3 at once, then 2 a second.
+    const flood = reservations.slice(3, 33).map((r) => event('webpms:check_out', { BookingNumber: r.number, PropertyId: '500100' }, new Date(Date.now() + 3_600_000).toISOString()));
+    const floodStarted = Date.now();
+    expect((await postText(hooks, JSON.stringify(flood))).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2_000));
+    const inTwoSeconds = reservations.slice(3, 33).reduce((n, r) => n + fetchesOf(r.number), 0);
+    expect(inTwoSeconds).toBeGreaterThanOrEqual(3);
+    expect(inTwoSeconds).toBeLessThanOrEqual(3 + 2 * ((Date.now() - floodStarted) / 1000) + 1);
+    await waitFor('the flood processed', async () => (await processed()) === 90, 40_000);
+    expect(reservations.slice(3, 33).every((r) => fetchesOf(r.number) === 1)).toBe(true);
+
+    // A booking the provider does not have: asked twice, then failed; polling would find it if it existed.
+    expect((await postText(hooks, JSON.stringify([event('webpms:check_in', { BookingNumber: 'no-such-booking', PropertyId: '500100' })]))).status).toBe(200);
+    await waitFor('the unknown booking failed', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'failed'`)) === 1, 20_000);
+    expect(fetchesOf('no-such-booking')).toBe(2);
+    expect((await h.sql<{ last_error: string }>(`SELECT last_error FROM webhook_events WHERE state = 'failed'`))[0]!.last_error).toMatch(/404.*twice: not asked again/);
+
+    const metrics = (await opsGet(port, '/metrics')).body;
+    expect(metricValue(metrics, 'staysync_webhook_events_covered_total')).toBeGreaterThanOrEqual(20);
+    expect(metricValue(metrics, 'staysync_webhook_events_deferred_total')).toBeGreaterThan(0);
+  });
+
+  it('deletes processed events after webhooks.retainEventsDays', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    await h.migrate();
+    await h.sql(`INSERT INTO webhook_events (event_id, event_type, state, received_at, processed_at) SELECT 'old-' || i, 'webpms:check_in', 'processed', now() - interval '9 days', now() - interval '9 days' FROM generate_series(1, 12000) i`);
+    await h.sql(`INSERT INTO webhook_events (event_id, event_type, state, received_at) VALUES ('old-pending', 'webpms:check_in', 'pending', now() - interval '9 days'), ('recent', 'webpms:check_in', 'ignored', now() - interval '6 days')`);
+    await h.sql(`UPDATE webhook_events SET property_id = 'not-followed' WHERE event_id = 'old-pending'`);
+    const { daemon } = await startDaemon(h, { config: { webhooks: { unfollowedAfterMs: 500 } } });
+    await waitFor('the old events deleted', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE event_id LIKE 'old-%' AND state = 'processed'`)) === 0, 30_000);
+    // What is not past its retention stays; a pending event is never deleted (it becomes ignored: nobody follows its property).
+    expect(await count(`SELECT count(*) AS n FROM webhook_events WHERE event_id IN ('recent', 'old-pending')`)).toBe(2);
+    await stop!();
+    stop = undefined;
+    expect(logRecords((await daemon.done).stdout).some((l) => l.msg === 'deleted change events past their retention' && l.purged === 12000)).toBe(true);
+  });
+});
+
+describe('provider bodies, bounded', () => {
+  it('a details body over provider.maxResponseBytes is quarantined once and not fetched again until its next version; one no parser should hang on is refused at once', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 2 }, { id: '500200', bookingCount: 1 }] } });
+    const big = new Set(h.sim.bookings('500100').map((b) => b.number));
+    const evil = h.sim.bookings('500200')[0]!.number;
+    const detailsPath = (p: string, n: string) => `/api/read-reservation/v1/properties/${p}/bookings/${n}`;
+    let serveBig = true;
+    const bigBody = '{"booking":{"padding":"' + 'x'.repeat(3 * MB) + '"}}';
+    const evilBody = '"' + '\\"'.repeat(MB / 2);
+    h.sim.faults.serveText = (path) => {
+      for (const n of big) if (serveBig && path === detailsPath('500100', n)) return { body: bigBody, chunked: n === [...big][0] };
+      return path === detailsPath('500200', evil) ? { body: evilBody } : undefined;
+    };
+    h.sim.stats.requestLog = [];
+    // Sweeps every second over every modification the simulator made (its bookings go back years).
+    const sweep = { enabled: true, everyMs: 1_000, lookbackMs: 20 * 365 * 86_400_000 };
+    const { daemon, port } = await startDaemon(h, { config: { provider: { maxResponseBytes: 2 * MB }, sync: { sweep, pollIntervalMs: { min: 250, max: 1_000 } } } });
+    const pid = daemon.child.pid!;
+    const fetchesOf = (p: string, n: string) => h!.sim.stats.requestLog!.filter((e) => e.path === detailsPath(p, n)).length;
+    const health = watchHealth(port);
+    await waitFor('both big bodies quarantined', async () => (await count(`SELECT count(*) AS n FROM quarantine WHERE reason LIKE 'body too large: more than 2097152 bytes%'`)) === 2, 30_000);
+    await waitFor('the evil body asked for several times', () => fetchesOf('500200', evil) >= 3, 30_000);
+    // Sweeps list both versions again: they are not fetched again.
+    const lastSweep = async () => (await h!.sql<{ at: Date | null }>(`SELECT last_finished_at AS at FROM booking_sweeps WHERE property_id = '500100'`))[0]?.at?.getTime() ?? 0;
+    const sweptAt = await waitFor('a sweep of 500100', lastSweep, 30_000);
+    await waitFor('two more sweeps', async () => (await lastSweep()) > sweptAt + 1_500, 30_000);
+    expect(await count(`SELECT last_summaries AS n FROM booking_sweeps WHERE property_id = '500100'`)).toBe(2);
+    for (const n of big) expect(fetchesOf('500100', n), n).toBe(1);
+    const { slowestMs, allOk } = await health.stop();
+    expect(allOk).toBe(true);
+    expect(slowestMs).toBeLessThan(100);
+    expect(rssMb(pid)).toBeLessThan(300);
+    // The evil body is not JSON: refused in no time, each attempt counted, nothing stored.
+    const metrics = (await opsGet(port, '/metrics')).body;
+    expect(metricValue(metrics, 'staysync_provider_failures_total{cause="invalid_body"}')).toBeGreaterThanOrEqual(3);
+    expect(await count(`SELECT count(*) AS n FROM bookings WHERE number = $1`, [evil])).toBe(0);
+    const parked = await h.sql<{ state: string; infinite: boolean }>(`SELECT state, next_attempt_at = 'infinity' AS infinite FROM booking_detail_queue WHERE property_id = '500100' ORDER BY number`);
+    expect(parked).toEqual([
+      { state: 'quarantined', infinite: true },
+      { state: 'quarantined', infinite: true },
+    ]);
+    const q = await h.sql<{ raw_body: string; occurrences: number }>(`SELECT raw_body, occurrences FROM quarantine WHERE property_id = '500100'`);
+    for (const row of q) {
+      expect(row.occurrences).toBe(1);
+      expect(row.raw_body.length).toBeLessThanOrEqual(4096);
+    }
+
+    // The next version is small again: listed, fetched and mirrored.
+    serveBig = false;
+    h.sim.mutate({ count: 1, propertyId: '500100' });
+    await waitFor('a new version mirrored', async () => (await count(`SELECT count(*) AS n FROM bookings WHERE property_id = '500100'`)) === 1, 30_000);
+    expect(await count(`SELECT count(*) AS n FROM booking_detail_queue WHERE property_id = '500100' AND next_attempt_at = 'infinity'`)).toBe(1);
+  });
+});
