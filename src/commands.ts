@@ -255,7 +255,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
       const w = config.webhooks;
       const port = await webhooks.start(w.host, w.port);
       const line = `webhook receiver listening on ${w.host}:${port}${w.path}: ${webhookExposure(w)}`;
-      if (w.auth === 'none') opsLog.warn({ host: w.host, port, auth: w.auth }, line);
+      if (w.auth === 'none' && !isLoopbackHost(w.host)) opsLog.warn({ host: w.host, port, auth: w.auth }, line);
       else opsLog.info({ host: w.host, port, auth: w.auth }, line);
     }
     if (!(await prepare(env, h, mode, replica))) return ExitCode.ok;
