@@ -35,5 +35,5 @@ USER node
 EXPOSE 9464 9465
 # On the ops port: a flood of webhook requests cannot make the container unhealthy.
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["node", "dist/cli.js"]
+ENTRYPOINT ["node", "dist/cli/main.js"]
 CMD ["run"]

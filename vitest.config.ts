@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'tools/**/test/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     // Integration tests sync thousands of bookings through restarts and lease changes on two
     // shared cores: alone they take about 40 s, and beside another file on a slow hour of this

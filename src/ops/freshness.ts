@@ -3,8 +3,8 @@
  * the newest mirrored change, "data as of", and the lag of the fresh changes of the last hour
  * (src/db/repositories/freshness.ts, the same definitions as reporting.freshness).
  */
-import type { PropertyFreshness } from '../db/repositories/freshness.js';
-import { formatDuration } from '../sync/progress.js';
+import type { PropertyFreshness } from '../store/repositories/freshness.js';
+import { formatDuration } from '../sync/runtime/progress.js';
 
 /** As in `status --json`: times in ISO 8601 (UTC), ages and lags in seconds by the database's clock. */
 export interface FreshnessStatus {

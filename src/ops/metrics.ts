@@ -5,23 +5,23 @@
  * property states). When the database is away those table gauges are left out of the scrape
  * (staysync_database_up says why); the rest still answers.
  */
-import { quarantineByStream } from '../db/repositories/quarantine.js';
+import { quarantineByStream } from '../store/repositories/quarantine.js';
 import client from 'prom-client';
-import type { DatabaseAvailability } from '../db/availability.js';
-import type { Db } from '../db/database.js';
-import type { Replica } from '../db/replicas.js';
-import { queueDepthByProperty } from '../db/repositories/fetch-queue.js';
-import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
-import { cursorStates, cursorStreams } from '../db/states.js';
-import { countEvents, pendingEventsByProperty } from '../db/repositories/webhook-events.js';
-import { KNOWN_EVENT_TYPES } from '../sync/events.js';
+import type { DatabaseAvailability } from '../store/availability.js';
+import type { Db } from '../store/database.js';
+import type { Replica } from '../cluster/replicas.js';
+import { queueDepthByProperty } from '../store/repositories/fetch-queue.js';
+import { BOOKING_SUMMARIES, listCursors } from '../store/repositories/cursors.js';
+import { cursorStates, cursorStreams } from '../store/states.js';
+import { countEvents, pendingEventsByProperty } from '../store/repositories/webhook-events.js';
+import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
 import type { HttpListener } from './http.js';
-import { newestChangeByProperty } from '../db/repositories/freshness.js';
-import { onChangeLag } from '../sync/freshness.js';
+import { newestChangeByProperty } from '../store/repositories/freshness.js';
+import { onChangeLag } from '../sync/runtime/freshness.js';
 import { failureCauses } from '../provider/health.js';
 import { registerSweepMetrics } from './sweep-status.js';
-import { SyncCounters } from '../sync/counters.js';
-import { connectionStates, type ConnectionView, type Fleet } from '../sync/fleet.js';
+import { SyncCounters } from '../sync/runtime/counters.js';
+import { connectionStates, type ConnectionView, type Fleet } from '../sync/runtime/fleet.js';
 
 export interface MetricSources {
   /** The process's API connections: their counters and provider figures carry a `connection` label. */

@@ -2,20 +2,20 @@
  * `staysync status`: where each property stands and how the sync is doing, read from the
  * database alone (any machine, no lock, no DDL), as a table for people or JSON for scripts.
  */
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
-import { queueDepthByProperty, pendingCount } from '../db/repositories/fetch-queue.js';
-import { lastContentRefresh } from '../db/repositories/content.js';
-import { BOOKING_SUMMARIES, listCursors } from '../db/repositories/cursors.js';
-import { connectionStatus, replicaStatus, type ConnectionStatusRow } from '../db/repositories/connections.js';
+import type { Config } from '../config/config.js';
+import type { Db } from '../store/database.js';
+import { queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
+import { lastContentRefresh } from '../store/repositories/content.js';
+import { BOOKING_SUMMARIES, listCursors } from '../store/repositories/cursors.js';
+import { connectionStatus, replicaStatus, type ConnectionStatusRow } from '../store/repositories/connections.js';
 import { tokenCapacity } from '../provider/token-capacity.js';
-import { countQuarantined, quarantineByStream } from '../db/repositories/quarantine.js';
-import { recentRuns, type RunRow } from '../db/repositories/runs.js';
-import { countEvents } from '../db/repositories/webhook-events.js';
-import { KNOWN_EVENT_TYPES } from '../sync/events.js';
-import { formatDuration, queueEtaSeconds } from '../sync/progress.js';
+import { countQuarantined, quarantineByStream } from '../store/repositories/quarantine.js';
+import { recentRuns, type RunRow } from '../store/repositories/runs.js';
+import { countEvents } from '../store/repositories/webhook-events.js';
+import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
+import { formatDuration, queueEtaSeconds } from '../sync/runtime/progress.js';
 import { gatherSweeps, sweepLines, type PropertySweepStatus } from './sweep-status.js';
-import { freshnessByProperty } from '../db/repositories/freshness.js';
+import { freshnessByProperty } from '../store/repositories/freshness.js';
 import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './freshness.js';
 
 export interface PropertyStatus {

@@ -3,11 +3,11 @@
  * per property, when it last swept and what that pass found, read from booking_sweeps.
  */
 import client from 'prom-client';
-import type { Config } from '../config.js';
-import type { DatabaseAvailability } from '../db/availability.js';
-import type { Db } from '../db/database.js';
-import { listCursors, type CursorRow } from '../db/repositories/cursors.js';
-import { BOOKING_SWEEP, listSweeps, nextSweepDueAt, type SweepRow } from '../db/repositories/sweeps.js';
+import type { Config } from '../config/config.js';
+import type { DatabaseAvailability } from '../store/availability.js';
+import type { Db } from '../store/database.js';
+import { listCursors, type CursorRow } from '../store/repositories/cursors.js';
+import { BOOKING_SWEEP, listSweeps, nextSweepDueAt, type SweepRow } from '../store/repositories/sweeps.js';
 
 export interface PropertySweepStatus {
   propertyId: string;

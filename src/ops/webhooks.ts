@@ -19,14 +19,14 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
-import { webhookEventSchema } from '../provider/pms-schemas.js';
-import { describeIssues } from '../provider/schemas.js';
-import { eventTarget } from '../sync/events.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../util/log.js';
+import { webhookEventSchema } from '../provider/schemas/pms.js';
+import { describeIssues } from '../provider/schemas/bookings.js';
+import { eventTarget } from '../sync/streams/events.js';
 import { parseJsonLossless } from '../provider/json.js';
 import { jsonSyntaxError } from '../util/json-syntax.js';
-import type { NewEvent, UnstorableEvent } from '../db/repositories/webhook-events.js';
+import type { NewEvent, UnstorableEvent } from '../store/repositories/webhook-events.js';
 import { HttpListener, reply } from './http.js';
 
 export interface StoreResult {

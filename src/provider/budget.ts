@@ -10,7 +10,7 @@
  * provider counts a request when it arrives, so a window started at send could end before
  * the provider's own window does (network jitter) and let request N+1 in too early.
  */
-import type { RateLimitScope, RateWindow } from '../config.js';
+import type { RateLimitScope, RateWindow } from '../config/config.js';
 import type { Clock } from '../util/clock.js';
 
 /** The `x-ratelimit-remaining-*` values of one response; window i ↔ header i. */

@@ -21,9 +21,9 @@
  * never the Authorization header, a token or the secret.
  */
 import { Agent, type Dispatcher } from 'undici';
-import type { Config, RateLimitScope } from '../config.js';
-import { rateLimitScopes } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Config, RateLimitScope } from '../config/config.js';
+import { rateLimitScopes } from '../config/config.js';
+import type { Logger } from '../util/log.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { Budgets, type RateBudget, type ResponseHeaders } from './budget.js';
 import {
@@ -39,7 +39,7 @@ import {
 import { causeOfNetworkError, ProviderHealth, type FailureCause } from './health.js';
 import { bodyExcerpt, ResponseTooLargeError, sendOnce, type RawResponse } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
-import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas.js';
+import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas/bookings.js';
 import { describeNetworkError, TokenManager } from './token.js';
 import { parseJsonLossless } from './json.js';
 

@@ -5,7 +5,7 @@
  * among successes is not an outage), and ends with the next success; each is logged once,
  * with the host and the last error, instead of one line per retry.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
 
 /** Why an attempt got no usable answer. */

@@ -2,5 +2,5 @@
 export * from './budget.js';
 export * from './client.js';
 export * from './errors.js';
-export * from './schemas.js';
+export * from './schemas/bookings.js';
 export { TokenManager, type TokenManagerOptions } from './token.js';

@@ -4,7 +4,7 @@
  * token shortly before it expires: with 15-minute tokens renewed a minute early, each
  * connection asks about 4.3 times an hour, so 300 an hour carry about 70 connections.
  */
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 
 /** The provider's token lifetime (its `expires_in`, 900 s); tokens that live longer raise the capacity. */
 export const TOKEN_LIFETIME_MS = 15 * 60_000;

@@ -10,7 +10,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import type { Logger } from '../log.js';
+import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
 import type { RateBudget } from './budget.js';
 import { AuthenticationError, ProviderError, ProviderUnavailableError, RequestTimeoutError } from './errors.js';

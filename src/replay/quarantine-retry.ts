@@ -14,25 +14,25 @@
  * quarantine row is then deleted without writing anything.
  */
 import { sql } from 'kysely';
-import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../db/errors.js';
-import type { Trx } from '../db/database.js';
-import { upsertSummariesAndEnqueue } from '../db/repositories/booking-summaries.js';
-import { bookingToRows, saveBookingVersion } from '../db/repositories/bookings.js';
-import { upsertChanged } from '../db/repositories/content.js';
-import { inventoryBlockToRow, savePmsReservation, saveVersioned, storageBookingToRow, upsertPmsGuest } from '../db/repositories/pms.js';
-import { quarantinePayload, WRITE_FAILED_PREFIX } from '../db/repositories/quarantine.js';
+import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../store/errors.js';
+import type { Trx } from '../store/database.js';
+import { upsertSummariesAndEnqueue } from '../store/repositories/booking-summaries.js';
+import { bookingToRows, saveBookingVersion } from '../store/repositories/bookings.js';
+import { upsertChanged } from '../store/repositories/content.js';
+import { inventoryBlockToRow, savePmsReservation, saveVersioned, storageBookingToRow, upsertPmsGuest } from '../store/repositories/pms.js';
+import { quarantinePayload, WRITE_FAILED_PREFIX } from '../store/repositories/quarantine.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
   parseCancellationRule,
   parseContentProperty,
   parseExtraStayRule,
-} from '../provider/content-schemas.js';
-import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/pms-schemas.js';
-import { parseBooking, parseBookingSummary, parseGetBookingResponse } from '../provider/schemas.js';
-import { BOOKING_SUMMARIES } from '../db/repositories/cursors.js';
-import { summaryToRow } from '../sync/booking-summaries.js';
-import { BOOKING_DETAILS } from '../sync/booking-details.js';
+} from '../provider/schemas/content.js';
+import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
+import { parseBooking, parseBookingSummary, parseGetBookingResponse } from '../provider/schemas/bookings.js';
+import { BOOKING_SUMMARIES } from '../store/repositories/cursors.js';
+import { summaryToRow } from '../sync/streams/booking-summaries.js';
+import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
 import {
   CONTENT_STREAM,
   parseRulesBody,
@@ -43,10 +43,10 @@ import {
   writeExtraStayRules,
   writeProperty,
   writeReferenceList,
-} from '../sync/content.js';
-import { WEBHOOK_EVENTS } from '../sync/events.js';
-import { occupancyDayToRow, roomToRow } from '../sync/pms-refreshes.js';
-import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/pms-reservations.js';
+} from '../sync/streams/content.js';
+import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
+import { occupancyDayToRow, roomToRow } from '../sync/streams/pms-refreshes.js';
+import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/streams/pms-reservations.js';
 import type { ReplayEnv } from './rebuild.js';
 import { parseJsonLossless } from '../provider/json.js';
 import { TOO_LARGE_REASON } from '../provider/errors.js';

@@ -20,22 +20,22 @@
  * room type, an entry a new mapping drops) are left for the next refresh to mark.
  */
 import { sql } from 'kysely';
-import type { Config } from '../config.js';
-import type { DatabaseHandle, Trx } from '../db/database.js';
-import { prepare, replaceChildren } from '../db/repositories/content.js';
-import { bookingToRows } from '../db/repositories/bookings.js';
-import { inventoryBlockToRow, storageBookingToRow } from '../db/repositories/pms.js';
-import { quarantinePayload } from '../db/repositories/quarantine.js';
-import type { Logger } from '../log.js';
-import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/content-schemas.js';
-import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/pms-schemas.js';
-import { parseBooking, parseBookingSummary, parseGetBookingResponse, type Booking, type ParseResult } from '../provider/schemas.js';
-import { summaryToRow } from '../sync/booking-summaries.js';
-import { BOOKING_DETAILS } from '../sync/booking-details.js';
-import { cancellationRuleRows, CONTENT_STREAM, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../sync/content.js';
-import { WEBHOOK_EVENTS } from '../sync/events.js';
-import { occupancyDayToRow, roomToRow } from '../sync/pms-refreshes.js';
-import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/pms-reservations.js';
+import type { Config } from '../config/config.js';
+import type { DatabaseHandle, Trx } from '../store/database.js';
+import { prepare, replaceChildren } from '../store/repositories/content.js';
+import { bookingToRows } from '../store/repositories/bookings.js';
+import { inventoryBlockToRow, storageBookingToRow } from '../store/repositories/pms.js';
+import { quarantinePayload } from '../store/repositories/quarantine.js';
+import type { Logger } from '../util/log.js';
+import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
+import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
+import { parseBooking, parseBookingSummary, parseGetBookingResponse, type Booking, type ParseResult } from '../provider/schemas/bookings.js';
+import { summaryToRow } from '../sync/streams/booking-summaries.js';
+import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
+import { cancellationRuleRows, CONTENT_STREAM, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../sync/streams/content.js';
+import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
+import { occupancyDayToRow, roomToRow } from '../sync/streams/pms-refreshes.js';
+import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/streams/pms-reservations.js';
 import { decodeRaw, deleteChildren, insertRows, isObject, updateDerived, upsertDerived, type Row } from './write.js';
 
 /** Rows per transaction: large enough that round trips do not dominate, small enough to keep memory flat at 100,000 bookings. */

@@ -16,7 +16,7 @@
  * daemon's, so that a mistake in one is not repeated in the other.
  */
 import pg from 'pg';
-import { exactTypes } from '../../src/db/database.js';
+import { exactTypes } from '../../src/store/database.js';
 import { isJsonNumber, parseJsonLossless } from '../../src/provider/json.js';
 
 export type Kind = 'text' | 'numeric' | 'instant' | 'local' | 'date' | 'float' | 'json' | 'bool' | 'int';

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { refreshContent } from '../../src/sync/content.js';
+import { refreshContent } from '../../src/sync/streams/content.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { byKey, calendarDate, Checks, connect, MISSING, rowsOf, textOf, type Kind, type Row } from './checks.js';
 import { generate, MODES, withValue, type Operation, type Payload } from './generator.js';

@@ -21,9 +21,9 @@ import {
   propertyPageSchema,
   roomAmenityCategoriesSchema,
   roomTypeCategoriesSchema,
-} from '../../src/provider/content-schemas.js';
-import { parseReservationResponse } from '../../src/provider/pms-schemas.js';
-import { parseBookingSummary, parseBookingsPage, parseGetBookingResponse, type ParseResult } from '../../src/provider/schemas.js';
+} from '../../src/provider/schemas/content.js';
+import { parseReservationResponse } from '../../src/provider/schemas/pms.js';
+import { parseBookingSummary, parseBookingsPage, parseGetBookingResponse, type ParseResult } from '../../src/provider/schemas/bookings.js';
 import { calendarDate, wallClock } from './checks.js';
 import { generate, generateMany, withValue, type Operation, type Payload } from './generator.js';
 

@@ -1,4 +1,4 @@
-/** Running the real entry point (`node dist/cli.js`) as a child process, as the container does. */
+/** Running the real entry point (`node dist/cli/main.js`) as a child process, as the container does. */
 import { afterAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, TEST_POLL_INTERVAL, type Harness } from './harness.js';
 import { reportingSchemaOf } from './database.js';
 
-const cli = resolve('dist/cli.js');
+const cli = resolve('dist/cli/main.js');
 
 export interface Run {
   code: number | null;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { exactTypes } from '../../src/db/database.js';
+import { exactTypes } from '../../src/store/database.js';
 
 /** URL of the PostgreSQL server the tests use. */
 export async function testDatabaseUrl(): Promise<string> {

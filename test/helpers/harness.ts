@@ -3,16 +3,16 @@
  * test PostgreSQL, and a configuration that points staysync at both with short windows.
  */
 import { Writable } from 'node:stream';
-import { loadConfig, type Config, type RateWindow } from '../../src/config.js';
-import { openDatabase, openForWriting, type DatabaseHandle } from '../../src/db/database.js';
-import { createLogger, type Logger } from '../../src/log.js';
+import { loadConfig, type Config, type RateWindow } from '../../src/config/config.js';
+import { openDatabase, openForWriting, type DatabaseHandle } from '../../src/store/database.js';
+import { createLogger, type Logger } from '../../src/util/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
-import { createSyncContext, type SyncContext } from '../../src/sync/context.js';
-import { Engine, type EngineResult } from '../../src/sync/engine.js';
-import type { Recovery } from '../../src/sync/recovery.js';
-import type { StreamRegistry } from '../../src/sync/streams.js';
-import { registeredStreams } from '../../src/sync/streams.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { createSyncContext, type SyncContext } from '../../src/sync/runtime/context.js';
+import { Engine, type EngineResult } from '../../src/sync/runtime/engine.js';
+import type { Recovery } from '../../src/sync/runtime/recovery.js';
+import type { StreamRegistry } from '../../src/sync/streams/registry.js';
+import { registeredStreams } from '../../src/sync/streams/registry.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../tools/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from './database.js';
 
@@ -194,7 +194,7 @@ export async function syncOnce(
   let recovery: Recovery = opts.recovery ?? { mode: 'none' };
   // A fixed restart point per property: reset those cursors as --recover=<time> would.
   if (opts.recoverFrom && opts.recoverFrom.size > 0) {
-    const { resetCursorForRecovery, BOOKING_SUMMARIES } = await import('../../src/db/repositories/cursors.js');
+    const { resetCursorForRecovery, BOOKING_SUMMARIES } = await import('../../src/store/repositories/cursors.js');
     const [first] = [...opts.recoverFrom.values()];
     for (const id of opts.recoverFrom.keys()) await ctx.write((trx) => resetCursorForRecovery(trx, id, BOOKING_SUMMARIES, new Date()));
     recovery = { mode: 'at', from: first! };

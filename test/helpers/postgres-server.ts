@@ -3,4 +3,4 @@
  * which also runs the local default database), with a temporary data directory that close()
  * removes and no fsync.
  */
-export { startPostgresServer, withPostgresServer, type PostgresServer, type PostgresServerOptions } from '../../src/db/postgres-server.js';
+export { startPostgresServer, withPostgresServer, type PostgresServer, type PostgresServerOptions } from '../../src/local-pg/postgres-server.js';

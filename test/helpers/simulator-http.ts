@@ -1,6 +1,6 @@
 /** Talking to the simulator over plain HTTP, as the simulator's own tests do. */
 import { expect } from 'vitest';
-import type { Simulator, SimulatorOptions } from '../../src/simulator/index.js';
+import type { Simulator, SimulatorOptions } from '../../tools/simulator/index.js';
 
 const generous = [{ limit: 1_000_000, windowMs: 1000 }];
 

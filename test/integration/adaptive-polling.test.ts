@@ -4,8 +4,8 @@
  * detail backlog of a property that is still backfilling.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/sync/engine.js';
-import { registeredStreams } from '../../src/sync/streams.js';
+import { Engine } from '../../src/sync/runtime/engine.js';
+import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { waitFor } from '../helpers/cli.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 

@@ -1,5 +1,5 @@
 /**
- * The real entry point (`node dist/cli.js`) as the container runs it: exit statuses, clear
+ * The real entry point (`node dist/cli/main.js`) as the container runs it: exit statuses, clear
  * configuration errors, SIGKILL at random points, token loss and --recover, SIGTERM.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * Content and reference-data mirror against the simulator and real PostgreSQL.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { refreshContent } from '../../src/sync/content.js';
+import { refreshContent } from '../../src/sync/streams/content.js';
 import { daemonEnv, runCli, startCli } from '../helpers/cli.js';
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 import { tokenResponse } from '../helpers/simulator-http.js';

@@ -24,7 +24,7 @@ describe('npm run demo', () => {
     chmodSync(dataDir, 0o755); // as root the server runs as the OS user postgres
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const [pgPort, opsPort] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, [resolve('dist/demo.js')], {
+    const child = spawn(process.execPath, [resolve('dist-tools/tools/demo/main.js')], {
       env: {
         PATH: process.env.PATH ?? '',
         STAYSYNC_DATA_DIR: dataDir,

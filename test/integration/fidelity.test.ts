@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatherStatus, formatStatus } from '../../src/ops/status.js';
-import { refreshContent } from '../../src/sync/content.js';
+import { refreshContent } from '../../src/sync/streams/content.js';
 import { jsonNumber } from '../../src/provider/json.js';
 import { mirrorSnapshot, SIM_CLIENT_ID, SIM_CLIENT_SECRET, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 import { tokenResponse } from '../helpers/simulator-http.js';

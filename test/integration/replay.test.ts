@@ -5,18 +5,18 @@
  * processes, and the automatic rebuild when the mirror's mapping version is older.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { insertWebhookEvents } from '../../src/db/repositories/webhook-events.js';
-import { nextDueFetches } from '../../src/db/repositories/fetch-queue.js';
-import { quarantinePayload } from '../../src/db/repositories/quarantine.js';
+import { insertWebhookEvents } from '../../src/store/repositories/webhook-events.js';
+import { nextDueFetches } from '../../src/store/repositories/fetch-queue.js';
+import { quarantinePayload } from '../../src/store/repositories/quarantine.js';
 import { InvalidPayloadError } from '../../src/provider/errors.js';
-import { MAPPING_VERSION } from '../../src/replay/mapping-version.js';
+import { MAPPING_VERSION } from '../../src/replay/upgrade.js';
 import { retryQuarantine } from '../../src/replay/quarantine-retry.js';
 import { rebuild } from '../../src/replay/rebuild.js';
-import { BOOKING_DETAILS } from '../../src/sync/booking-details.js';
-import type { SyncContext } from '../../src/sync/context.js';
-import { Engine } from '../../src/sync/engine.js';
-import { FetchOutcomes } from '../../src/sync/fetch-drain.js';
-import { registeredStreams } from '../../src/sync/streams.js';
+import { BOOKING_DETAILS } from '../../src/sync/streams/booking-details.js';
+import type { SyncContext } from '../../src/sync/runtime/context.js';
+import { Engine } from '../../src/sync/runtime/engine.js';
+import { FetchOutcomes } from '../../src/sync/runtime/fetch-drain.js';
+import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 

@@ -6,13 +6,13 @@
  * Money is compared in exact cents: the simulator's amounts have at most two decimals.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/database.js';
-import { applyReportingLayer, reportingViewsFile, type ReportingLayerOptions } from '../../src/db/reporting.js';
-import type { Db } from '../../src/db/database.js';
-import { Engine } from '../../src/sync/engine.js';
-import { registeredStreams } from '../../src/sync/streams.js';
-import { refreshContent } from '../../src/sync/content.js';
-import type { BookingPayload, Simulator } from '../../src/simulator/index.js';
+import { openDatabase } from '../../src/store/database.js';
+import { applyReportingLayer, reportingViewsFile, type ReportingLayerOptions } from '../../src/store/reporting.js';
+import type { Db } from '../../src/store/database.js';
+import { Engine } from '../../src/sync/runtime/engine.js';
+import { registeredStreams } from '../../src/sync/streams/registry.js';
+import { refreshContent } from '../../src/sync/streams/content.js';
+import type { BookingPayload, Simulator } from '../../tools/simulator/index.js';
 import { readFile } from 'node:fs/promises';
 import { query } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';

@@ -6,12 +6,12 @@
  * booking list is caught up; `status` shows what the last sweep found.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { upsertSummariesAndEnqueue } from '../../src/db/repositories/booking-summaries.js';
-import { resetCursorForRecovery } from '../../src/db/repositories/cursors.js';
-import { bookingSweepStream } from '../../src/sync/booking-sweep.js';
-import type { SyncContext } from '../../src/sync/context.js';
-import { Engine } from '../../src/sync/engine.js';
-import { registeredStreams, type StreamRegistry } from '../../src/sync/streams.js';
+import { upsertSummariesAndEnqueue } from '../../src/store/repositories/booking-summaries.js';
+import { resetCursorForRecovery } from '../../src/store/repositories/cursors.js';
+import { bookingSweepStream } from '../../src/sync/streams/booking-sweep.js';
+import type { SyncContext } from '../../src/sync/runtime/context.js';
+import { Engine } from '../../src/sync/runtime/engine.js';
+import { registeredStreams, type StreamRegistry } from '../../src/sync/streams/registry.js';
 import { daemonEnv, runCli, waitFor } from '../helpers/cli.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 

@@ -2,8 +2,8 @@
  * The bookings mirror end to end: real PostgreSQL, the simulator over HTTP, the engine.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TokenLostError } from '../../src/sync/errors.js';
-import { planRecovery } from '../../src/sync/recovery.js';
+import { TokenLostError } from '../../src/sync/runtime/errors.js';
+import { planRecovery } from '../../src/sync/runtime/recovery.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, SIM_CLIENT_SECRET, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;

@@ -3,8 +3,8 @@
  * egress together never admit more than a window allows; another egress has its own budget.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { TokenGate } from '../../src/db/token-gate.js';
+import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { TokenGate } from '../../src/cluster/token-gate.js';
 import { systemClock } from '../../src/util/clock.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseArgs, UsageError } from '../../src/cli-args.js';
+import { parseArgs, UsageError } from '../../src/cli/args.js';
 
 describe('command-line arguments', () => {
   it('parses commands and options', () => {

@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { resolveConnections } from '../../src/connections.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { resolveConnections } from '../../src/config/connections.js';
 
 function file(content: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'staysync-config-'));

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { configForConnection, resolveConnections } from '../../src/connections.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { configForConnection, resolveConnections } from '../../src/config/connections.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'staysync-connections-'));
 function configFile(content: unknown): string {

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, posix, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { connectionSpecSchema, environmentVariables, loadConfig } from '../../src/config.js';
+import { connectionSpecSchema, environmentVariables, loadConfig } from '../../src/config/config.js';
 import { OPS_PATHS } from '../../src/ops/http.js';
 
 const deploy = resolve('config/deploy');

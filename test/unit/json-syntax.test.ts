@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../src/simulator/random.js';
+import { mulberry32 } from '../../tools/simulator/random.js';
 import { jsonSyntaxError, MAX_JSON_DEPTH } from '../../src/util/json-syntax.js';
 
 const fixtures = join(import.meta.dirname, '../fixtures/provider');

@@ -4,8 +4,8 @@
  * ones still within the ceiling, the floor holds, and sweep pages get turns.
  */
 import { describe, expect, it } from 'vitest';
-import { loadConfig, type RateWindow } from '../../src/config.js';
-import { ListScheduler, sustainableGapMs } from '../../src/sync/list-scheduler.js';
+import { loadConfig, type RateWindow } from '../../src/config/config.js';
+import { ListScheduler, sustainableGapMs } from '../../src/sync/runtime/list-scheduler.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const PRODUCTION_LIST_WINDOWS: RateWindow[] = [

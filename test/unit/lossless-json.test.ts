@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isJsonNumber, parseJsonLossless } from '../../src/provider/json.js';
-import { mulberry32, type Rng } from '../../src/simulator/random.js';
+import { mulberry32, type Rng } from '../../tools/simulator/random.js';
 import { MAX_JSON_DEPTH } from '../../src/util/json-syntax.js';
 
 const roundTrip = (text: string) => JSON.stringify(parseJsonLossless(text));

@@ -3,11 +3,11 @@
  * what an event names, personal data removal, and the webhook settings.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, isLoopbackHost, loadConfig } from '../../src/config.js';
+import { ConfigError, isLoopbackHost, loadConfig } from '../../src/config/config.js';
 import { authorized } from '../../src/ops/webhooks.js';
-import { eventTarget } from '../../src/sync/events.js';
-import { PERSONAL_KEYS, stripPerson, stripReservation } from '../../src/sync/personal-data.js';
-import { occupancyWindows } from '../../src/sync/pms-refreshes.js';
+import { eventTarget } from '../../src/sync/streams/events.js';
+import { PERSONAL_KEYS, stripPerson, stripReservation } from '../../src/mapping/personal-data.js';
+import { occupancyWindows } from '../../src/sync/streams/pms-refreshes.js';
 import { addDays, daysBetween, localDate, localMinute } from '../../src/util/local-time.js';
 
 describe('occupancy windows', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { priorityOf } from '../../src/sync/booking-summaries.js';
-import { fetchRetryDelayMs } from '../../src/sync/fetch-drain.js';
-import { formatDuration, queueEtaSeconds, sustainedRate } from '../../src/sync/progress.js';
+import { priorityOf } from '../../src/sync/streams/booking-summaries.js';
+import { fetchRetryDelayMs } from '../../src/sync/runtime/fetch-drain.js';
+import { formatDuration, queueEtaSeconds, sustainedRate } from '../../src/sync/runtime/progress.js';
 
 describe('detail queue ordering and ETA', () => {
   const now = Date.UTC(2026, 10, 21, 12);

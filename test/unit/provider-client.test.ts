@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/util/log.js';
 import { fetchedAtOf, ProviderClient } from '../../src/provider/client.js';
 import {
   AuthenticationError,

@@ -7,7 +7,7 @@ import {
   parseBookingSummary,
   parseBookingsPage,
   parseGetBookingResponse,
-} from '../../src/provider/schemas.js';
+} from '../../src/provider/schemas/bookings.js';
 import { parseJsonLossless } from '../../src/provider/json.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'provider');

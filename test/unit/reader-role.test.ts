@@ -4,7 +4,7 @@
  * test/integration/local-server.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { readerUrl, storedPassword } from '../../src/db/reader-role.js';
+import { readerUrl, storedPassword } from '../../src/store/reader-role.js';
 
 describe('readerUrl', () => {
   it('names the reader and carries no password, neither in the user part nor in the parameters', () => {

@@ -1,0 +1,89 @@
+/** Command-line arguments of staysync (kept apart from cli.ts so tests can import it). */
+import type { Recovery } from '../sync/runtime/recovery.js';
+
+export const usage = `usage: staysync <command> [options]
+
+commands:
+  run                 follow every change until stopped (SIGTERM or SIGINT)
+  sync --once         sync until caught up and the detail queue is drained, then exit
+  migrate             apply database migrations and exit
+  status [--json]     show where each property stands
+  rebuild             derive every typed table again from the raw payloads the mirror
+                      keeps (after a mapping fix, instead of a re-sync); no provider request
+  quarantine retry    parse the quarantined payloads again with the current schemas and
+                      mirror those that now pass; no provider request
+  grant-reader <role> create (if needed) a read-only role for reporting tools: SELECT on
+                      the mirror and reporting schemas, also on tables added later; its
+                      password from STAYSYNC_READER_PASSWORD, else generated and printed
+
+options:
+  --config <path>     JSON file overriding config/default.json (or STAYSYNC_CONFIG)
+  --recover[=<ISO>]   after a lost token: resume from the last mirrored modification
+                      minus two days, or from the given time (run and sync only)
+  --help              this text
+
+exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
+
+export class UsageError extends Error {}
+
+export interface Args {
+  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'help';
+  /** The role of grant-reader. */
+  role?: string;
+  configPath?: string;
+  once: boolean;
+  json: boolean;
+  recovery: Recovery;
+}
+
+export function parseArgs(argv: string[]): Args {
+  const args: Args = { command: 'help', once: false, json: false, recovery: { mode: 'none' } };
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--help' || a === '-h') return { ...args, command: 'help' };
+    else if (a === '--once') args.once = true;
+    else if (a === '--json') args.json = true;
+    else if (a === '--config') {
+      const v = argv[++i];
+      if (!v) throw new UsageError('--config needs a path');
+      args.configPath = v;
+    } else if (a.startsWith('--config=')) args.configPath = a.slice('--config='.length);
+    else if (a === '--recover') args.recovery = { mode: 'auto' };
+    else if (a.startsWith('--recover=')) {
+      const v = a.slice('--recover='.length);
+      const t = Date.parse(v);
+      if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(t)) {
+        throw new UsageError(`--recover=${v}: expected an ISO time such as 2024-05-01T00:00:00Z`);
+      }
+      args.recovery = { mode: 'at', from: new Date(t) };
+    } else if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
+    else positional.push(a);
+  }
+  const [command, ...rest] = positional;
+  if (command === undefined) return args;
+  if (command === 'quarantine') {
+    // The one command of two words: `quarantine retry`.
+    const [sub, ...more] = rest;
+    if (sub !== 'retry') throw new UsageError(sub === undefined ? 'quarantine needs a subcommand: quarantine retry' : `unknown subcommand quarantine ${sub} (expected: quarantine retry)`);
+    if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
+    args.command = 'quarantine-retry';
+  } else if (command === 'grant-reader') {
+    const [role, ...more] = rest;
+    if (role === undefined) throw new UsageError('grant-reader needs the name of the role, e.g. staysync grant-reader reporting_reader');
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new UsageError(`grant-reader ${role}: expected a lower-case SQL identifier (letters, digits, _) as the role name`);
+    if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
+    args.command = 'grant-reader';
+    args.role = role;
+  } else {
+    if (!['run', 'sync', 'migrate', 'status', 'rebuild', 'help'].includes(command)) throw new UsageError(`unknown command ${command}`);
+    if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
+    args.command = command as Args['command'];
+  }
+  if (args.command === 'sync' && !args.once) throw new UsageError('sync needs --once (use run for the daemon)');
+  if (args.recovery.mode !== 'none' && args.command !== 'run' && args.command !== 'sync') {
+    throw new UsageError('--recover goes with run or sync --once');
+  }
+  return args;
+}
+

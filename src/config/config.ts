@@ -1,0 +1,500 @@
+/**
+ * Configuration: defaults from `config/default.json`, overridden by an optional JSON file
+ * (`--config <path>` or `STAYSYNC_CONFIG`), overridden by environment variables. Parsed
+ * once with zod, frozen, and passed down. Every error names the key and what it expected.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Cron } from 'croner';
+import { z } from 'zod';
+import { jsonSyntaxError } from '../util/json-syntax.js';
+
+/**
+ * Root of the installed package, where config/ and migrations/ live: the nearest folder above
+ * this module with a package.json (the same from src/, dist/ and the tools' build).
+ */
+export const packageRoot = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+function findPackageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(resolve(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+const rateWindow = z.strictObject({
+  limit: z.number().int().positive(),
+  windowMs: z.number().int().positive(),
+});
+const rateWindows = z.array(rateWindow).min(1);
+
+export const rateLimitScopes = [
+  'bookingList',
+  'bookingDetails',
+  'standard',
+  'integrationStorage',
+  'token',
+] as const;
+export type RateLimitScope = (typeof rateLimitScopes)[number];
+export type RateWindow = z.infer<typeof rateWindow>;
+
+/**
+ * The provider's URLs: https, since the client secret and the access tokens travel on them.
+ * Plain http only to a loopback address (the simulator, a local TLS-terminating proxy).
+ */
+const providerUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https:\/\//.test(u) || (/^http:\/\//.test(u) && isLoopbackHost(new URL(u).hostname)), 'an https:// URL (http:// only to a loopback address such as 127.0.0.1: the client secret and tokens would travel in clear text)')
+  .transform((u) => u.replace(/\/+$/, ''));
+
+/** True for a name or literal address of this machine's loopback interface (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || /^::ffff:127(\.\d{1,3}){3}$/.test(h);
+}
+
+/** A croner expression that croner accepts. */
+const cronExpression = z.string().refine(
+  (expr) => {
+    try {
+      new Cron(expr, { paused: true }).stop();
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'a cron expression such as "*/5 * * * *"' },
+);
+
+const propertyIdList = z.array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'property ids of letters, digits, - or _'));
+
+/**
+ * One API connection (connections.ts): its name, its credentials (each inline, from a file, or
+ * from an environment variable), its properties (none: all that its content lists) and, where
+ * contracted, limits of its own per scope.
+ */
+export const connectionSpecSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name of lower-case letters, digits, - or _ (at most 63)'),
+  clientId: z.string().min(1).optional(),
+  clientIdFile: z.string().min(1).optional(),
+  clientIdEnv: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  clientSecretFile: z.string().min(1).optional(),
+  clientSecretEnv: z.string().min(1).optional(),
+  propertyIds: propertyIdList.optional(),
+  rateLimits: z
+    .strictObject({
+      bookingList: rateWindows.optional(),
+      bookingDetails: rateWindows.optional(),
+      standard: rateWindows.optional(),
+      integrationStorage: rateWindows.optional(),
+    })
+    .optional(),
+});
+export type ConnectionSpec = z.infer<typeof connectionSpecSchema>;
+
+const configSchema = z.strictObject({
+  database: z.strictObject({
+    /** postgres:// URL; absent means a local PostgreSQL server that staysync starts itself, with its data under dataDir. */
+    url: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
+    /** Where the reporting views live (a schema of their own, beside the mirror's). */
+    reportingSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
+    dataDir: z.string().min(1),
+    /** TCP port of the local server on 127.0.0.1 (used only without DATABASE_URL). */
+    localPort: z.number().int().min(1).max(65535),
+    poolSize: z.number().int().min(1).max(100),
+    /** How often a process waiting for the schema's start-up lock tries to take it (and the holder checks its session). */
+    leaseRetryMs: z.number().int().min(50),
+    /** sync --once gives up (exit 1) when the database has been unreachable this long; run waits forever. */
+    giveUpAfterMs: z.number().int().min(0),
+  }),
+  /** Several processes (replicas) sharing the connections of one schema (db/replicas.ts). */
+  replicas: z.strictObject({
+    /** A dead replica's connections are synced by another within this time; a clean stop hands them over within a quarter of it. */
+    takeoverMs: z.number().int().min(400),
+  }),
+  provider: z.strictObject({
+    url: providerUrl,
+    referenceDataUrl: providerUrl,
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    requestTimeoutMs: z.number().int().positive(),
+    /** A response body longer than this is not read further: its entity is quarantined as too large (a list page, details, content). */
+    maxResponseBytes: z.number().int().min(65_536),
+    maxAttempts: z.number().int().min(1).max(100),
+    tokenRenewBeforeExpiryMs: z.number().int().min(0),
+    /**
+     * The IP address (or any name for it) that requests leave from: replicas with the same
+     * value share the token endpoint's per-IP budget through PostgreSQL.
+     */
+    egress: z.string().min(1).max(200),
+    /** sync --once gives up (exit 1) when the provider has not answered this long; run keeps retrying. */
+    giveUpAfterMs: z.number().int().min(0),
+  }),
+  propertyIds: propertyIdList,
+  /** API connections (connections.ts); empty with no connectionsDir: the one of provider.clientId/clientSecret and propertyIds. */
+  connections: z.array(connectionSpecSchema),
+  /** A directory of connection files (one JSON object per file, as a secrets volume provides them). */
+  connectionsDir: z.string().min(1).optional(),
+  rateLimits: z.strictObject({
+    bookingList: rateWindows,
+    bookingDetails: rateWindows,
+    standard: rateWindows,
+    integrationStorage: rateWindows,
+    token: rateWindows,
+  }),
+  sync: z.strictObject({
+    /**
+     * croner expression: when the daemon polls a caught-up property for new changes. Absent
+     * (the default): adaptive polling, as often as the booking list budget allows (list-scheduler.ts).
+     */
+    pollCron: cronExpression.optional(),
+    /** Adaptive polling: no property is polled more often than every `min` ms, none waits longer than `max` ms (when the budget allows). */
+    pollIntervalMs: z
+      .strictObject({ min: z.number().int().min(0), max: z.number().int().positive() })
+      .refine((v) => v.min <= v.max, { message: 'min at most max' }),
+    /** While a property backfills, polls and sweeps together use at most this share of the booking list budget; backfill pages get the rest. */
+    pollShareDuringBackfill: z.number().gt(0).max(1),
+    /** The reconciliation sweep: every `everyMs` each property's summaries are re-read from now − `lookbackMs`, for writes that became visible late. */
+    sweep: z.strictObject({
+      enabled: z.boolean(),
+      everyMs: z.number().int().positive(),
+      lookbackMs: z.number().int().positive(),
+    }),
+    summariesPageSize: z.number().int().min(1).max(1000),
+    detailConcurrency: z.number().int().min(1).max(64),
+    progressIntervalMs: z.number().int().positive(),
+    recoveryOverlapMs: z.number().int().min(0),
+    /** The daemon checks again a property failing with a permanent error (403, 400, ...) this often. */
+    failingRecheckMs: z.number().int().positive(),
+    /** Booking details that answered 404 repeatedly, failed validation or could not be stored are fetched again after this, doubling up to 6 hours. */
+    refetchParkedAfterMs: z.number().int().positive(),
+    /** A fetch queue drain vacuums its table after taking this many rows (fetch-drain.ts); 0: never, autovacuum does it. */
+    vacuumQueueEveryRows: z.number().int().min(0),
+  }),
+  content: z.strictObject({
+    /** Mirror content and reference data (properties, room types, rate plans, rules, lists). */
+    enabled: z.boolean(),
+    /** croner expression of the scheduled full refresh (also done at start). */
+    refreshCron: cronExpression,
+  }),
+  pms: z.strictObject({
+    /** Mirror PMS reservations, guests and rooms (needs the PMS API on the API connection). */
+    enabled: z.boolean(),
+    /** First day of the backfill of PMS reservations, by modification (YYYY-MM-DD). */
+    backfillFrom: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2009-01-01').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a valid date'),
+    /** croner expression: when a caught-up property's PMS reservations are searched again. */
+    pollCron: cronExpression,
+    /** How far back each search re-reads the previous window (at least its last minute: minute precision and local time make an exact edge unsafe). */
+    overlapMinutes: z.number().int().min(1).max(2_880),
+    /** E-mails, phones, birth dates, citizenship and documents of guests: mirrored only when true (names always are). */
+    personalData: z.boolean(),
+    /** Reservation fetches in flight (the standard budget still paces them). */
+    fetchConcurrency: z.number().int().min(1).max(32),
+  }),
+  occupancy: z.strictObject({
+    /** Mirror the daily occupancy statistics (PMS analytics). */
+    enabled: z.boolean(),
+    /** Days before today (property-local) that each refresh covers. */
+    daysBack: z.number().int().min(0).max(3_660),
+    /** Days after today that each refresh covers. */
+    daysAhead: z.number().int().min(0).max(3_660),
+    /** croner expression of the scheduled refresh (also done at start). */
+    refreshCron: cronExpression,
+  }),
+  webhooks: z.strictObject({
+    /** Receive the provider's change events, on a listener of their own (webhooks.host, webhooks.port). */
+    enabled: z.boolean(),
+    /** Address of the webhook listener: the one port that faces the provider. */
+    host: z.string().min(1),
+    port: z.number().int().min(0).max(65535),
+    /** Path of the receiver. */
+    path: z.string().regex(/^\/[A-Za-z0-9/_.-]*$/, 'a URL path such as /webhooks/provider'),
+    /** How the provider authenticates, as configured by the hotelier: none, the API-KEY header, or HTTP Basic. */
+    auth: z.enum(['none', 'apiKey', 'basic']),
+    /** auth none on an address other than loopback is refused at start unless this says it is meant. */
+    allowUnauthenticated: z.boolean(),
+    apiKey: z.string().min(1).optional(),
+    basicUser: z.string().min(1).optional(),
+    basicPassword: z.string().min(1).optional(),
+    /** A batch body longer than this is refused with 413 as soon as it is passed (1,000 documented events take about 200 KB). */
+    maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+    /**
+     * An event of a property that no connection follows waits this long for one to follow it
+     * (a connection starting, a content refresh finding the property), then is kept as ignored, never fetched.
+     */
+    unfollowedAfterMs: z.number().int().min(0).max(86_400_000),
+    /** Events that are no longer pending are deleted this many days after they were received. */
+    retainEventsDays: z.number().int().min(1).max(3_650),
+    /** Refreshes that events may cause per property: `burst` at once, then `perMinute`; events beyond wait their turn. */
+    eventFetchesPerProperty: z.strictObject({ burst: z.number().int().min(1).max(10_000), perMinute: z.number().int().min(1).max(600) }),
+  }),
+  ops: z.strictObject({
+    /** /healthz, /readyz and /metrics, without authentication: keep it inside the cluster. */
+    port: z.number().int().min(0).max(65535),
+    host: z.string().min(1),
+  }),
+  shutdown: z.strictObject({
+    /** After SIGTERM, the process ends within this time: in-flight work finishes or is rolled back. */
+    graceMs: z.number().int().min(100).max(600_000),
+  }),
+  log: z.strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+});
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+/** A configuration problem: the message names the key and what was expected. Exit status 2. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep merge: objects merge key by key; arrays and scalars replace. */
+function merge(base: Json, over: Json): Json {
+  const out: Json = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isObject(b) && isObject(v) ? merge(b, v) : v;
+  }
+  return out;
+}
+
+function readJsonFile(path: string, what: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${what}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  return parseJsonObject(text, `${what}: ${path}`, 'a JSON object');
+}
+
+/**
+ * A file's text as a JSON object, or a ConfigError saying where it is not: the line, the
+ * column and what is wrong there, never the text itself (it may be part of a secret, and
+ * JSON.parse's own message quotes it).
+ */
+export function parseJsonObject(text: string, where: string, expected: string): Json {
+  const error = jsonSyntaxError(text);
+  if (error) throw new ConfigError(`${where} is not ${expected}: line ${error.line}, column ${error.column}: ${error.problem}`);
+  const parsed: unknown = JSON.parse(text);
+  if (!isObject(parsed)) throw new ConfigError(`${where} is not ${expected}: its top level is ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`);
+  return parsed;
+}
+
+/** A secret from `NAME` or from the file named by `NAME_FILE` (container secrets). */
+function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const direct = env[name];
+  const file = env[`${name}_FILE`];
+  if (direct !== undefined && direct !== '' && file) {
+    throw new ConfigError(`${name} and ${name}_FILE are both set: expected only one of them`);
+  }
+  if (file) {
+    try {
+      return readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  }
+  return direct === '' ? undefined : direct;
+}
+
+/** Variables read as secrets, with their keys: each also as NAME_FILE, a file holding the value. */
+const secretVariables: Record<string, string[]> = {
+  STAYSYNC_CLIENT_ID: ['provider', 'clientId'],
+  STAYSYNC_CLIENT_SECRET: ['provider', 'clientSecret'],
+  STAYSYNC_WEBHOOK_API_KEY: ['webhooks', 'apiKey'],
+  STAYSYNC_WEBHOOK_BASIC_USER: ['webhooks', 'basicUser'],
+  STAYSYNC_WEBHOOK_BASIC_PASSWORD: ['webhooks', 'basicPassword'],
+};
+
+function envOverrides(env: NodeJS.ProcessEnv): Json {
+  const o: Json = {};
+  const set = (path: string[], value: unknown) => {
+    let node = o;
+    for (const k of path.slice(0, -1)) node = (node[k] ??= {}) as Json;
+    node[path[path.length - 1]!] = value;
+  };
+  const str = (name: string, path: string[]) => {
+    const v = env[name];
+    if (v !== undefined && v !== '') set(path, v);
+  };
+  const int = (name: string, path: string[]) => {
+    const v = env[name];
+    if (v === undefined || v === '') return;
+    if (!/^\d+$/.test(v)) throw new ConfigError(`${name}: expected a whole number, got ${JSON.stringify(v)}`);
+    set(path, Number(v));
+  };
+  const bool = (name: string, path: string[]) => {
+    const v = env[name];
+    if (v === undefined || v === '') return;
+    if (!/^(true|false)$/.test(v)) throw new ConfigError(`${name}: expected true or false, got ${JSON.stringify(v)}`);
+    set(path, v === 'true');
+  };
+  str('DATABASE_URL', ['database', 'url']);
+  str('STAYSYNC_DB_SCHEMA', ['database', 'schema']);
+  str('STAYSYNC_REPORTING_SCHEMA', ['database', 'reportingSchema']);
+  str('STAYSYNC_DATA_DIR', ['database', 'dataDir']);
+  int('STAYSYNC_LOCAL_PG_PORT', ['database', 'localPort']);
+  int('STAYSYNC_TAKEOVER_MS', ['replicas', 'takeoverMs']);
+  str('STAYSYNC_PROVIDER_URL', ['provider', 'url']);
+  str('STAYSYNC_REFERENCE_DATA_URL', ['provider', 'referenceDataUrl']);
+  str('STAYSYNC_EGRESS', ['provider', 'egress']);
+  for (const [name, path] of Object.entries(secretVariables)) {
+    const value = secretFromEnv(env, name);
+    if (value !== undefined) set(path, value);
+  }
+  str('STAYSYNC_CONNECTIONS_DIR', ['connectionsDir']);
+  const ids = env.STAYSYNC_PROPERTY_IDS;
+  if (ids !== undefined) {
+    set(
+      ['propertyIds'],
+      ids.split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    );
+  }
+  str('STAYSYNC_POLL_CRON', ['sync', 'pollCron']);
+  int('STAYSYNC_POLL_MIN_MS', ['sync', 'pollIntervalMs', 'min']);
+  int('STAYSYNC_POLL_MAX_MS', ['sync', 'pollIntervalMs', 'max']);
+  str('STAYSYNC_CONTENT_CRON', ['content', 'refreshCron']);
+  str('STAYSYNC_PMS_POLL_CRON', ['pms', 'pollCron']);
+  str('STAYSYNC_OCCUPANCY_CRON', ['occupancy', 'refreshCron']);
+  bool('STAYSYNC_WEBHOOKS_ENABLED', ['webhooks', 'enabled']);
+  str('STAYSYNC_WEBHOOK_HOST', ['webhooks', 'host']);
+  int('STAYSYNC_WEBHOOK_PORT', ['webhooks', 'port']);
+  str('STAYSYNC_WEBHOOK_AUTH', ['webhooks', 'auth']);
+  bool('STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED', ['webhooks', 'allowUnauthenticated']);
+  str('STAYSYNC_OPS_HOST', ['ops', 'host']);
+  int('STAYSYNC_OPS_PORT', ['ops', 'port']);
+  int('STAYSYNC_SHUTDOWN_GRACE_MS', ['shutdown', 'graceMs']);
+  str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
+  return o;
+}
+
+/** Where a key's value came from, so an error can say which file or variable to fix. */
+const envNameOfKey: Record<string, string> = {
+  'database.url': 'DATABASE_URL',
+  'database.schema': 'STAYSYNC_DB_SCHEMA',
+  'database.reportingSchema': 'STAYSYNC_REPORTING_SCHEMA',
+  'database.dataDir': 'STAYSYNC_DATA_DIR',
+  'database.localPort': 'STAYSYNC_LOCAL_PG_PORT',
+  'replicas.takeoverMs': 'STAYSYNC_TAKEOVER_MS',
+  'provider.url': 'STAYSYNC_PROVIDER_URL',
+  'provider.referenceDataUrl': 'STAYSYNC_REFERENCE_DATA_URL',
+  'provider.egress': 'STAYSYNC_EGRESS',
+  'provider.clientId': 'STAYSYNC_CLIENT_ID',
+  'provider.clientSecret': 'STAYSYNC_CLIENT_SECRET',
+  propertyIds: 'STAYSYNC_PROPERTY_IDS',
+  connectionsDir: 'STAYSYNC_CONNECTIONS_DIR',
+  'sync.pollCron': 'STAYSYNC_POLL_CRON',
+  'sync.pollIntervalMs.min': 'STAYSYNC_POLL_MIN_MS',
+  'sync.pollIntervalMs.max': 'STAYSYNC_POLL_MAX_MS',
+  'content.refreshCron': 'STAYSYNC_CONTENT_CRON',
+  'pms.pollCron': 'STAYSYNC_PMS_POLL_CRON',
+  'occupancy.refreshCron': 'STAYSYNC_OCCUPANCY_CRON',
+  'webhooks.enabled': 'STAYSYNC_WEBHOOKS_ENABLED',
+  'webhooks.host': 'STAYSYNC_WEBHOOK_HOST',
+  'webhooks.port': 'STAYSYNC_WEBHOOK_PORT',
+  'webhooks.auth': 'STAYSYNC_WEBHOOK_AUTH',
+  'webhooks.allowUnauthenticated': 'STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED',
+  'webhooks.apiKey': 'STAYSYNC_WEBHOOK_API_KEY',
+  'webhooks.basicUser': 'STAYSYNC_WEBHOOK_BASIC_USER',
+  'webhooks.basicPassword': 'STAYSYNC_WEBHOOK_BASIC_PASSWORD',
+  'ops.host': 'STAYSYNC_OPS_HOST',
+  'ops.port': 'STAYSYNC_OPS_PORT',
+  'shutdown.graceMs': 'STAYSYNC_SHUTDOWN_GRACE_MS',
+  'log.level': 'STAYSYNC_LOG_LEVEL',
+};
+
+/**
+ * Every environment variable the daemon reads (deployment files are checked against it):
+ * the configuration's, the _FILE forms of the secrets, the config file's path and
+ * grant-reader's password.
+ */
+export const environmentVariables: readonly string[] = [
+  ...new Set([...Object.values(envNameOfKey), ...Object.keys(secretVariables).flatMap((n) => [n, `${n}_FILE`]), 'STAYSYNC_CONFIG', 'STAYSYNC_READER_PASSWORD']),
+].sort();
+
+function describeIssue(issue: z.core.$ZodIssue, env: Json): string {
+  const key = issue.path.map(String).join('.');
+  const top = issue.path.slice(0, 2).map(String).join('.');
+  const envName = envNameOfKey[key] ?? envNameOfKey[top] ?? (key.startsWith('propertyIds') ? 'STAYSYNC_PROPERTY_IDS' : undefined);
+  const fromEnv = envName !== undefined && env[envName] !== undefined;
+  const where = fromEnv ? ` (from ${envName})` : '';
+  let expected = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    return `${key ? key + ': ' : ''}unknown key(s) ${issue.keys.join(', ')}: expected only the documented keys`;
+  }
+  if (issue.code === 'invalid_type') expected = `expected ${issue.expected}`;
+  else if (!/^expected/i.test(expected)) expected = `expected ${expected.replace(/^Invalid input: /, '')}`;
+  return `${key || '(top level)'}${where}: ${expected}`;
+}
+
+export interface LoadConfigOptions {
+  /** Path of a JSON file that overrides the defaults (`--config`); falls back to STAYSYNC_CONFIG. */
+  configPath?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Extra overrides applied last (tests, bench). */
+  overrides?: Json;
+}
+
+/** Loads, merges and validates the configuration. Throws ConfigError naming the bad key. */
+export function loadConfig(opts: LoadConfigOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const defaults = readJsonFile(resolve(packageRoot, 'config', 'default.json'), 'built-in defaults');
+  const path = opts.configPath ?? (env.STAYSYNC_CONFIG || undefined);
+  const fileLayer = path ? readJsonFile(resolve(path), opts.configPath ? '--config' : 'STAYSYNC_CONFIG') : {};
+  const merged = merge(merge(merge(defaults, fileLayer), envOverrides(env)), opts.overrides ?? {});
+  const result = configSchema.safeParse(merged);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => describeIssue(i, env as Json));
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  checkWebhookCredentials(result.data.webhooks);
+  return deepFreeze(result.data);
+}
+
+/**
+ * The credentials of webhooks.auth are there, and no credential of another mode is: a key
+ * given while auth stays none would be ignored, and the operator would believe the endpoint
+ * closed. Checked whether or not webhooks are enabled, so that enabling them later holds no surprise.
+ */
+function checkWebhookCredentials(w: z.infer<typeof configSchema>['webhooks']): void {
+  const mode = `webhooks.auth (STAYSYNC_WEBHOOK_AUTH) is ${w.auth}`;
+  if (w.auth !== 'apiKey' && w.apiKey !== undefined) {
+    throw new ConfigError(`webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY) is set, but ${mode}: the key would be ignored. Set webhooks.auth to apiKey, or remove the key`);
+  }
+  if (w.auth !== 'basic' && (w.basicUser !== undefined || w.basicPassword !== undefined)) {
+    throw new ConfigError(
+      `webhooks.basicUser/basicPassword (STAYSYNC_WEBHOOK_BASIC_USER/PASSWORD) are set, but ${mode}: they would be ignored. Set webhooks.auth to basic, or remove them`,
+    );
+  }
+  if (w.auth !== 'none' && w.allowUnauthenticated) {
+    throw new ConfigError(`webhooks.allowUnauthenticated is true, but ${mode}: it allows nothing then. Remove it, or set webhooks.auth to none`);
+  }
+  if (w.auth === 'apiKey' && !w.apiKey) {
+    throw new ConfigError('webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY or STAYSYNC_WEBHOOK_API_KEY_FILE): expected the key the provider sends in the API-KEY header, since webhooks.auth is apiKey');
+  }
+  if (w.auth === 'basic' && (!w.basicUser || !w.basicPassword)) {
+    throw new ConfigError(
+      'webhooks.basicUser and webhooks.basicPassword (STAYSYNC_WEBHOOK_BASIC_USER, STAYSYNC_WEBHOOK_BASIC_PASSWORD, or their _FILE variants): expected both, since webhooks.auth is basic',
+    );
+  }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const child of Object.values(v)) deepFreeze(child);
+    Object.freeze(v);
+  }
+  return v;
+}

@@ -1,0 +1,229 @@
+/**
+ * Tolerant schemas of the PMS, PMS analytics and PMS integration storage APIs (OpenAPI
+ * PmsApi_*, PmsAnalyticsApi_*, PmsIntegrationApi_*). Same rules as schemas.ts: unknown fields
+ * kept, enums as plain strings (the document marks several as open), ids as strings, nullable
+ * objects and arrays may be null or absent. What a row cannot do without (a reservation
+ * number, a person id, a room id, a date) is required; everything else is optional.
+ */
+import { z } from 'zod';
+import { dateOnly, id, int, list, localDateTime, nullable, num, optBool, optId, optInt, optNum, optString, optUtcDateTime } from './primitives.js';
+import { safe, type ParseResult } from './bookings.js';
+
+/**
+ * A property-local date-time, or null. The document writes `YYYY-MM-DDThh:mm`; every other
+ * ISO-8601 form is read too (seconds, a fraction, a space for `T`, a zone, which is dropped):
+ * the wall-clock time as written, `YYYY-MM-DDTHH:mm:ss[.fraction]`.
+ */
+const optLocal = nullable(localDateTime);
+
+/** Every PMS answer, success or error, may carry these. */
+const responseError = z.looseObject({ code: optString, message: optString });
+const envelope = { warnings: list(responseError), errors: list(responseError) };
+
+// ------------------------------------------------------------------ reservation search
+
+/**
+ * A search page. The document names the token `nextPageToken`; documented samples also send
+ * `pageToken`: either is read. Items carry only `number` per the document.
+ */
+export const reservationSearchPageSchema = z
+  .looseObject({
+    ...envelope,
+    reservations: list(z.looseObject({ number: optString })),
+    hasNextPage: optBool,
+    nextPageToken: optString,
+    pageToken: optString,
+  })
+  .transform((p) => ({
+    numbers: p.reservations.map((r) => r.number).filter((n): n is string => n !== null && n !== ''),
+    hasNextPage: p.hasNextPage === true,
+    nextPageToken: p.nextPageToken ?? p.pageToken ?? null,
+  }));
+export type ReservationSearchPage = z.output<typeof reservationSearchPageSchema>;
+
+// ------------------------------------------------------------------ reservation
+
+const amount = z.looseObject({ value: optNum, currencyCode: optString });
+
+export const personSchema = z.looseObject({
+  pmsPersonId: optId,
+  personName: nullable(z.looseObject({ lastName: optString, firstName: optString, middleName: optString })),
+  birthDate: optString,
+  citizenship: optString,
+  status: nullable(z.looseObject({ id: optId, displayName: optString })),
+  emails: list(z.looseObject({ address: optString })),
+  phones: list(z.looseObject({ phoneNumber: optString })),
+  gender: optString,
+});
+export type PmsPerson = z.output<typeof personSchema>;
+
+const roomStaySchema = z.looseObject({
+  pmsRoomStayId: optId,
+  roomId: optId,
+  roomTypeId: optId,
+  // Ids of the stay's guests, whose profiles are fetched: an empty id (the document allows
+  // one) names no guest and is left out here; `raw` keeps it.
+  guestsIds: list(optId).transform((ids) => ids.filter((v): v is string => v !== null && v !== '')),
+  checkInDateTime: optLocal,
+  checkOutDateTime: optLocal,
+  actualCheckInDateTime: optLocal,
+  actualCheckOutDateTime: optLocal,
+  status: optString,
+  guestCount: nullable(z.looseObject({ adults: optInt, children: optInt })),
+  deposit: nullable(amount),
+  totalPrice: nullable(z.looseObject({ amount: nullable(amount), payAmount: nullable(amount), refundAmount: nullable(amount) })),
+  amenities: list(z.looseObject({ name: optString })),
+});
+
+export const reservationSchema = z.looseObject({
+  number: z.string().min(1, 'expected the reservation number'),
+  customerLanguageCode: optString,
+  visitPurpose: nullable(z.looseObject({ id: optId, displayName: optString })),
+  customerComment: optString,
+  modifyDateTime: optUtcDateTime,
+  groupName: optString,
+  currencyCode: optString,
+  customer: nullable(personSchema),
+  customerCompany: nullable(z.looseObject({ id: optId, name: optString, type: optString })),
+  creationSource: nullable(z.looseObject({ id: optId, name: optString })),
+  channelInformation: nullable(z.looseObject({ channelName: optString })),
+  reservationStatus: optString,
+  roomStays: list(roomStaySchema),
+  agentCommission: nullable(z.looseObject({ percent: optNum, calculationSource: optString, amount: nullable(amount), discount: nullable(amount) })),
+});
+export type PmsReservation = z.output<typeof reservationSchema>;
+
+const reservationResponseSchema = z.looseObject({ ...envelope, reservation: reservationSchema });
+const guestResponseSchema = z.looseObject({ ...envelope, guest: personSchema });
+
+export function parseReservationResponse(raw: unknown): ParseResult<PmsReservation> {
+  const r = safe(reservationResponseSchema, raw, 'response');
+  return r.ok ? { ok: true, value: r.value.reservation } : r;
+}
+
+export function parseGuestResponse(raw: unknown): ParseResult<PmsPerson> {
+  const r = safe(guestResponseSchema, raw, 'response');
+  return r.ok ? { ok: true, value: r.value.guest } : r;
+}
+
+export function parseReservationSearchPage(raw: unknown): ParseResult<ReservationSearchPage> {
+  return safe(reservationSearchPageSchema, raw, 'page');
+}
+
+// ------------------------------------------------------------------ rooms
+
+export const roomSchema = z.looseObject({ id, displayName: optString, roomTypeId: optId, floorId: optId });
+export type PmsRoom = z.output<typeof roomSchema>;
+
+const roomsPageSchema = z.looseObject({
+  ...envelope,
+  rooms: z.array(z.unknown()).nullish().transform((v) => v ?? []),
+  hasNextPage: optBool,
+  nextPageToken: optString,
+  pageToken: optString,
+});
+
+/** A rooms page; the rooms stay raw so that one bad room can be quarantined. */
+export function parseRoomsPage(raw: unknown): ParseResult<{ rooms: unknown[]; hasNextPage: boolean; nextPageToken: string | null }> {
+  const r = safe(roomsPageSchema, raw, 'page');
+  return r.ok ? { ok: true, value: { rooms: r.value.rooms, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken } } : r;
+}
+
+export function parseRoom(raw: unknown): ParseResult<PmsRoom> {
+  return safe(roomSchema, raw, 'room');
+}
+
+// ------------------------------------------------------------------ daily occupancy
+
+const money = num;
+
+export const dailyOccupancySchema = z.looseObject({
+  date: dateOnly,
+  occupancyRate: money,
+  closedRoomCount: int,
+  occupancyRoomCount: int,
+  complimentaryOccupancyRoomCount: int,
+  roomRevenue: money,
+  revenue: money,
+  mealRevenue: money.nullish().transform((v) => v ?? '0'),
+  arrivalCount: int,
+  guestCount: int,
+});
+export type DailyOccupancy = z.output<typeof dailyOccupancySchema>;
+
+export const dailyOccupancyResponseSchema = z.looseObject({
+  ...envelope,
+  currencyCode: optString,
+  propertyRoomCount: int,
+  dailyOccupancies: list(dailyOccupancySchema),
+});
+
+export function parseDailyOccupancy(raw: unknown): ParseResult<z.output<typeof dailyOccupancyResponseSchema>> {
+  return safe(dailyOccupancyResponseSchema, raw, 'response');
+}
+
+// ------------------------------------------------------------------ integration storage
+
+const storageAmount = z.looseObject({ amountAfterTax: optNum, currencyCode: optString });
+
+export const storageBookingSchema = z.looseObject({
+  id,
+  propertyId: optId,
+  status: optString,
+  uniqueIds: list(z.looseObject({ id: optString, idContext: optString })),
+  roomStays: list(
+    z.looseObject({
+      stayDates: nullable(z.looseObject({ arrivalDateTime: optLocal, departureDateTime: optLocal })),
+    }),
+  ),
+  total: nullable(storageAmount),
+  guaranteeInfo: nullable(z.looseObject({ guaranteeCode: optString })),
+  pmsSideUpdateDateTime: optLocal,
+  pmsSideCreateDateTime: optLocal,
+  updateDateTime: optUtcDateTime,
+  cancellationInfo: nullable(z.looseObject({ pmsSideCancelDateTime: optLocal, cancelReason: optString })),
+});
+export type StorageBooking = z.output<typeof storageBookingSchema>;
+
+export const inventoryBlockSchema = z.looseObject({
+  id,
+  propertyId: optId,
+  pmsSideId: optString,
+  pmsSideCode: optString,
+  updateDateTime: optUtcDateTime,
+  pmsSideCreateDateTime: optLocal,
+  pmsSideCancelDateTime: optLocal,
+  ratePlanCodes: list(z.string()),
+  blockStatus: optString,
+  pmsBlockStatus: optString,
+});
+export type InventoryBlock = z.output<typeof inventoryBlockSchema>;
+
+export function parseStorageBooking(raw: unknown): ParseResult<StorageBooking> {
+  const r = safe(z.looseObject({ booking: storageBookingSchema }), raw, 'response');
+  return r.ok ? { ok: true, value: r.value.booking } : r;
+}
+
+export function parseInventoryBlock(raw: unknown): ParseResult<InventoryBlock> {
+  const r = safe(z.looseObject({ inventoryBlock: inventoryBlockSchema }), raw, 'response');
+  return r.ok ? { ok: true, value: r.value.inventoryBlock } : r;
+}
+
+// ------------------------------------------------------------------ change events
+
+/** Ids and types of events: bounded, printable text (an id is a primary key; a type becomes a metric label only when known). */
+const eventText = (what: string) =>
+  z
+    .string()
+    .min(1, `expected ${what}`)
+    .max(200, `expected ${what} of at most 200 characters`)
+    .regex(/^[\x21-\x7e]+$/, `expected ${what} of printable ASCII without spaces`);
+
+/** One event of a webhook batch: only the id and the type are needed to keep it. */
+export const webhookEventSchema = z.looseObject({
+  eventId: eventText('eventId'),
+  eventType: eventText('eventType'),
+  creationTime: optUtcDateTime,
+  payload: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? null),
+});
+export type WebhookEvent = z.output<typeof webhookEventSchema>;

@@ -1,0 +1,253 @@
+/**
+ * The database handle: kysely over a pg pool, to the server of DATABASE_URL, or without it to
+ * the local server that staysync runs itself (local-server.ts). Every connection works in the
+ * configured schema (search_path), so
+ * repositories and migrations use unqualified table names.
+ *
+ * Besides the query pool the handle owns:
+ * - `availability`: whether the server answers (streams wait on it during an outage);
+ * - `lease`: the writer lease on a session of its own, and `write()`, the only way the sync
+ *   writes: a transaction whose first statement is the lease fence;
+ * - `control`: a second, tiny pool for the process's own bookkeeping (sync_runs) and for
+ *   status reads, so that closing a run never waits behind the sync's busy connections.
+ */
+import { resolve } from 'node:path';
+import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { packageRoot, type Config } from '../config/config.js';
+import type { Logger } from '../util/log.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { DatabaseAvailability } from './availability.js';
+import { describeDatabaseUrl, LeaseLostError } from './errors.js';
+import { Lease, processIdentity, type LeaseSession, type WriterLease } from '../cluster/schema-lock.js';
+import { openLocalServer, type LocalLogins, type LocalServer } from '../local-pg/local-server.js';
+import { migrateToLatest, pendingMigrations } from './migrator.js';
+import { applyReportingLayer } from './reporting.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+
+export interface DatabaseHandle {
+  /** Reads (and the migrator). Writes of the sync go through `write`. */
+  readonly db: Db;
+  /** A separate small pool: run bookkeeping and status reads. */
+  readonly control: Db;
+  /**
+   * The connection URL, with its password (for the local server, the superuser's): for this
+   * process's connections only, never for output. Messages use `description`; the local
+   * server's logins are shown from `localServer`.
+   */
+  readonly url: string;
+  /** Whether this is the local server staysync runs itself (no DATABASE_URL). */
+  readonly local: boolean;
+  /** The local server's logins, as they may be shown (no password); undefined with DATABASE_URL. */
+  readonly localServer: LocalLogins | undefined;
+  readonly schema: string;
+  /** The database for messages: redacted URL and the setting it comes from. */
+  readonly description: string;
+  readonly availability: DatabaseAvailability;
+  readonly lease: Lease;
+  /** Applies pending migrations; returns their names. */
+  migrate(): Promise<string[]>;
+  /** Names of migration files not applied yet (read-only; [] when up to date). Null when the schema does not exist. */
+  pending(): Promise<string[] | null>;
+  /**
+   * Runs `fn` in a transaction fenced by the writer lease: LeaseLostError (and nothing
+   * written) when this process no longer holds it. `connection` is the API connection the
+   * transaction writes for: the default of the bookkeeping tables' `connection` column.
+   */
+  write<T>(fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
+  /** The same, fenced by `lease` instead (a connection's lease, replicas.ts). */
+  writeFenced<T>(lease: WriterLease, fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Parsers that keep exact values: numeric and int8 as text, local dates and times as text. */
+export const exactTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    switch (oid) {
+      case pg.types.builtins.NUMERIC:
+      case pg.types.builtins.INT8:
+      case pg.types.builtins.DATE:
+      case pg.types.builtins.TIMESTAMP:
+        return (v: string) => v;
+      default:
+        return pg.types.getTypeParser(oid, format as 'text');
+    }
+  },
+};
+
+/** How long a new connection may take before it counts as a failure (a black-holed network never answers). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export interface OpenDatabaseOptions {
+  clock?: Clock;
+}
+
+export async function openDatabase(config: Config, logger: Logger, opts: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
+  const { schema } = config.database;
+  const clock = opts.clock ?? systemClock;
+  const migrationsFolder = resolve(packageRoot, 'migrations');
+  const log = logger.child({ component: 'database' });
+  let url = config.database.url;
+  let description: string;
+  let local: LocalServer | undefined;
+  if (url) {
+    description = `${describeDatabaseUrl(url)} (DATABASE_URL)`;
+  } else {
+    local = await openLocalServer({ dataDir: config.database.dataDir, port: config.database.localPort }, log);
+    url = local.url;
+    description = local.description;
+  }
+  const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
+  const connection = (role: string): pg.ClientConfig => ({
+    connectionString: url,
+    options: `-c search_path=${schema},public`,
+    types: exactTypes,
+    application_name: `staysync ${role} ${identity}`,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
+  const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log);
+  const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log);
+  const dialect = new PostgresDialect({ pool });
+  const db = new Kysely<Database>({ dialect });
+  const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
+  const openSession = async (): Promise<LeaseSession> => {
+    const client = new pg.Client(connection('lease'));
+    const lostCallbacks: ((reason: string) => void)[] = [];
+    const lost = (reason: string) => {
+      for (const cb of lostCallbacks.splice(0)) cb(reason);
+    };
+    client.on('error', (err) => lost(err.message));
+    client.on('end', () => lost('connection closed'));
+    await client.connect();
+    return {
+      query: async <R extends Record<string, unknown>>(text: string, params?: unknown[]) => (await client.query<R>(text, params)).rows,
+      onLost: (cb) => lostCallbacks.push(cb),
+      end: async () => {
+        lostCallbacks.length = 0;
+        await client.end();
+      },
+    };
+  };
+  return handle(config, logger, clock, {
+    db,
+    control,
+    url,
+    localServer: local?.logins,
+    description,
+    openSession,
+    migrationsFolder,
+    dialect,
+    async destroy() {
+      try {
+        await db.destroy();
+        await control.destroy();
+      } finally {
+        await local?.close();
+      }
+    },
+  });
+}
+
+/**
+ * A connection that the server closes (restart, pg_terminate_backend) emits 'error' when no
+ * query is running on it. The pool listens on idle connections only; a connection checked out
+ * between two statements of a transaction would crash the process with an unhandled 'error'
+ * event. Every connection gets a listener: the next statement on it fails instead, and that
+ * failure reports the outage (if there is one) where it happens.
+ */
+function watched(pool: pg.Pool, log: Logger): pg.Pool {
+  const quiet = (err: Error) => log.debug({ err: err.message }, 'database connection closed by the server');
+  pool.on('error', quiet);
+  pool.on('connect', (client) => client.on('error', quiet));
+  return pool;
+}
+
+interface HandleParts {
+  db: Db;
+  control: Db;
+  url: string;
+  localServer: LocalLogins | undefined;
+  description: string;
+  /** A session of its own for the writer lease. */
+  openSession: () => Promise<LeaseSession>;
+  migrationsFolder: string;
+  dialect: PostgresDialect;
+  destroy(): Promise<void>;
+}
+
+function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): DatabaseHandle {
+  const { schema } = config.database;
+  const availability = new DatabaseAvailability(() => ping(p.db), p.description, logger.child({ component: 'database' }), clock);
+  const lease = new Lease({ schema, openSession: p.openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs });
+  let closed = false;
+  return {
+    db: p.db,
+    control: p.control,
+    url: p.url,
+    local: p.localServer !== undefined,
+    localServer: p.localServer,
+    schema,
+    description: p.description,
+    availability,
+    lease,
+    async migrate() {
+      const applied = await migrateToLatest(p.dialect, schema, p.migrationsFolder);
+      await applyReportingLayer(p.db, { schema, reportingSchema: config.database.reportingSchema });
+      return applied;
+    },
+    pending: () => pendingMigrations(p.db, schema, p.migrationsFolder),
+    async write(fn, connection) {
+      if (!lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${schema}`);
+      return p.db.transaction().execute(async (trx) => {
+        await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
+        return fn(trx);
+      });
+    },
+    async writeFenced(by, fn, connection) {
+      if (!by.held) throw new LeaseLostError(connection ? `this process does not hold the lease of connection ${connection} in schema ${schema}` : `this process does not hold the lease of schema ${schema}`);
+      return p.db.transaction().execute(async (trx) => {
+        await by.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
+        return fn(trx);
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      availability.close();
+      await lease.close();
+      await p.destroy();
+    },
+  };
+}
+
+/** Runs `SELECT 1` — for readiness checks and the outage probe. */
+export async function ping(db: Db): Promise<void> {
+  await sql`SELECT 1`.execute(db);
+}
+
+/** Runs one SQL text as it is (the demo's example reports). */
+export async function rawQuery(db: Db, text: string): Promise<Record<string, unknown>[]> {
+  return (await sql.raw<Record<string, unknown>>(text).execute(db)).rows;
+}
+
+/**
+ * A handle ready for writes, for tools that run streams directly (tests, the bench): the
+ * writer lease taken (LeaseBusyError when another process holds it), the schema migrated, the
+ * writes fenced. The CLI does the same with waiting and give-up times (commands.ts).
+ */
+export async function openForWriting(config: Config, logger: Logger, signal: AbortSignal = new AbortController().signal): Promise<DatabaseHandle> {
+  const h = await openDatabase(config, logger);
+  try {
+    await h.lease.acquire(signal, { wait: false });
+    await h.migrate();
+    await h.lease.startFencing();
+    return h;
+  } catch (err) {
+    await h.close();
+    throw err;
+  }
+}

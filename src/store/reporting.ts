@@ -1,0 +1,104 @@
+/**
+ * The reporting layer: views in a schema of their own (config database.reportingSchema,
+ * default `reporting`) over the mirror. Applied after the migrations by whoever migrates
+ * (the writer, holding the lease); read-only commands never run it.
+ *
+ * Why views in their own schema, and not migrations: the views hold no data, so they can be
+ * replaced whole whenever their definition changes (a new column, a fixed formula) without a
+ * forward-only migration per change; and a reporting tool gets one schema of stable, documented
+ * names, without the mirror's bookkeeping tables.
+ *
+ * How: the views are one SQL file, migrations/reporting/views.sql (the migrator reads only the
+ * top-level files of migrations/). In one transaction, under a transaction-scoped advisory lock:
+ * create the schema if needed; if its comment carries the hash of this file (and of both schema
+ * names) and every view of the file exists, do nothing; otherwise drop the views and functions
+ * of the reporting schema (DROP ... CASCADE, so column changes work, which CREATE OR REPLACE
+ * VIEW refuses), run the file with search_path = reporting schema, mirror schema, public, and
+ * write the new hash into the schema's comment. The schema itself is never dropped: the
+ * privileges a reader role was given on it (and its default privileges) stay.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { sql } from 'kysely';
+import { packageRoot } from '../config/config.js';
+import type { Db } from './database.js';
+
+export interface ReportingLayerOptions {
+  /** The mirror's schema (config database.schema). */
+  schema: string;
+  /** The schema that holds the reporting views (config database.reportingSchema). */
+  reportingSchema: string;
+  /** The views' SQL to apply instead of migrations/reporting/views.sql (tests). */
+  viewsSql?: string;
+}
+
+/** The file of the reporting views. */
+export const reportingViewsFile = resolve(packageRoot, 'migrations', 'reporting', 'views.sql');
+
+/** The views and functions a views file creates, by name. */
+export function reportingObjects(text: string): { views: string[]; functions: string[] } {
+  const views: string[] = [];
+  const functions: string[] = [];
+  for (const m of text.matchAll(/^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|FUNCTION)\s+([a-z_][a-z0-9_]*)/gim)) {
+    (m[1]!.toUpperCase() === 'VIEW' ? views : functions).push(m[2]!.toLowerCase());
+  }
+  return { views, functions };
+}
+
+/** The version of the layer: the file and the schemas it binds. */
+export function reportingLayerHash(text: string, schema: string, reportingSchema: string): string {
+  return createHash('sha256').update(`${schema}\n${reportingSchema}\n${text}`).digest('hex');
+}
+
+const MARK = /\(layer ([0-9a-f]{64})\)/;
+
+const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * Creates or updates the reporting views. Returns true when it (re)created them, false when
+ * they were up to date.
+ */
+export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): Promise<boolean> {
+  const { schema, reportingSchema } = opts;
+  if (reportingSchema === schema) {
+    // Every view of the reporting schema is dropped on a change: the mirror's own would go too.
+    throw new Error(`database.reportingSchema must differ from database.schema (both are "${schema}")`);
+  }
+  const text = opts.viewsSql ?? (await readFile(reportingViewsFile, 'utf8'));
+  const { views } = reportingObjects(text);
+  const hash = reportingLayerHash(text, schema, reportingSchema);
+  return db.transaction().execute(async (trx) => {
+    // Two-key form: a key space apart from the writer lease's single-key lock.
+    await sql`SELECT pg_advisory_xact_lock(hashtext('staysync reporting'), hashtext(${reportingSchema}))`.execute(trx);
+    await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(reportingSchema)}`.execute(trx);
+    const state = await sql<{ comment: string | null; missing: number }>`
+      SELECT obj_description(n.oid, 'pg_namespace') AS comment,
+             (SELECT count(*)::int FROM unnest(${views}::text[]) AS v(name)
+               WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = v.name AND c.relkind = 'v')) AS missing
+      FROM pg_namespace n WHERE n.nspname = ${reportingSchema}`.execute(trx);
+    const row = state.rows[0];
+    if (row && row.missing === 0 && MARK.exec(row.comment ?? '')?.[1] === hash) return false;
+
+    await sql`SET LOCAL search_path TO ${sql.id(reportingSchema)}, ${sql.id(schema)}, public`.execute(trx);
+    const old = await sql<{ kind: string; name: string }>`
+      SELECT 'view' AS kind, format('%I.%I', n.nspname, c.relname) AS name
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = ${reportingSchema} AND c.relkind = 'v'
+      UNION ALL
+      SELECT 'function', format('%I.%I(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid))
+        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+       WHERE n.nspname = ${reportingSchema} AND p.prokind = 'f'`.execute(trx);
+    const oldViews = old.rows.filter((r) => r.kind === 'view').map((r) => r.name);
+    const oldFunctions = old.rows.filter((r) => r.kind === 'function').map((r) => r.name);
+    if (oldViews.length > 0) await sql.raw(`DROP VIEW IF EXISTS ${oldViews.join(', ')} CASCADE`).execute(trx);
+    if (oldFunctions.length > 0) await sql.raw(`DROP FUNCTION IF EXISTS ${oldFunctions.join(', ')} CASCADE`).execute(trx);
+    await sql.raw(text).execute(trx);
+    const comment =
+      `Reporting views of staysync over the mirror in schema "${schema}" (see README.md, Reporting views). ` +
+      `staysync replaces the views and functions of this schema when their definition changes: keep your own objects elsewhere. (layer ${hash})`;
+    await sql.raw(`COMMENT ON SCHEMA ${ident(reportingSchema)} IS ${literal(comment)}`).execute(trx);
+    return true;
+  });
+}

@@ -1,0 +1,494 @@
+/**
+ * The sync engine: one code path for `sync --once` and `run`.
+ *
+ * It owns the abort signal of the run and everything the streams share: property discovery,
+ * recovery, the registered streams (streams.ts), the wake-up of queue drains when their
+ * upstreams enqueue, progress lines, and what a failure means (failures.ts):
+ * - the database or the connection's lease is away: every stream waits for it, then goes on;
+ * - a transient provider failure: the stream backs off and retries; the property shows
+ *   `retrying`; `sync --once` gives up on it after provider.giveUpAfterMs;
+ * - a permanent one (403, 400, 404 on a list, an envelope that is not the documented shape):
+ *   the property is marked `failing` with the reason, the others go on; `run` checks it again
+ *   after sync.failingRecheckMs, `sync --once` reports it (exit 1);
+ * - a lost token: the property stops (`sync --once` finishes the others; `run` stops, exit 3);
+ * - refused credentials or database settings: the run stops.
+ * The two modes differ only in what happens once a stream is done: `once` returns when every
+ * property is caught up, the queues are drained and each refresh ran once; `daemon` waits
+ * for the next poll or refresh tick until its signal aborts.
+ */
+import { activePropertyIds } from '../../store/repositories/content.js';
+import { clearRetrying, markCursorProblem } from '../../store/repositories/cursors.js';
+import { LeaseBusyError } from '../../store/errors.js';
+import type { SyncContext } from './context.js';
+import { DatabaseGaveUpError, NothingToFollowError, PropertyFailedError, ProviderGaveUpError, TokenLostError } from './errors.js';
+import { classify, streamBackoffMs } from './failures.js';
+import { ProgressReporter } from './progress.js';
+import { applyRecovery, planRecovery, type Recovery } from './recovery.js';
+import { Tickers } from './schedule.js';
+import { WaitList } from '../../util/wait-list.js';
+import { registeredStreams, type EngineMode, type PropertyStream, type QueueDrain, type RefreshStream, type StreamRegistry } from '../streams/registry.js';
+
+export type { EngineMode } from '../streams/registry.js';
+
+export interface EngineOptions {
+  mode: EngineMode;
+  recovery: Recovery;
+  /** The streams to run (default: all registered ones that the configuration enables). */
+  streams?: StreamRegistry;
+}
+
+export interface EngineResult {
+  /** The properties followed. */
+  properties: string[];
+  /** Properties whose token is lost (the caller exits 3). */
+  tokenLost: TokenLostError[];
+  /** True when lost tokens were found before anything was written: nothing changed. */
+  stoppedBeforeWriting: boolean;
+  /** Property streams that ended failing (`once`; in `run` they are rechecked instead). */
+  failed: PropertyFailedError[];
+  /** Refreshes whose last run failed, with why. */
+  refreshFailures: { stream: string; reason: string }[];
+  /** What ended the run for every stream: credentials refused, gave up on the provider or database. */
+  fatal: Error | undefined;
+}
+
+/** How often `sync --once` compares outages with its give-up times. */
+const WATCHDOG_MS = 500;
+
+export class Engine {
+  private readonly inner = new AbortController();
+  private readonly tasks = new Set<Promise<void>>();
+  private readonly followed = new Set<string>();
+  private readonly drains: QueueDrain[] = [];
+  /** Streams backing off after a provider failure, woken when an outage ends. */
+  private readonly providerBack = new WaitList();
+  private readonly tickers = new Tickers();
+  private readonly streams: StreamRegistry;
+  private readonly mode: EngineMode;
+  /** Property streams still catching up: queue drains of `once` wait for them. */
+  private catchingUp = 0;
+  private started = false;
+  private readonly result: EngineResult = {
+    properties: [],
+    tokenLost: [],
+    stoppedBeforeWriting: false,
+    failed: [],
+    refreshFailures: [],
+    fatal: undefined,
+  };
+  private readonly log;
+
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly opts: EngineOptions,
+  ) {
+    this.mode = opts.mode;
+    const all = opts.streams ?? registeredStreams;
+    const on = <T extends { enabled(c: typeof ctx.config): boolean }>(list: readonly T[]) => list.filter((s) => s.enabled(ctx.config));
+    this.streams = { property: on(all.property), queues: on(all.queues), refreshes: on(all.refreshes) };
+    this.log = ctx.logger.child({ component: 'engine' });
+  }
+
+  /** True once the run has started its streams and can do its work (the database and lease are checked by the caller). */
+  get running(): boolean {
+    return this.started && !this.inner.signal.aborted;
+  }
+
+  /**
+   * Runs until done (`once`) or until `signal` aborts (`daemon`; also `once`, early).
+   * `hooks.onStart` runs once the run is about to write (after the recovery check).
+   */
+  async run(signal: AbortSignal, hooks: { onStart?: () => Promise<void> } = {}): Promise<EngineResult> {
+    const { ctx } = this;
+    const onAbort = () => this.inner.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const progress = new ProgressReporter(ctx, this.followed);
+    const stopWatchdog = this.mode === 'once' ? this.startWatchdog() : () => undefined;
+    const stopOutageListener = this.watchProviderOutages();
+    let announced = false;
+    /** The run is about to write: tell the caller once (it opens its run row). */
+    const announce = async (): Promise<boolean> => {
+      if (announced) return true;
+      announced = true;
+      return (await this.guarded(async () => (await hooks.onStart?.(), true))) !== undefined;
+    };
+    try {
+      // Discovering the properties writes content first; with configured ones nothing is
+      // written before the recovery check below.
+      if (ctx.config.propertyIds.length === 0 && !(await announce())) return this.result;
+      const discovered = await this.discoverProperties();
+      if (discovered === undefined) return this.result;
+      const plan = await this.guarded(() => planRecovery(ctx, discovered.propertyIds, this.opts.recovery));
+      if (plan === undefined) return this.result;
+      if (plan.lost.length > 0) {
+        this.result.tokenLost.push(...plan.lost);
+        this.result.stoppedBeforeWriting = true;
+        return this.result;
+      }
+      if (!(await announce())) return this.result;
+      if ((await this.guarded(() => applyRecovery(ctx, plan.recoverFrom).then(() => true))) === undefined) return this.result;
+
+      progress.start();
+      this.started = true;
+      for (const q of this.streams.queues) {
+        const drain = q.create(ctx);
+        this.drains.push(drain);
+        this.spawn(() =>
+          drain.run(this.inner.signal, { mode: this.mode, upstreamDone: () => this.catchingUp === 0, onFatal: (err) => this.fail(err) }),
+        );
+      }
+      ctx.onEnqueued = () => this.wakeDrains();
+      this.spawn(() => this.initialRefreshes(discovered.refreshed));
+      if (this.mode === 'daemon') for (const r of this.streams.refreshes) this.spawn(() => this.scheduledRefreshes(r));
+      for (const id of discovered.propertyIds) this.follow(id, plan.recoverFrom.get(id));
+      this.wakeDrains();
+      // Tasks add tasks (a refresh finds a property): wait until none is left.
+      while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      stopWatchdog();
+      stopOutageListener();
+      this.tickers.stopAll();
+      progress.stop();
+      if (this.started) progress.report();
+      ctx.onEnqueued = undefined;
+    }
+    return this.result;
+  }
+
+  // ------------------------------------------------------------------ properties
+
+  /**
+   * The properties to follow: the configured ones, or (none configured) those a discovering
+   * refresh lists, which then runs first. Undefined when the run ended meanwhile.
+   */
+  private async discoverProperties(): Promise<{ propertyIds: string[]; refreshed: Set<string> } | undefined> {
+    const { config } = this.ctx;
+    const refreshed = new Set<string>();
+    if (config.propertyIds.length > 0) {
+      this.result.properties = [...config.propertyIds];
+      return { propertyIds: [...config.propertyIds], refreshed };
+    }
+    let lastFailure: string | undefined;
+    for (const r of this.streams.refreshes.filter((x) => x.discoversProperties)) {
+      const ok = await this.refreshOnce(r);
+      refreshed.add(r.name);
+      if (!ok) lastFailure = this.result.refreshFailures.at(-1)?.reason;
+    }
+    if (this.inner.signal.aborted) return undefined;
+    const ids = await this.guarded(() => activePropertyIds(this.ctx.db, this.ctx.connection));
+    if (ids === undefined) return undefined;
+    if (ids.length === 0) {
+      if (lastFailure !== undefined || refreshed.size === 0) {
+        this.fail(
+          new NothingToFollowError(
+            refreshed.size === 0
+              ? 'no property to follow: STAYSYNC_PROPERTY_IDS is empty and content.enabled is false'
+              : `no property to follow: STAYSYNC_PROPERTY_IDS is empty and the content refresh failed (${lastFailure})`,
+          ),
+        );
+        return undefined;
+      }
+      this.log.warn('no property to follow: STAYSYNC_PROPERTY_IDS is empty and the content API lists none');
+    }
+    this.result.properties = [...ids];
+    return { propertyIds: ids, refreshed };
+  }
+
+  /** After a refresh in the daemon without configured properties: follow the new ones. */
+  private async followNewProperties(): Promise<void> {
+    if (this.ctx.config.propertyIds.length > 0 || this.mode === 'once') return;
+    const ids = await this.guarded(() => activePropertyIds(this.ctx.db, this.ctx.connection));
+    const fresh = (ids ?? []).filter((id) => !this.followed.has(id));
+    if (fresh.length === 0) return;
+    const plan = await this.guarded(() => planRecovery(this.ctx, fresh, { mode: 'none' }));
+    if (!plan) return;
+    for (const lost of plan.lost) this.log.error({ propertyId: lost.propertyId }, `${lost.message} It is not followed until then.`);
+    const lostIds = new Set(plan.lost.map((l) => l.propertyId));
+    for (const id of fresh.filter((x) => !lostIds.has(x))) {
+      this.log.info({ propertyId: id }, 'new property in the content API: following its bookings');
+      this.result.properties.push(id);
+      this.follow(id, undefined);
+    }
+  }
+
+  private follow(propertyId: string, recoverFrom: Date | undefined): void {
+    if (this.followed.has(propertyId)) return;
+    this.followed.add(propertyId);
+    for (const stream of this.streams.property) this.spawn(() => this.followStream(stream, propertyId, recoverFrom));
+  }
+
+  /** One property stream of one property: catch up, then (daemon) again at each poll tick. */
+  private async followStream(stream: PropertyStream, propertyId: string, recoverFrom: Date | undefined): Promise<void> {
+    const { ctx } = this;
+    const signal = this.inner.signal;
+    const log = ctx.logger.child({ component: stream.name, propertyId });
+    let start: { recoverFrom?: Date | undefined } = { recoverFrom };
+    let failures = 0;
+    let problemSince: number | undefined;
+    let shownState: 'retrying' | 'failing' | undefined;
+    let catchingUp = true;
+    this.catchingUp += 1;
+    const caughtUp = () => {
+      if (!catchingUp) return;
+      catchingUp = false;
+      this.catchingUp -= 1;
+      this.wakeDrains();
+    };
+    try {
+      while (!signal.aborted) {
+        try {
+          await ctx.database.waitUntilAvailable(signal);
+          await ctx.lease.waitUntilHeld(signal);
+          await stream.catchUp(ctx, propertyId, signal, { ...start, mode: this.mode });
+          start = {};
+          if (shownState) log.info(`property ${propertyId}: ${stream.title} works again`);
+          failures = 0;
+          problemSince = undefined;
+          shownState = undefined;
+          caughtUp();
+          if (this.mode === 'once') return;
+          await stream.waitForNextRun(ctx, propertyId, signal, this.tickers);
+        } catch (err) {
+          const verdict = classify(err, signal, ctx);
+          const now = ctx.clock.now();
+          switch (verdict.kind) {
+            case 'stopped':
+              return;
+            case 'database':
+            case 'lease':
+              continue;
+            case 'tokenLost':
+              log.error(verdict.error.message);
+              this.result.tokenLost.push(verdict.error);
+              // A lost token needs the operator (a restart with --recover): the daemon stops.
+              if (this.mode === 'daemon') this.inner.abort(verdict.error);
+              return;
+            case 'fatal':
+              this.fail(verdict.error);
+              return;
+            case 'permanent': {
+              problemSince ??= now;
+              if (shownState !== 'failing') {
+                const next = this.mode === 'daemon' ? `; checked again every ${Math.round(ctx.config.sync.failingRecheckMs / 60_000)} min` : '';
+                log.error({ reason: verdict.reason }, `property ${propertyId}: ${stream.title} failing: ${verdict.reason}. The other properties go on${next}`);
+              }
+              shownState = 'failing';
+              await this.recordProblem(stream, [propertyId], 'failing', verdict.reason);
+              if (this.mode === 'once') {
+                this.result.failed.push(new PropertyFailedError(propertyId, stream.title, verdict.reason));
+                return;
+              }
+              caughtUp();
+              await ctx.clock.sleep(ctx.config.sync.failingRecheckMs, signal).catch(() => undefined);
+              continue;
+            }
+            case 'transient': {
+              failures += 1;
+              problemSince ??= now;
+              ctx.counters.pollErrors += 1;
+              const giveUp = ctx.config.provider.giveUpAfterMs;
+              if (this.mode === 'once' && now - problemSince >= giveUp) {
+                const reason = `no success for ${Math.round((now - problemSince) / 1000)} s (last error: ${verdict.reason})`;
+                log.error({ reason }, `property ${propertyId}: ${stream.title}: sync --once gives up on it: ${reason}`);
+                this.result.failed.push(new PropertyFailedError(propertyId, stream.title, reason));
+                await this.recordProblem(stream, [propertyId], 'retrying', verdict.reason);
+                return;
+              }
+              const delay = streamBackoffMs(failures);
+              if (verdict.unexpected) log.error({ err: verdict.reason, retryInMs: delay }, `property ${propertyId}: ${stream.title}: unexpected error, retrying`);
+              else if (shownState !== 'retrying') log.warn({ err: verdict.reason, retryInMs: delay }, `property ${propertyId}: ${stream.title} failed, retrying with backoff`);
+              shownState = 'retrying';
+              await this.recordProblem(stream, [propertyId], 'retrying', verdict.reason);
+              await this.backoff(delay, signal);
+              continue;
+            }
+          }
+        }
+      }
+    } finally {
+      caughtUp();
+    }
+  }
+
+  /** Waits `ms`, or less when the provider answers again meanwhile (another stream saw it). */
+  private async backoff(ms: number, signal: AbortSignal): Promise<void> {
+    const local = new AbortController();
+    const both = AbortSignal.any([signal, local.signal]);
+    try {
+      await Promise.race([this.ctx.clock.sleep(ms, both), this.providerBack.wait(both)]);
+    } catch {
+      /* stopped */
+    } finally {
+      local.abort();
+    }
+  }
+
+  /** Shows a property's problem in sync_cursors (status, metrics). Skipped when the database or lease is away. */
+  private async recordProblem(stream: PropertyStream, propertyIds: readonly string[], state: 'retrying' | 'failing', message: string): Promise<void> {
+    const at = new Date(this.ctx.clock.now());
+    await this.ctx
+      .write((trx) => markCursorProblem(trx, { propertyIds, stream: stream.name, state, message: message.slice(0, 1000), at }))
+      .catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'could not record the property state'));
+  }
+
+  /**
+   * While the provider's host is unreachable, every followed property shows `retrying` with
+   * the outage (not only those whose own request gave up); when it answers again they show
+   * `active`, before their next page confirms it.
+   */
+  private watchProviderOutages(): () => void {
+    const providerHost = new URL(this.ctx.config.provider.url).host;
+    return this.ctx.client.health.onOutageChange((host, outage) => {
+      if (host !== providerHost) return;
+      if (!outage) this.providerBack.wakeAll();
+      const ids = [...this.followed];
+      for (const stream of this.streams.property) {
+        if (outage) {
+          void this.recordProblem(stream, ids, 'retrying', `provider ${host} unreachable since ${new Date(outage.since).toISOString()}: ${outage.lastError}`);
+        } else {
+          void this.ctx
+            .write((trx) => clearRetrying(trx, ids, stream.name, new Date(this.ctx.clock.now())))
+            .catch(() => undefined);
+        }
+      }
+    });
+  }
+
+  // ------------------------------------------------------------------ refreshes and queues
+
+  /** The refreshes at start, one after the other in registry order (unless discovery ran them). */
+  private async initialRefreshes(done: ReadonlySet<string>): Promise<void> {
+    for (const r of this.streams.refreshes) {
+      if (this.inner.signal.aborted) return;
+      if (done.has(r.name)) continue;
+      await this.refreshOnce(r);
+      if (r.discoversProperties) await this.followNewProperties();
+    }
+  }
+
+  /** The daemon's refreshes at each tick of their schedule. */
+  private async scheduledRefreshes(r: RefreshStream): Promise<void> {
+    const signal = this.inner.signal;
+    const ticker = this.tickers.get(r.cron(this.ctx.config));
+    while (!signal.aborted) {
+      try {
+        await ticker.next(signal);
+      } catch {
+        return;
+      }
+      await this.refreshOnce(r);
+      if (r.discoversProperties) await this.followNewProperties();
+    }
+  }
+
+  /**
+   * Runs a refresh until it succeeds, waiting for the database and lease when they are away;
+   * a transient failure is retried with backoff in the daemon; any other failure is recorded
+   * and waits for the next tick. Returns true on success.
+   */
+  private async refreshOnce(r: RefreshStream): Promise<boolean> {
+    const { ctx } = this;
+    const signal = this.inner.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        await ctx.database.waitUntilAvailable(signal);
+        await ctx.lease.waitUntilHeld(signal);
+        await r.run(ctx, signal, ctx.config.propertyIds);
+        return true;
+      } catch (err) {
+        const verdict = classify(err, signal, ctx);
+        if (verdict.kind === 'stopped') return false;
+        if (verdict.kind === 'database' || verdict.kind === 'lease') continue;
+        if (verdict.kind === 'fatal' || verdict.kind === 'tokenLost') {
+          this.fail(verdict.error);
+          return false;
+        }
+        failures += 1;
+        const reason = verdict.reason;
+        if (this.mode === 'once' || verdict.kind === 'permanent' || failures > 5) {
+          this.log.error({ stream: r.name, reason }, `${r.name} refresh failed: ${reason}; ${this.mode === 'once' ? 'reported at the end' : 'the next scheduled refresh tries again'}`);
+          this.result.refreshFailures.push({ stream: r.name, reason });
+          return false;
+        }
+        const delay = Math.max(30_000, streamBackoffMs(failures + 5));
+        this.log.warn({ stream: r.name, reason, retryInMs: delay }, `${r.name} refresh failed: retrying`);
+        await ctx.clock.sleep(delay, signal).catch(() => undefined);
+      }
+    }
+    return false;
+  }
+
+  private wakeDrains(): void {
+    for (const d of this.drains) d.wake();
+  }
+
+  // ------------------------------------------------------------------ plumbing
+
+  /** Starts a task; its failure can never be an unhandled rejection (it is logged and ends the run). */
+  private spawn(task: () => Promise<void>): void {
+    const p: Promise<void> = task()
+      .catch((err: unknown) => {
+        if (this.inner.signal.aborted) return;
+        this.log.error({ err: (err as Error)?.stack ?? String(err) }, 'internal error in a stream');
+        this.fail(err instanceof Error ? err : new Error(String(err)));
+      })
+      .finally(() => this.tasks.delete(p));
+    this.tasks.add(p);
+  }
+
+  /** Runs a read or write of the engine's own, waiting for the database and lease; undefined when the run ended. */
+  private async guarded<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    const signal = this.inner.signal;
+    while (!signal.aborted) {
+      try {
+        await this.ctx.database.waitUntilAvailable(signal);
+        await this.ctx.lease.waitUntilHeld(signal);
+        return await fn();
+      } catch (err) {
+        const verdict = classify(err, signal, this.ctx);
+        if (verdict.kind === 'database' || verdict.kind === 'lease') continue;
+        if (verdict.kind === 'stopped') return undefined;
+        this.fail(err instanceof Error ? err : new Error(String(err)));
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /** Ends the run for every stream (the first fatal error is the one reported). */
+  private fail(err: Error): void {
+    this.result.fatal ??= err;
+    if (!this.inner.signal.aborted) this.inner.abort(err);
+  }
+
+  /**
+   * `sync --once` does not wait forever: it gives up when the provider has given no usable
+   * answer, the database has been unreachable, or the lease has been away for their give-up times.
+   */
+  private startWatchdog(): () => void {
+    const { ctx } = this;
+    let leaseGoneSince: number | undefined;
+    const timer = setInterval(() => {
+      const now = ctx.clock.now();
+      const failing = ctx.client.health.longestFailing();
+      if (failing && now - failing.since >= ctx.config.provider.giveUpAfterMs) {
+        this.fail(new ProviderGaveUpError(failing.host, failing.setting, now - failing.since, failing.lastError));
+        return;
+      }
+      const db = ctx.database.current;
+      if (db && now - db.since >= ctx.config.database.giveUpAfterMs) {
+        this.fail(new DatabaseGaveUpError(ctx.database.description, now - db.since, db.lastError));
+        return;
+      }
+      leaseGoneSince = ctx.lease.held ? undefined : (leaseGoneSince ?? now);
+      if (leaseGoneSince !== undefined && !db && now - leaseGoneSince >= ctx.config.database.giveUpAfterMs) {
+        this.fail(new LeaseBusyError(`sync --once gave up: it lost the lease of connection ${ctx.connection} and could not take it back`));
+      }
+    }, WATCHDOG_MS);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Progress of a long sync, logged at a steady pace (not per request): where each property's
+ * booking list stands in time, rows read, the detail queue and its ETA at the budget.
+ */
+import { BOOKING_SUMMARIES, listCursors } from '../../store/repositories/cursors.js';
+import { pendingCount } from '../../store/repositories/fetch-queue.js';
+import type { RateWindow } from '../../config/config.js';
+import type { SyncContext } from './context.js';
+
+/** Sustained requests per second a set of sliding windows allows: the tightest window. */
+export function sustainedRate(windows: readonly RateWindow[]): number {
+  return Math.min(...windows.map((w) => (w.limit * 1000) / w.windowMs));
+}
+
+/** Seconds to drain `pending` fetches at the details budget's sustained rate. */
+export function queueEtaSeconds(pending: number, windows: readonly RateWindow[]): number {
+  return Math.ceil(pending / sustainedRate(windows));
+}
+
+export function formatDuration(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  const m = Math.floor(seconds / 60);
+  if (m < 60) return `${m}m${String(seconds % 60).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  return `${h}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+export class ProgressReporter {
+  private timer: NodeJS.Timeout | undefined;
+  private lastFetched = 0;
+  private lastAt = 0;
+  private readonly log;
+
+  constructor(
+    private readonly ctx: SyncContext,
+    /** Live: the daemon adds properties found by a content refresh. */
+    private readonly propertyIds: Iterable<string>,
+  ) {
+    this.log = ctx.logger.child({ component: 'progress' });
+  }
+
+  start(): void {
+    this.lastAt = this.ctx.clock.now();
+    this.timer = setInterval(() => this.report(), this.ctx.config.sync.progressIntervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  report(): void {
+    void this.collect().then(
+      (line) => this.log.info(line, 'progress'),
+      (err: unknown) => this.log.debug({ err: (err as Error).message }, 'progress not available'),
+    );
+  }
+
+  private async collect(): Promise<Record<string, unknown>> {
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    const cursors = await listCursors(ctx.db, BOOKING_SUMMARIES);
+    const pending = await pendingCount(ctx.db, 'booking_detail_queue', { connection: ctx.connection });
+    const fetched = ctx.counters.detailsFetched;
+    const elapsed = Math.max(1, now - this.lastAt) / 1000;
+    const rate = (fetched - this.lastFetched) / elapsed;
+    this.lastFetched = fetched;
+    this.lastAt = now;
+    const wanted = new Set(this.propertyIds);
+    return {
+      properties: cursors
+        .filter((c) => wanted.has(c.propertyId))
+        .map((c) => ({
+          propertyId: c.propertyId,
+          position: c.position?.toISOString() ?? null,
+          caughtUp: c.caughtUp,
+          rows: c.rowsSeen,
+          state: c.state,
+        })),
+      summaries: ctx.counters.summaries,
+      detailsFetched: fetched,
+      detailsPerSecond: Math.round(rate * 100) / 100,
+      queue: pending,
+      queueEta: formatDuration(queueEtaSeconds(pending, ctx.config.rateLimits.bookingDetails)),
+      quarantined: ctx.counters.quarantined,
+    };
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Booking details stream (one per API client): drains booking_detail_queue at the details
+ * budget, most useful first (fetch-drain.ts). One booking per transaction: header upserted
+ * under the version guard, children replaced, queue row removed.
+ */
+import { completeFetchStatement } from '../../store/repositories/booking-queue.js';
+import { bookingToRows, saveBookingVersion } from '../../store/repositories/bookings.js';
+import { recordChangeLag } from '../../store/repositories/freshness.js';
+import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
+import type { SyncContext } from '../runtime/context.js';
+import { FRESH_CHANGE_PRIORITY } from './booking-summaries.js';
+import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
+import { reportChangeLag } from '../runtime/freshness.js';
+import type { QueueStream } from './registry.js';
+
+export const BOOKING_DETAILS = 'booking_details';
+
+class BookingDetails implements FetchHandler {
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly outcomes: FetchOutcomes,
+  ) {}
+
+  async fetchOne(item: QueuedFetch, signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {
+    const { ctx } = this;
+    let fetched;
+    try {
+      fetched = await ctx.client.getBooking(item.propertyId, item.number, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      return this.outcomes.fetchFailed(item, err, onFatal);
+    }
+    ctx.counters.detailsFetched += 1;
+    // The provider's clock decides whether these details cover a whole modification second.
+    const rows = bookingToRows(item.propertyId, fetched.booking, fetched.raw, fetched.fetchedAt);
+    // A fresh change (found by a poll of a caught-up list, or announced by an event): its lag,
+    // from the modification the summary announced to this write, is recorded in the same
+    // transaction (status and reporting read it) and, once committed, observed by /metrics.
+    const fresh = item.priority === FRESH_CHANGE_PRIORITY;
+    try {
+      const { lag, written, completed } = await ctx.write(async (trx) => {
+        // Before the details: it compares with the version stored so far.
+        const lag = fresh
+          ? await recordChangeLag(trx, {
+              propertyId: item.propertyId,
+              number: item.number,
+              changedAt: item.wantedModifiedAt ?? rows.booking.modified_at,
+              version: rows.booking.modified_at,
+            })
+          : undefined;
+        // The queue row is completed by the details' own last statement.
+        const saved = await saveBookingVersion(trx, rows, completeFetchStatement(item));
+        return { lag, written: saved.written, completed: saved.alongsideRows > 0 };
+      });
+      if (written) ctx.counters.detailsWritten += 1;
+      else ctx.counters.detailsStale += 1;
+      if (lag !== undefined) reportChangeLag(ctx, item.propertyId, lag);
+      // Either re-enqueued meanwhile (fine: fetched again), or the provider served details
+      // older than the summary that asked for them: try again later instead of spinning.
+      if (!completed) await this.outcomes.stale(item, 'details older than the listed modification');
+    } catch (err) {
+      await this.outcomes.writeFailed(item, err, JSON.stringify(fetched.raw));
+    }
+  }
+}
+
+/** The booking details queue, registered with the engine. */
+export const bookingDetailsStream: QueueStream = {
+  name: BOOKING_DETAILS,
+  enabled: () => true,
+  create: (ctx) => {
+    const log = ctx.logger.child({ component: 'details' });
+    const outcomes = new FetchOutcomes(ctx, 'booking_detail_queue', BOOKING_DETAILS, 'booking details', log);
+    return new FetchDrain(ctx, 'booking_detail_queue', ctx.config.sync.detailConcurrency, new BookingDetails(ctx, outcomes), log);
+  },
+};

@@ -1,0 +1,267 @@
+/**
+ * Booking summaries stream (one per property). Cursor: the provider's continueToken.
+ *
+ * Each page, in ONE transaction: upsert the summaries, enqueue a detail fetch for every
+ * summary newer than the stored details, quarantine summaries that fail validation, and
+ * store the new token. A crash between pages therefore replays at most one page, and a
+ * replayed page changes nothing (upserts and version-guarded enqueues are idempotent).
+ */
+import { BOOKING_SUMMARIES, findCursor, markCursorLost, saveCursorAfterPage } from '../../store/repositories/cursors.js';
+import { enqueueDetailFetches, upsertSummariesAndEnqueue, type SummaryRow } from '../../store/repositories/booking-summaries.js';
+import { hasMirroredRows } from '../../store/repositories/bookings.js';
+import { quarantinePayload } from '../../store/repositories/quarantine.js';
+import { ContinueTokenRejectedError } from '../../provider/errors.js';
+import { parseBookingSummary, type BookingSummary, type BookingsPage } from '../../provider/schemas/bookings.js';
+import type { SyncContext } from '../runtime/context.js';
+import { TokenLostError } from '../runtime/errors.js';
+import type { PropertyStream } from './registry.js';
+import { idTextOf } from '../../provider/schemas/primitives.js';
+
+/** The provider's lower bound for bookings. */
+export const EARLIEST_MODIFICATION = new Date('2009-01-01T00:00:00Z');
+
+export interface PollResult {
+  pages: number;
+  summaries: number;
+  enqueued: number;
+}
+
+/**
+ * What a property's stream starts from. `recoverFrom` (set by --recover) replaces a lost
+ * token with lastModification for the first page; afterwards the new token takes over.
+ */
+export interface SummariesStart {
+  recoverFrom?: Date | undefined;
+}
+
+/** Stays arriving within this many days (or yesterday) are fetched first. */
+const SOON_DAYS = 30;
+
+/**
+ * The order of detail fetches (booking_detail_queue.priority, lowest first):
+ * 0: a change found by polling a caught-up property (a new booking is in `bookings` seconds
+ *    after it is in the list, whatever backfill work is queued);
+ * 1: a stay arriving soon (most useful first during a backfill);
+ * 2: everything else.
+ */
+export const FRESH_CHANGE_PRIORITY = 0;
+
+/**
+ * Booking numbers look like `YYYYMMDD-propertyId-id`, where the date is the arrival date:
+ * the only hint of the stay a summary gives, and enough to fetch soon-arriving stays first.
+ */
+export function priorityOf(number: string, now: number): number {
+  const m = /^(\d{4})(\d{2})(\d{2})-/.exec(number);
+  if (!m) return 2;
+  const arrival = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  const today = Math.floor(now / 86_400_000) * 86_400_000;
+  const days = (arrival - today) / 86_400_000;
+  return days >= -1 && days <= SOON_DAYS ? 1 : 2;
+}
+
+/**
+ * Reads pages until the provider says hasMoreData=false (caught up) or the signal aborts.
+ * Throws TokenLostError when the provider rejects the stored token, or when the mirror has
+ * rows of the property but its cursor is gone (both would otherwise silently re-sync from 2009).
+ */
+export async function pollSummariesUntilCaughtUp(
+  ctx: SyncContext,
+  propertyId: string,
+  start: SummariesStart,
+  signal: AbortSignal,
+): Promise<PollResult> {
+  const log = ctx.logger.child({ component: 'summaries', propertyId });
+  try {
+    return await readPages(ctx, propertyId, start, signal, log);
+  } finally {
+    ctx.listScheduler.setBackfilling(propertyId, false);
+  }
+}
+
+async function readPages(
+  ctx: SyncContext,
+  propertyId: string,
+  start: SummariesStart,
+  signal: AbortSignal,
+  log: SyncContext['logger'],
+): Promise<PollResult> {
+  const result: PollResult = { pages: 0, summaries: 0, enqueued: 0 };
+  let recoverFrom = start.recoverFrom;
+
+  while (!signal.aborted) {
+    const cursor = await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES);
+    // Recovery clears the token before the first page; a token here means a recovery page
+    // already committed (before a failure or a restart of this loop): follow it instead.
+    if (recoverFrom && cursor?.cursor && cursor.state === 'active') recoverFrom = undefined;
+    let params: { continueToken?: string; lastModification?: string };
+    if (recoverFrom) {
+      const from = recoverFrom < EARLIEST_MODIFICATION ? EARLIEST_MODIFICATION : recoverFrom;
+      params = { lastModification: from.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+      log.info({ lastModification: params.lastModification }, 'recovering: restarting the booking list from a modification time');
+    } else if (cursor?.state === 'token_lost') {
+      throw new TokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken');
+    } else if (cursor?.cursor) {
+      params = { continueToken: cursor.cursor };
+    } else if (cursor?.position && cursor.state === 'active') {
+      // The provider sent pages without a continueToken (the document allows it): the list
+      // goes on from the last modification it listed, which replays a few bookings at most.
+      params = { lastModification: cursor.position.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+      log.info({ lastModification: params.lastModification }, 'no continueToken stored: following the booking list from its last listed modification');
+    } else {
+      if (await hasMirroredRows(ctx.db, propertyId)) {
+        throw new TokenLostError(propertyId, 'the mirror holds bookings of this property but its continueToken is gone');
+      }
+      if (result.pages === 0) log.info('no cursor yet: full synchronization from 2009-01-01');
+      params = {};
+    }
+
+    // Fetched, turned into rows and written holding the page slot: a page (up to 1,000
+    // summaries, a few MB once parsed and serialized) is the largest object the daemon holds,
+    // and V8 keeps the heap it once needed, so only one is in memory at a time. The properties
+    // lose nothing by it: they share one booking list budget, and details are the bottleneck.
+    const { page, summaries, badReasons, enqueued } = await ctx.pageSlots.use(async () => {
+      let page;
+      try {
+        ({ page } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
+      } catch (err) {
+        if (err instanceof ContinueTokenRejectedError) {
+          await ctx.write((trx) => markCursorLost(trx, propertyId, BOOKING_SUMMARIES, err.message, new Date(ctx.clock.now())));
+          throw new TokenLostError(propertyId, err.message, { cause: err });
+        }
+        throw err;
+      }
+      // A page of a property that was caught up is a poll: what it finds is fetched first.
+      const fresh = cursor?.caughtUp === true && !recoverFrom && params.continueToken !== undefined;
+      if (page.hasMoreData) ctx.listScheduler.setBackfilling(propertyId, true);
+      // A page without a token keeps the position where it was: the stored token, or (when there
+      // is none) the page's last modification, from which the next request continues.
+      const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
+      return { page: { hasMoreData: page.hasMoreData, continueToken: page.continueToken }, ...(await writePage(ctx, propertyId, page, nextToken, fresh)) };
+    });
+    recoverFrom = undefined;
+
+    for (const reason of badReasons) log.warn({ reason }, 'booking summary failed validation: quarantined');
+    result.pages += 1;
+    result.summaries += summaries;
+    result.enqueued += enqueued;
+    ctx.counters.summaryPages += 1;
+    ctx.counters.summaries += summaries;
+    ctx.counters.detailsEnqueued += enqueued;
+    ctx.counters.quarantined += badReasons.length;
+    if (enqueued > 0) ctx.onEnqueued?.();
+    if (!page.hasMoreData) break;
+    if (page.continueToken === null) {
+      // More data but no token to ask for it with: asking again now would return this page.
+      log.warn('the provider said hasMoreData without a continueToken: the rest is read at the next poll');
+      break;
+    }
+  }
+  return result;
+}
+
+/** A validated summary (and the summary as received) as its row. Pure; shared with the replay (src/replay). */
+export function summaryToRow(propertyId: string, s: BookingSummary, raw: unknown, now: number): SummaryRow {
+  return {
+    propertyId,
+    number: s.number,
+    status: s.status,
+    createdAt: s.createdDateTime ? new Date(s.createdDateTime) : null,
+    modifiedAt: s.modifiedDateTime ? new Date(s.modifiedDateTime) : null,
+    // A Date keeps milliseconds only: the columns get the text, every digit the provider sent.
+    createdText: s.createdDateTime,
+    modifiedText: s.modifiedDateTime,
+    priority: priorityOf(s.number, now),
+    raw,
+  };
+}
+
+/** A summary that failed validation, with the booking number it names (if any). */
+export interface BadSummary {
+  raw: unknown;
+  reason: string;
+  number: string | null;
+}
+
+/**
+ * A page of summaries as rows (with the detail priority `priorityOf` gives each), the ones that
+ * failed validation, and the latest modification listed. Pure; shared with the sweep.
+ */
+export function parseSummariesPage(
+  propertyId: string,
+  page: BookingsPage,
+  now: number,
+  priority: (number: string) => number,
+): { rows: SummaryRow[]; bad: BadSummary[]; position: Date | null } {
+  const rows: SummaryRow[] = [];
+  const bad: BadSummary[] = [];
+  let position: Date | null = null;
+  for (const raw of page.bookingSummaries) {
+    const parsed = parseBookingSummary(raw);
+    if (!parsed.ok) {
+      bad.push({ raw, reason: parsed.reason, number: idTextOf((raw as { number?: unknown } | null)?.number) });
+      continue;
+    }
+    const row = { ...summaryToRow(propertyId, parsed.value, raw, now), priority: priority(parsed.value.number) };
+    if (row.modifiedAt && (!position || row.modifiedAt > position)) position = row.modifiedAt;
+    rows.push(row);
+  }
+  return { rows, bad, position };
+}
+
+/**
+ * One page in ONE transaction: summaries upserted, detail fetches enqueued under the version
+ * guard, summaries that fail validation quarantined, the new token stored.
+ */
+async function writePage(
+  ctx: SyncContext,
+  propertyId: string,
+  page: BookingsPage,
+  nextToken: string | null,
+  fresh: boolean,
+): Promise<{ summaries: number; badReasons: string[]; enqueued: number }> {
+  const now = ctx.clock.now();
+  const priority = (number: string) => (fresh ? FRESH_CHANGE_PRIORITY : priorityOf(number, now));
+  const { rows, bad, position } = parseSummariesPage(propertyId, page, now, priority);
+
+  const enqueued = await ctx.write(async (trx) => {
+    for (const b of bad) {
+      await quarantinePayload(trx, {
+        stream: BOOKING_SUMMARIES,
+        propertyId,
+        entityKey: b.number,
+        reason: b.reason,
+        rawBody: JSON.stringify(b.raw),
+      });
+    }
+    // A summary that failed validation still names its booking: the details may be fine.
+    const unparsed = bad.flatMap((b) => (b.number === null ? [] : [{ propertyId, number: b.number, modifiedAt: null, priority: priority(b.number) }]));
+    const n = (await upsertSummariesAndEnqueue(trx, rows, new Date(now))) + (await enqueueDetailFetches(trx, unparsed));
+    await saveCursorAfterPage(trx, {
+      propertyId,
+      stream: BOOKING_SUMMARIES,
+      cursor: nextToken,
+      position,
+      caughtUp: !page.hasMoreData,
+      rows: page.bookingSummaries.length,
+      polledAt: new Date(now),
+    });
+    return n;
+  });
+  return { summaries: rows.length, badReasons: bad.map((b) => b.reason), enqueued };
+}
+
+/** The booking list, per property, registered with the engine. */
+export const bookingSummariesStream: PropertyStream = {
+  name: BOOKING_SUMMARIES,
+  title: 'booking list',
+  enabled: () => true,
+  catchUp: async (ctx, propertyId, signal, start) => {
+    const { summaries } = await pollSummariesUntilCaughtUp(ctx, propertyId, start, signal);
+    ctx.listScheduler.polled(propertyId, summaries);
+  },
+  // A cron when one is configured; else as often as the list budget allows (list-scheduler.ts).
+  waitForNextRun: (ctx, propertyId, signal, tickers) => {
+    const cron = ctx.config.sync.pollCron;
+    return cron ? tickers.get(cron).next(signal) : ctx.listScheduler.pollTurn(propertyId, signal);
+  },
+};

@@ -1,0 +1,595 @@
+/**
+ * Content and reference-data stream: a full refresh of reference lists, the property list
+ * (`/v1/properties`, include=All, pages of 200) and each property's cancellation and
+ * extra-stay rules. It runs at low priority within the standard budget, on start and on the
+ * `content.refreshCron` schedule. Unchanged rows are not written; rows that disappear are
+ * marked removed; a property that fails validation is quarantined and the others land.
+ */
+import { createHash } from 'node:crypto';
+import {
+  finishContentRefresh,
+  markMissingRemoved,
+  replaceChildren,
+  saveReferenceList,
+  startContentRefresh,
+  upsertChanged,
+  type RemovableTable,
+} from '../../store/repositories/content.js';
+import { quarantinePayload } from '../../store/repositories/quarantine.js';
+import {
+  cancellationRulesResponseSchema,
+  extraStayRulesResponseSchema,
+  mealPlansSchema,
+  parseCancellationRule,
+  parseContentProperty,
+  parseExtraStayRule,
+  parseWith,
+  paymentMethodsSchema,
+  propertyAmenityTypesSchema,
+  propertyKindsSchema,
+  propertyPageSchema,
+  roomAmenityCategoriesSchema,
+  roomTypeCategoriesSchema,
+  type CancellationRule,
+  type ContentProperty,
+  type ExtraStayRule,
+} from '../../provider/schemas/content.js';
+import { isDatabaseUnavailable, LeaseLostError } from '../../store/errors.js';
+import { AuthenticationError, InvalidPayloadError } from '../../provider/errors.js';
+import type { SyncContext } from '../runtime/context.js';
+import type { RefreshStream } from './registry.js';
+import type { z } from 'zod';
+import { idTextOf } from '../../provider/schemas/primitives.js';
+
+export const CONTENT_STREAM = 'content';
+/** Content yields to the booking streams that share the standard budget. */
+const CONTENT_PRIORITY = 10;
+const PAGE_SIZE = 200;
+const PROPERTY_CONCURRENCY = 4;
+
+export interface ContentRefreshResult {
+  /** Properties present in the content API (valid or quarantined). */
+  properties: number;
+  requests: number;
+  changedRows: number;
+  quarantined: number;
+}
+
+/** The content hash of a row: a refresh rewrites a row only when it changed. */
+export const hashOf = (raw: unknown): string => createHash('sha256').update(JSON.stringify(raw)).digest('base64url');
+
+/** The valid rules of a property, and the ids of every rule listed (valid or not). */
+export interface ParsedRules<T> {
+  rules: T[];
+  present: string[];
+}
+
+type Trx = Parameters<typeof upsertChanged>[0];
+type Row = Record<string, unknown>;
+
+// ------------------------------------------------------------------ mapping (pure) and writing
+// The refresh below and the replay (src/replay) share these: one mapping from a payload to
+// rows, one way of writing them.
+
+/** A reference list: where it is read, and how its body becomes the rows of its typed table. */
+export interface ReferenceListDef {
+  name: string;
+  base: 'provider' | 'referenceData';
+  path: string;
+  /**
+   * The body validated and mapped: the entries that have a key, or rows null when the
+   * provider sent no list at all (null), which removes nothing.
+   */
+  read(body: unknown): { ok: true; table: RemovableTable; rows: Row[] | null } | { ok: false; reason: string };
+}
+
+function referenceListDef<S extends z.ZodType>(
+  name: string,
+  base: 'provider' | 'referenceData',
+  path: string,
+  schema: S,
+  toRows: (parsed: z.output<S>) => { table: RemovableTable; rows: Row[] | null },
+): ReferenceListDef {
+  return {
+    name,
+    base,
+    path,
+    read(body) {
+      const parsed = parseWith(schema, body, name);
+      return parsed.ok ? { ok: true, ...toRows(parsed.value) } : parsed;
+    },
+  };
+}
+
+const coded = <T extends { code: string | null }>(items: readonly T[]) => items.filter((m): m is T & { code: string } => m.code !== null);
+
+/** Every reference list, in the order a refresh reads them. */
+export const REFERENCE_LISTS: readonly ReferenceListDef[] = [
+  referenceListDef('mealPlans', 'provider', '/api/content/v1/meal-plans', mealPlansSchema, (v) => ({
+    table: 'meal_plans',
+    rows: v && coded(v).map((m) => ({ code: m.code, name: m.name })),
+  })),
+  referenceListDef('roomTypeCategories', 'provider', '/api/content/v1/room-type-categories', roomTypeCategoriesSchema, (v) => ({
+    table: 'room_type_categories',
+    rows: v && coded(v).map((m) => ({ code: m.code, name: m.name })),
+  })),
+  referenceListDef('roomAmenityCategories', 'provider', '/api/content/v1/room-amenity-categories', roomAmenityCategoriesSchema, (v) => {
+    if (v === null) return { table: 'room_amenities', rows: null };
+    const byCode = new Map<string, Row>();
+    for (const c of v) for (const a of coded(c.amenities)) byCode.set(a.code, { code: a.code, name: a.name, category_name: c.name });
+    return { table: 'room_amenities', rows: [...byCode.values()] };
+  }),
+  referenceListDef('paymentMethods', 'referenceData', '/api/reference-data/payment-methods', paymentMethodsSchema, (v) => ({
+    table: 'payment_methods',
+    rows: v.paymentMethods ? coded(v.paymentMethods).map((m) => ({ code: m.code, type: m.type })) : null,
+  })),
+  referenceListDef('propertyAmenityTypes', 'referenceData', '/api/reference-data/property-amenity-types', propertyAmenityTypesSchema, (v) => ({
+    table: 'property_amenity_types',
+    rows: v.amenityTypes ? coded(v.amenityTypes).map((m) => ({ code: m.code, display_name: m.displayName, charge_type_applicable: m.chargeTypeApplicable })) : null,
+  })),
+  referenceListDef('propertyKinds', 'referenceData', '/api/reference-data/property-kinds', propertyKindsSchema, (v) => ({
+    table: 'property_kinds',
+    rows: v.propertyKinds
+      ? v.propertyKinds.filter((m) => m.id !== null).map((m) => ({ property_kind_id: m.id, display_name: m.displayName, property_kind_type: m.propertyKindType }))
+      : null,
+  })),
+];
+
+/**
+ * A validated reference list, kept as sent in reference_lists and mirrored into its typed
+ * table with removal. Returns the rows written.
+ */
+export async function writeReferenceList(
+  trx: Trx,
+  name: string,
+  body: unknown,
+  mapped: { table: RemovableTable; rows: Row[] | null },
+  fetchedAt: Date,
+): Promise<number> {
+  await saveReferenceList(trx, name, body, hashOf(body), fetchedAt);
+  const { table, rows } = mapped;
+  if (rows === null) return 0;
+  const written = (await upsertChanged(trx, table, rows)).size;
+  return written + (await markMissingRemoved(trx, table, rows.map((r) => String(r[Object.keys(r)[0]!]))));
+}
+
+/** The rows of one property: the property itself, its room types (with their amenities), rate plans, services and amenities. */
+export interface PropertyRows {
+  property: Row;
+  roomTypes: Row[];
+  /** Per room type, in payload order (an id listed twice appears twice; the last one wins). */
+  roomTypeAmenities: { roomTypeId: string; rows: Row[] }[];
+  ratePlans: Row[];
+  services: Row[];
+  amenities: Row[];
+}
+
+/** Maps a validated property (and the body as received) to its rows. Pure. */
+export function propertyRows(p: ContentProperty, raw: unknown): PropertyRows {
+  const propertyId = p.id;
+  const address = p.contactInfo?.address;
+  return {
+    property: {
+      property_id: propertyId,
+      name: p.name,
+      description: p.description,
+      currency: p.currency,
+      stars: p.stars,
+      stay_unit_kind: p.stayUnitKind,
+      property_kind_id: p.propertyKindId,
+      time_zone: p.timeZone?.id ?? null,
+      multi_location: p.multiLocationProperty,
+      check_in_time: p.policy?.checkInTime ?? null,
+      check_out_time: p.policy?.checkOutTime ?? null,
+      country_code: address?.countryCode ?? null,
+      region: address?.region ?? null,
+      city_name: address?.cityName ?? null,
+      address_line: address?.addressLine ?? null,
+      postal_code: address?.postalCode ?? null,
+      latitude: address?.latitude ?? null,
+      longitude: address?.longitude ?? null,
+      phones: p.contactInfo?.phones ?? [],
+      emails: p.contactInfo?.emails ?? [],
+      images: p.images,
+      company_details: p.companyDetails,
+      raw,
+      content_hash: hashOf(raw),
+    },
+    roomTypes: p.roomTypes.map((r) => ({
+      property_id: propertyId,
+      room_type_id: r.id,
+      name: r.name,
+      description: r.description,
+      category_code: r.categoryCode,
+      category_name: r.categoryName,
+      size_value: r.size?.value ?? null,
+      adult_beds: r.occupancy?.adultBed ?? null,
+      extra_beds: r.occupancy?.extraBed ?? null,
+      position: r.position,
+      raw: r,
+      content_hash: hashOf(r),
+    })),
+    roomTypeAmenities: p.roomTypes.map((r) => ({
+      roomTypeId: r.id,
+      rows: r.amenities.map((a, position) => ({ property_id: propertyId, room_type_id: r.id, position, code: a.code, name: a.name })),
+    })),
+    ratePlans: p.ratePlans.map((r) => ({
+      property_id: propertyId,
+      rate_plan_id: r.id,
+      name: r.name,
+      description: r.description,
+      currency: r.currency,
+      cancellation_rule_id: r.cancellationRuleId,
+      extra_stay_rule_id: r.extraStayRuleId,
+      corporate_only: r.corporateOnly,
+      stay_with_children_only: r.isStayWithChildrenOnly,
+      vat_applicable: r.vat?.applicable ?? null,
+      vat_included: r.vat?.included ?? null,
+      vat_percent: r.vat?.percent ?? null,
+      raw: r,
+      content_hash: hashOf(r),
+    })),
+    services: p.services.map((s) => ({
+      property_id: propertyId,
+      service_id: s.id,
+      name: s.name,
+      description: s.description,
+      kind: s.kind,
+      meal_plan_code: s.mealPlanCode,
+      meal_plan_name: s.mealPlanName,
+      status: s.status,
+      raw: s,
+      content_hash: hashOf(s),
+    })),
+    amenities: p.amenities.map((a, position) => ({ property_id: propertyId, position, code: a.code, display_name: a.displayName, charge_type: a.chargeType })),
+  };
+}
+
+/**
+ * A property and its room types, rate plans, services and amenities, in the caller's
+ * transaction: nothing is written when the property is unchanged. Returns the rows written.
+ */
+export async function writeProperty(trx: Trx, p: ContentProperty, raw: unknown): Promise<number> {
+  const propertyId = p.id;
+  const rows = propertyRows(p, raw);
+  const changed = await upsertChanged(trx, 'properties', [rows.property]);
+  // The hash covers the whole property: unchanged means its children are unchanged too.
+  if (changed.size === 0) return 0;
+  let written = 1;
+  const rt = await upsertChanged(trx, 'room_types', rows.roomTypes);
+  for (const a of rows.roomTypeAmenities.filter((x) => rt.has(x.roomTypeId))) {
+    await replaceChildren(trx, 'room_type_amenities', { property_id: propertyId, room_type_id: a.roomTypeId }, a.rows);
+  }
+  const rp = await upsertChanged(trx, 'rate_plans', rows.ratePlans);
+  const sv = await upsertChanged(trx, 'services', rows.services);
+  await replaceChildren(trx, 'property_amenities', { property_id: propertyId }, rows.amenities);
+  written += rt.size + rp.size + sv.size;
+  // A list the provider sent as null (or left out) says nothing about its entries: only a
+  // list that was sent can show that an entry is gone.
+  const sent = (field: string) => Array.isArray((raw as Record<string, unknown> | null)?.[field]);
+  if (sent('roomTypes')) written += await markMissingRemoved(trx, 'room_types', p.roomTypes.map((r) => r.id), { propertyId });
+  if (sent('ratePlans')) written += await markMissingRemoved(trx, 'rate_plans', p.ratePlans.map((r) => r.id), { propertyId });
+  if (sent('services')) written += await markMissingRemoved(trx, 'services', p.services.map((s) => s.id), { propertyId });
+  return written;
+}
+
+/**
+ * A rules response (`{ cancellationRules: [...] }` or `{ extraStayRules: [...] }`) validated:
+ * the envelope's failure, or the valid rules, the ids of every rule listed and the rules that
+ * failed validation (with the entity key the quarantine gives them).
+ */
+export function parseRulesBody<T>(
+  body: unknown,
+  envelope: z.ZodType<Record<string, unknown>>,
+  field: string,
+  parse: (raw: unknown) => { ok: true; value: T } | { ok: false; reason: string },
+): { ok: false; reason: string } | ({ ok: true; bad: { entityKey: string; reason: string; raw: unknown }[] } & ParsedRules<T>) {
+  const env = parseWith(envelope, body, field);
+  if (!env.ok) return env;
+  const rules: T[] = [];
+  const present: string[] = [];
+  const bad: { entityKey: string; reason: string; raw: unknown }[] = [];
+  for (const raw of (env.value[field] as unknown[]) ?? []) {
+    const rawId = idTextOf((raw as { id?: unknown } | null)?.id);
+    // A rule that fails validation is still there at the provider: it is kept (as last
+    // mirrored), not marked removed.
+    if (rawId !== null) present.push(rawId);
+    const parsed = parse(raw);
+    if (parsed.ok) rules.push(parsed.value);
+    else bad.push({ entityKey: `${field}:${String(rawId ?? '?')}`, reason: parsed.reason, raw });
+  }
+  return { ok: true, rules, present, bad };
+}
+
+/** A cancellation rule's rows: the rule, its terms and their arrival date ranges. Pure. */
+export function cancellationRuleRows(propertyId: string, r: CancellationRule): { rule: Row; terms: Row[]; arrivalDates: Row[] } {
+  const match = { property_id: propertyId, rule_id: r.id };
+  return {
+    rule: {
+      property_id: propertyId,
+      rule_id: r.id,
+      reference_point_kind: r.referencePointKind,
+      reference_point_time: r.referencePointTime,
+      is_free: r.cancellationTerms.length === 0,
+      raw: r,
+      content_hash: hashOf(r),
+    },
+    terms: r.cancellationTerms.map((t, position) => ({
+      ...match,
+      position,
+      before_arrival_matching: t.beforeArrivalMatching,
+      before_arrival_unit: t.beforeArrivalUnit,
+      before_arrival_value: t.beforeArrivalValue,
+      before_arrival_value_max: t.beforeArrivalValueMax,
+      penalty_calculation_method: t.penaltyCalculationMethod,
+      penalty_value: t.penaltyValue,
+      penalty_value_currency: t.penaltyValueCurrency,
+    })),
+    arrivalDates: r.cancellationTerms.flatMap((t, termPosition) =>
+      t.arrivalDates.map((d, position) => ({
+        ...match,
+        term_position: termPosition,
+        position,
+        start_date: d.startDate,
+        end_date: d.endDate,
+        is_endless: d.isEndless,
+      })),
+    ),
+  };
+}
+
+/** Upserts cancellation rules (children replaced for those that changed), without removing any. Returns the rules written. */
+export async function saveCancellationRules(trx: Trx, propertyId: string, rules: readonly CancellationRule[]): Promise<number> {
+  const mapped = rules.map((r) => ({ id: r.id, ...cancellationRuleRows(propertyId, r) }));
+  const changed = await upsertChanged(trx, 'cancellation_rules', mapped.map((m) => m.rule));
+  for (const m of mapped.filter((x) => changed.has(x.id))) {
+    const match = { property_id: propertyId, rule_id: m.id };
+    await replaceChildren(trx, 'cancellation_rule_terms', match, m.terms);
+    await replaceChildren(trx, 'cancellation_rule_arrival_dates', match, m.arrivalDates);
+  }
+  return changed.size;
+}
+
+/** The cancellation rules of a property as listed: upserted, and those no longer listed marked removed. Returns the rows written. */
+export async function writeCancellationRules(trx: Trx, propertyId: string, { rules, present }: ParsedRules<CancellationRule>): Promise<number> {
+  const written = await saveCancellationRules(trx, propertyId, rules);
+  return written + (await markMissingRemoved(trx, 'cancellation_rules', present, { propertyId }));
+}
+
+/** An extra-stay rule's rows: the rule and its early check-in and late check-out periods. Pure. */
+export function extraStayRuleRows(propertyId: string, r: ExtraStayRule): { rule: Row; periods: Row[] } {
+  const match = { property_id: propertyId, rule_id: r.id };
+  const periods = [
+    ...r.earlyCheckInPeriods.map((p, position) => ({ kind: 'early_check_in', position, p })),
+    ...r.lateCheckOutPeriods.map((p, position) => ({ kind: 'late_check_out', position, p })),
+  ];
+  return {
+    rule: {
+      property_id: propertyId,
+      rule_id: r.id,
+      check_in_time: r.checkInTime,
+      overrides_property_check_in_time: r.overridesPropertyCheckInTime,
+      check_out_time: r.checkOutTime,
+      overrides_property_check_out_time: r.overridesPropertyCheckOutTime,
+      raw: r,
+      content_hash: hashOf(r),
+    },
+    periods: periods.map(({ kind, position, p }) => ({
+      ...match,
+      kind,
+      position,
+      start_time: p.startTime,
+      end_time: p.endTime,
+      charge_type: p.chargeType,
+      occupy_quota: p.occupyQuota,
+      percentage: p.percentOptions?.percentage ?? null,
+      extra_placement_enabled: p.percentOptions?.extraPlacementEnabled ?? null,
+      extra_service_option: p.percentOptions?.extraServiceOption ?? null,
+      rates: p.rates,
+    })),
+  };
+}
+
+/** Upserts extra-stay rules (periods replaced for those that changed), without removing any. Returns the rules written. */
+export async function saveExtraStayRules(trx: Trx, propertyId: string, rules: readonly ExtraStayRule[]): Promise<number> {
+  const mapped = rules.map((r) => ({ id: r.id, ...extraStayRuleRows(propertyId, r) }));
+  const changed = await upsertChanged(trx, 'extra_stay_rules', mapped.map((m) => m.rule));
+  for (const m of mapped.filter((x) => changed.has(x.id))) {
+    await replaceChildren(trx, 'extra_stay_rule_periods', { property_id: propertyId, rule_id: m.id }, m.periods);
+  }
+  return changed.size;
+}
+
+/** The extra-stay rules of a property as listed: upserted, and those no longer listed marked removed. Returns the rows written. */
+export async function writeExtraStayRules(trx: Trx, propertyId: string, { rules, present }: ParsedRules<ExtraStayRule>): Promise<number> {
+  const written = await saveExtraStayRules(trx, propertyId, rules);
+  return written + (await markMissingRemoved(trx, 'extra_stay_rules', present, { propertyId }));
+}
+
+// ------------------------------------------------------------------ the refresh
+
+class Refresh {
+  readonly result: ContentRefreshResult = { properties: 0, requests: 0, changedRows: 0, quarantined: 0 };
+  private readonly log;
+
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly signal: AbortSignal,
+    /** When set, only these properties are mirrored (STAYSYNC_PROPERTY_IDS). */
+    private readonly only: ReadonlySet<string> | undefined,
+  ) {
+    this.log = ctx.logger.child({ component: 'content' });
+  }
+
+  /** Adds rows written; a separate step so that concurrent awaits do not lose updates. */
+  private count(rows: number): void {
+    this.result.changedRows += rows;
+  }
+
+  private async get(base: 'provider' | 'referenceData', path: string, query: Record<string, string | number | undefined> = {}) {
+    this.result.requests += 1;
+    return this.ctx.client.requestJson('standard', base, path, query, this.signal, CONTENT_PRIORITY);
+  }
+
+  private async quarantine(entityKey: string | null, propertyId: string | null, reason: string, raw: unknown): Promise<void> {
+    this.result.quarantined += 1;
+    this.ctx.counters.quarantined += 1;
+    this.log.warn({ propertyId, entityKey, reason }, 'content payload failed validation: quarantined');
+    await this.ctx.write((trx) =>
+      quarantinePayload(trx, {
+        stream: CONTENT_STREAM,
+        propertyId,
+        entityKey,
+        reason,
+        rawBody: typeof raw === 'string' ? raw : JSON.stringify(raw),
+      }),
+    );
+  }
+
+  /**
+   * One reference list: fetched, validated, and in one transaction kept as sent in
+   * reference_lists and mirrored into its typed table.
+   */
+  private async referenceList(def: ReferenceListDef): Promise<void> {
+    const res = await this.get(def.base, def.path);
+    const mapped = def.read(res.body);
+    if (!mapped.ok) return this.quarantine(def.name, null, mapped.reason, res.rawBody);
+    await this.ctx.write(async (trx) => this.count(await writeReferenceList(trx, def.name, res.body, mapped, res.fetchedAt)));
+  }
+
+  async referenceLists(): Promise<void> {
+    for (const def of REFERENCE_LISTS) await this.referenceList(def);
+  }
+
+  /** Pages through the property list; returns the ids seen (valid or quarantined). */
+  async properties(): Promise<Set<string>> {
+    const seen = new Set<string>();
+    let since: string | undefined;
+    do {
+      const res = await this.get('provider', '/api/content/v1/properties', { since, count: PAGE_SIZE, include: 'All' });
+      const page = parseWith(propertyPageSchema, res.body, 'page');
+      if (!page.ok) {
+        // Without a valid envelope there is no `next`: the refresh cannot go on (and must not
+        // mark the unseen properties removed).
+        await this.quarantine('properties page', null, page.reason, res.rawBody);
+        throw new InvalidPayloadError({ rawBody: res.rawBody, reason: `the property list page is malformed: ${page.reason}`, propertyId: null }, { status: res.status, path: '/api/content/v1/properties' });
+      }
+      // Keyed by id: a page that lists a property twice writes it once (the last occurrence),
+      // not twice concurrently by two workers.
+      const valid = new Map<string, { property: ContentProperty; raw: unknown }>();
+      for (const raw of page.value.properties) {
+        const id = idTextOf((raw as { id?: unknown } | null)?.id);
+        if (id !== null && this.only && !this.only.has(id)) continue;
+        if (id !== null) seen.add(id);
+        const parsed = parseContentProperty(raw);
+        if (parsed.ok) valid.set(parsed.value.id, { property: parsed.value, raw });
+        else await this.quarantine(id, id, parsed.reason, raw);
+      }
+      // A few properties at a time: each waits on its rules calls and its writes, and the
+      // budget, not this loop, should be what paces the refresh.
+      const queue = [...valid.values()];
+      let next = 0;
+      const worker = async () => {
+        while (next < queue.length && !this.signal.aborted) {
+          const { property, raw } = queue[next++]!;
+          await this.writeProperty(property, raw);
+          await this.rules(property.id);
+        }
+      };
+      await Promise.all(Array.from({ length: PROPERTY_CONCURRENCY }, worker));
+      since = page.value.next ?? undefined;
+    } while (since && !this.signal.aborted);
+    this.result.properties = seen.size;
+    if (!this.signal.aborted) {
+      this.count(await this.ctx.write((trx) => markMissingRemoved(trx, 'properties', seen, { connection: this.ctx.connection })));
+    }
+    return seen;
+  }
+
+  /** A property and its room types, rate plans, services and amenities, in one transaction. */
+  private async writeProperty(p: ContentProperty, raw: unknown): Promise<void> {
+    await this.ctx.write(async (trx) => this.count(await writeProperty(trx, p, raw)));
+  }
+
+  /** Cancellation and extra-stay rules of one property; rules can change without the property. */
+  private async rules(propertyId: string): Promise<void> {
+    const path = `/api/content/v1/properties/${encodeURIComponent(propertyId)}`;
+    try {
+      const cancellation = await this.parseRules(propertyId, `${path}/cancellation-rules`, cancellationRulesResponseSchema, 'cancellationRules', parseCancellationRule);
+      const extraStay = await this.parseRules(propertyId, `${path}/extra-stay-rules`, extraStayRulesResponseSchema, 'extraStayRules', parseExtraStayRule);
+      await this.ctx.write(async (trx) => {
+        if (cancellation) this.count(await writeCancellationRules(trx, propertyId, cancellation));
+        if (extraStay) this.count(await writeExtraStayRules(trx, propertyId, extraStay));
+      });
+    } catch (err) {
+      if (this.signal.aborted || err instanceof AuthenticationError || err instanceof LeaseLostError || isDatabaseUnavailable(err)) throw err;
+      // One property's rules failing (after the client's retries) does not stop the refresh.
+      this.log.warn({ propertyId, err: (err as Error).message }, 'rules of a property could not be refreshed: kept as they were');
+    }
+  }
+
+  private async parseRules<T>(
+    propertyId: string,
+    path: string,
+    envelope: z.ZodType<Record<string, unknown>>,
+    field: string,
+    parse: (raw: unknown) => { ok: true; value: T } | { ok: false; reason: string },
+  ): Promise<ParsedRules<T> | null> {
+    const res = await this.get('provider', path);
+    const parsed = parseRulesBody(res.body, envelope, field, parse);
+    if (!parsed.ok) {
+      await this.quarantine(field, propertyId, parsed.reason, res.rawBody);
+      return null;
+    }
+    for (const b of parsed.bad) await this.quarantine(b.entityKey, propertyId, b.reason, b.raw);
+    return { rules: parsed.rules, present: parsed.present };
+  }
+}
+
+/**
+ * One full refresh of content and reference data. Records it in content_refreshes and returns
+ * what it did; on failure records that too (when the database allows) and throws, for the
+ * engine to classify (the database is away, the provider is, or the credentials are refused).
+ */
+export async function refreshContent(
+  ctx: SyncContext,
+  signal: AbortSignal,
+  opts: { only?: readonly string[] | undefined } = {},
+): Promise<ContentRefreshResult> {
+  const log = ctx.logger.child({ component: 'content' });
+  const only = opts.only && opts.only.length > 0 ? new Set(opts.only) : undefined;
+  const refresh = new Refresh(ctx, signal, only);
+  const id = await ctx.write((trx) => startContentRefresh(trx));
+  const started = ctx.clock.now();
+  try {
+    await refresh.referenceLists();
+    await refresh.properties();
+    const outcome = signal.aborted ? 'stopped' : 'ok';
+    await ctx.write((trx) => finishContentRefresh(trx, id, { outcome, ...refresh.result }));
+    log.info({ ...refresh.result, ms: ctx.clock.now() - started }, 'content refresh finished');
+    return { ...refresh.result };
+  } catch (err) {
+    const stopped = signal.aborted;
+    await ctx
+      .write((trx) =>
+        finishContentRefresh(trx, id, {
+          outcome: stopped ? 'stopped' : 'failed',
+          ...refresh.result,
+          error: stopped ? undefined : (err as Error).message,
+        }),
+      )
+      .catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Content and reference data, registered with the engine. */
+export const contentStream: RefreshStream = {
+  name: CONTENT_STREAM,
+  enabled: (config) => config.content.enabled,
+  cron: (config) => config.content.refreshCron,
+  run: async (ctx, signal, only) => {
+    await refreshContent(ctx, signal, { only });
+  },
+  discoversProperties: true,
+};

@@ -1,0 +1,349 @@
+/**
+ * PMS reservations: a search stream per property and a fetch queue.
+ *
+ * The search reads reservations by modification time, in windows of at most 365 days,
+ * property-local minutes, both states (Active and Cancelled), page by page. Its cursor is
+ * `coveredTo`: every modification up to the end of that minute has been searched. Backfill
+ * starts at pms.backfillFrom; once caught up, each poll reads two parts:
+ * - new: from the minute after `coveredTo` to the last complete minute;
+ * - recheck: the last pms.overlapMinutes up to `coveredTo` again, for writes that became
+ *   visible late (minute precision and local time make an exact edge unsafe). A reservation
+ *   found there whose mirrored version was fetched after that part ended is skipped: its
+ *   modification is already in the mirror, so an unchanged reservation costs no second call.
+ *   (The search gives numbers only, so a reservation fetched before the part ended, i.e. by
+ *   an earlier poll when the overlap is longer than the poll interval, is fetched again: keep
+ *   pms.overlapMinutes at most the interval of pms.pollCron, as the defaults are.)
+ * Each page commits with the window's progress; `coveredTo` moves when the new part's last
+ * page committed. The numbers found go to pms_reservation_queue, drained like booking details
+ * (fetch-drain.ts): one reservation (with the profiles of guests not mirrored yet) per
+ * transaction, version-guarded by modifyDateTime.
+ */
+import { propertyTimeZone } from '../../store/repositories/content.js';
+import { findCursor, saveCursorAfterPage } from '../../store/repositories/cursors.js';
+import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
+import { removeFetch } from '../../store/repositories/fetch-queue.js';
+import { enqueuePmsReservations, personToRow, pmsReservationToRows, savePmsReservation, unknownPersonIds, upsertPmsGuest, type PmsReservationRows } from '../../store/repositories/pms.js';
+import type { Trx } from '../../store/database.js';
+import type { Insertable } from 'kysely';
+import type { PmsGuestsTable } from '../../store/schema.js';
+import type { CursorStream } from '../../store/states.js';
+import { InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
+import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage, type PmsPerson, type PmsReservation } from '../../provider/schemas/pms.js';
+import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
+import type { SyncContext } from '../runtime/context.js';
+import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
+import { stripPerson, stripReservation } from '../../mapping/personal-data.js';
+import type { EngineMode, PropertyStream, QueueStream } from './registry.js';
+
+export const PMS_RESERVATIONS: CursorStream = 'pms_reservations';
+
+/** Budget priorities in the standard scope (lower first): events 0, following 2, backfill 5; content is 10. */
+export const PMS_PRIORITY = { event: 0, following: 2, backfill: 5 } as const;
+/** Queue priorities: event 0, following 1, backfill 2. */
+const QUEUE_PRIORITY = { event: 0, following: 1, backfill: 2 } as const;
+
+const MINUTE = 60_000;
+const DAY = 86_400_000;
+/** The document's limit of a modification window. */
+const MAX_WINDOW_MS = 365 * DAY;
+/** When the property's zone is not known yet, windows are read as UTC and widened by the largest offset. */
+const UNKNOWN_ZONE_MARGIN_MS = 14 * 3_600_000;
+/** A window that ends earlier than this before now is backfill (lower priority). */
+const FOLLOWING_HORIZON_MS = 2 * DAY;
+const STATES = ['Active', 'Cancelled'] as const;
+
+type Part = 'recheck' | 'new';
+
+/** Where the search of a property stands (sync_cursors.cursor, as JSON). */
+interface SearchCursor {
+  /** Every modification up to the end of this minute has been searched (UTC instant, ms). */
+  coveredTo: number;
+  /** The window being read: resumed after a crash or a failure. */
+  window?: { part: Part; from: number; to: number; state: (typeof STATES)[number]; pageToken: string | null } | undefined;
+}
+
+function readCursor(text: string | null | undefined, backfillFrom: string): SearchCursor {
+  if (text) {
+    try {
+      const c = JSON.parse(text) as SearchCursor;
+      if (typeof c.coveredTo === 'number') return c;
+    } catch {
+      /* a cursor of another shape: start from the backfill date */
+    }
+  }
+  // The minute before the backfill's first day in any zone.
+  return { coveredTo: Date.parse(`${backfillFrom}T00:00:00Z`) - UNKNOWN_ZONE_MARGIN_MS - MINUTE };
+}
+
+/**
+ * The next window to read after `coveredTo`, or undefined when caught up. It ends with the
+ * last complete minute, so that what a poll fetches was fetched after its window closed and a
+ * recheck can skip it. `sync --once` reads the current minute too (it ends now); a write later
+ * in that minute is found by the next run's recheck, at the cost of fetching again what was
+ * fetched within the minute.
+ */
+function nextWindow(c: SearchCursor, now: number, mode: EngineMode): SearchCursor['window'] {
+  const last = Math.floor(now / MINUTE) * MINUTE - (mode === 'once' ? 0 : MINUTE);
+  if (c.coveredTo >= last) return undefined;
+  const from = c.coveredTo + MINUTE;
+  return { part: 'new', from, to: Math.min(last, from + MAX_WINDOW_MS - 2 * UNKNOWN_ZONE_MARGIN_MS - MINUTE), state: 'Active', pageToken: null };
+}
+
+/** The recheck window before `coveredTo`, when following (not during backfill). */
+function recheckWindow(c: SearchCursor, now: number, overlapMinutes: number): SearchCursor['window'] {
+  if (now - c.coveredTo > FOLLOWING_HORIZON_MS) return undefined;
+  return { part: 'recheck', from: c.coveredTo - overlapMinutes * MINUTE + MINUTE, to: c.coveredTo, state: 'Active', pageToken: null };
+}
+
+/** Zones read from the content API for properties that content has not mirrored (yet), per context. */
+const fetchedZones = new WeakMap<SyncContext, Map<string, string | null>>();
+
+/**
+ * The property's IANA time zone: from the content mirror, else from the content API (one call,
+ * remembered), else null (the windows are then widened).
+ */
+export async function zoneOf(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<string | null> {
+  const mirrored = await propertyTimeZone(ctx.db, propertyId);
+  if (mirrored && isKnownTimeZone(mirrored)) return mirrored;
+  let cache = fetchedZones.get(ctx);
+  if (!cache) fetchedZones.set(ctx, (cache = new Map()));
+  if (cache.has(propertyId)) return cache.get(propertyId)!;
+  let zone: string | null = null;
+  try {
+    const res = await ctx.client.requestJson('standard', 'provider', `/api/content/v1/properties/${encodeURIComponent(propertyId)}`, {}, signal, PMS_PRIORITY.following);
+    const id = (res.body as { timeZone?: { id?: unknown } } | null)?.timeZone?.id;
+    zone = typeof id === 'string' && isKnownTimeZone(id) ? id : null;
+  } catch (err) {
+    if (signal.aborted) throw err;
+    ctx.logger.debug({ propertyId, err: (err as Error).message }, 'time zone of the property not readable: PMS windows are widened');
+  }
+  cache.set(propertyId, zone);
+  return zone;
+}
+
+/** Reads windows until caught up, committing each page with the window's progress. */
+export async function searchPmsReservations(ctx: SyncContext, propertyId: string, signal: AbortSignal, mode: EngineMode): Promise<void> {
+  const log = ctx.logger.child({ component: 'pms', propertyId });
+  const { backfillFrom, overlapMinutes } = ctx.config.pms;
+  let rechecked = false;
+  while (!signal.aborted) {
+    const row = await findCursor(ctx.db, propertyId, PMS_RESERVATIONS);
+    const cursor = readCursor(row?.cursor, backfillFrom);
+    const now = ctx.clock.now();
+    let window = cursor.window;
+    if (!window && !rechecked) {
+      rechecked = true;
+      window = recheckWindow(cursor, now, overlapMinutes);
+    }
+    window ??= nextWindow(cursor, now, mode);
+    if (!window) return;
+    if (!row?.cursor && window.part === 'new' && window.pageToken === null && window.state === 'Active') {
+      log.info({ from: new Date(window.from).toISOString() }, 'PMS reservations: backfill from this modification time');
+    }
+
+    const zone = await zoneOf(ctx, propertyId, signal);
+    const following = now - window.to < FOLLOWING_HORIZON_MS;
+    const priority = following ? PMS_PRIORITY.following : PMS_PRIORITY.backfill;
+    const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/search`;
+    // Minute precision and the property's local time: a zone we do not know yet widens the
+    // window by the largest offset, so nothing at its edges is missed.
+    const margin = zone ? 0 : UNKNOWN_ZONE_MARGIN_MS;
+    const query = window.pageToken
+      ? { pageToken: window.pageToken }
+      : {
+          state: window.state,
+          startModifyDateTime: localMinute(window.from - margin, zone ?? 'UTC'),
+          endModifyDateTime: localMinute(window.to + margin, zone ?? 'UTC'),
+          maxPageSize: 100,
+        };
+    let res;
+    try {
+      res = await ctx.client.requestJson('standard', 'provider', path, query, signal, priority);
+    } catch (err) {
+      if (err instanceof RequestRejectedError && err.status === 400 && window.pageToken) {
+        // A page token kept across a restart may have expired: read this state of the window
+        // again from its start (what it enqueues again costs nothing more than a queue row).
+        log.warn({ state: window.state }, 'PMS search: the stored page token was refused; reading the window again from its start');
+        const restart: SearchCursor = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: null } };
+        await ctx.write((trx) =>
+          saveCursorAfterPage(trx, { propertyId, stream: PMS_RESERVATIONS, cursor: JSON.stringify(restart), position: new Date(cursor.coveredTo + MINUTE), caughtUp: false, rows: 0, polledAt: new Date(now) }),
+        );
+        continue;
+      }
+      throw withAccessHint(err, 'the PMS API', 'pms.enabled');
+    }
+    const page = parseReservationSearchPage(res.body);
+    if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
+
+    // The next step: the next page, the other state, the other part, or the window done.
+    const stateIndex = STATES.indexOf(window.state);
+    let next: SearchCursor;
+    if (page.value.hasNextPage && page.value.nextPageToken) {
+      next = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: page.value.nextPageToken } };
+    } else if (stateIndex < STATES.length - 1) {
+      next = { coveredTo: cursor.coveredTo, window: { ...window, state: STATES[stateIndex + 1]!, pageToken: null } };
+    } else if (window.part === 'recheck') {
+      next = { coveredTo: cursor.coveredTo };
+    } else {
+      next = { coveredTo: window.to };
+    }
+    const numbers = page.value.numbers;
+    const enqueued = await ctx.write(async (trx) => {
+      const n = await enqueuePmsReservations(
+        trx,
+        propertyId,
+        numbers,
+        following ? QUEUE_PRIORITY.following : QUEUE_PRIORITY.backfill,
+        // A recheck finds what may already be mirrored: skip versions fetched after the part ended.
+        window.part === 'recheck' ? new Date(window.to + MINUTE) : null,
+      );
+      await saveCursorAfterPage(trx, {
+        propertyId,
+        stream: PMS_RESERVATIONS,
+        cursor: JSON.stringify(next),
+        position: new Date(next.coveredTo + MINUTE),
+        caughtUp: next.window === undefined && next.coveredTo >= Math.floor(ctx.clock.now() / MINUTE) * MINUTE - MINUTE,
+        rows: numbers.length,
+        polledAt: new Date(now),
+      });
+      return n;
+    });
+    ctx.counters.pmsSearchPages += 1;
+    ctx.counters.pmsReservationsEnqueued += enqueued;
+    if (enqueued > 0) ctx.onEnqueued?.();
+  }
+}
+
+/**
+ * A 403 means the API connection lacks this API: say so, and which setting turns the stream
+ * off, instead of only the status.
+ */
+export function withAccessHint(err: unknown, api: string, setting: string): unknown {
+  if (err instanceof RequestRejectedError && err.status === 403) {
+    return new RequestRejectedError(`${err.message} (the API connection has no access to ${api}: enable it in the extranet's API connection, or set ${setting} to false)`, {
+      status: 403,
+      path: err.path,
+      cause: err,
+    });
+  }
+  return err;
+}
+
+/** A reservation as fetched and mapped, with the profiles of its guests that were not mirrored. */
+export interface FetchedReservation {
+  rows: PmsReservationRows;
+  guests: Insertable<PmsGuestsTable>[];
+  rawBody: string;
+}
+
+/**
+ * A validated reservation as its rows, and the reservation object to store: as received with
+ * pms.personalData, without the customer's personal data otherwise. Pure; shared with the
+ * replay (src/replay).
+ */
+export function reservationRows(propertyId: string, r: PmsReservation, rawReservation: unknown, personalData: boolean, fetchedAt: Date): { rows: PmsReservationRows; stored: unknown } {
+  const stored = personalData ? rawReservation : stripReservation(rawReservation);
+  return { rows: pmsReservationToRows(propertyId, r, stored, { personalData, fetchedAt }), stored };
+}
+
+/** A validated guest profile as its pms_guests row (personal data as for reservations), or null without a person id. Pure. */
+export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, personalData: boolean, fetchedAt: Date): Insertable<PmsGuestsTable> | null {
+  return personToRow(propertyId, p, personalData ? rawGuest : stripPerson(rawGuest), personalData, fetchedAt);
+}
+
+/**
+ * Fetches one reservation and the profiles of its guests that are not mirrored yet (names
+ * and, with pms.personalData, contact data; stripped otherwise). Throws the client's errors
+ * (NotFoundError, InvalidPayloadError, …) for the caller to record.
+ */
+export async function fetchPmsReservation(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<FetchedReservation> {
+  const base = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}`;
+  const path = `${base}/reservations/${encodeURIComponent(number)}`;
+  const res = await ctx.client.requestJson('standard', 'provider', path, {}, signal, priority);
+  const parsed = parseReservationResponse(res.body);
+  if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
+  const personal = ctx.config.pms.personalData;
+  const rawReservation = (res.body as { reservation?: unknown }).reservation;
+  const { rows, stored } = reservationRows(propertyId, parsed.value, rawReservation, personal, res.fetchedAt);
+
+  const customerId = parsed.value.customer?.pmsPersonId ?? null;
+  const referenced = parsed.value.roomStays.flatMap((s) => s.guestsIds).filter((id) => id !== customerId);
+  const guests: Insertable<PmsGuestsTable>[] = [];
+  for (const personId of await unknownPersonIds(ctx.db, propertyId, referenced)) {
+    const guestPath = `${base}/guests/${encodeURIComponent(personId)}`;
+    let g;
+    try {
+      g = await ctx.client.requestJson('standard', 'provider', guestPath, {}, signal, priority);
+    } catch (err) {
+      // A guest that is gone or refused does not hold up its reservation; it is read again
+      // with the next version of the reservation.
+      if (err instanceof NotFoundError || err instanceof RequestRejectedError) continue;
+      throw err;
+    }
+    const person = parseGuestResponse(g.body);
+    if (!person.ok) continue;
+    const rawGuest = (g.body as { guest?: unknown }).guest;
+    const row = guestRow(propertyId, person.value, rawGuest, personal, g.fetchedAt);
+    if (row) guests.push(row);
+  }
+  return { rows, guests, rawBody: JSON.stringify(stored) };
+}
+
+/** Writes a fetched reservation and its guests; returns whether the reservation was newer than the mirror's. */
+export async function writePmsReservation(trx: Trx, fetched: FetchedReservation): Promise<boolean> {
+  const written = await savePmsReservation(trx, fetched.rows);
+  for (const g of fetched.guests) await upsertPmsGuest(trx, g);
+  return written;
+}
+
+class PmsReservationFetches implements FetchHandler {
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly outcomes: FetchOutcomes,
+  ) {}
+
+  async fetchOne(item: QueuedFetch, signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {
+    const { ctx } = this;
+    const priority = item.priority === QUEUE_PRIORITY.event ? PMS_PRIORITY.event : item.priority === QUEUE_PRIORITY.following ? PMS_PRIORITY.following : PMS_PRIORITY.backfill;
+    let fetched: FetchedReservation;
+    try {
+      fetched = await fetchPmsReservation(ctx, item.propertyId, item.number, signal, priority);
+    } catch (err) {
+      if (signal.aborted) return;
+      return this.outcomes.fetchFailed(item, err, onFatal);
+    }
+    ctx.counters.pmsReservationsFetched += 1;
+    try {
+      const written = await ctx.write(async (trx) => {
+        const w = await writePmsReservation(trx, fetched);
+        await removeFetch(trx, 'pms_reservation_queue', item);
+        return w;
+      });
+      if (written) ctx.counters.pmsReservationsWritten += 1;
+    } catch (err) {
+      await this.outcomes.writeFailed(item, err, fetched.rawBody);
+    }
+  }
+}
+
+/** The PMS search, per property, registered with the engine. */
+export const pmsReservationsStream: PropertyStream = {
+  name: PMS_RESERVATIONS,
+  title: 'PMS reservations',
+  enabled: (config) => config.pms.enabled,
+  catchUp: async (ctx, propertyId, signal, start) => {
+    await searchPmsReservations(ctx, propertyId, signal, start.mode);
+  },
+  waitForNextRun: (ctx, _propertyId, signal, tickers) => tickers.get(ctx.config.pms.pollCron).next(signal),
+};
+
+/** The PMS reservation fetch queue, registered with the engine. */
+export const pmsReservationQueueStream: QueueStream = {
+  name: 'pms_reservation_queue',
+  enabled: (config) => config.pms.enabled,
+  create: (ctx) => {
+    const log = ctx.logger.child({ component: 'pms' });
+    const outcomes = new FetchOutcomes(ctx, 'pms_reservation_queue', PMS_RESERVATIONS, 'PMS reservation', log);
+    return new FetchDrain(ctx, 'pms_reservation_queue', ctx.config.pms.fetchConcurrency, new PmsReservationFetches(ctx, outcomes), log);
+  },
+};

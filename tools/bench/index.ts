@@ -1,0 +1,592 @@
+/**
+ * `npm run bench`: staysync against the simulator, measured against the rate limits.
+ *
+ *   npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
+ *                            [--memory-sizes 2000,20000,100000] [--concurrency 8]
+ *                            [--content-properties 500] [--content-scale 10]
+ *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
+ *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
+ *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
+ *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
+ *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
+ *                            [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
+ *
+ * Scenario P (parser, parser.ts) runs first, in this process, in a few seconds: the MB/s of
+ * parseJsonLossless on an ordinary body of booking details responses (about 6 MB), against the
+ * regular-expression tokenizer it replaced (kept there as a reference) and JSON.parse; then the
+ * time each takes to refuse a string that never ends (1 MB; the former one at 32 and 64 KB,
+ * since it is quadratic). It needs no database: `--only parser` runs without one.
+ * Scenario A (budget fidelity): the production limits with time compressed by --scale
+ * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
+ * --once` run, compared with what a perfect client could do (theory.ts).
+ * Scenario B (memory): limits 100 times higher, so only the machine bounds speed; peak RSS
+ * of `sync --once` at each size, and the ratio of each size to the smallest.
+ * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below).
+ * Scenario C (content): one content refresh of --content-properties properties, standard
+ * windows scaled by --content-scale; requests, 429s, duration against the minimum (content.ts).
+ * Scenario D (PMS backfill, pms.ts): `sync --once` with STAYSYNC_PROPERTY_IDS, content and
+ * occupancy off, windows scaled by --pms-scale (slow enough that the standard budget, not this
+ * machine, paces it), backfill from --pms-backfill-from; PMS searches against the fewest
+ * possible, reservation and guest fetches against what the simulator holds, 429s, standard-scope
+ * time against the theoretical minimum, and the mirror against the simulator.
+ * Scenario E (webhook latency, webhooks.ts): the daemon `run` with its schedules off; after its
+ * first sync, PMS changes 100–600 ms apart, each timed from its event to the updated row in
+ * PostgreSQL (median, p95), the daemon's own latency histogram, and exit 0 on SIGTERM.
+ * Scenario F (freshness, freshness.ts): the daemon `run` with the production booking list and
+ * details windows (no scale) and adaptive polling; after its first sync, bookings change one at
+ * a time at random moments, each timed from the change to its row in `bookings`; once with 1
+ * property, once with --freshness-properties on one connection, side by side (--freshness-bookings
+ * in each run; --freshness-changes: changes in the one-property run and in the P-property run).
+ * Median against 2 s (1 property) and P × 0.6 s + 1 s. F starts after B and runs alongside
+ * C and E; D follows once F is over (order A, B, C, E, D, F).
+ * Scenario G (scale, scale.ts): --scale-connections API connections (one property and
+ * --scale-bookings bookings each, each with a contracted details budget of 1 per 2 s), followed
+ * from a connections directory by one replica, then by three on this machine (one IP): the
+ * total details rate against the sum of the budgets, token requests against the per-IP token
+ * budget, 429s, peak RSS per replica, and with three replicas the takeover after SIGKILL of
+ * one (default takeover time, 30 s). The list and token windows are scaled by --scale. G runs
+ * last, alone: its replicas take the whole machine.
+ * `--only` takes a comma list of parser (P), budget (A), memory (B), content (C), pms (D),
+ * webhooks (E), freshness (F) and scale (G), e.g. `--only pms`; the --skip-* flags leave one out.
+ *
+ * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
+ * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
+ * each run uses a fresh schema `bench_<random>`, dropped afterwards.
+ */
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import { rateLimitScopes } from '../../src/config/config.js';
+import { defaultRateLimits } from '../simulator/index.js';
+import { analyseBudgetRun, formatLines, logText, mb, RSS_FLAT_RATIO, RSS_GOAL_BYTES, secs, windowsText, type Line } from './report.js';
+import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunResult } from './run.js';
+import { runContentBench } from './content.js';
+import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
+import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
+import { FRESHNESS_DEFAULTS, freshnessLines, freshnessTimeoutMs, MANY_PROPERTIES_PACE, ONE_PROPERTY_PACE, paceText, runFreshnessBench, type ChangePace } from './freshness.js';
+import { minTimeFor, scaleWindows } from './theory.js';
+import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
+import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * Scenarios A and B measure the booking streams: the PMS mirror and the occupancy refresh are
+ * off there (with them, `sync --once` would also backfill ~2.7 standard requests per booking,
+ * hours of standard budget at 20,000 bookings). Scenario D measures the PMS backfill.
+ */
+const BOOKINGS_ONLY = { pms: { enabled: false }, occupancy: { enabled: false } };
+
+interface Options {
+  skipParser: boolean;
+  bookings: number;
+  properties: number;
+  scale: number;
+  memorySizes: number[];
+  skipBudget: boolean;
+  skipMemory: boolean;
+  concurrency: number;
+  contentProperties: number;
+  /** Scenario C's own time scale: slow enough that the budget, not this machine, paces it. */
+  contentScale: number;
+  skipContent: boolean;
+  pmsBookings: number;
+  pmsProperties: number;
+  /** Scenario D's time scale: slow enough that the standard budget, not this machine, paces it. */
+  pmsScale: number;
+  pmsBackfillFrom: string;
+  skipPms: boolean;
+  webhookBookings: number;
+  webhookChanges: number;
+  /** Scenario E's time scale (1: the production windows). */
+  webhookScale: number;
+  skipWebhooks: boolean;
+  /** Scenario F: P of its second run (the first has one property). */
+  freshnessProperties: number;
+  /** Scenario F: bookings of each run, spread over its properties. */
+  freshnessBookings: number;
+  /** Changes in the one-property run, and in the P-property run. */
+  freshnessChanges: [number, number];
+  skipFreshness: boolean;
+  scaleConnections: number;
+  scaleBookings: number;
+  scaleReplicas: number[];
+  skipScale: boolean;
+}
+
+class UsageError extends Error {}
+
+const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
+                                 [--memory-sizes 2000,20000,100000] [--concurrency 8]
+                                 [--content-properties 500] [--content-scale 10]
+                                 [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
+                                 [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
+                                 [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
+                                 [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
+                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
+                                 [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]`;
+
+/** The scenarios by the names `--only` takes. */
+const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale'] as const;
+type ScenarioName = (typeof scenarioNames)[number];
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      bookings: { type: 'string', default: '20000' },
+      properties: { type: 'string', default: '4' },
+      scale: { type: 'string', default: '60' },
+      'memory-sizes': { type: 'string', default: '2000,20000,100000' },
+      only: { type: 'string' },
+      'skip-parser': { type: 'boolean', default: false },
+      'skip-budget': { type: 'boolean', default: false },
+      'skip-memory': { type: 'boolean', default: false },
+      'content-properties': { type: 'string', default: '500' },
+      'content-scale': { type: 'string', default: '10' },
+      'skip-content': { type: 'boolean', default: false },
+      'pms-bookings': { type: 'string', default: String(PMS_DEFAULTS.bookings) },
+      'pms-properties': { type: 'string', default: String(PMS_DEFAULTS.properties) },
+      'pms-scale': { type: 'string', default: String(PMS_DEFAULTS.scale) },
+      'pms-backfill-from': { type: 'string', default: PMS_DEFAULTS.backfillFrom },
+      'skip-pms': { type: 'boolean', default: false },
+      'webhook-bookings': { type: 'string', default: String(WEBHOOK_DEFAULTS.bookings) },
+      'webhook-changes': { type: 'string', default: String(WEBHOOK_DEFAULTS.changes) },
+      'webhook-scale': { type: 'string', default: String(WEBHOOK_DEFAULTS.scale) },
+      'skip-webhooks': { type: 'boolean', default: false },
+      'freshness-properties': { type: 'string', default: String(FRESHNESS_DEFAULTS.properties) },
+      'freshness-bookings': { type: 'string', default: String(FRESHNESS_DEFAULTS.bookings) },
+      'freshness-changes': { type: 'string', default: `${ONE_PROPERTY_PACE.changes},${MANY_PROPERTIES_PACE.changes}` },
+      'skip-freshness': { type: 'boolean', default: false },
+      'scale-connections': { type: 'string', default: String(SCALE_DEFAULTS.connections) },
+      'scale-bookings': { type: 'string', default: String(SCALE_DEFAULTS.bookingsPerConnection) },
+      'scale-replicas': { type: 'string', default: SCALE_DEFAULTS.replicas.join(',') },
+      'skip-scale': { type: 'boolean', default: false },
+      concurrency: { type: 'string', default: '8' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  const int = (name: string, v: string, min: number): number => {
+    if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name}: expected a whole number >= ${min}, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const changePair = (v: string): [number, number] => {
+    const parts = v.split(',').map((x) => x.trim());
+    if (parts.length !== 2) throw new UsageError(`--freshness-changes: expected two whole numbers, for one property and for P properties (e.g. 30,200), got ${JSON.stringify(v)}`);
+    return [int('freshness-changes', parts[0]!, 1), int('freshness-changes', parts[1]!, 1)];
+  };
+  const scale = Number(values.scale);
+  if (!(scale > 0) || !Number.isFinite(scale)) throw new UsageError(`--scale: expected a positive number, got ${JSON.stringify(values.scale)}`);
+  const properties = int('properties', values.properties, 1);
+  // Ascending: the first size is the baseline of the ratios.
+  const memorySizes = values['memory-sizes']
+    .split(',')
+    .map((s) => int('memory-sizes', s.trim(), properties))
+    .sort((a, b) => a - b);
+  let only: Set<ScenarioName> | undefined;
+  if (values.only !== undefined) {
+    only = new Set();
+    for (const raw of values.only.split(',')) {
+      const name = raw.trim();
+      if (!(scenarioNames as readonly string[]).includes(name)) {
+        throw new UsageError(`--only: expected a comma list of ${scenarioNames.join(', ')}, got ${JSON.stringify(values.only)}`);
+      }
+      only.add(name as ScenarioName);
+    }
+  }
+  const skip = (name: ScenarioName, flag: boolean): boolean => flag || (only !== undefined && !only.has(name));
+  const backfillFrom = values['pms-backfill-from'];
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(backfillFrom) || Number.isNaN(Date.parse(`${backfillFrom}T00:00:00Z`))) {
+    throw new UsageError(`--pms-backfill-from: expected a date YYYY-MM-DD, got ${JSON.stringify(backfillFrom)}`);
+  }
+  const pmsProperties = int('pms-properties', values['pms-properties'], 1);
+  return {
+    skipParser: skip('parser', values['skip-parser']),
+    bookings: int('bookings', values.bookings, properties),
+    properties,
+    scale,
+    memorySizes,
+    skipBudget: skip('budget', values['skip-budget']),
+    skipMemory: skip('memory', values['skip-memory']),
+    contentProperties: int('content-properties', values['content-properties'], 1),
+    contentScale: int('content-scale', values['content-scale'], 1),
+    skipContent: skip('content', values['skip-content']),
+    concurrency: int('concurrency', values.concurrency, 1),
+    pmsBookings: int('pms-bookings', values['pms-bookings'], pmsProperties),
+    pmsProperties,
+    pmsScale: int('pms-scale', values['pms-scale'], 1),
+    pmsBackfillFrom: backfillFrom,
+    skipPms: skip('pms', values['skip-pms']),
+    webhookBookings: int('webhook-bookings', values['webhook-bookings'], 1),
+    webhookChanges: int('webhook-changes', values['webhook-changes'], 1),
+    webhookScale: int('webhook-scale', values['webhook-scale'], 1),
+    skipWebhooks: skip('webhooks', values['skip-webhooks']),
+    freshnessProperties: int('freshness-properties', values['freshness-properties'], 1),
+    freshnessBookings: int('freshness-bookings', values['freshness-bookings'], Number(values['freshness-properties']) || 1),
+    freshnessChanges: changePair(values['freshness-changes']),
+    skipFreshness: skip('freshness', values['skip-freshness']),
+    scaleConnections: int('scale-connections', values['scale-connections'], 1),
+    scaleBookings: int('scale-bookings', values['scale-bookings'], 1),
+    scaleReplicas: values['scale-replicas'].split(',').map((x) => int('scale-replicas', x.trim(), 1)),
+    skipScale: skip('scale', values['skip-scale']),
+  };
+}
+
+/** `total` bookings spread over `count` properties (ids as the simulator's main.ts makes them). */
+function spread(total: number, count: number): { id: string; bookingCount: number }[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: String(500_100 + i * 100),
+    bookingCount: Math.floor(total / count) + (i < total % count ? 1 : 0),
+  }));
+}
+
+function mapLimits(f: (ws: readonly { limit: number; windowMs: number }[]) => { limit: number; windowMs: number }[]): Limits {
+  return Object.fromEntries(rateLimitScopes.map((s) => [s, f(defaultRateLimits[s])])) as Limits;
+}
+
+function humanScale(scale: number): string {
+  const hourS = 3600 / scale;
+  return hourS >= 60 ? `hour = ${(hourS / 60).toFixed(hourS % 60 === 0 ? 0 : 1)} min` : `hour = ${Number(hourS.toFixed(1))} s`;
+}
+
+const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+const progress = (line: string): void => void process.stderr.write(`  … ${line}\n`);
+
+function failureReport(err: RunFailedError): void {
+  for (const l of failureText(err)) out(l);
+}
+
+/** What a failed run prints: the sentence, and the end of the daemon's output. */
+function failureText(err: RunFailedError): string[] {
+  const r = err.result;
+  if (!r) return [`  RUN FAILED: ${err.message}`];
+  return [`  RUN FAILED: ${err.message}`, `  ${logText(r)}`, '  --- last output of the daemon ---', ...r.log.tail.trimEnd().split('\n').slice(-40).map((l) => `  | ${l}`)];
+}
+
+async function main(): Promise<number> {
+  let opts: Options;
+  try {
+    opts = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+  const needsDatabase = ![opts.skipBudget, opts.skipMemory, opts.skipContent, opts.skipPms, opts.skipWebhooks, opts.skipFreshness, opts.skipScale].every(Boolean);
+  const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
+
+  const abort = new AbortController();
+  const onSignal = () => abort.abort(new Error('interrupted'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  out(`staysync bench — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores`);
+  if (pgVersion !== undefined) {
+    out(`daemon runs as deployed: ${containerMemoryText()} (from the Dockerfile)`);
+    out(`database ${redactUrl(databaseUrl)} (PostgreSQL ${pgVersion}), a fresh schema per run`);
+  }
+  let failed = false;
+
+  // ---- Scenario P: parser throughput ----
+  if (!opts.skipParser && !abort.signal.aborted) {
+    out(
+      `scenario P: parser, MB/s on an ordinary body of booking details responses (median of ${PARSER_DEFAULTS.timedRuns} runs after ${PARSER_DEFAULTS.warmupRuns} warm-up runs), ` +
+        'then the time to refuse a string that never ends',
+    );
+    const p = runParserBench(progress);
+    out(`  body: ${p.responses} details responses of the simulator in an array, compact, ${(p.bodyBytes / 1048576).toFixed(1)} MB`);
+    for (const l of formatLines(parserLines(p))) out(l);
+  }
+
+  // ---- Scenario A: budget fidelity ----
+  if (!opts.skipBudget && !abort.signal.aborted) {
+    const limits = mapLimits((ws) => scaleWindows(ws, opts.scale));
+    const detailWindows = limits.bookingDetails;
+    const listWindows = limits.bookingList;
+    out(
+      `scenario A: ${opts.bookings} bookings, ${opts.properties} properties, scale 1/${opts.scale} (${humanScale(opts.scale)}), detail concurrency ${opts.concurrency}; PMS and occupancy off`,
+    );
+    out(`  windows   details ${windowsText(detailWindows)} | list ${windowsText(listWindows)} | token ${windowsText(limits.token)}`);
+    const theoryMs = minTimeFor(detailWindows, opts.bookings);
+    progress(`scenario A runs for about ${secs(theoryMs)} (theoretical minimum)`);
+    try {
+      const r = await runSyncOnce({
+        label: 'scenario A',
+        properties: spread(opts.bookings, opts.properties),
+        limits,
+        databaseUrl,
+        detailConcurrency: opts.concurrency,
+        timeoutMs: 3 * theoryMs + 120_000,
+        seed: 1,
+        config: BOOKINGS_ONLY,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const a = analyseBudgetRun(r, detailWindows, listWindows);
+      for (const l of formatLines(a.lines)) out(l);
+      for (const n of a.notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) throw err;
+      failed = true;
+      failureReport(err);
+    }
+  }
+
+  // ---- Scenario B: memory ----
+  if (!opts.skipMemory && !abort.signal.aborted) {
+    const relaxed = mapLimits((ws) => scaleWindows(ws, opts.scale).map((w) => ({ limit: w.limit * 100, windowMs: w.windowMs })));
+    out(`scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties; PMS and occupancy off`);
+    const results: RunResult[] = [];
+    const lines: Line[] = [];
+    const smallest = opts.memorySizes[0];
+    for (const size of opts.memorySizes) {
+      if (abort.signal.aborted) break;
+      try {
+        const r = await runSyncOnce({
+          label: `scenario B ${size}`,
+          properties: spread(size, opts.properties),
+          limits: relaxed,
+          databaseUrl,
+          detailConcurrency: opts.concurrency,
+          // Machine-bound: generous, but a hang still ends.
+          timeoutMs: 120_000 + size * 50,
+          seed: 2,
+          config: BOOKINGS_ONLY,
+          onProgress: progress,
+          signal: abort.signal,
+        });
+        // Each size against the smallest (the first; no ratio when that run failed).
+        results.push(r);
+        const first = results[0]!.bookings === smallest ? results[0]! : undefined;
+        const ratio = first && first !== r && first.peakRssBytes && r.peakRssBytes ? r.peakRssBytes / first.peakRssBytes : undefined;
+        const underGoal = r.peakRssBytes !== undefined && r.peakRssBytes < RSS_GOAL_BYTES;
+        const flat = ratio === undefined || ratio <= RSS_FLAT_RATIO;
+        lines.push({
+          label: `${size} bookings`,
+          value: mb(r.peakRssBytes),
+          detail:
+            `peak RSS${ratio !== undefined ? `, ratio ${ratio.toFixed(2)} to ${smallest}` : ''}; ` +
+            `${secs(r.wallMs)}, ${(r.details.count / Math.max(1e-3, (r.details.lastMs - r.details.firstMs) / 1000)).toFixed(0)} details/s, ${r.rejected429} × 429`,
+          goal: ratio !== undefined ? `(goal < 200 MB, ratio <= ${RSS_FLAT_RATIO})` : '(goal < 200 MB)',
+          verdict: r.peakRssBytes === undefined ? '' : underGoal && flat ? 'PASS' : 'MISS',
+        });
+      } catch (err) {
+        if (!(err instanceof RunFailedError)) throw err;
+        failed = true;
+        for (const l of formatLines(lines)) out(l);
+        lines.length = 0;
+        failureReport(err);
+      }
+    }
+    for (const l of formatLines(lines)) out(l);
+  }
+  // ---- Scenario F: freshness at real time scale, started here, reported last ----
+  // Its runs wait on real seconds (a few requests a second, little CPU): they go alongside C
+  // and E, whose goals leave room for a little contention; not alongside A and D, whose
+  // bursts need the machine to themselves to converge near the theoretical time (1.07 and
+  // 1.23 with F beside them), nor alongside B, which takes the whole machine.
+  const freshness = !opts.skipFreshness && !abort.signal.aborted ? runScenarioF(opts, databaseUrl, abort.signal) : undefined;
+
+  // ---- Scenario C: content refresh of 500 properties ----
+  if (!opts.skipContent && !abort.signal.aborted) {
+    const contentLimits = mapLimits((ws) => scaleWindows(ws, opts.contentScale));
+    out(
+      `scenario C: content refresh of ${opts.contentProperties} properties with full content, scale 1/${opts.contentScale} (${humanScale(opts.contentScale)}), ` +
+        `standard windows ${windowsText(contentLimits.standard)}`,
+    );
+    const c = await runContentBench({ properties: opts.contentProperties, limits: contentLimits, databaseUrl });
+    const ratio = c.wallMs / Math.max(1, c.theoreticalMs);
+    const cLines: Line[] = [
+      {
+        label: 'requests',
+        value: String(c.requests),
+        detail: `${c.acceptedStandard} counted by the provider (standard scope); ${c.properties} properties, ${c.changedRows} rows written, ${c.quarantined} quarantined`,
+        goal: '',
+        verdict: c.ok && c.properties === opts.contentProperties ? '' : 'MISS',
+      },
+      {
+        label: '429 responses',
+        value: String(c.rejected429),
+        detail: '',
+        goal: '(goal 0)',
+        verdict: c.rejected429 === 0 ? 'PASS' : 'MISS',
+      },
+      {
+        label: 'duration',
+        value: secs(c.wallMs),
+        detail: `theoretical minimum ${secs(c.theoreticalMs)} for ${c.requests} requests, ratio ${ratio.toFixed(2)}`,
+        goal: '(within the limits)',
+        verdict: '',
+      },
+    ];
+    for (const l of formatLines(cLines)) out(l);
+  }
+
+  // ---- Scenario E: webhook latency ----
+  if (!opts.skipWebhooks && !abort.signal.aborted) {
+    const hookLimits = mapLimits((ws) => scaleWindows(ws, opts.webhookScale));
+    out(
+      `scenario E: webhook latency, daemon \`run\`, 1 property with ${opts.webhookBookings} bookings, ${opts.webhookChanges} PMS changes 100–600 ms apart, ` +
+        `scale 1/${opts.webhookScale} (${humanScale(opts.webhookScale)}); polling off`,
+    );
+    try {
+      const e = await runWebhookBench({
+        bookings: opts.webhookBookings,
+        changes: opts.webhookChanges,
+        limits: hookLimits,
+        databaseUrl,
+        timeoutMs: 300_000,
+        seed: 5,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = webhookLines(e, opts.webhookChanges);
+      for (const l of lines) out(l);
+      for (const n of notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) throw err;
+      failed = true;
+      failureReport(err);
+    }
+  }
+
+  // F is over before D, whose bursts of standard requests need the machine (1.23 over the
+  // theoretical time with F beside it); its report comes last.
+  const freshnessReport = freshness ? await freshness : undefined;
+
+  // ---- Scenario D: PMS backfill ----
+  if (!opts.skipPms && !abort.signal.aborted) {
+    const pmsLimits = mapLimits((ws) => scaleWindows(ws, opts.pmsScale));
+    out(
+      `scenario D: PMS backfill of ${opts.pmsBookings} bookings, ${opts.pmsProperties} properties, from ${opts.pmsBackfillFrom}, scale 1/${opts.pmsScale} (${humanScale(opts.pmsScale)}), ` +
+        `standard windows ${windowsText(pmsLimits.standard)}; content and occupancy off`,
+    );
+    try {
+      const d = await runPmsBench({
+        properties: spread(opts.pmsBookings, opts.pmsProperties),
+        limits: pmsLimits,
+        databaseUrl,
+        backfillFrom: opts.pmsBackfillFrom,
+        detailConcurrency: opts.concurrency,
+        // About 2.7 standard requests per booking (its reservation, ~1.6 guest profiles, searches).
+        timeoutMs: 3 * minTimeFor(pmsLimits.standard, opts.pmsBookings * 3) + 120_000,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = pmsLines(d, pmsLimits.standard);
+      for (const l of lines) out(l);
+      for (const n of notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError)) throw err;
+      failed = true;
+      failureReport(err);
+    }
+  }
+
+  // ---- Scenario F's report ----
+  if (freshnessReport) {
+    for (const l of freshnessReport.lines) out(l);
+    if (freshnessReport.failed) failed = true;
+  }
+
+  // ---- Scenario G: many connections, one replica and several ----
+  if (!opts.skipScale && !abort.signal.aborted) {
+    const scaled = mapLimits((ws) => scaleWindows(ws, opts.scale));
+    const limits = { ...scaled, bookingDetails: SCALE_DEFAULTS.detailWindows };
+    out(
+      `scenario G: ${opts.scaleConnections} API connections, ${opts.scaleBookings} bookings each, details ${windowsText(limits.bookingDetails)} per connection, ` +
+        `list and token windows scaled 1/${opts.scale} (token ${windowsText(limits.token)} per IP); daemons \`run\` on this machine (one IP); content, PMS and occupancy off`,
+    );
+    for (const replicas of opts.scaleReplicas) {
+      if (abort.signal.aborted) break;
+      out(`  ${replicas} replica${replicas === 1 ? '' : 's'}:`);
+      try {
+        const g = await runScaleBench({
+          label: `scenario G (${replicas})`,
+          connections: opts.scaleConnections,
+          bookingsPerConnection: opts.scaleBookings,
+          replicas,
+          limits,
+          takeoverMs: SCALE_DEFAULTS.takeoverMs,
+          killOne: replicas > 1,
+          databaseUrl,
+          timeoutMs: 600_000,
+          onProgress: progress,
+          signal: abort.signal,
+        });
+        for (const l of formatLines(scaleLines(g, SCALE_DEFAULTS.takeoverMs))) out(l);
+      } catch (err) {
+        if (!(err instanceof RunFailedError)) throw err;
+        failed = true;
+        failureReport(err);
+      }
+    }
+  }
+  if (abort.signal.aborted) {
+    out('bench interrupted');
+    return 1;
+  }
+  return failed ? 1 : 0;
+}
+
+/** Scenario F: its two runs side by side; the report's lines, printed when the other scenarios are done. */
+async function runScenarioF(opts: Options, databaseUrl: string, signal: AbortSignal): Promise<{ lines: string[]; failed: boolean }> {
+  const lines: string[] = [];
+  const say = (line: string): void => void lines.push(line);
+  let failed = false;
+  // The production windows as they are: freshness is a matter of real seconds.
+  const realLimits = mapLimits((ws) => ws.map((w) => ({ ...w })));
+  const sizes = [...new Set([1, opts.freshnessProperties])];
+  const paceOf = (p: number): ChangePace =>
+    p === 1 ? { ...ONE_PROPERTY_PACE, changes: opts.freshnessChanges[0] } : { ...MANY_PROPERTIES_PACE, changes: opts.freshnessChanges[1] };
+  say(
+    `scenario F: freshness, daemon \`run\` with adaptive polling, production windows (no scale: list ${windowsText(realLimits.bookingList)} | details ${windowsText(realLimits.bookingDetails)}), ` +
+      `${opts.freshnessBookings} bookings per run, on one connection: ${sizes.map((p) => `${p} propert${p === 1 ? 'y' : 'ies'} with ${paceText(paceOf(p))}`).join(', ')}`,
+  );
+  // The runs go side by side: each has its own simulator (its own budget), daemon and schema,
+  // and spends its time waiting for real seconds, so neither slows the other measurably.
+  const runs = await Promise.allSettled(
+    sizes.map((p) => {
+      const pace = paceOf(p);
+      return runFreshnessBench({
+        label: `scenario F (${p})`,
+        properties: p,
+        bookings: opts.freshnessBookings,
+        pace,
+        limits: realLimits,
+        databaseUrl,
+        timeoutMs: freshnessTimeoutMs(p, pace, realLimits),
+        seed: 6 + p,
+        onProgress: progress,
+        signal,
+      });
+    }),
+  );
+  sizes.forEach((p, i) => {
+    const each = opts.freshnessBookings % p === 0 ? String(opts.freshnessBookings / p) : `${Math.floor(opts.freshnessBookings / p)}–${Math.ceil(opts.freshnessBookings / p)}`;
+    say(`  ${p === 1 ? `1 property, ${opts.freshnessBookings} bookings` : `${p} properties, ${each} bookings each`}:`);
+    const run = runs[i]!;
+    if (run.status === 'fulfilled') {
+      const report = freshnessLines(run.value, paceOf(p).changes, realLimits);
+      for (const l of report.lines) say(l);
+      for (const n of report.notes) say(`  ${n}`);
+    } else {
+      failed = true;
+      if (run.reason instanceof RunFailedError) lines.push(...failureText(run.reason));
+      else say(`  RUN FAILED: ${run.reason instanceof Error ? run.reason.message : String(run.reason)}`);
+    }
+  });
+  return { lines, failed };
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);
