@@ -32,7 +32,7 @@ import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
 import { processAlive } from '../util/process-alive.js';
 import { WaitList } from '../util/wait-list.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/types.js';
 import { LeaseLostError } from '../store/errors.js';
 import { processIdentity, type FenceQuery, type WriterLease } from './schema-lock.js';
 

@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import type { RateWindow } from '../config/config.js';
 import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/types.js';
 
 export interface TokenGateOptions {
   db: Db;

@@ -14,7 +14,7 @@
 import { access } from 'node:fs/promises';
 import { sql } from 'kysely';
 import type { Logger } from '../util/log.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/types.js';
 import { readOrCreatePassword, type LocalLogins, type ShownLogin } from './local-server.js';
 import { grantReader } from '../store/reader-role.js';
 

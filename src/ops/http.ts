@@ -13,7 +13,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Logger } from '../util/log.js';
 
 /** The paths the ops endpoint answers. */
 export const OPS_PATHS = { health: '/healthz', ready: '/readyz', metrics: '/metrics' } as const;

@@ -8,7 +8,7 @@
 import { quarantineByStream } from '../store/repositories/quarantine.js';
 import client from 'prom-client';
 import type { DatabaseAvailability } from '../store/availability.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/types.js';
 import type { Replica } from '../cluster/replicas.js';
 import { queueDepthByProperty } from '../store/repositories/fetch-queue.js';
 import { BOOKING_SUMMARIES, listCursors } from '../store/repositories/cursors.js';

@@ -3,7 +3,7 @@
  * database alone (any machine, no lock, no DDL), as a table for people or JSON for scripts.
  */
 import type { Config } from '../config/config.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/types.js';
 import { queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
 import { lastContentRefresh } from '../store/repositories/content.js';
 import { BOOKING_SUMMARIES, listCursors } from '../store/repositories/cursors.js';

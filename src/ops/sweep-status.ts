@@ -5,7 +5,7 @@
 import client from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { DatabaseAvailability } from '../store/availability.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../store/types.js';
 import { listCursors, type CursorRow } from '../store/repositories/cursors.js';
 import { BOOKING_SWEEP, listSweeps, nextSweepDueAt, type SweepRow } from '../store/repositories/sweeps.js';
 

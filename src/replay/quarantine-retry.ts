@@ -15,7 +15,7 @@
  */
 import { sql } from 'kysely';
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../store/errors.js';
-import type { Trx } from '../store/database.js';
+import type { Trx } from '../store/types.js';
 import { upsertSummariesAndEnqueue } from '../store/repositories/booking-summaries.js';
 import { bookingToRows, saveBookingVersion } from '../store/repositories/bookings.js';
 import { upsertChanged } from '../store/repositories/content.js';

@@ -21,7 +21,8 @@
  */
 import { sql } from 'kysely';
 import type { Config } from '../config/config.js';
-import type { DatabaseHandle, Trx } from '../store/database.js';
+import type { DatabaseHandle } from '../store/database.js';
+import type { Trx } from '../store/types.js';
 import { prepare, replaceChildren } from '../store/repositories/content.js';
 import { bookingToRows } from '../store/repositories/bookings.js';
 import { inventoryBlockToRow, storageBookingToRow } from '../store/repositories/pms.js';

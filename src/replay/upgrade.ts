@@ -5,7 +5,7 @@
  * re-sync. The version the typed tables were built with is kept in mirror_settings.
  */
 import { sql } from 'kysely';
-import type { Trx } from '../store/database.js';
+import type { Trx } from '../store/types.js';
 import { rebuild, type ReplayEnv } from './rebuild.js';
 import { maxQuarantineId, retryQuarantine } from './quarantine-retry.js';
 

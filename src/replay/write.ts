@@ -10,7 +10,7 @@
  * statements (and collecting them) cost more than running them.
  */
 import { CompiledQuery } from 'kysely';
-import type { Trx } from '../store/database.js';
+import type { Trx } from '../store/types.js';
 import { parseJsonLossless } from '../provider/json.js';
 
 export type Row = Record<string, unknown>;

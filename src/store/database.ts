@@ -12,7 +12,8 @@
  *   status reads, so that closing a run never waits behind the sync's busy connections.
  */
 import { resolve } from 'node:path';
-import { CompiledQuery, Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
+import type { Db, Trx } from './types.js';
 import pg from 'pg';
 import { packageRoot, type Config } from '../config/config.js';
 import type { Logger } from '../util/log.js';
@@ -24,9 +25,6 @@ import { openLocalServer, type LocalLogins, type LocalServer } from '../local-pg
 import { migrateToLatest, pendingMigrations } from './migrator.js';
 import { applyReportingLayer } from './reporting.js';
 import type { Database } from './schema.js';
-
-export type Db = Kysely<Database>;
-export type Trx = Transaction<Database>;
 
 export interface DatabaseHandle {
   /** Reads (and the migrator). Writes of the sync go through `write`. */

@@ -14,7 +14,7 @@
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from './database.js';
+import type { Db } from './types.js';
 import { DatabaseConfigurationError } from './errors.js';
 
 export interface GrantReaderOptions {

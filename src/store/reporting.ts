@@ -22,7 +22,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { sql } from 'kysely';
 import { packageRoot } from '../config/config.js';
-import type { Db } from './database.js';
+import type { Db } from './types.js';
 
 export interface ReportingLayerOptions {
   /** The mirror's schema (config database.schema). */

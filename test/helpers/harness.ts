@@ -10,7 +10,7 @@ import { ProviderClient } from '../../src/provider/client.js';
 import { createSyncContext, type SyncContext } from '../../src/sync/runtime/context.js';
 import { Engine, type EngineResult } from '../../src/sync/runtime/engine.js';
 import type { Recovery } from '../../src/sync/runtime/recovery.js';
-import type { StreamRegistry } from '../../src/sync/streams/registry.js';
+import type { StreamRegistry } from '../../src/sync/streams/types.js';
 import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../tools/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';

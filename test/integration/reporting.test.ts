@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.js';
 import { applyReportingLayer, reportingViewsFile, type ReportingLayerOptions } from '../../src/store/reporting.js';
-import type { Db } from '../../src/store/database.js';
+import type { Db } from '../../src/store/types.js';
 import { Engine } from '../../src/sync/runtime/engine.js';
 import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { refreshContent } from '../../src/sync/streams/content.js';

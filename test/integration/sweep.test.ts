@@ -11,7 +11,8 @@ import { resetCursorForRecovery } from '../../src/store/repositories/cursors.js'
 import { bookingSweepStream } from '../../src/sync/streams/booking-sweep.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
 import { Engine } from '../../src/sync/runtime/engine.js';
-import { registeredStreams, type StreamRegistry } from '../../src/sync/streams/registry.js';
+import { registeredStreams } from '../../src/sync/streams/registry.js';
+import { type StreamRegistry } from '../../src/sync/streams/types.js';
 import { daemonEnv, runCli, waitFor } from '../helpers/cli.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 

@@ -29,7 +29,7 @@ import type {
   StorageAmount,
   StorageRoomStay,
 } from './pms-types.js';
-import { chance, hashString, intBetween, mix, mulberry32, pick, type Rng } from './random.js';
+import { chance, hashString, intBetween, mix, mulberry32, pick } from './random.js';
 import type { BookingPayload, PropertyContent, RoomStay } from './types.js';
 
 const DAY_MS = 86_400_000;

@@ -3,11 +3,9 @@
  * when the stored details are at least as new as the summary that asked for them. The rest of
  * the queue's bookkeeping is shared with the PMS queue (fetch-queue.ts).
  */
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
+import { sql, type RawBuilder } from 'kysely';
 import { requeueSet, type QueuedFetch } from './fetch-queue.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 /**
  * Removes a fetched row, unless it was enqueued again since it was claimed (generation moved)

@@ -1,8 +1,6 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
+import { sql } from 'kysely';
 import { requeueSet } from './fetch-queue.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 export interface SummaryRow {
   propertyId: string;

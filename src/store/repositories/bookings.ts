@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Transaction } from 'kysely';
 import type { Booking } from '../../provider/schemas/bookings.js';
 import type {
   BookingDailyRatesTable,
@@ -14,8 +14,8 @@ import type {
   Database,
   TaxLevel,
 } from '../schema.js';
+import type { Executor } from '../types.js';
 
-type Executor = Kysely<Database> | Transaction<Database>;
 type Num = string | null | undefined;
 type Total = NonNullable<Booking['total']>;
 type RoomStayService = Booking['roomStays'][number]['services'][number];

@@ -4,10 +4,8 @@
  * another connection (the hotel issued new credentials, the operator moved it) is adopted
  * when that connection starts following it, so its cursors and queued fetches go with it.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { sql } from 'kysely';
+import type { Executor } from '../types.js';
 
 /** The tables whose rows a connection drains or reports per property. */
 const ADOPTED = ['sync_cursors', 'booking_detail_queue', 'pms_reservation_queue', 'properties'] as const;

@@ -4,11 +4,9 @@
  * when it changed (no updated_at churn), revives a row that comes back, and marks the rows it
  * no longer sees as removed instead of deleting them.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
+import { sql } from 'kysely';
 import type { RefreshOutcome } from '../states.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 /** Tables with removal semantics: their key column and, where it belongs to one, the property column. */
 const removable = {

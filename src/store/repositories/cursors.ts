@@ -3,11 +3,10 @@
  * last error and since when). The cursor value moves only in the transaction of the rows it
  * covers (saveCursorAfterPage); the other functions record states and errors.
  */
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, SyncCursorsTable } from '../schema.js';
+import { sql, type Selectable } from 'kysely';
+import type { SyncCursorsTable } from '../schema.js';
 import type { CursorState, CursorStream } from '../states.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 export interface CursorRow {
   propertyId: string;

@@ -4,11 +4,10 @@
  * bumped by every enqueue, a state, and a due time that moves back on a growing backoff after
  * a fetch that did not store the entity. Nothing stays missing without being retried and counted.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { QueueState } from '../states.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 export type FetchQueue = 'booking_detail_queue' | 'pms_reservation_queue';
 

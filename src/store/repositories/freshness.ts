@@ -5,10 +5,8 @@
  * view `freshness` (migrations/reporting/views.sql), for `status` and /metrics, which must not
  * depend on the reporting layer being applied.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { sql } from 'kysely';
+import type { Executor } from '../types.js';
 
 /** change_lags keeps a day of changes: enough for any "last hour" and a day's dashboard. */
 export const CHANGE_LAG_RETENTION = '24 hours';

@@ -4,7 +4,7 @@
  * Reservations, storage bookings and blocks are version-guarded (an older payload never
  * overwrites a newer one); occupancy windows are replaced whole.
  */
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import type { InventoryBlock, PmsPerson, PmsReservation, StorageBooking } from '../../provider/schemas/pms.js';
 import type {
   Database,
@@ -16,8 +16,7 @@ import type {
   PmsRoomStaysTable,
 } from '../schema.js';
 import { requeueSet } from './fetch-queue.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 /** Money arrives as its exact text (schema-primitives `num`) and goes to numeric columns as text. */
 const money = (v: string | null | undefined): string | null => v ?? null;

@@ -4,10 +4,8 @@
  * the same failure again (a refetch on backoff, the next refresh) counts in `occurrences` and
  * keeps the latest body, so the table does not grow with every retry.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from '../schema.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import { sql } from 'kysely';
+import type { Executor } from '../types.js';
 
 export interface QuarantineEntry {
   stream: string;

@@ -4,7 +4,7 @@
  * must work even while the sync's connections are busy or the lease is lost.
  */
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../types.js';
 import type { RunOutcome } from '../states.js';
 
 export async function startRun(db: Db, command: string, who: { host: string; pid: number }, connection: string): Promise<string> {

@@ -3,11 +3,10 @@
  * pass in progress and the last finished one. The pass's continueToken is in sync_cursors
  * (stream booking_sweep) and moves in the same transaction as the page it covers.
  */
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { BookingSweepsTable, Database } from '../schema.js';
+import { sql, type Selectable } from 'kysely';
+import type { BookingSweepsTable } from '../schema.js';
 import type { CursorStream } from '../states.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 /** The sweep's cursor stream (its own continueToken, sync_cursors.cursor). */
 export const BOOKING_SWEEP: CursorStream = 'booking_sweep';

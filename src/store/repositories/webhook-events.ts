@@ -4,13 +4,12 @@
  * event the database refuses for its content goes to the quarantine instead, with the reason;
  * events that are no longer pending are deleted after webhooks.retainEventsDays.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { WebhookEventState } from '../states.js';
 import { isDataRefused, describeDatabaseError } from '../errors.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from './quarantine.js';
-
-type Executor = Kysely<Database> | Transaction<Database>;
+import type { Executor } from '../types.js';
 
 /** The quarantine stream of events the receiver could not store (refreshes that failed use the events stream's own). */
 export const WEBHOOK_RECEIVER = 'webhook_receiver';

@@ -1,6 +1,7 @@
 import type { Config } from '../../config/config.js';
 import type { DatabaseAvailability } from '../../store/availability.js';
-import type { DatabaseHandle, Db, Trx } from '../../store/database.js';
+import type { DatabaseHandle } from '../../store/database.js';
+import type { Db, Trx } from '../../store/types.js';
 import type { WriterLease } from '../../cluster/schema-lock.js';
 import type { Logger } from '../../util/log.js';
 import type { ProviderClient } from '../../provider/client.js';

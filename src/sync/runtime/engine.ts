@@ -26,9 +26,9 @@ import { ProgressReporter } from './progress.js';
 import { applyRecovery, planRecovery, type Recovery } from './recovery.js';
 import { Tickers } from './schedule.js';
 import { WaitList } from '../../util/wait-list.js';
-import { registeredStreams, type EngineMode, type PropertyStream, type QueueDrain, type RefreshStream, type StreamRegistry } from '../streams/registry.js';
+import { registeredStreams } from '../streams/registry.js';
+import { type EngineMode, type PropertyStream, type QueueDrain, type RefreshStream, type StreamRegistry } from '../streams/types.js';
 
-export type { EngineMode } from '../streams/registry.js';
 
 export interface EngineOptions {
   mode: EngineMode;

@@ -24,7 +24,7 @@ import { AuthenticationError, InvalidPayloadError, NotFoundError, RequestRejecte
 import { IdlePause } from '../../util/wait-list.js';
 import type { SyncContext } from './context.js';
 import { classify } from './failures.js';
-import type { EngineMode, QueueDrain } from '../streams/registry.js';
+import type { EngineMode, QueueDrain } from '../streams/types.js';
 
 /** `sync --once` does not wait for fetches that failed this many times (they stay queued and are reported). */
 export const ONCE_MAX_ATTEMPTS = 4;

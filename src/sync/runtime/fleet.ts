@@ -35,9 +35,10 @@ import { AuthenticationError } from '../../provider/errors.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { FairSlots } from '../../util/fair-slots.js';
 import { createSyncContext, type SyncContext } from './context.js';
-import { Engine, type EngineMode, type EngineResult } from './engine.js';
+import { Engine, type EngineResult } from './engine.js';
+import { type EngineMode } from '../streams/types.js';
 import type { Recovery } from './recovery.js';
-import type { StreamRegistry } from '../streams/registry.js';
+import type { StreamRegistry } from '../streams/types.js';
 
 /** What a connection is doing, for status, /metrics and the log. */
 export type ConnectionState = 'starting' | 'running' | 'credentials_refused' | 'token_lost' | 'failed' | 'stopped';

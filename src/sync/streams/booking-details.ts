@@ -11,7 +11,7 @@ import type { SyncContext } from '../runtime/context.js';
 import { FRESH_CHANGE_PRIORITY } from './booking-summaries.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
 import { reportChangeLag } from '../runtime/freshness.js';
-import type { QueueStream } from './registry.js';
+import type { QueueStream } from './types.js';
 
 export const BOOKING_DETAILS = 'booking_details';
 

@@ -14,7 +14,7 @@ import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import { parseBookingSummary, type BookingSummary, type BookingsPage } from '../../provider/schemas/bookings.js';
 import type { SyncContext } from '../runtime/context.js';
 import { TokenLostError } from '../runtime/errors.js';
-import type { PropertyStream } from './registry.js';
+import type { PropertyStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
 /** The provider's lower bound for bookings. */

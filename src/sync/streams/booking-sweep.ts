@@ -23,7 +23,7 @@ import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import type { BookingsPage } from '../../provider/schemas/bookings.js';
 import { EARLIEST_MODIFICATION, FRESH_CHANGE_PRIORITY, parseSummariesPage } from './booking-summaries.js';
 import type { SyncContext } from '../runtime/context.js';
-import type { PropertyStream } from './registry.js';
+import type { PropertyStream } from './types.js';
 
 /** While the booking list is not caught up (or never was), the sweep looks again this often (at most). */
 const RECHECK_MS = 60_000;

@@ -37,7 +37,7 @@ import {
 import { isDatabaseUnavailable, LeaseLostError } from '../../store/errors.js';
 import { AuthenticationError, InvalidPayloadError } from '../../provider/errors.js';
 import type { SyncContext } from '../runtime/context.js';
-import type { RefreshStream } from './registry.js';
+import type { RefreshStream } from './types.js';
 import type { z } from 'zod';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 

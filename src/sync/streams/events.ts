@@ -46,12 +46,12 @@ import { describeDatabaseError, LeaseLostError } from '../../store/errors.js';
 import { InvalidPayloadError, NotFoundError } from '../../provider/errors.js';
 import { parseInventoryBlock, parseStorageBooking } from '../../provider/schemas/pms.js';
 import { IdlePause } from '../../util/wait-list.js';
-import type { Trx } from '../../store/database.js';
+import type { Trx } from '../../store/types.js';
 import type { SyncContext } from '../runtime/context.js';
 import { fetchRetryDelayMs } from '../runtime/fetch-drain.js';
 import { classify } from '../runtime/failures.js';
 import { fetchPmsReservation, PMS_PRIORITY, writePmsReservation } from './pms-reservations.js';
-import type { EngineMode, QueueDrain, QueueStream } from './registry.js';
+import type { EngineMode, QueueDrain, QueueStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
 export const WEBHOOK_EVENTS = 'webhook_events';

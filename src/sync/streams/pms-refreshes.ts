@@ -19,7 +19,7 @@ import type { SyncContext } from '../runtime/context.js';
 import { RefreshIncompleteError } from '../runtime/errors.js';
 import { classify } from '../runtime/failures.js';
 import { withAccessHint, zoneOf } from './pms-reservations.js';
-import type { RefreshStream } from './registry.js';
+import type { RefreshStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
 export const DAILY_OCCUPANCY: CursorStream = 'daily_occupancy';

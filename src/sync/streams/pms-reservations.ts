@@ -23,7 +23,7 @@ import { findCursor, saveCursorAfterPage } from '../../store/repositories/cursor
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { removeFetch } from '../../store/repositories/fetch-queue.js';
 import { enqueuePmsReservations, personToRow, pmsReservationToRows, savePmsReservation, unknownPersonIds, upsertPmsGuest, type PmsReservationRows } from '../../store/repositories/pms.js';
-import type { Trx } from '../../store/database.js';
+import type { Trx } from '../../store/types.js';
 import type { Insertable } from 'kysely';
 import type { PmsGuestsTable } from '../../store/schema.js';
 import type { CursorStream } from '../../store/states.js';
@@ -33,7 +33,7 @@ import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
 import { stripPerson, stripReservation } from '../../mapping/personal-data.js';
-import type { EngineMode, PropertyStream, QueueStream } from './registry.js';
+import type { EngineMode, PropertyStream, QueueStream } from './types.js';
 
 export const PMS_RESERVATIONS: CursorStream = 'pms_reservations';
 

@@ -4,15 +4,7 @@
  * the standard rate-limit scope and the speed of a full content pass.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startSimulator,
-  type CancellationRule,
-  type ContentPropertyInfo,
-  type ContentPropertyPage,
-  type ExtraStayRule,
-  type Simulator,
-  type SimulatorOptions,
-} from '../index.js';
+import { startSimulator, type CancellationRule, type ContentPropertyInfo, type ContentPropertyPage, type ExtraStayRule, type Simulator } from '../index.js';
 import { noLimits, accessToken, remainingHeaders } from '../../../test/helpers/simulator-http.js';
 
 function get(sim: Simulator, path: string, token: string | undefined, q: Record<string, string> = {}): Promise<Response> {

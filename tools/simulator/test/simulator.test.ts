@@ -3,7 +3,7 @@
  * rules, details shape, rate limits (with a manual clock, so windows are exact) and faults.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type BookingPayload, type Simulator, type SimulatorOptions } from '../index.js';
+import { startSimulator, type BookingPayload, type Simulator } from '../index.js';
 import { noLimits, tokenResponse, accessToken, remainingHeaders } from '../../../test/helpers/simulator-http.js';
 
 interface Page {
