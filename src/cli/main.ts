@@ -21,7 +21,12 @@
  * a second signal ends the process at once (exit 1; the next start closes its run as killed).
  */
 import { ConfigError, loadConfig } from '../config/config.js';
-import { ExitCode, grantReaderCommand, isExpectedFailure, migrateCommand, quarantineRetryCommand, rebuildCommand, statusCommand, syncCommand } from '../commands.js';
+import { ExitCode, isExpectedFailure } from './exit.js';
+import { grantReaderCommand } from './commands/grant-reader.js';
+import { migrateCommand } from './commands/migrate.js';
+import { quarantineRetryCommand, rebuildCommand } from './commands/replay.js';
+import { statusCommand } from './commands/status.js';
+import { syncCommand } from './commands/sync.js';
 import { parseArgs, usage, UsageError, type Args } from './args.js';
 import { createLogger } from '../util/log.js';
 

@@ -8,7 +8,8 @@
  */
 import { isAbsolute, relative, resolve } from 'node:path';
 import { loadConfig, type RateWindow } from '../../src/config/config.js';
-import { ExitCode, syncCommand } from '../../src/commands.js';
+import { ExitCode } from '../../src/cli/exit.js';
+import { syncCommand } from '../../src/cli/commands/sync.js';
 import { openDatabase, rawQuery } from '../../src/store/database.js';
 import { createLogger } from '../../src/util/log.js';
 import { startSimulator } from '../simulator/index.js';

@@ -1,185 +1,35 @@
 /**
- * The CLI's commands, free of process concerns (signals, argv, exit): each takes the parsed
- * configuration, a logger and the stop signals, and returns an exit status.
+ * `run` and `sync --once`: the fleet of engines, one per API connection, with its listeners,
+ * its start-up under the schema's lock, its reloads and its closing lines.
  */
-import { ConfigError, isLoopbackHost, type Config } from './config/config.js';
-import { DEFAULT_CONNECTION, resolveConnections, type Connection } from './config/connections.js';
+import { ConfigError, isLoopbackHost, type Config } from '../../config/config.js';
+import { ExitCode } from '../exit.js';
+import { databaseSentence, rethrowDatabase, type CommandEnv } from './env.js';
+import { checkWebhookExposure, opsExposure, webhookExposure } from '../../ops/exposure.js';
+import { DEFAULT_CONNECTION, resolveConnections, type Connection } from '../../config/connections.js';
 import { watch, type FSWatcher } from 'node:fs';
-import { openDatabase, type DatabaseHandle } from './store/database.js';
-import { grantReader, readerUrl } from './store/reader-role.js';
-import { ensureLocalReader, localServerLines, localServerStatus } from './local-pg/reader-login.js';
-import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable, LeaseBusyError, LocalServerError } from './store/errors.js';
-import { leftoverFetches } from './store/repositories/fetch-queue.js';
-import { closeAbandonedRuns } from './store/repositories/runs.js';
-import { liveReplicas, Replica } from './cluster/replicas.js';
-import { TokenGate } from './cluster/token-gate.js';
-import { systemClock } from './util/clock.js';
-import type { Logger } from './util/log.js';
-import { OpsPortError, opsListener, type HttpListener } from './ops/http.js';
-import { webhookListener } from './ops/webhooks.js';
-import { storeWebhookBatch } from './store/repositories/webhook-events.js';
-import { createMetrics } from './ops/metrics.js';
-import { formatStatus, gatherStatus } from './ops/status.js';
-import { AuthenticationError } from './provider/errors.js';
-import { tokenCapacity } from './provider/token-capacity.js';
-import { ONCE_MAX_ATTEMPTS } from './sync/runtime/fetch-drain.js';
-import type { EngineResult } from './sync/runtime/engine.js';
-import type { EngineMode } from './sync/streams/types.js';
-import { Fleet, statsOf, type FleetResult } from './sync/runtime/fleet.js';
-import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from './sync/runtime/errors.js';
-import type { Recovery } from './sync/runtime/recovery.js';
-import { upgradeMapping } from './replay/upgrade.js';
-import { formatRetry, retryQuarantine } from './replay/quarantine-retry.js';
-import { formatRebuild, rebuild } from './replay/rebuild.js';
-
-export const ExitCode = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  tokenLost: 3,
-} as const;
-
-export interface CommandEnv {
-  config: Config;
-  logger: Logger;
-  /** Aborts on the first SIGTERM/SIGINT: stop starting work, finish what is in flight. */
-  signal: AbortSignal;
-  /** Aborts when the shutdown grace time is nearly over: stop waiting for in-flight work. */
-  graceSignal: AbortSignal;
-  /** Where human-readable output goes (status). */
-  out: (line: string) => void;
-  /** Registers a callback for a reload request (SIGHUP); returns how to unregister it. */
-  onReload?: (callback: () => void) => () => void;
-}
-
-export async function migrateCommand(env: CommandEnv): Promise<number> {
-  const h = await openDatabase(env.config, env.logger);
-  try {
-    const applied = await h.migrate().catch((err: unknown) => rethrowDatabase(err, h));
-    env.logger.info({ applied, schema: h.schema }, applied.length ? 'migrations applied' : 'database schema is up to date');
-    return ExitCode.ok;
-  } finally {
-    await h.close();
-  }
-}
-
-/**
- * `grant-reader <role>`: a read-only role for reporting tools. Needs the schemas (run or
- * migrate first) and a database role allowed to create roles; takes no lease (it writes no
- * mirror row).
- */
-export async function grantReaderCommand(env: CommandEnv, role: string): Promise<number> {
-  const h = await openDatabase(env.config, env.logger);
-  try {
-    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
-    if (pending === null || pending.length > 0) {
-      env.logger.error(`the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`);
-      return ExitCode.failure;
-    }
-    const password = process.env.STAYSYNC_READER_PASSWORD || undefined;
-    const result = await grantReader(h.db, {
-      role,
-      password,
-      schemas: [h.schema, env.config.database.reportingSchema],
-    }).catch((err: unknown) => rethrowDatabase(err, h));
-    env.out(
-      `${result.created ? 'Created' : 'Updated'} role ${role}: it can read (SELECT only) the schemas ${result.schemas.join(' and ')}, ` +
-        'tables and views, including those added by later migrations.',
-    );
-    // A password generated here is shown once, on its own line; the URL never carries one.
-    if (result.generatedPassword) env.out(`Its password (shown once): ${result.generatedPassword}`);
-    const which = result.generatedPassword ? 'the password above' : password ? 'the password of STAYSYNC_READER_PASSWORD' : 'its password';
-    env.out(`Reporting tools connect with ${readerUrl(h.url, role)} and ${which}`);
-    return ExitCode.ok;
-  } finally {
-    await h.close();
-  }
-}
-
-/** `status [--json]`: reads only; never takes the lease, never migrates. */
-export async function statusCommand(env: CommandEnv, json: boolean): Promise<number> {
-  const h = await openDatabase(env.config, env.logger);
-  try {
-    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
-    if (pending === null || pending.length > 0) {
-      const what =
-        pending === null
-          ? `the database ${h.description} has no staysync schema "${h.schema}" yet`
-          : `the schema "${h.schema}" in ${h.description} is older than this staysync (pending migrations: ${pending.join(', ')})`;
-      env.logger.error(`${what}: start \`staysync run\` or run \`staysync migrate\` first (status changes nothing)`);
-      return ExitCode.failure;
-    }
-    const report = await gatherStatus(h.control, env.config);
-    // The local server's logins (it answers only on 127.0.0.1): URLs without password, and where the passwords are.
-    const local = h.localServer ? await localServerStatus(h.control, h.localServer).catch((err: unknown) => rethrowDatabase(err, h)) : undefined;
-    if (json) env.out(JSON.stringify({ ...report, ...(local ? { localServer: local } : {}) }, null, 2));
-    else {
-      if (local) for (const line of [`Database: ${h.description}`, ...localServerLines(local)]) env.out(line);
-      for (const line of formatStatus(report)) env.out(line);
-    }
-    return ExitCode.ok;
-  } finally {
-    await h.close();
-  }
-}
-
-/**
- * `rebuild` and `quarantine retry`: they write, so they take the schema's lock (without
- * waiting: a running daemon is named and left alone) and apply pending migrations first, as
- * `run` does. A database that does not answer ends them at once with the usual sentence.
- */
-async function openForReplay(env: CommandEnv, what: string): Promise<DatabaseHandle> {
-  const h = await openDatabase(env.config, env.logger);
-  try {
-    // A first statement that fails fast: taking the lease would wait for an unreachable database.
-    await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
-    try {
-      await h.lease.acquire(env.signal, { wait: false });
-      const daemons = await liveReplicas(h.control);
-      if (daemons.length > 0) {
-        await h.lease.close();
-        throw new LeaseBusyError(`another staysync process (${daemons.map((d) => `${d.holder}, since ${d.startedAt.toISOString()}`).join('; ')}) is syncing into schema ${h.schema}`);
-      }
-    } catch (err) {
-      if (err instanceof LeaseBusyError) {
-        throw new LeaseBusyError(
-          `cannot ${what}: ${err.message}. Stop it first (a daemon that starts with a newer mapping rebuilds and retries the quarantine by itself)`,
-        );
-      }
-      return rethrowDatabase(err, h);
-    }
-    await h.migrate().catch((err: unknown) => rethrowDatabase(err, h));
-    await h.lease.startFencing().catch((err: unknown) => rethrowDatabase(err, h));
-    return h;
-  } catch (err) {
-    await h.close();
-    throw err;
-  }
-}
-
-/** `rebuild`: every typed table derived again from raw, without a provider request. */
-export async function rebuildCommand(env: CommandEnv): Promise<number> {
-  const h = await openForReplay(env, 'rebuild the typed tables');
-  try {
-    const result = await rebuild({ handle: h, config: env.config, logger: env.logger, signal: env.signal }).catch((err: unknown) => rethrowDatabase(err, h));
-    for (const line of formatRebuild(result)) env.out(line);
-    return ExitCode.ok;
-  } finally {
-    await h.close();
-  }
-}
-
-/** `quarantine retry`: the quarantined payloads parsed again; those that pass are mirrored. */
-export async function quarantineRetryCommand(env: CommandEnv): Promise<number> {
-  const h = await openForReplay(env, 'retry the quarantine');
-  try {
-    const result = await retryQuarantine({ handle: h, config: env.config, logger: env.logger, signal: env.signal }).catch((err: unknown) => rethrowDatabase(err, h));
-    for (const line of formatRetry(result)) env.out(line);
-    return ExitCode.ok;
-  } finally {
-    await h.close();
-  }
-}
+import { openDatabase, type DatabaseHandle } from '../../store/database.js';
+import { ensureLocalReader } from '../../local-pg/reader-login.js';
+import { describeDatabaseError, isDatabaseMisconfigured, LeaseBusyError } from '../../store/errors.js';
+import { leftoverFetches } from '../../store/repositories/fetch-queue.js';
+import { closeAbandonedRuns } from '../../store/repositories/runs.js';
+import { Replica } from '../../cluster/replicas.js';
+import { TokenGate } from '../../cluster/token-gate.js';
+import { systemClock } from '../../util/clock.js';
+import type { Logger } from '../../util/log.js';
+import { OpsPortError, opsListener, type HttpListener } from '../../ops/http.js';
+import { webhookListener } from '../../ops/webhooks.js';
+import { storeWebhookBatch } from '../../store/repositories/webhook-events.js';
+import { createMetrics } from '../../ops/metrics.js';
+import { AuthenticationError } from '../../provider/errors.js';
+import { tokenCapacity } from '../../provider/token-capacity.js';
+import { ONCE_MAX_ATTEMPTS } from '../../sync/runtime/fetch-drain.js';
+import type { EngineResult } from '../../sync/runtime/engine.js';
+import type { EngineMode } from '../../sync/streams/types.js';
+import { Fleet, statsOf, type FleetResult } from '../../sync/runtime/fleet.js';
+import { DatabaseGaveUpError, NothingToFollowError, ProviderGaveUpError } from '../../sync/runtime/errors.js';
+import type { Recovery } from '../../sync/runtime/recovery.js';
+import { upgradeMapping } from '../../replay/upgrade.js';
 
 /**
  * `run` (daemon) and `sync --once`: every API connection, each with an engine of its own (the
@@ -296,33 +146,6 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     if (abandonedGrace) await Promise.race([closing, new Promise((r) => setTimeout(r, 200).unref())]);
     else await closing;
   }
-}
-
-/**
- * Receiving webhooks without authentication on an address others can reach would let anyone
- * there write events: refused unless the operator says it is meant.
- */
-function checkWebhookExposure(config: Config): void {
-  const w = config.webhooks;
-  if (!w.enabled || w.auth !== 'none' || w.allowUnauthenticated || isLoopbackHost(w.host)) return;
-  throw new ConfigError(
-    `webhooks.auth (STAYSYNC_WEBHOOK_AUTH) is none while the webhook receiver would listen on ${w.host}:${w.port}, an address other machines can reach: ` +
-      'anyone there could post events. Set webhooks.auth to apiKey or basic (as configured in the extranet), listen on 127.0.0.1 behind a proxy that authenticates, ' +
-      'or set webhooks.allowUnauthenticated (STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED) to true if this is meant',
-  );
-}
-
-/** What the ops endpoint exposes and to whom, for the start-up line. */
-function opsExposure(host: string): string {
-  const who = isLoopbackHost(host) ? 'to processes of this machine only' : 'to anyone who can reach this address (keep it inside the cluster)';
-  return `/healthz, /readyz and /metrics, read-only and without authentication, ${who}`;
-}
-
-/** What the webhook receiver accepts and from whom, for the start-up line. */
-function webhookExposure(w: Config['webhooks']): string {
-  const how = w.auth === 'apiKey' ? 'with the API-KEY header (webhooks.auth apiKey)' : w.auth === 'basic' ? 'with HTTP Basic (webhooks.auth basic)' : 'WITHOUT authentication';
-  const who = isLoopbackHost(w.host) ? 'from processes of this machine only' : w.auth === 'none' ? 'from anyone who can reach this address (webhooks.allowUnauthenticated)' : 'from whoever holds the credentials';
-  return `POST of change events ${how}, ${who}; bodies up to ${w.maxBodyBytes} bytes`;
 }
 
 /** A connection without configured properties needs the content API to list them. */
@@ -509,32 +332,4 @@ function graceOver(signal: AbortSignal): Promise<'grace'> {
     if (signal.aborted) resolve('grace');
     else signal.addEventListener('abort', () => resolve('grace'), { once: true });
   });
-}
-
-function databaseSentence(err: unknown, h: DatabaseHandle): string {
-  return `the database ${h.description} refused us: ${describeDatabaseError(err)}. Check DATABASE_URL (host, database name, user and password) and the role's privileges`;
-}
-
-/** Turns a database error of a command into the sentence the operator needs. */
-function rethrowDatabase(err: unknown, h: DatabaseHandle): never {
-  if (isDatabaseMisconfigured(err)) throw new DatabaseConfigurationError(databaseSentence(err, h), { cause: err });
-  if (isDatabaseUnavailable(err)) {
-    throw new DatabaseUnavailableError(`the database ${h.description} is unreachable: ${describeDatabaseError(err)}. Check DATABASE_URL and that PostgreSQL runs`, { cause: err });
-  }
-  throw err;
-}
-
-/** True for errors that end the process with a sentence, not a stack trace. */
-export function isExpectedFailure(err: unknown): boolean {
-  return (
-    err instanceof ConfigError ||
-    err instanceof AuthenticationError ||
-    err instanceof DatabaseConfigurationError ||
-    err instanceof DatabaseUnavailableError ||
-    err instanceof DatabaseGaveUpError ||
-    err instanceof ProviderGaveUpError ||
-    err instanceof LeaseBusyError ||
-    err instanceof OpsPortError ||
-    err instanceof LocalServerError
-  );
 }

@@ -1,0 +1,38 @@
+/** `grant-reader <role>`: a read-only login for a reporting tool. */
+import { ExitCode } from '../exit.js';
+import { rethrowDatabase, type CommandEnv } from './env.js';
+import { openDatabase } from '../../store/database.js';
+import { grantReader, readerUrl } from '../../store/reader-role.js';
+
+/**
+ * `grant-reader <role>`: a read-only role for reporting tools. Needs the schemas (run or
+ * migrate first) and a database role allowed to create roles; takes no lease (it writes no
+ * mirror row).
+ */
+export async function grantReaderCommand(env: CommandEnv, role: string): Promise<number> {
+  const h = await openDatabase(env.config, env.logger);
+  try {
+    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
+    if (pending === null || pending.length > 0) {
+      env.logger.error(`the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`);
+      return ExitCode.failure;
+    }
+    const password = process.env.STAYSYNC_READER_PASSWORD || undefined;
+    const result = await grantReader(h.db, {
+      role,
+      password,
+      schemas: [h.schema, env.config.database.reportingSchema],
+    }).catch((err: unknown) => rethrowDatabase(err, h));
+    env.out(
+      `${result.created ? 'Created' : 'Updated'} role ${role}: it can read (SELECT only) the schemas ${result.schemas.join(' and ')}, ` +
+        'tables and views, including those added by later migrations.',
+    );
+    // A password generated here is shown once, on its own line; the URL never carries one.
+    if (result.generatedPassword) env.out(`Its password (shown once): ${result.generatedPassword}`);
+    const which = result.generatedPassword ? 'the password above' : password ? 'the password of STAYSYNC_READER_PASSWORD' : 'its password';
+    env.out(`Reporting tools connect with ${readerUrl(h.url, role)} and ${which}`);
+    return ExitCode.ok;
+  } finally {
+    await h.close();
+  }
+}

@@ -1,0 +1,15 @@
+/** `migrate`: applies pending migrations and exits. */
+import { ExitCode } from '../exit.js';
+import { rethrowDatabase, type CommandEnv } from './env.js';
+import { openDatabase } from '../../store/database.js';
+
+export async function migrateCommand(env: CommandEnv): Promise<number> {
+  const h = await openDatabase(env.config, env.logger);
+  try {
+    const applied = await h.migrate().catch((err: unknown) => rethrowDatabase(err, h));
+    env.logger.info({ applied, schema: h.schema }, applied.length ? 'migrations applied' : 'database schema is up to date');
+    return ExitCode.ok;
+  } finally {
+    await h.close();
+  }
+}

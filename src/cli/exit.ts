@@ -1,0 +1,28 @@
+/** How the process ends: its exit statuses, and which failures end it with a sentence rather than a stack trace. */
+import { ConfigError } from '../config/config.js';
+import { DatabaseConfigurationError, DatabaseUnavailableError, LeaseBusyError, LocalServerError } from '../store/errors.js';
+import { OpsPortError } from '../ops/http.js';
+import { AuthenticationError } from '../provider/errors.js';
+import { DatabaseGaveUpError, ProviderGaveUpError } from '../sync/runtime/errors.js';
+
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  tokenLost: 3,
+} as const;
+
+/** True for errors that end the process with a sentence, not a stack trace. */
+export function isExpectedFailure(err: unknown): boolean {
+  return (
+    err instanceof ConfigError ||
+    err instanceof AuthenticationError ||
+    err instanceof DatabaseConfigurationError ||
+    err instanceof DatabaseUnavailableError ||
+    err instanceof DatabaseGaveUpError ||
+    err instanceof ProviderGaveUpError ||
+    err instanceof LeaseBusyError ||
+    err instanceof OpsPortError ||
+    err instanceof LocalServerError
+  );
+}
