@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { jsonSyntaxError } from '../util/json-syntax.js';
+import { environment, variableOfKey, type EnvironmentVariable } from './environment.js';
 
 /**
  * Root of the installed package, where config/ and migrations/ live: the nearest folder above
@@ -309,125 +310,46 @@ function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined
   return direct === '' ? undefined : direct;
 }
 
-/** Variables read as secrets, with their keys: each also as NAME_FILE, a file holding the value. */
-const secretVariables: Record<string, string[]> = {
-  STAYSYNC_CLIENT_ID: ['provider', 'clientId'],
-  STAYSYNC_CLIENT_SECRET: ['provider', 'clientSecret'],
-  STAYSYNC_WEBHOOK_API_KEY: ['webhooks', 'apiKey'],
-  STAYSYNC_WEBHOOK_BASIC_USER: ['webhooks', 'basicUser'],
-  STAYSYNC_WEBHOOK_BASIC_PASSWORD: ['webhooks', 'basicPassword'],
-};
-
+/** The configuration layer of the environment: each variable of the table (environment.ts) that is set, at its key. */
 function envOverrides(env: NodeJS.ProcessEnv): Json {
   const o: Json = {};
-  const set = (path: string[], value: unknown) => {
+  for (const v of environment) {
+    if (v.key === undefined) continue;
+    const value = v.kind === 'secret' ? secretFromEnv(env, v.name) : env[v.name];
+    if (value === undefined || (value === '' && v.kind !== 'list')) continue;
+    const path = v.key.split('.');
     let node = o;
     for (const k of path.slice(0, -1)) node = (node[k] ??= {}) as Json;
-    node[path[path.length - 1]!] = value;
-  };
-  const str = (name: string, path: string[]) => {
-    const v = env[name];
-    if (v !== undefined && v !== '') set(path, v);
-  };
-  const int = (name: string, path: string[]) => {
-    const v = env[name];
-    if (v === undefined || v === '') return;
-    if (!/^\d+$/.test(v)) throw new ConfigError(`${name}: expected a whole number, got ${JSON.stringify(v)}`);
-    set(path, Number(v));
-  };
-  const bool = (name: string, path: string[]) => {
-    const v = env[name];
-    if (v === undefined || v === '') return;
-    if (!/^(true|false)$/.test(v)) throw new ConfigError(`${name}: expected true or false, got ${JSON.stringify(v)}`);
-    set(path, v === 'true');
-  };
-  str('DATABASE_URL', ['database', 'url']);
-  str('STAYSYNC_DB_SCHEMA', ['database', 'schema']);
-  str('STAYSYNC_REPORTING_SCHEMA', ['database', 'reportingSchema']);
-  str('STAYSYNC_DATA_DIR', ['database', 'dataDir']);
-  int('STAYSYNC_LOCAL_PG_PORT', ['database', 'localPort']);
-  int('STAYSYNC_TAKEOVER_MS', ['replicas', 'takeoverMs']);
-  str('STAYSYNC_PROVIDER_URL', ['provider', 'url']);
-  str('STAYSYNC_REFERENCE_DATA_URL', ['provider', 'referenceDataUrl']);
-  str('STAYSYNC_EGRESS', ['provider', 'egress']);
-  for (const [name, path] of Object.entries(secretVariables)) {
-    const value = secretFromEnv(env, name);
-    if (value !== undefined) set(path, value);
+    node[path[path.length - 1]!] = variableValue(v, value);
   }
-  str('STAYSYNC_CONNECTIONS_DIR', ['connectionsDir']);
-  const ids = env.STAYSYNC_PROPERTY_IDS;
-  if (ids !== undefined) {
-    set(
-      ['propertyIds'],
-      ids.split(',').map((s) => s.trim()).filter((s) => s !== ''),
-    );
-  }
-  str('STAYSYNC_POLL_CRON', ['sync', 'pollCron']);
-  int('STAYSYNC_POLL_MIN_MS', ['sync', 'pollIntervalMs', 'min']);
-  int('STAYSYNC_POLL_MAX_MS', ['sync', 'pollIntervalMs', 'max']);
-  str('STAYSYNC_CONTENT_CRON', ['content', 'refreshCron']);
-  str('STAYSYNC_PMS_POLL_CRON', ['pms', 'pollCron']);
-  str('STAYSYNC_OCCUPANCY_CRON', ['occupancy', 'refreshCron']);
-  bool('STAYSYNC_WEBHOOKS_ENABLED', ['webhooks', 'enabled']);
-  str('STAYSYNC_WEBHOOK_HOST', ['webhooks', 'host']);
-  int('STAYSYNC_WEBHOOK_PORT', ['webhooks', 'port']);
-  str('STAYSYNC_WEBHOOK_AUTH', ['webhooks', 'auth']);
-  bool('STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED', ['webhooks', 'allowUnauthenticated']);
-  str('STAYSYNC_OPS_HOST', ['ops', 'host']);
-  int('STAYSYNC_OPS_PORT', ['ops', 'port']);
-  int('STAYSYNC_SHUTDOWN_GRACE_MS', ['shutdown', 'graceMs']);
-  str('STAYSYNC_LOG_LEVEL', ['log', 'level']);
   return o;
 }
 
-/** Where a key's value came from, so an error can say which file or variable to fix. */
-const envNameOfKey: Record<string, string> = {
-  'database.url': 'DATABASE_URL',
-  'database.schema': 'STAYSYNC_DB_SCHEMA',
-  'database.reportingSchema': 'STAYSYNC_REPORTING_SCHEMA',
-  'database.dataDir': 'STAYSYNC_DATA_DIR',
-  'database.localPort': 'STAYSYNC_LOCAL_PG_PORT',
-  'replicas.takeoverMs': 'STAYSYNC_TAKEOVER_MS',
-  'provider.url': 'STAYSYNC_PROVIDER_URL',
-  'provider.referenceDataUrl': 'STAYSYNC_REFERENCE_DATA_URL',
-  'provider.egress': 'STAYSYNC_EGRESS',
-  'provider.clientId': 'STAYSYNC_CLIENT_ID',
-  'provider.clientSecret': 'STAYSYNC_CLIENT_SECRET',
-  propertyIds: 'STAYSYNC_PROPERTY_IDS',
-  connectionsDir: 'STAYSYNC_CONNECTIONS_DIR',
-  'sync.pollCron': 'STAYSYNC_POLL_CRON',
-  'sync.pollIntervalMs.min': 'STAYSYNC_POLL_MIN_MS',
-  'sync.pollIntervalMs.max': 'STAYSYNC_POLL_MAX_MS',
-  'content.refreshCron': 'STAYSYNC_CONTENT_CRON',
-  'pms.pollCron': 'STAYSYNC_PMS_POLL_CRON',
-  'occupancy.refreshCron': 'STAYSYNC_OCCUPANCY_CRON',
-  'webhooks.enabled': 'STAYSYNC_WEBHOOKS_ENABLED',
-  'webhooks.host': 'STAYSYNC_WEBHOOK_HOST',
-  'webhooks.port': 'STAYSYNC_WEBHOOK_PORT',
-  'webhooks.auth': 'STAYSYNC_WEBHOOK_AUTH',
-  'webhooks.allowUnauthenticated': 'STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED',
-  'webhooks.apiKey': 'STAYSYNC_WEBHOOK_API_KEY',
-  'webhooks.basicUser': 'STAYSYNC_WEBHOOK_BASIC_USER',
-  'webhooks.basicPassword': 'STAYSYNC_WEBHOOK_BASIC_PASSWORD',
-  'ops.host': 'STAYSYNC_OPS_HOST',
-  'ops.port': 'STAYSYNC_OPS_PORT',
-  'shutdown.graceMs': 'STAYSYNC_SHUTDOWN_GRACE_MS',
-  'log.level': 'STAYSYNC_LOG_LEVEL',
-};
-
-/**
- * Every environment variable the daemon reads (deployment files are checked against it):
- * the configuration's, the _FILE forms of the secrets, the config file's path and
- * grant-reader's password.
- */
-export const environmentVariables: readonly string[] = [
-  ...new Set([...Object.values(envNameOfKey), ...Object.keys(secretVariables).flatMap((n) => [n, `${n}_FILE`]), 'STAYSYNC_CONFIG', 'STAYSYNC_READER_PASSWORD']),
-].sort();
+/** A variable's text as the value of its kind; a ConfigError naming the variable when it is not one. */
+function variableValue(v: EnvironmentVariable, text: string): unknown {
+  switch (v.kind) {
+    case 'integer':
+      if (!/^\d+$/.test(text)) throw new ConfigError(`${v.name}: expected a whole number, got ${JSON.stringify(text)}`);
+      return Number(text);
+    case 'boolean':
+      if (!/^(true|false)$/.test(text)) throw new ConfigError(`${v.name}: expected true or false, got ${JSON.stringify(text)}`);
+      return text === 'true';
+    case 'list':
+      return text
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+    case 'text':
+    case 'secret':
+      return text;
+  }
+}
 
 function describeIssue(issue: z.core.$ZodIssue, env: Json): string {
   const key = issue.path.map(String).join('.');
   const top = issue.path.slice(0, 2).map(String).join('.');
-  const envName = envNameOfKey[key] ?? envNameOfKey[top] ?? (key.startsWith('propertyIds') ? 'STAYSYNC_PROPERTY_IDS' : undefined);
+  // A list's items have paths of their own (propertyIds.0): the variable is the list's.
+  const envName = (variableOfKey(key) ?? variableOfKey(top) ?? variableOfKey(String(issue.path[0] ?? '')))?.name;
   const fromEnv = envName !== undefined && env[envName] !== undefined;
   const where = fromEnv ? ` (from ${envName})` : '';
   let expected = issue.message;
