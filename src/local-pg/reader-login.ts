@@ -12,11 +12,10 @@
  * a password changed by hand, or a role created by someone else, is brought back to it).
  */
 import { access } from 'node:fs/promises';
-import { sql } from 'kysely';
 import type { Logger } from '../util/log.js';
 import type { Db } from '../store/types.js';
 import { readOrCreatePassword, type LocalLogins, type ShownLogin } from './local-server.js';
-import { grantReader } from '../store/reader-role.js';
+import { grantReader, roleExists } from '../store/reader-role.js';
 
 /** Creates or updates the reader login and says, once, how reporting tools connect. */
 export async function ensureLocalReader(db: Db, login: ShownLogin, schemas: string[], logger: Logger): Promise<void> {
@@ -46,12 +45,12 @@ export async function localServerStatus(db: Db, logins: LocalLogins): Promise<Lo
     () => true,
     () => false,
   );
-  const role = await sql<{ n: number }>`SELECT 1 AS n FROM pg_roles WHERE rolname = ${reader.role}`.execute(db);
+  const role = await roleExists(db, reader.role);
   return {
     readerRole: reader.role,
     readerUrl: reader.url,
     readerPasswordFile: reader.passwordFile,
-    readerReady: fileExists && role.rows.length > 0,
+    readerReady: fileExists && role,
     superuserUrl: superuser.url,
     superuserPasswordFile: superuser.passwordFile,
   };

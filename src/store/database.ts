@@ -223,29 +223,6 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
 }
 
 /** Runs `SELECT 1` — for readiness checks and the outage probe. */
-export async function ping(db: Db): Promise<void> {
+async function ping(db: Db): Promise<void> {
   await sql`SELECT 1`.execute(db);
-}
-
-/** Runs one SQL text as it is (the demo's example reports). */
-export async function rawQuery(db: Db, text: string): Promise<Record<string, unknown>[]> {
-  return (await sql.raw<Record<string, unknown>>(text).execute(db)).rows;
-}
-
-/**
- * A handle ready for writes, for tools that run streams directly (tests, the bench): the
- * writer lease taken (LeaseBusyError when another process holds it), the schema migrated, the
- * writes fenced. The CLI does the same with waiting and give-up times (commands.ts).
- */
-export async function openForWriting(config: Config, logger: Logger, signal: AbortSignal = new AbortController().signal): Promise<DatabaseHandle> {
-  const h = await openDatabase(config, logger);
-  try {
-    await h.lease.acquire(signal, { wait: false });
-    await h.migrate();
-    await h.lease.startFencing();
-    return h;
-  } catch (err) {
-    await h.close();
-    throw err;
-  }
 }

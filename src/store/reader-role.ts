@@ -76,6 +76,11 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
   }
 }
 
+export async function roleExists(db: Db, role: string): Promise<boolean> {
+  const r = await sql<{ n: number }>`SELECT 1 AS n FROM pg_roles WHERE rolname = ${role}`.execute(db);
+  return r.rows.length > 0;
+}
+
 async function currentDatabase(db: Db): Promise<string> {
   return (await sql<{ name: string }>`SELECT current_database() AS name`.execute(db)).rows[0]!.name;
 }
