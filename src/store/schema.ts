@@ -3,6 +3,21 @@
  * strings (exact money), timestamptz as Date, timestamp (property local) and date as text.
  */
 import type { ColumnType, Generated } from 'kysely';
+import type {
+  ConnectionState,
+  CursorState,
+  CursorStream,
+  PosCodeKind,
+  QuarantineStream,
+  QueueState,
+  RefreshOutcome,
+  ReplicaCommand,
+  RunOutcome,
+  TaxLevel,
+  WebhookEventState,
+} from './states.js';
+
+export type { TaxLevel };
 
 type Timestamptz = ColumnType<Date, Date | string, Date | string>;
 type NullableTimestamptz = ColumnType<Date | null, Date | string | null, Date | string | null>;
@@ -10,16 +25,17 @@ type NullableTimestamptz = ColumnType<Date | null, Date | string | null, Date | 
 type LocalTimestamp = ColumnType<string | null, string | null, string | null>;
 type Numeric = ColumnType<string | null, string | number | null, string | number | null>;
 type Json = ColumnType<unknown, string, string>;
+type NullableJson = ColumnType<unknown | null, string | null | undefined, string | null>;
 type BigIntColumn = ColumnType<string, string | number | bigint, string | number | bigint>;
 
 export interface SyncCursorsTable {
   /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
   connection: ColumnType<string, string | undefined, string>;
   property_id: string;
-  stream: string;
+  stream: CursorStream;
   cursor: string | null;
   position: NullableTimestamptz;
-  state: ColumnType<string, string | undefined, string>;
+  state: ColumnType<CursorState, CursorState | undefined, CursorState>;
   caught_up: ColumnType<boolean, boolean | undefined, boolean>;
   pages: ColumnType<string, string | number | undefined, string | number>;
   rows_seen: ColumnType<string, string | number | undefined, string | number>;
@@ -76,7 +92,7 @@ export interface BookingDetailQueueTable {
   number: string;
   wanted_modified_at: NullableTimestamptz;
   priority: number;
-  state: ColumnType<string, string | undefined, string>;
+  state: ColumnType<QueueState, QueueState | undefined, QueueState>;
   generation: BigIntColumn;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
@@ -181,7 +197,6 @@ export interface BookingTaxesTable {
   description: string | null;
 }
 
-export type TaxLevel = 'booking' | 'room_stay' | 'service' | 'early_arrival' | 'late_departure';
 
 export interface BookingTaxAmountsTable {
   property_id: string;
@@ -214,7 +229,7 @@ export interface BookingLoyaltyCardsTable {
 
 export interface ReferenceListsTable {
   list_name: string;
-  raw: Json | null;
+  raw: NullableJson;
   content_hash: string;
   fetched_at: Timestamptz;
 }
@@ -243,7 +258,7 @@ export interface SyncRunsTable {
   command: string;
   started_at: ColumnType<Date, Date | string | undefined, Date | string>;
   finished_at: NullableTimestamptz;
-  outcome: string | null;
+  outcome: RunOutcome | null;
   stats: ColumnType<unknown, string | undefined, string>;
   error: string | null;
   host: string | null;
@@ -254,7 +269,7 @@ export interface QuarantineTable {
   /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
   connection: ColumnType<string, string | undefined, string>;
   id: Generated<string>;
-  stream: string;
+  stream: QuarantineStream;
   property_id: string | null;
   entity_key: string | null;
   reason: string;
@@ -271,8 +286,29 @@ export interface PropertiesTable {
   connection: ColumnType<string, string | undefined, string>;
   property_id: string;
   name: string | null;
+  description: string | null;
+  currency: string | null;
+  stars: number | null;
+  stay_unit_kind: string | null;
+  property_kind_id: number | null;
   time_zone: string | null;
+  multi_location: boolean | null;
+  check_in_time: string | null;
+  check_out_time: string | null;
+  country_code: string | null;
+  region: string | null;
+  city_name: string | null;
+  address_line: string | null;
+  postal_code: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  phones: NullableJson;
+  emails: NullableJson;
+  images: NullableJson;
+  company_details: NullableJson;
+  raw: Json;
   content_hash: string;
+  first_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: NullableTimestamptz;
 }
@@ -283,7 +319,7 @@ export interface ContentRefreshesTable {
   id: Generated<string>;
   started_at: ColumnType<Date, Date | string | undefined, Date | string>;
   finished_at: NullableTimestamptz;
-  outcome: string | null;
+  outcome: RefreshOutcome | null;
   properties: number | null;
   requests: number | null;
   changed_rows: number | null;
@@ -372,7 +408,7 @@ export interface PmsReservationQueueTable {
   property_id: string;
   number: string;
   priority: number;
-  state: ColumnType<string, string | undefined, string>;
+  state: ColumnType<QueueState, QueueState | undefined, QueueState>;
   generation: BigIntColumn;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
@@ -414,10 +450,10 @@ export interface WebhookEventsTable {
   event_id: string;
   event_type: string;
   creation_time: NullableTimestamptz;
-  payload: ColumnType<unknown, string | null, string | null>;
+  payload: NullableJson;
   property_id: string | null;
   entity_key: string | null;
-  state: ColumnType<string, string | undefined, string>;
+  state: ColumnType<WebhookEventState, WebhookEventState | undefined, WebhookEventState>;
   received_at: ColumnType<Date, Date | string | undefined, Date | string>;
   processed_at: NullableTimestamptz;
   attempts: ColumnType<number, number | undefined, number>;
@@ -469,7 +505,7 @@ export interface SyncReplicasTable {
   started_at: ColumnType<Date, Date | string | undefined, Date | string>;
   heartbeat_at: ColumnType<Date, Date | string | undefined, Date | string>;
   expires_at: ColumnType<Date, Date | string, Date | string>;
-  command: ColumnType<string, string | undefined, string>;
+  command: ColumnType<ReplicaCommand, ReplicaCommand | undefined, ReplicaCommand>;
 }
 
 /** migrations/0010_connections.sql: each API connection's lease and state. */
@@ -480,10 +516,10 @@ export interface SyncConnectionsTable {
   holder: string | null;
   lease_expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   acquired_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-  state: ColumnType<string, string | undefined, string>;
+  state: ColumnType<ConnectionState, ConnectionState | undefined, ConnectionState>;
   reason: string | null;
   state_since: ColumnType<Date, Date | string | undefined, Date | string>;
-  budget_ledger: unknown;
+  budget_ledger: NullableJson;
   ledger_saved_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
@@ -491,6 +527,213 @@ export interface SyncConnectionsTable {
 export interface TokenRequestsTable {
   egress: string;
   sent_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** migrations/0002_content.sql: cancellation rule arrival dates. */
+export interface CancellationRuleArrivalDatesTable {
+  property_id: string;
+  rule_id: string;
+  term_position: number;
+  position: number;
+  start_date: string | null;
+  end_date: string | null;
+  is_endless: boolean | null;
+}
+
+/** migrations/0002_content.sql: cancellation rule terms. */
+export interface CancellationRuleTermsTable {
+  property_id: string;
+  rule_id: string;
+  position: number;
+  before_arrival_matching: string | null;
+  before_arrival_unit: string | null;
+  before_arrival_value: number | null;
+  before_arrival_value_max: number | null;
+  penalty_calculation_method: string | null;
+  penalty_value: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  penalty_value_currency: string | null;
+}
+
+/** migrations/0002_content.sql: cancellation rules. */
+export interface CancellationRulesTable {
+  property_id: string;
+  rule_id: string;
+  reference_point_kind: string | null;
+  reference_point_time: string | null;
+  is_free: boolean;
+  raw: Json;
+  content_hash: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0009_freshness.sql: change lags. */
+export interface ChangeLagsTable {
+  property_id: string;
+  number: string;
+  modified_at: ColumnType<Date, Date | string, Date | string>;
+  written_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+/** migrations/0002_content.sql: extra stay rule periods. */
+export interface ExtraStayRulePeriodsTable {
+  property_id: string;
+  rule_id: string;
+  kind: string;
+  position: number;
+  start_time: string | null;
+  end_time: string | null;
+  charge_type: string | null;
+  occupy_quota: boolean | null;
+  percentage: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  extra_placement_enabled: boolean | null;
+  extra_service_option: string | null;
+  rates: NullableJson;
+}
+
+/** migrations/0002_content.sql: extra stay rules. */
+export interface ExtraStayRulesTable {
+  property_id: string;
+  rule_id: string;
+  check_in_time: string | null;
+  overrides_property_check_in_time: boolean | null;
+  check_out_time: string | null;
+  overrides_property_check_out_time: boolean | null;
+  raw: Json;
+  content_hash: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: meal plans. */
+export interface MealPlansTable {
+  code: string;
+  name: string | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: payment methods. */
+export interface PaymentMethodsTable {
+  code: string;
+  type: string | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0006_reporting.sql: pos codes. */
+export interface PosCodesTable {
+  code: string;
+  kind: PosCodeKind;
+  name: string | null;
+  origin: string;
+}
+
+/** migrations/0002_content.sql: property amenities. */
+export interface PropertyAmenitiesTable {
+  property_id: string;
+  position: number;
+  code: string | null;
+  display_name: string | null;
+  charge_type: string | null;
+}
+
+/** migrations/0002_content.sql: property amenity types. */
+export interface PropertyAmenityTypesTable {
+  code: string;
+  display_name: string | null;
+  charge_type_applicable: boolean | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: property kinds. */
+export interface PropertyKindsTable {
+  property_kind_id: number;
+  display_name: string | null;
+  property_kind_type: string | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: rate plans. */
+export interface RatePlansTable {
+  property_id: string;
+  rate_plan_id: string;
+  name: string | null;
+  description: string | null;
+  currency: string | null;
+  cancellation_rule_id: string | null;
+  extra_stay_rule_id: string | null;
+  corporate_only: boolean | null;
+  stay_with_children_only: boolean | null;
+  vat_applicable: boolean | null;
+  vat_included: boolean | null;
+  vat_percent: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  raw: Json;
+  content_hash: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: room amenities. */
+export interface RoomAmenitiesTable {
+  code: string;
+  name: string | null;
+  category_name: string | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: room type amenities. */
+export interface RoomTypeAmenitiesTable {
+  property_id: string;
+  room_type_id: string;
+  position: number;
+  code: string | null;
+  name: string | null;
+}
+
+/** migrations/0002_content.sql: room type categories. */
+export interface RoomTypeCategoriesTable {
+  code: string;
+  name: string | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: room types. */
+export interface RoomTypesTable {
+  property_id: string;
+  room_type_id: string;
+  name: string | null;
+  description: string | null;
+  category_code: string | null;
+  category_name: string | null;
+  size_value: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  adult_beds: number | null;
+  extra_beds: number | null;
+  position: number | null;
+  raw: Json;
+  content_hash: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0002_content.sql: services. */
+export interface ServicesTable {
+  property_id: string;
+  service_id: string;
+  name: string | null;
+  description: string | null;
+  kind: string | null;
+  meal_plan_code: string | null;
+  meal_plan_name: string | null;
+  status: string | null;
+  raw: Json;
+  content_hash: string;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface Database {
@@ -527,4 +770,22 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   integration_storage_bookings: IntegrationStorageBookingsTable;
   inventory_blocks: InventoryBlocksTable;
+  cancellation_rule_arrival_dates: CancellationRuleArrivalDatesTable;
+  cancellation_rule_terms: CancellationRuleTermsTable;
+  cancellation_rules: CancellationRulesTable;
+  change_lags: ChangeLagsTable;
+  extra_stay_rule_periods: ExtraStayRulePeriodsTable;
+  extra_stay_rules: ExtraStayRulesTable;
+  meal_plans: MealPlansTable;
+  payment_methods: PaymentMethodsTable;
+  pos_codes: PosCodesTable;
+  property_amenities: PropertyAmenitiesTable;
+  property_amenity_types: PropertyAmenityTypesTable;
+  property_kinds: PropertyKindsTable;
+  rate_plans: RatePlansTable;
+  room_amenities: RoomAmenitiesTable;
+  room_type_amenities: RoomTypeAmenitiesTable;
+  room_type_categories: RoomTypeCategoriesTable;
+  room_types: RoomTypesTable;
+  services: ServicesTable;
 }

@@ -1,17 +1,65 @@
 /**
- * The states the database keeps, as const unions. Each list is mirrored by a CHECK constraint
- * in migrations/0003_reliability.sql: a value outside it cannot be written by anyone.
+ * Every name and state the database keeps, in one module: the streams' names, and each state
+ * column's values as a const list. The kysely table types (schema.ts) take their unions; a
+ * CHECK constraint of the migrations holds each list (`checkedColumns` below); and
+ * test/integration/schema-drift.test.ts compares a freshly migrated catalog with both, so that
+ * neither the code nor the schema can change alone.
  */
 
-/** A stream's cursor of one property (sync_cursors.state). */
+/** Every stream by name: what sync_cursors.stream, quarantine.stream, the logs and the metrics call it. */
+export const streamNames = {
+  /** The booking list of a property (a cursor: the continueToken). */
+  bookingSummaries: 'booking_summaries',
+  /** The reconciliation sweep of the booking list (a cursor of its own). */
+  bookingSweep: 'booking_sweep',
+  /** The details of listed bookings (booking_detail_queue). */
+  bookingDetails: 'booking_details',
+  /** Content and reference data (a refresh). */
+  content: 'content',
+  /** The PMS reservation search of a property (a cursor). */
+  pmsReservations: 'pms_reservations',
+  /** The PMS reservations to fetch (pms_reservation_queue). */
+  pmsReservationQueue: 'pms_reservation_queue',
+  /** The PMS rooms (a refresh). */
+  pmsRooms: 'pms_rooms',
+  /** PMS guest profiles (fetched with their reservations). */
+  pmsGuests: 'pms_guests',
+  /** The daily occupancy statistics (a refresh, with a cursor per property). */
+  dailyOccupancy: 'daily_occupancy',
+  /** The provider's change events, processed (webhook_events). */
+  webhookEvents: 'webhook_events',
+  /** The webhook receiver: events it could not store. */
+  webhookReceiver: 'webhook_receiver',
+} as const;
+export type StreamName = (typeof streamNames)[keyof typeof streamNames];
+
+/** Streams with a cursor per property (sync_cursors.stream). */
+export const cursorStreams = [streamNames.bookingSummaries, streamNames.bookingSweep, streamNames.pmsReservations, streamNames.dailyOccupancy] as const;
+export type CursorStream = (typeof cursorStreams)[number];
+
+/** Streams that keep payloads in the quarantine (quarantine.stream). */
+export const quarantineStreams = [
+  streamNames.bookingSummaries,
+  streamNames.bookingDetails,
+  streamNames.content,
+  streamNames.pmsReservations,
+  streamNames.pmsRooms,
+  streamNames.pmsGuests,
+  streamNames.dailyOccupancy,
+  streamNames.webhookEvents,
+  streamNames.webhookReceiver,
+] as const;
+export type QuarantineStream = (typeof quarantineStreams)[number];
+
+/** A stream's cursor of one property (sync_cursors.state). `token_lost`: the provider rejected its continueToken. */
 export const cursorStates = ['active', 'retrying', 'failing', 'token_lost'] as const;
 export type CursorState = (typeof cursorStates)[number];
 
-/** A booking detail fetch (booking_detail_queue.state). */
+/** A fetch of a queue (booking_detail_queue.state, pms_reservation_queue.state). */
 export const queueStates = ['pending', 'not_found', 'quarantined'] as const;
 export type QueueState = (typeof queueStates)[number];
 
-/** How a process's run ended (sync_runs.outcome; NULL while it runs). */
+/** How a process's run of one connection ended (sync_runs.outcome; NULL while it runs). */
 export const runOutcomes = ['ok', 'failed', 'token_lost', 'stopped', 'killed', 'content_failed', 'refresh_failed'] as const;
 export type RunOutcome = (typeof runOutcomes)[number];
 
@@ -19,10 +67,38 @@ export type RunOutcome = (typeof runOutcomes)[number];
 export const refreshOutcomes = ['ok', 'failed', 'stopped', 'killed'] as const;
 export type RefreshOutcome = (typeof refreshOutcomes)[number];
 
-/** Streams with a cursor per property (sync_cursors.stream). */
-export const cursorStreams = ['booking_summaries', 'booking_sweep', 'pms_reservations', 'daily_occupancy'] as const;
-export type CursorStream = (typeof cursorStreams)[number];
-
 /** A received change event (webhook_events.state). */
 export const webhookEventStates = ['pending', 'processed', 'ignored', 'failed'] as const;
 export type WebhookEventState = (typeof webhookEventStates)[number];
+
+/** An API connection (sync_connections.state): `waiting` while no replica holds it. */
+export const connectionStates = ['waiting', 'starting', 'running', 'credentials_refused', 'token_lost', 'failed', 'stopped'] as const;
+export type ConnectionState = (typeof connectionStates)[number];
+
+/** What a replica runs (sync_replicas.command): daemons balance the connections between them, `sync --once` is not counted. */
+export const replicaCommands = ['run', 'sync --once'] as const;
+export type ReplicaCommand = (typeof replicaCommands)[number];
+
+/** Where a tax amount of a booking applies (booking_tax_amounts.level). */
+export const taxLevels = ['booking', 'room_stay', 'service', 'early_arrival', 'late_departure'] as const;
+export type TaxLevel = (typeof taxLevels)[number];
+
+/** What a point-of-sale code names (pos_codes.kind). */
+export const posCodeKinds = ['channel', 'pos_type'] as const;
+export type PosCodeKind = (typeof posCodeKinds)[number];
+
+/** Each column a CHECK constraint holds to a list, with its list. */
+export const checkedColumns: Readonly<Record<string, readonly string[]>> = {
+  'sync_cursors.stream': cursorStreams,
+  'sync_cursors.state': cursorStates,
+  'booking_detail_queue.state': queueStates,
+  'pms_reservation_queue.state': queueStates,
+  'sync_runs.outcome': runOutcomes,
+  'content_refreshes.outcome': refreshOutcomes,
+  'webhook_events.state': webhookEventStates,
+  'sync_connections.state': connectionStates,
+  'sync_replicas.command': replicaCommands,
+  'quarantine.stream': quarantineStreams,
+  'booking_tax_amounts.level': taxLevels,
+  'pos_codes.kind': posCodeKinds,
+};
