@@ -69,7 +69,7 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  const logger = createLogger(config.log.level);
+  const logger = createLogger(config.log.level, undefined, config.log.format);
 
   // Every failure is caught where it happens; this is the last line, so that a bug shows as
   // a log line instead of ending a daemon that is otherwise working.

@@ -244,6 +244,8 @@ const configSchema = z.strictObject({
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    /** json: one JSON object per line (containers, pipes); text: lines for a person, the progress in place; auto: text on a terminal. */
+    format: z.enum(['auto', 'json', 'text']),
   }),
 });
 

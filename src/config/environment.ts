@@ -53,6 +53,7 @@ export const environment: readonly EnvironmentVariable[] = [
   { name: 'STAYSYNC_TAKEOVER_MS', kind: 'integer', key: 'replicas.takeoverMs', meaning: 'a replica that dies is replaced within this time' },
   { name: 'STAYSYNC_SHUTDOWN_GRACE_MS', kind: 'integer', key: 'shutdown.graceMs', meaning: 'after SIGTERM the process ends within this time' },
   { name: 'STAYSYNC_LOG_LEVEL', kind: 'text', key: 'log.level', meaning: 'fatal, error, warn, info, debug, trace, silent' },
+  { name: 'STAYSYNC_LOG_FORMAT', kind: 'text', key: 'log.format', meaning: '`json` (one object per line), `text` (lines for a person, the progress rewritten in place) or `auto` (text on a terminal, JSON otherwise)' },
   { name: 'STAYSYNC_CONFIG', kind: 'text', meaning: 'path of a JSON configuration file (also `--config`)' },
 ];
 

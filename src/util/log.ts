@@ -3,6 +3,7 @@
  * redaction paths below cover every place a token, secret or Authorization header is kept.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { TerminalLog } from './terminal-log.js';
 
 export type { Logger };
 
@@ -33,7 +34,13 @@ export const redactPaths = [
   'config.provider.clientId',
 ];
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/**
+ * The process's logger. `format` (log.format): JSON lines, or lines for a person (TerminalLog)
+ * when asked, or with `auto` when stdout is a terminal. An explicit `destination` (tests) is
+ * written as it is.
+ */
+export function createLogger(level: string, destination?: DestinationStream, format: 'auto' | 'json' | 'text' = 'json'): Logger {
+  const text = destination === undefined && (format === 'text' || (format === 'auto' && process.stdout.isTTY === true));
   return pino(
     {
       level,
@@ -42,6 +49,6 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination,
+    text ? new TerminalLog(process.stdout, process.stdout.isTTY === true && !process.env.NO_COLOR) : destination,
   );
 }

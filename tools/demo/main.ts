@@ -111,7 +111,7 @@ async function main(): Promise<number> {
       log: { level: process.env.STAYSYNC_LOG_LEVEL ?? 'info' },
     },
   });
-  const logger = createLogger(config.log.level);
+  const logger = createLogger(config.log.level, undefined, config.log.format);
   const stop = new AbortController();
   const never = new AbortController().signal;
   const env = { config, logger, signal: stop.signal, graceSignal: never, out: (l: string) => console.log(l) };
