@@ -5,9 +5,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# The production build only (tsconfig.build.json): the simulator, bench and demo are tools for
-# development (tsconfig.tools.json, `npm run build:tools`) and do not ship. .dockerignore keeps
-# their sources out of the context too, so a production module that imported one fails here.
+# The production build only (tsconfig.build.json: src/): the simulator, bench and demo are tools
+# for development (tools/, `npm run build:tools`) and do not ship. .dockerignore keeps them out
+# of the context too, so a production module that imported one fails here.
 # --omit=optional drops the local server: embedded-postgres (published as betas only) and its
 # PostgreSQL binaries (@embedded-postgres/<platform>, about 60 MB). Inside a container that server
 # would answer on the container's own 127.0.0.1, out of reach of reporting tools, so the image

@@ -1,5 +1,5 @@
 -- The reporting layer: documented, stable views over the mirror, in a schema of their own
--- (database.reportingSchema, default "reporting"). src/db/reporting.ts runs this file in one
+-- (database.reportingSchema, default "reporting"). src/store/reporting.ts runs this file in one
 -- transaction with search_path = <reporting schema>, <mirror schema>, public, after dropping the
 -- views and functions of the reporting schema, and only when this file (or either schema name)
 -- changed since the last time. Not a migration: the migrator reads top-level files only.

@@ -21,7 +21,7 @@ export interface EnvironmentVariable {
 }
 
 export const environment: readonly EnvironmentVariable[] = [
-  { name: 'DATABASE_URL', kind: 'text', key: 'database.url', meaning: 'PostgreSQL URL; without it, the local PostgreSQL server that staysync runs (see the README)' },
+  { name: 'DATABASE_URL', kind: 'text', key: 'database.url', meaning: 'PostgreSQL URL; without it, the local PostgreSQL server that staysync runs (docs/operations.md)' },
   { name: 'STAYSYNC_DATA_DIR', kind: 'text', key: 'database.dataDir', meaning: 'data directory of the local server (`postgres/`, `postgres.credentials`, `reader.credentials`)' },
   { name: 'STAYSYNC_LOCAL_PG_PORT', kind: 'integer', key: 'database.localPort', meaning: 'port of the local server on 127.0.0.1' },
   { name: 'STAYSYNC_DB_SCHEMA', kind: 'text', key: 'database.schema', meaning: 'schema of all mirror tables' },

@@ -1,8 +1,8 @@
 /**
  * The default database when DATABASE_URL is not set: a real PostgreSQL server that staysync
- * starts and stops itself (src/db/postgres-server.ts), data under STAYSYNC_DATA_DIR, bound to
+ * starts and stops itself (postgres-server.ts), data under STAYSYNC_DATA_DIR, bound to
  * 127.0.0.1 on database.localPort. Reporting tools (psql, Metabase, Grafana) open it with the
- * read-only login staysync_reader (local-reader.ts) that the daemon logs and `status` prints;
+ * read-only login staysync_reader (reader-login.ts) that the daemon logs and `status` prints;
  * several of them can read while the daemon writes, which an in-process database cannot offer.
  *
  * Two logins, shown as a URL without password and the file that keeps the password (no
@@ -50,7 +50,7 @@ export interface ShownLogin {
 export interface LocalLogins {
   /** The daemon's login, for administration only (a superuser can run programs on the host). */
   readonly superuser: ShownLogin;
-  /** The read-only login for reporting tools, created by `run` and `sync --once` (local-reader.ts). */
+  /** The read-only login for reporting tools, created by `run` and `sync --once` (reader-login.ts). */
   readonly reader: ShownLogin;
 }
 

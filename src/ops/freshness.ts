@@ -1,7 +1,7 @@
 /**
  * The freshness part of `staysync status`: per property, the last poll of the booking list,
  * the newest mirrored change, "data as of", and the lag of the fresh changes of the last hour
- * (src/db/repositories/freshness.ts, the same definitions as reporting.freshness).
+ * (src/store/repositories/freshness.ts, the same definitions as reporting.freshness).
  */
 import type { PropertyFreshness } from '../store/repositories/freshness.js';
 import { formatDuration } from '../sync/runtime/progress.js';

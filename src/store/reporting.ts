@@ -96,7 +96,7 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
     if (oldFunctions.length > 0) await sql.raw(`DROP FUNCTION IF EXISTS ${oldFunctions.join(', ')} CASCADE`).execute(trx);
     await sql.raw(text).execute(trx);
     const comment =
-      `Reporting views of staysync over the mirror in schema "${schema}" (see README.md, Reporting views). ` +
+      `Reporting views of staysync over the mirror in schema "${schema}" (see docs/tables-and-reporting.md). ` +
       `staysync replaces the views and functions of this schema when their definition changes: keep your own objects elsewhere. (layer ${hash})`;
     await sql.raw(`COMMENT ON SCHEMA ${ident(reportingSchema)} IS ${literal(comment)}`).execute(trx);
     return true;

@@ -1,5 +1,5 @@
 /**
- * The reporting views (migrations/reporting/views.sql, applied by src/db/reporting.ts) against
+ * The reporting views (migrations/reporting/views.sql, applied by src/store/reporting.ts) against
  * figures computed here, independently, from the bookings the simulator serves: hand-picked
  * bookings (several nights, cancelled, several rooms, zero-rate, another currency, ids content
  * does not know) row by row, and whole views (daily KPIs, pickup, channels) for a property.

@@ -108,7 +108,7 @@ export function parserLines(r: ParserBenchResult): Line[] {
   // Quadratic: time grows with the square of the size.
   const projectedMs = larger.ms * (PARSER_DEFAULTS.hostileBytes / larger.bytes) ** 2;
   return [
-    { label: 'before (regex tokenizer)', value: `${before.toFixed(1)} MB/s`, detail: 'reference: the former parser (copied into src/bench/parser.ts)', goal: '', verdict: '' },
+    { label: 'before (regex tokenizer)', value: `${before.toFixed(1)} MB/s`, detail: 'reference: the former parser (copied into tools/bench/parser.ts)', goal: '', verdict: '' },
     {
       label: 'after (parseJsonLossless)',
       value: `${after.toFixed(1)} MB/s`,

@@ -2,7 +2,7 @@
  * What a perfect client could do under a set of sliding windows: the yardstick the bench
  * divides measurements by. Pure functions, no clock.
  *
- * Model (the simulator's, src/simulator/rate-limit.ts): a request sent at `t` is counted by
+ * Model (the simulator's, tools/simulator/rate-limit.ts): a request sent at `t` is counted by
  * every window of its scope and stops counting at exactly `t + windowMs`; a request is
  * accepted when every window holds fewer than `limit` requests. Requests are instantaneous
  * (no round trip) and the windows start empty at time 0.

@@ -147,7 +147,7 @@ content_refreshes, quarantine, sync_connections, sync_replicas. The hotel figure
 Against your own provider account and PostgreSQL:
   DATABASE_URL=postgres://user@host/db STAYSYNC_CLIENT_ID=… STAYSYNC_CLIENT_SECRET=… \\
   STAYSYNC_PROPERTY_IDS=1024,7291 npm start
-then query with psql, Metabase, Grafana or Power BI (see README.md for more SQL).`);
+then query with psql, Metabase, Grafana or Power BI (see docs/tables-and-reporting.md for more SQL).`);
     if (process.argv.includes('--exit')) return ExitCode.ok;
 
     // Following: the daemon keeps the mirror current while reporting tools read it.

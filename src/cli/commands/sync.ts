@@ -227,7 +227,7 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
     for (;;) {
       try {
         await h.migrate();
-        // The local server's read-only login for reporting tools: its superuser is not for them (local-reader.ts).
+        // The local server's read-only login for reporting tools: its superuser is not for them (local-pg/reader-login.ts).
         if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, [h.schema, config.database.reportingSchema], logger);
         await h.lease.startFencing();
         // A mapping newer than the one the typed tables were built with: rebuild them from

@@ -1,4 +1,4 @@
-/** Scenario F's small arithmetic (src/bench/freshness.ts): goals, the settle time, the median's interval. */
+/** Scenario F's small arithmetic (tools/bench/freshness.ts): goals, the settle time, the median's interval. */
 import { describe, expect, it } from 'vitest';
 import { freshnessGoalMs, medianInterval, settleMs } from '../freshness.js';
 import { defaultRateLimits } from '../../simulator/index.js';

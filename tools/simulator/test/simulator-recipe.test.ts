@@ -1,5 +1,5 @@
 /**
- * The README's recipe "Trying it against the simulator", as an operator follows it: the
+ * The recipe of docs/development.md "Trying it against the simulator", as an operator follows it: the
  * standalone simulator (dist-tools/tools/simulator/main.js, what `npm run simulator` runs) with a time
  * scale, then the daemon with exactly the variables the simulator prints. The full sync must
  * finish with no 429: the daemon paces itself by the same scaled windows as the simulator.
