@@ -17,9 +17,9 @@ import { sql } from 'kysely';
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../store/errors.js';
 import type { Trx } from '../store/types.js';
 import { upsertSummariesAndEnqueue } from '../store/repositories/booking-summaries.js';
-import { bookingToRows, saveBookingVersion } from '../store/repositories/bookings.js';
+import { saveBookingVersion } from '../store/repositories/bookings.js';
 import { upsertChanged } from '../store/repositories/content.js';
-import { inventoryBlockToRow, savePmsReservation, saveVersioned, storageBookingToRow, upsertPmsGuest } from '../store/repositories/pms.js';
+import { savePmsReservation, saveVersioned, upsertPmsGuest } from '../store/repositories/pms.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from '../store/repositories/quarantine.js';
 import {
   cancellationRulesResponseSchema,
@@ -31,12 +31,13 @@ import {
 import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse } from '../provider/schemas/bookings.js';
 import { BOOKING_SUMMARIES } from '../store/repositories/cursors.js';
-import { summaryToRow } from '../sync/streams/booking-summaries.js';
+import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { REFERENCE_LISTS } from '../mapping/content.js';
+import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
 import {
   CONTENT_STREAM,
   parseRulesBody,
-  REFERENCE_LISTS,
   saveCancellationRules,
   saveExtraStayRules,
   writeCancellationRules,
@@ -45,8 +46,7 @@ import {
   writeReferenceList,
 } from '../sync/streams/content.js';
 import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
-import { occupancyDayToRow, roomToRow } from '../sync/streams/pms-refreshes.js';
-import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/streams/pms-reservations.js';
+import { PMS_RESERVATIONS } from '../sync/streams/pms-reservations.js';
 import type { ReplayEnv } from './rebuild.js';
 import { parseJsonLossless } from '../provider/json.js';
 import { TOO_LARGE_REASON } from '../provider/errors.js';

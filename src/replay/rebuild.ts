@@ -5,8 +5,8 @@
  *
  * - Each table with a `raw` column is read in key order, a batch at a time (keyset
  *   pagination), and each batch is read, mapped and written in ONE transaction of the
- *   lease-fenced writer (DatabaseHandle.write): the sync's own mapping functions give the
- *   rows, the same columns get the same values.
+ *   lease-fenced writer (DatabaseHandle.write): the rows come from the sync's own mapping
+ *   (src/mapping/), so the same columns get the same values.
  * - Bookkeeping that raw does not give keeps its stored value: fetched_at, synced_at,
  *   listed_at, refreshed_at, updated_at, removed_at, first_seen_at, content_hash, and raw
  *   itself where it is kept as received. Over an unchanged mapping a rebuild therefore
@@ -24,19 +24,18 @@ import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../store/database.js';
 import type { Trx } from '../store/types.js';
 import { prepare, replaceChildren } from '../store/repositories/content.js';
-import { bookingToRows } from '../store/repositories/bookings.js';
-import { inventoryBlockToRow, storageBookingToRow } from '../store/repositories/pms.js';
 import { quarantinePayload } from '../store/repositories/quarantine.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
 import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse, type Booking, type ParseResult } from '../provider/schemas/bookings.js';
-import { summaryToRow } from '../sync/streams/booking-summaries.js';
+import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
+import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
-import { cancellationRuleRows, CONTENT_STREAM, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../sync/streams/content.js';
+import { CONTENT_STREAM } from '../sync/streams/content.js';
 import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
-import { occupancyDayToRow, roomToRow } from '../sync/streams/pms-refreshes.js';
-import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/streams/pms-reservations.js';
+import { PMS_RESERVATIONS } from '../sync/streams/pms-reservations.js';
 import { decodeRaw, deleteChildren, insertRows, isObject, updateDerived, upsertDerived, type Row } from './write.js';
 
 /** Rows per transaction: large enough that round trips do not dominate, small enough to keep memory flat at 100,000 bookings. */

@@ -1,21 +1,14 @@
 /**
- * The version of the mapping from raw payloads to typed rows, and what `run` and `sync --once`
- * do when the mirror was built with an older one: rebuild the typed tables from raw and retry
+ * What `run` and `sync --once` do when the mirror was built with an older mapping than this
+ * one's (MAPPING_VERSION, src/mapping/version.ts): rebuild the typed tables from raw and retry
  * the quarantine before syncing, so that a mapping fix reaches every stored row without a
  * re-sync. The version the typed tables were built with is kept in mirror_settings.
  */
 import { sql } from 'kysely';
 import type { Trx } from '../store/types.js';
+import { MAPPING_VERSION } from '../mapping/version.js';
 import { rebuild, type ReplayEnv } from './rebuild.js';
 import { maxQuarantineId, retryQuarantine } from './quarantine-retry.js';
-
-/**
- * Bump it whenever the mapping from raw to typed rows changes (a column derived differently,
- * a new column or table derived from raw, a schema that accepts what it rejected); the
- * migration that adds the columns of a new mapping goes with it. Version 1 was the mapping
- * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
- */
-export const MAPPING_VERSION = 2;
 
 const SETTING = 'mapping_version';
 
