@@ -101,12 +101,40 @@ export async function enqueuePmsReservations(
   return r.rows.length;
 }
 
+/**
+ * Removes the reservation fetch parked as quarantined: the quarantine retry mirrored the
+ * reservation (this version or a newer one) from its quarantined body.
+ */
+export async function settleQuarantinedPmsFetch(trx: Executor, propertyId: string, number: string): Promise<void> {
+  await sql`DELETE FROM pms_reservation_queue WHERE property_id = ${propertyId} AND number = ${number} AND state = 'quarantined'`.execute(trx);
+}
+
+/** When the mirrored profile of a person was fetched; undefined when it is not mirrored. */
+export async function pmsGuestFetchedAt(db: Executor, propertyId: string, personId: string): Promise<Date | undefined> {
+  const r = await db.selectFrom('pms_guests').select('fetched_at').where('property_id', '=', propertyId).where('pms_person_id', '=', personId).executeTakeFirst();
+  return r?.fetched_at;
+}
+
 // ------------------------------------------------------------------ daily occupancy
 
 /** Replaces the occupancy of `propertyId` over [from, to] (dates) with `rows`, in the caller's transaction. */
 export async function replaceOccupancyWindow(trx: Executor, propertyId: string, from: string, to: string, rows: NewDailyOccupancy[]): Promise<void> {
   await trx.deleteFrom('daily_occupancy').where('property_id', '=', propertyId).where('stay_date', '>=', from).where('stay_date', '<=', to).execute();
   if (rows.length > 0) await trx.insertInto('daily_occupancy').values(rows).execute();
+}
+
+/**
+ * What a stored occupancy day keeps of the answer it came in (its currency and the property's
+ * room count) and when it was refreshed; undefined when the day is not stored.
+ */
+export async function storedOccupancyDay(
+  db: Executor,
+  propertyId: string,
+  stayDate: string,
+): Promise<{ currency_code: string | null; property_room_count: number; refreshed_at: Date } | undefined> {
+  const r = await sql<{ currency_code: string | null; property_room_count: number; refreshed_at: Date }>`
+    SELECT currency_code, property_room_count, refreshed_at FROM daily_occupancy WHERE property_id = ${propertyId} AND stay_date::text = ${stayDate}`.execute(db);
+  return r.rows[0];
 }
 
 // ------------------------------------------------------------------ integration storage
