@@ -13,14 +13,26 @@
  * (the version guard refused it, or a later refresh has run since it was quarantined); the
  * quarantine row is then deleted without writing anything.
  */
-import { sql } from 'kysely';
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../store/errors.js';
 import type { Trx } from '../store/types.js';
+import { settleQuarantinedBookingFetch } from '../store/repositories/booking-queue.js';
 import { upsertSummariesAndEnqueue } from '../store/repositories/booking-summaries.js';
-import { bookingToRows, saveBookingVersion } from '../store/repositories/bookings.js';
+import { saveBookingVersion } from '../store/repositories/bookings.js';
 import { upsertChanged } from '../store/repositories/content.js';
-import { inventoryBlockToRow, savePmsReservation, saveVersioned, storageBookingToRow, upsertPmsGuest } from '../store/repositories/pms.js';
-import { quarantinePayload, WRITE_FAILED_PREFIX } from '../store/repositories/quarantine.js';
+import { pmsGuestFetchedAt, savePmsReservation, saveVersioned, settleQuarantinedPmsFetch, storedOccupancyDay, upsertPmsGuest } from '../store/repositories/pms.js';
+import {
+  deleteQuarantined,
+  maxQuarantineId,
+  quarantinePayload,
+  quarantineRowsAfter,
+  quarantineStillFailing,
+  WRITE_FAILED_PREFIX,
+  type QuarantineRow,
+} from '../store/repositories/quarantine.js';
+import { contentRefreshedSince, newerSummaryStored, pmsRoomUpdatedSince, referenceListFetchedSince, updateDerived } from '../store/repositories/replay.js';
+import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { REFERENCE_LISTS } from '../mapping/content.js';
+import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
@@ -31,12 +43,10 @@ import {
 import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse } from '../provider/schemas/bookings.js';
 import { BOOKING_SUMMARIES } from '../store/repositories/cursors.js';
-import { summaryToRow } from '../sync/streams/booking-summaries.js';
 import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
 import {
   CONTENT_STREAM,
   parseRulesBody,
-  REFERENCE_LISTS,
   saveCancellationRules,
   saveExtraStayRules,
   writeCancellationRules,
@@ -45,12 +55,11 @@ import {
   writeReferenceList,
 } from '../sync/streams/content.js';
 import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
-import { occupancyDayToRow, roomToRow } from '../sync/streams/pms-refreshes.js';
-import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/streams/pms-reservations.js';
+import { PMS_RESERVATIONS } from '../sync/streams/pms-reservations.js';
 import type { ReplayEnv } from './rebuild.js';
 import { parseJsonLossless } from '../provider/json.js';
 import { TOO_LARGE_REASON } from '../provider/errors.js';
-import { isObject, updateDerived } from './write.js';
+import { isObject } from './raw.js';
 
 export interface RetryCounts {
   /** Quarantine rows looked at. */
@@ -71,17 +80,6 @@ export interface RetryResult {
   stopped: boolean;
 }
 
-interface QuarantineRow {
-  id: string;
-  stream: string;
-  property_id: string | null;
-  entity_key: string | null;
-  reason: string;
-  raw_body: string;
-  received_at: Date;
-  last_seen_at: Date;
-}
-
 type Outcome =
   | { kind: 'mirrored' }
   | { kind: 'superseded' }
@@ -98,31 +96,6 @@ const written = (w: boolean): Outcome => (w ? mirrored : superseded);
 const READ_BATCH = 500;
 
 /**
- * Removes the detail fetch parked as quarantined for this booking when the stored details are
- * at least as new as what the booking list asked for (as completeFetchStatement does after a fetch).
- */
-async function settleBookingFetch(trx: Trx, propertyId: string, number: string): Promise<void> {
-  await sql`
-    DELETE FROM booking_detail_queue q
-    WHERE q.property_id = ${propertyId} AND q.number = ${number} AND q.state = 'quarantined'
-      AND (q.wanted_modified_at IS NULL OR q.wanted_modified_at <= (
-            SELECT b.modified_at FROM bookings b WHERE b.property_id = q.property_id AND b.number = q.number))`.execute(trx);
-}
-
-/** Removes the PMS reservation fetch parked as quarantined: the reservation is mirrored (this version or a newer one). */
-async function settlePmsFetch(trx: Trx, propertyId: string, number: string): Promise<void> {
-  await sql`DELETE FROM pms_reservation_queue WHERE property_id = ${propertyId} AND number = ${number} AND state = 'quarantined'`.execute(trx);
-}
-
-/** True when a content refresh that started after the row was last seen finished: the provider has since sent a newer version. */
-async function contentRefreshedSince(trx: Trx, q: QuarantineRow): Promise<boolean> {
-  const r = await sql<{ e: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM content_refreshes r, quarantine q
-                   WHERE q.id = ${q.id} AND r.outcome = 'ok' AND r.started_at > q.last_seen_at) AS e`.execute(trx);
-  return r.rows[0]?.e === true;
-}
-
-/**
  * The version-guarded PMS reservation write (shared by the PMS queue's and the change events'
  * quarantine). fetched_at is a lower bound of when the provider read the data: the body's own
  * modification time, when it has one, is one; a PMS recheck then fetches it again rather than
@@ -137,7 +110,7 @@ async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, pers
   const fetchedAt = r.modifyDateTime ? new Date(r.modifyDateTime) : q.received_at;
   const { rows } = reservationRows(q.property_id, r, (response as { reservation: unknown }).reservation, personal, fetchedAt);
   const w = await savePmsReservation(trx, rows);
-  await settlePmsFetch(trx, q.property_id, r.number);
+  await settleQuarantinedPmsFetch(trx, q.property_id, r.number);
   return written(w);
 }
 
@@ -158,7 +131,7 @@ const handlers: Record<string, Handler> = {
     // taking them as covering the whole second.
     const rows = bookingToRows(q.property_id, b, response, new Date(b.modifiedDateTime));
     const w = (await saveBookingVersion(trx, rows)).written;
-    await settleBookingFetch(trx, q.property_id, b.number);
+    await settleQuarantinedBookingFetch(trx, q.property_id, b.number);
     return written(w);
   },
 
@@ -170,11 +143,7 @@ const handlers: Record<string, Handler> = {
     const row = summaryToRow(q.property_id, parsed.value, body, Date.now());
     // The list is ordered by modification: a summary listed after this one was quarantined
     // (or of a later modification) is newer.
-    const newer = await sql<{ e: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM booking_summaries s, quarantine q
-                     WHERE q.id = ${q.id} AND s.property_id = ${q.property_id} AND s.number = ${row.number}
-                       AND (s.listed_at > q.last_seen_at OR s.modified_at > ${row.modifiedAt})) AS e`.execute(trx);
-    if (newer.rows[0]?.e === true) return superseded;
+    if (await newerSummaryStored(trx, q.id, q.property_id, row.number, row.modifiedAt)) return superseded;
     // Enqueues the booking's details when the stored ones are older, as the page would have.
     await upsertSummariesAndEnqueue(trx, [row], q.last_seen_at);
     return mirrored;
@@ -188,9 +157,7 @@ const handlers: Record<string, Handler> = {
     if (list) {
       const mapped = list.read(body);
       if (!mapped.ok) return failing(mapped.reason);
-      const newer = await sql<{ e: boolean }>`
-        SELECT EXISTS (SELECT 1 FROM reference_lists l, quarantine q WHERE q.id = ${q.id} AND l.list_name = ${list.name} AND l.fetched_at > q.last_seen_at) AS e`.execute(trx);
-      if (newer.rows[0]?.e === true || (await contentRefreshedSince(trx, q))) return superseded;
+      if ((await referenceListFetchedSince(trx, q.id, list.name)) || (await contentRefreshedSince(trx, q.id))) return superseded;
       await writeReferenceList(trx, list.name, body, mapped, q.last_seen_at);
       return mirrored;
     }
@@ -208,13 +175,13 @@ const handlers: Record<string, Handler> = {
       if (rules === 'cancellationRules') {
         const parsed = parseRulesBody(body, cancellationRulesResponseSchema, rules, parseCancellationRule);
         if (!parsed.ok) return failing(parsed.reason);
-        if (await contentRefreshedSince(trx, q)) return superseded;
+        if (await contentRefreshedSince(trx, q.id)) return superseded;
         await quarantineBad(parsed.bad);
         await writeCancellationRules(trx, pid, parsed);
       } else {
         const parsed = parseRulesBody(body, extraStayRulesResponseSchema, rules, parseExtraStayRule);
         if (!parsed.ok) return failing(parsed.reason);
-        if (await contentRefreshedSince(trx, q)) return superseded;
+        if (await contentRefreshedSince(trx, q.id)) return superseded;
         await quarantineBad(parsed.bad);
         await writeExtraStayRules(trx, pid, parsed);
       }
@@ -225,19 +192,19 @@ const handlers: Record<string, Handler> = {
       if (rule === 'cancellation') {
         const parsed = parseCancellationRule(body);
         if (!parsed.ok) return failing(parsed.reason);
-        if (await contentRefreshedSince(trx, q)) return superseded;
+        if (await contentRefreshedSince(trx, q.id)) return superseded;
         await saveCancellationRules(trx, q.property_id, [parsed.value]);
       } else {
         const parsed = parseExtraStayRule(body);
         if (!parsed.ok) return failing(parsed.reason);
-        if (await contentRefreshedSince(trx, q)) return superseded;
+        if (await contentRefreshedSince(trx, q.id)) return superseded;
         await saveExtraStayRules(trx, q.property_id, [parsed.value]);
       }
       return mirrored;
     }
     const parsed = parseContentProperty(body);
     if (!parsed.ok) return failing(parsed.reason);
-    if (await contentRefreshedSince(trx, q)) return superseded;
+    if (await contentRefreshedSince(trx, q.id)) return superseded;
     await writeProperty(trx, parsed.value, body);
     return mirrored;
   },
@@ -250,9 +217,7 @@ const handlers: Record<string, Handler> = {
     if (q.property_id === null) return notReplayable('no property id');
     const parsed = parseRoom(body);
     if (!parsed.ok) return failing(parsed.reason);
-    const newer = await sql<{ e: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM pms_rooms r, quarantine q WHERE q.id = ${q.id} AND r.property_id = ${q.property_id} AND r.room_id = ${parsed.value.id} AND r.updated_at > q.last_seen_at) AS e`.execute(trx);
-    if (newer.rows[0]?.e === true) return superseded;
+    if (await pmsRoomUpdatedSince(trx, q.id, q.property_id, parsed.value.id)) return superseded;
     await upsertChanged(trx, 'pms_rooms', [roomToRow(q.property_id, parsed.value, body)]);
     return mirrored;
   },
@@ -283,8 +248,8 @@ const handlers: Record<string, Handler> = {
     if (q.property_id === null) return notReplayable('no property id');
     const parsed = parseGuestResponse(isObject(body) && 'guest' in body ? body : { guest: body });
     if (!parsed.ok) return failing(parsed.reason);
-    const stored = await trx.selectFrom('pms_guests').select('fetched_at').where('property_id', '=', q.property_id).where('pms_person_id', '=', parsed.value.pmsPersonId ?? '').executeTakeFirst();
-    const row = guestRow(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, personal, stored?.fetched_at ?? q.received_at);
+    const storedFetchedAt = await pmsGuestFetchedAt(trx, q.property_id, parsed.value.pmsPersonId ?? '');
+    const row = guestRow(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, personal, storedFetchedAt ?? q.received_at);
     if (row === null) return notReplayable('the profile has no person id');
     await upsertPmsGuest(trx, row);
     return mirrored;
@@ -293,9 +258,7 @@ const handlers: Record<string, Handler> = {
   /** Occupancy days the rebuild found invalid: one day of an answer, whose currency and room count are in the stored row. */
   daily_occupancy: async (trx, q, body) => {
     if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or date');
-    const stored = await sql<{ currency_code: string | null; property_room_count: number; refreshed_at: Date }>`
-      SELECT currency_code, property_room_count, refreshed_at FROM daily_occupancy WHERE property_id = ${q.property_id} AND stay_date::text = ${q.entity_key}`.execute(trx);
-    const s = stored.rows[0];
+    const s = await storedOccupancyDay(trx, q.property_id, q.entity_key);
     if (!s) return notReplayable('no stored occupancy row gives the answer this day belongs to');
     const answer = { currencyCode: s.currency_code, propertyRoomCount: s.property_room_count };
     const parsed = parseDailyOccupancy({ ...answer, dailyOccupancies: [body] });
@@ -306,33 +269,6 @@ const handlers: Record<string, Handler> = {
     return mirrored;
   },
 };
-
-/** A row that still fails: counted once more, seen now, with the reason it fails for today. */
-async function stillFailing(trx: Trx, q: QuarantineRow, reason: string): Promise<void> {
-  if (reason === q.reason) {
-    await sql`UPDATE quarantine SET occurrences = occurrences + 1, last_seen_at = now() WHERE id = ${q.id}`.execute(trx);
-    return;
-  }
-  // A new reason is a new row of the entity (one row per entity and reason); it carries the
-  // count and the first sighting of the row it replaces.
-  const old = await sql<{ occurrences: number; received_at: Date }>`DELETE FROM quarantine WHERE id = ${q.id} RETURNING occurrences, received_at`.execute(trx);
-  const prev = old.rows[0];
-  if (!prev) return;
-  await sql`
-    INSERT INTO quarantine AS q (stream, property_id, entity_key, reason, reason_hash, raw_body, received_at, occurrences, last_seen_at)
-    VALUES (${q.stream}, ${q.property_id}, ${q.entity_key}, ${reason}, md5(${reason}), ${q.raw_body}, ${prev.received_at}, ${prev.occurrences + 1}, now())
-    ON CONFLICT (stream, coalesce(property_id, ''), coalesce(entity_key, ''), reason_hash) DO UPDATE SET
-      occurrences = q.occurrences + excluded.occurrences,
-      received_at = LEAST(q.received_at, excluded.received_at),
-      last_seen_at = now(),
-      raw_body = excluded.raw_body`.execute(trx);
-}
-
-/** The highest quarantine id now (rows quarantined after it are not retried by a run given it). */
-export async function maxQuarantineId(db: ReplayEnv['handle']['db']): Promise<string | null> {
-  const r = await sql<{ m: string | null }>`SELECT max(id)::text AS m FROM quarantine`.execute(db);
-  return r.rows[0]?.m ?? null;
-}
 
 /** Re-drives the quarantine (see the file comment). `upToId` limits it to rows quarantined until then. */
 export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | null } = {}): Promise<RetryResult> {
@@ -345,11 +281,7 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
   if (upTo === null) return { ...result, ms: Date.now() - started };
   let after = '0';
   for (;;) {
-    const rows = (
-      await sql<QuarantineRow>`
-        SELECT id::text AS id, stream, property_id, entity_key, reason, raw_body, received_at, last_seen_at
-        FROM quarantine WHERE id > ${after}::bigint AND id <= ${upTo}::bigint ORDER BY id LIMIT ${READ_BATCH}`.execute(handle.db)
-    ).rows;
+    const rows = await quarantineRowsAfter(handle.db, after, upTo, READ_BATCH);
     for (const q of rows) {
       if (env.signal?.aborted) {
         result.stopped = true;
@@ -386,8 +318,8 @@ async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Pr
   try {
     return await env.handle.write(async (trx) => {
       const outcome = await handler(trx, q, body, personal);
-      if (outcome.kind === 'mirrored' || outcome.kind === 'superseded') await sql`DELETE FROM quarantine WHERE id = ${q.id}`.execute(trx);
-      else if (outcome.kind === 'failing') await stillFailing(trx, q, outcome.reason);
+      if (outcome.kind === 'mirrored' || outcome.kind === 'superseded') await deleteQuarantined(trx, q.id);
+      else if (outcome.kind === 'failing') await quarantineStillFailing(trx, q, outcome.reason);
       return outcome;
     });
   } catch (err) {
@@ -395,7 +327,7 @@ async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Pr
     // rows (constraint, encoding) is this entity's failure.
     if (err instanceof LeaseLostError || isDatabaseUnavailable(err) || isTransactionConflict(err)) throw err;
     const reason = `${WRITE_FAILED_PREFIX}${describeDatabaseError(err)}`;
-    await env.handle.write((trx) => stillFailing(trx, q, reason));
+    await env.handle.write((trx) => quarantineStillFailing(trx, q, reason));
     return failing(reason);
   }
 }

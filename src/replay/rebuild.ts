@@ -5,8 +5,8 @@
  *
  * - Each table with a `raw` column is read in key order, a batch at a time (keyset
  *   pagination), and each batch is read, mapped and written in ONE transaction of the
- *   lease-fenced writer (DatabaseHandle.write): the sync's own mapping functions give the
- *   rows, the same columns get the same values.
+ *   lease-fenced writer (DatabaseHandle.write): the rows come from the sync's own mapping
+ *   (src/mapping/), so the same columns get the same values.
  * - Bookkeeping that raw does not give keeps its stored value: fetched_at, synced_at,
  *   listed_at, refreshed_at, updated_at, removed_at, first_seen_at, content_hash, and raw
  *   itself where it is kept as received. Over an unchanged mapping a rebuild therefore
@@ -19,25 +19,24 @@
  * the answer it came in (raw is one day of it); rows that no raw yields any more (a removed
  * room type, an entry a new mapping drops) are left for the next refresh to mark.
  */
-import { sql } from 'kysely';
 import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../store/database.js';
 import type { Trx } from '../store/types.js';
 import { prepare, replaceChildren } from '../store/repositories/content.js';
-import { bookingToRows } from '../store/repositories/bookings.js';
-import { inventoryBlockToRow, storageBookingToRow } from '../store/repositories/pms.js';
 import { quarantinePayload } from '../store/repositories/quarantine.js';
+import { deleteChildren, insertRows, readRawBatch, updateDerived, upsertDerived, type RawRow, type Row } from '../store/repositories/replay.js';
+import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
+import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
 import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse, type Booking, type ParseResult } from '../provider/schemas/bookings.js';
-import { summaryToRow } from '../sync/streams/booking-summaries.js';
 import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
-import { cancellationRuleRows, CONTENT_STREAM, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../sync/streams/content.js';
+import { CONTENT_STREAM } from '../sync/streams/content.js';
 import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
-import { occupancyDayToRow, roomToRow } from '../sync/streams/pms-refreshes.js';
-import { guestRow, PMS_RESERVATIONS, reservationRows } from '../sync/streams/pms-reservations.js';
-import { decodeRaw, deleteChildren, insertRows, isObject, updateDerived, upsertDerived, type Row } from './write.js';
+import { PMS_RESERVATIONS } from '../sync/streams/pms-reservations.js';
+import { decodeRaw, isObject } from './raw.js';
 
 /** Rows per transaction: large enough that round trips do not dominate, small enough to keep memory flat at 100,000 bookings. */
 export const REBUILD_BATCH = 500;
@@ -78,10 +77,8 @@ interface Source {
   keys: readonly string[];
   /** Columns read besides the keys and raw (bookkeeping the mapping needs). */
   extra: readonly string[];
-  rebuild(b: Batch, rows: Stored[]): Promise<void>;
+  rebuild(b: Batch, rows: RawRow[]): Promise<void>;
 }
-
-type Stored = Record<string, any> & { raw_text: string | null };
 
 /** The transaction of one batch and where its counts go. */
 interface Batch {
@@ -448,8 +445,6 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
   for (const source of sources(env.config.pms.personalData)) {
     const counts: SourceCounts = { rebuilt: 0, changed: 0, quarantined: 0, left: 0 };
     result.sources[source.table] = counts;
-    const keyList = sql.join(source.keys.map((k) => sql.id(k)));
-    const select = sql.join([...source.keys, ...source.extra].map((c) => sql.id(c)));
     let after: unknown[] | null = null;
     for (;;) {
       if (env.signal?.aborted) {
@@ -458,12 +453,7 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
       }
       const from: unknown[] | null = after;
       const batch = await handle.write(async (trx): Promise<{ n: number; last: unknown[] | null }> => {
-        const where = from === null ? sql`true` : sql`(${keyList}) > (${sql.join(from.map((v: unknown) => sql`${v}`))})`;
-        const rows = (
-          await sql<Stored>`
-            SELECT ${select}, raw::text AS raw_text FROM ${sql.table(source.table)}
-            WHERE ${where} ORDER BY ${keyList} LIMIT ${batchSize}`.execute(trx)
-        ).rows;
+        const rows = await readRawBatch(trx, source.table, source.keys, source.extra, from, batchSize);
         if (rows.length === 0) return { n: 0, last: null };
         await source.rebuild(
           {

@@ -1,62 +1,14 @@
 /**
- * The version of the mapping from raw payloads to typed rows, and what `run` and `sync --once`
- * do when the mirror was built with an older one: rebuild the typed tables from raw and retry
+ * What `run` and `sync --once` do when the mirror was built with an older mapping than this
+ * one's (MAPPING_VERSION, src/mapping/version.ts): rebuild the typed tables from raw and retry
  * the quarantine before syncing, so that a mapping fix reaches every stored row without a
  * re-sync. The version the typed tables were built with is kept in mirror_settings.
  */
-import { sql } from 'kysely';
-import type { Trx } from '../store/types.js';
+import { MAPPING_VERSION } from '../mapping/version.js';
+import { mirrorHoldsRows, saveMappingVersion, storedMappingVersion } from '../store/repositories/mapping-version.js';
+import { maxQuarantineId } from '../store/repositories/quarantine.js';
 import { rebuild, type ReplayEnv } from './rebuild.js';
-import { maxQuarantineId, retryQuarantine } from './quarantine-retry.js';
-
-/**
- * Bump it whenever the mapping from raw to typed rows changes (a column derived differently,
- * a new column or table derived from raw, a schema that accepts what it rejected); the
- * migration that adds the columns of a new mapping goes with it. Version 1 was the mapping
- * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
- */
-export const MAPPING_VERSION = 2;
-
-const SETTING = 'mapping_version';
-
-/** The mapping version the typed tables were built with; null when none is recorded. */
-export async function storedMappingVersion(db: ReplayEnv['handle']['db']): Promise<number | null> {
-  const r = await sql<{ value: string }>`SELECT value FROM mirror_settings WHERE name = ${SETTING}`.execute(db);
-  const v = r.rows[0]?.value;
-  if (v === undefined) return null;
-  const n = Number(v);
-  return Number.isInteger(n) ? n : null;
-}
-
-export async function saveMappingVersion(trx: Trx, version: number): Promise<void> {
-  await sql`
-    INSERT INTO mirror_settings (name, value, updated_at) VALUES (${SETTING}, ${String(version)}, now())
-    ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`.execute(trx);
-}
-
-/** True when any table the mapping fills from raw, or the quarantine, holds a row. */
-export async function mirrorHoldsRows(db: ReplayEnv['handle']['db']): Promise<boolean> {
-  const tables = [
-    'bookings',
-    'booking_summaries',
-    'properties',
-    'reference_lists',
-    'cancellation_rules',
-    'extra_stay_rules',
-    'pms_reservations',
-    'pms_guests',
-    'pms_rooms',
-    'daily_occupancy',
-    'integration_storage_bookings',
-    'inventory_blocks',
-    'quarantine',
-  ];
-  const r = await sql<{ e: boolean }>`SELECT ${sql.join(
-    tables.map((t) => sql`EXISTS (SELECT 1 FROM ${sql.table(t)})`),
-    sql` OR `,
-  )} AS e`.execute(db);
-  return r.rows[0]?.e === true;
-}
+import { retryQuarantine } from './quarantine-retry.js';
 
 export type MappingUpgrade = 'current' | 'recorded' | 'rebuilt' | 'stopped';
 

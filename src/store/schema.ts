@@ -2,7 +2,7 @@
  * Table types for kysely, mirroring `migrations/*.sql`. Numeric columns come back as
  * strings (exact money), timestamptz as Date, timestamp (property local) and date as text.
  */
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Insertable } from 'kysely';
 import type {
   ConnectionState,
   CursorState,
@@ -17,7 +17,6 @@ import type {
   WebhookEventState,
 } from './states.js';
 
-export type { TaxLevel };
 
 type Timestamptz = ColumnType<Date, Date | string, Date | string>;
 type NullableTimestamptz = ColumnType<Date | null, Date | string | null, Date | string | null>;
@@ -789,3 +788,24 @@ export interface Database {
   room_types: RoomTypesTable;
   services: ServicesTable;
 }
+
+// ------------------------------------------------------------------ rows as written
+// The rows the mapping (src/mapping/) gives, as kysely inserts them: named here so that the
+// mapping and the sync need not import kysely to speak of them.
+
+export type NewBooking = Insertable<BookingsTable>;
+export type NewBookingRoomStay = Insertable<BookingRoomStaysTable>;
+export type NewBookingDailyRate = Insertable<BookingDailyRatesTable>;
+export type NewBookingService = Insertable<BookingServicesTable>;
+export type NewBookingGuest = Insertable<BookingGuestsTable>;
+export type NewBookingTax = Insertable<BookingTaxesTable>;
+export type NewBookingDiscount = Insertable<BookingDiscountsTable>;
+export type NewBookingTaxAmount = Insertable<BookingTaxAmountsTable>;
+export type NewBookingRoomStayRatePlan = Insertable<BookingRoomStayRatePlansTable>;
+export type NewBookingLoyaltyCard = Insertable<BookingLoyaltyCardsTable>;
+export type NewPmsReservation = Insertable<PmsReservationsTable>;
+export type NewPmsRoomStay = Insertable<PmsRoomStaysTable>;
+export type NewPmsGuest = Insertable<PmsGuestsTable>;
+export type NewDailyOccupancy = Insertable<DailyOccupancyTable>;
+export type NewIntegrationStorageBooking = Insertable<IntegrationStorageBookingsTable>;
+export type NewInventoryBlock = Insertable<InventoryBlocksTable>;

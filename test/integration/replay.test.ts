@@ -9,7 +9,7 @@ import { insertWebhookEvents } from '../../src/store/repositories/webhook-events
 import { nextDueFetches } from '../../src/store/repositories/fetch-queue.js';
 import { quarantinePayload } from '../../src/store/repositories/quarantine.js';
 import { InvalidPayloadError } from '../../src/provider/errors.js';
-import { MAPPING_VERSION } from '../../src/replay/upgrade.js';
+import { MAPPING_VERSION } from '../../src/mapping/version.js';
 import { retryQuarantine } from '../../src/replay/quarantine-retry.js';
 import { rebuild } from '../../src/replay/rebuild.js';
 import { BOOKING_DETAILS } from '../../src/sync/streams/booking-details.js';

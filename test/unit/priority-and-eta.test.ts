@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { priorityOf } from '../../src/sync/streams/booking-summaries.js';
+import { priorityOf } from '../../src/mapping/bookings.js';
 import { fetchRetryDelayMs } from '../../src/sync/runtime/fetch-drain.js';
 import { formatDuration, queueEtaSeconds, sustainedRate } from '../../src/sync/runtime/progress.js';
 

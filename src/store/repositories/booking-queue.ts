@@ -38,3 +38,16 @@ export async function enqueueKnownBookingDetails(trx: Executor, propertyId: stri
     RETURNING q.number`.execute(trx);
   return r.rows.length > 0;
 }
+
+/**
+ * Removes the detail fetch parked as quarantined for this booking when the stored details are
+ * at least as new as what the booking list asked for (as completeFetchStatement does after a
+ * fetch): the quarantine retry mirrored the booking from its quarantined body.
+ */
+export async function settleQuarantinedBookingFetch(trx: Executor, propertyId: string, number: string): Promise<void> {
+  await sql`
+    DELETE FROM booking_detail_queue q
+    WHERE q.property_id = ${propertyId} AND q.number = ${number} AND q.state = 'quarantined'
+      AND (q.wanted_modified_at IS NULL OR q.wanted_modified_at <= (
+            SELECT b.modified_at FROM bookings b WHERE b.property_id = q.property_id AND b.number = q.number))`.execute(trx);
+}

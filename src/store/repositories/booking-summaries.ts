@@ -1,20 +1,11 @@
+/**
+ * booking_summaries: the booking list as mirrored (rows from src/mapping/bookings.ts), and the
+ * detail fetches a listed version asks for.
+ */
 import { sql } from 'kysely';
 import { requeueSet } from './fetch-queue.js';
 import type { Executor } from '../types.js';
-
-export interface SummaryRow {
-  propertyId: string;
-  number: string;
-  status: string | null;
-  createdAt: Date | null;
-  modifiedAt: Date | null;
-  /** The same instants as the provider wrote them (normalized, to the microsecond): what the columns get. */
-  createdText?: string | null;
-  modifiedText?: string | null;
-  /** 0 when the stay starts soon (fetched first), 1 otherwise. */
-  priority: number;
-  raw: unknown;
-}
+import type { SummaryRow } from '../../mapping/bookings.js';
 
 /**
  * Upserts the summaries of one page and enqueues a detail fetch for each booking whose stored

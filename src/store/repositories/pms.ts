@@ -1,126 +1,15 @@
 /**
  * PMS mirror: reservations with their room stays, persons (customers and guests), the fetch
- * queue's enqueue, rooms, daily occupancy, integration-storage bookings and inventory blocks.
+ * queue's enqueue, rooms, daily occupancy, integration-storage bookings and inventory blocks,
+ * as src/mapping/pms.ts maps them.
  * Reservations, storage bookings and blocks are version-guarded (an older payload never
  * overwrites a newer one); occupancy windows are replaced whole.
  */
-import { sql, type Insertable, type Transaction } from 'kysely';
-import type { InventoryBlock, PmsPerson, PmsReservation, StorageBooking } from '../../provider/schemas/pms.js';
-import type {
-  Database,
-  DailyOccupancyTable,
-  InventoryBlocksTable,
-  IntegrationStorageBookingsTable,
-  PmsGuestsTable,
-  PmsReservationsTable,
-  PmsRoomStaysTable,
-} from '../schema.js';
+import { sql, type Transaction } from 'kysely';
+import type { PmsReservationRows } from '../../mapping/pms.js';
+import type { Database, NewDailyOccupancy, NewPmsGuest } from '../schema.js';
 import { requeueSet } from './fetch-queue.js';
 import type { Executor } from '../types.js';
-
-/** Money arrives as its exact text (schema-primitives `num`) and goes to numeric columns as text. */
-const money = (v: string | null | undefined): string | null => v ?? null;
-const str = (v: string | null | undefined): string | null => (v === undefined || v === null || v === '' ? null : v);
-/** A calendar date or null: the typed column only takes what is a date. */
-const date = (v: string | null | undefined): string | null => (v && /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : null);
-
-export interface PmsReservationRows {
-  reservation: Insertable<PmsReservationsTable>;
-  roomStays: Insertable<PmsRoomStaysTable>[];
-  /** The customer, as a person row (when the reservation has one with an id). */
-  customer: Insertable<PmsGuestsTable> | null;
-}
-
-/**
- * A person as a row. `raw` is the object to store (already without personal data when it is
- * off); the personal columns are filled only when `personalData` is true.
- */
-export function personToRow(propertyId: string, p: PmsPerson, raw: unknown, personalData: boolean, fetchedAt: Date): Insertable<PmsGuestsTable> | null {
-  if (p.pmsPersonId === null) return null;
-  return {
-    property_id: propertyId,
-    pms_person_id: p.pmsPersonId,
-    first_name: str(p.personName?.firstName),
-    last_name: str(p.personName?.lastName),
-    middle_name: str(p.personName?.middleName),
-    gender: str(p.gender),
-    status_name: str(p.status?.displayName),
-    email: personalData ? str(p.emails[0]?.address) : null,
-    phone: personalData ? str(p.phones[0]?.phoneNumber) : null,
-    birth_date: personalData ? date(p.birthDate) : null,
-    citizenship: personalData ? str(p.citizenship) : null,
-    fetched_at: fetchedAt,
-    raw: JSON.stringify(raw),
-  };
-}
-
-/** Maps a parsed reservation to its rows. `raw` is what is stored (see personToRow). Pure. */
-export function pmsReservationToRows(
-  propertyId: string,
-  r: PmsReservation,
-  raw: unknown,
-  opts: { personalData: boolean; fetchedAt: Date },
-): PmsReservationRows {
-  const key = { property_id: propertyId, number: r.number };
-  const c = r.customer;
-  const personal = opts.personalData;
-  const rawCustomer = (raw as { customer?: unknown } | null)?.customer ?? null;
-  return {
-    reservation: {
-      ...key,
-      reservation_status: str(r.reservationStatus),
-      modified_at: r.modifyDateTime,
-      currency_code: str(r.currencyCode),
-      customer_person_id: c?.pmsPersonId ?? null,
-      customer_first_name: str(c?.personName?.firstName),
-      customer_last_name: str(c?.personName?.lastName),
-      customer_middle_name: str(c?.personName?.middleName),
-      customer_language_code: str(r.customerLanguageCode),
-      customer_email: personal ? str(c?.emails[0]?.address) : null,
-      customer_phone: personal ? str(c?.phones[0]?.phoneNumber) : null,
-      customer_birth_date: personal ? date(c?.birthDate) : null,
-      customer_citizenship: personal ? str(c?.citizenship) : null,
-      customer_company_id: r.customerCompany?.id ?? null,
-      customer_company_name: str(r.customerCompany?.name),
-      customer_company_type: str(r.customerCompany?.type),
-      visit_purpose_id: r.visitPurpose?.id ?? null,
-      visit_purpose_name: str(r.visitPurpose?.displayName),
-      creation_source_id: r.creationSource?.id ?? null,
-      creation_source_name: str(r.creationSource?.name),
-      channel_name: str(r.channelInformation?.channelName),
-      group_name: str(r.groupName),
-      customer_comment: str(r.customerComment),
-      agent_commission_percent: money(r.agentCommission?.percent),
-      agent_commission_amount: money(r.agentCommission?.amount?.value),
-      room_stay_count: r.roomStays.length,
-      fetched_at: opts.fetchedAt,
-      synced_at: new Date(),
-      raw: JSON.stringify(raw),
-    },
-    roomStays: r.roomStays.map((s, position) => ({
-      ...key,
-      position,
-      pms_room_stay_id: s.pmsRoomStayId,
-      room_id: s.roomId,
-      room_type_id: s.roomTypeId,
-      status: str(s.status),
-      check_in_at: s.checkInDateTime,
-      check_out_at: s.checkOutDateTime,
-      actual_check_in_at: s.actualCheckInDateTime,
-      actual_check_out_at: s.actualCheckOutDateTime,
-      adults: s.guestCount?.adults ?? null,
-      children: s.guestCount?.children ?? null,
-      amount: money(s.totalPrice?.amount?.value),
-      pay_amount: money(s.totalPrice?.payAmount?.value),
-      refund_amount: money(s.totalPrice?.refundAmount?.value),
-      deposit: money(s.deposit?.value),
-      currency_code: str(s.totalPrice?.amount?.currencyCode) ?? str(r.currencyCode),
-      guest_person_ids: s.guestsIds,
-      amenities: s.amenities.map((a) => a.name).filter((n): n is string => n !== null),
-    })),
-    customer: c ? personToRow(propertyId, c, rawCustomer, personal, opts.fetchedAt) : null,
-  };
-}
 
 /**
  * Writes one reservation version: the header only if not older than the stored one (version
@@ -153,7 +42,7 @@ export async function savePmsReservation(trx: Transaction<Database>, rows: PmsRe
   return true;
 }
 
-export async function upsertPmsGuest(db: Executor, row: Insertable<PmsGuestsTable>): Promise<void> {
+export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<void> {
   await db
     .insertInto('pms_guests')
     .values(row)
@@ -212,57 +101,43 @@ export async function enqueuePmsReservations(
   return r.rows.length;
 }
 
+/**
+ * Removes the reservation fetch parked as quarantined: the quarantine retry mirrored the
+ * reservation (this version or a newer one) from its quarantined body.
+ */
+export async function settleQuarantinedPmsFetch(trx: Executor, propertyId: string, number: string): Promise<void> {
+  await sql`DELETE FROM pms_reservation_queue WHERE property_id = ${propertyId} AND number = ${number} AND state = 'quarantined'`.execute(trx);
+}
+
+/** When the mirrored profile of a person was fetched; undefined when it is not mirrored. */
+export async function pmsGuestFetchedAt(db: Executor, propertyId: string, personId: string): Promise<Date | undefined> {
+  const r = await db.selectFrom('pms_guests').select('fetched_at').where('property_id', '=', propertyId).where('pms_person_id', '=', personId).executeTakeFirst();
+  return r?.fetched_at;
+}
+
 // ------------------------------------------------------------------ daily occupancy
 
 /** Replaces the occupancy of `propertyId` over [from, to] (dates) with `rows`, in the caller's transaction. */
-export async function replaceOccupancyWindow(trx: Executor, propertyId: string, from: string, to: string, rows: Insertable<DailyOccupancyTable>[]): Promise<void> {
+export async function replaceOccupancyWindow(trx: Executor, propertyId: string, from: string, to: string, rows: NewDailyOccupancy[]): Promise<void> {
   await trx.deleteFrom('daily_occupancy').where('property_id', '=', propertyId).where('stay_date', '>=', from).where('stay_date', '<=', to).execute();
   if (rows.length > 0) await trx.insertInto('daily_occupancy').values(rows).execute();
 }
 
+/**
+ * What a stored occupancy day keeps of the answer it came in (its currency and the property's
+ * room count) and when it was refreshed; undefined when the day is not stored.
+ */
+export async function storedOccupancyDay(
+  db: Executor,
+  propertyId: string,
+  stayDate: string,
+): Promise<{ currency_code: string | null; property_room_count: number; refreshed_at: Date } | undefined> {
+  const r = await sql<{ currency_code: string | null; property_room_count: number; refreshed_at: Date }>`
+    SELECT currency_code, property_room_count, refreshed_at FROM daily_occupancy WHERE property_id = ${propertyId} AND stay_date::text = ${stayDate}`.execute(db);
+  return r.rows[0];
+}
+
 // ------------------------------------------------------------------ integration storage
-
-export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: unknown, fetchedAt: Date): Insertable<IntegrationStorageBookingsTable> {
-  const arrivals = b.roomStays.map((s) => s.stayDates?.arrivalDateTime).filter((v): v is string => !!v).sort();
-  const departures = b.roomStays.map((s) => s.stayDates?.departureDateTime).filter((v): v is string => !!v).sort();
-  return {
-    property_id: propertyId,
-    booking_id: b.id,
-    status: str(b.status),
-    booking_number: b.uniqueIds.find((u) => u.idContext === 'External' && u.id)?.id ?? null,
-    updated_at: b.updateDateTime,
-    pms_updated_at: b.pmsSideUpdateDateTime,
-    pms_created_at: b.pmsSideCreateDateTime,
-    cancelled_at: b.cancellationInfo?.pmsSideCancelDateTime ?? null,
-    cancel_reason: str(b.cancellationInfo?.cancelReason),
-    amount_after_tax: money(b.total?.amountAfterTax),
-    currency_code: str(b.total?.currencyCode),
-    guarantee_code: str(b.guaranteeInfo?.guaranteeCode),
-    arrival_at: arrivals[0] ?? null,
-    departure_at: departures[departures.length - 1] ?? null,
-    fetched_at: fetchedAt,
-    synced_at: new Date(),
-    raw: JSON.stringify(raw),
-  };
-}
-
-export function inventoryBlockToRow(propertyId: string, b: InventoryBlock, raw: unknown, fetchedAt: Date): Insertable<InventoryBlocksTable> {
-  return {
-    property_id: propertyId,
-    inventory_block_id: b.id,
-    pms_side_id: str(b.pmsSideId),
-    pms_side_code: str(b.pmsSideCode),
-    block_status: str(b.blockStatus),
-    pms_block_status: str(b.pmsBlockStatus),
-    updated_at: b.updateDateTime,
-    pms_created_at: b.pmsSideCreateDateTime,
-    pms_cancelled_at: b.pmsSideCancelDateTime,
-    rate_plan_codes: b.ratePlanCodes,
-    fetched_at: fetchedAt,
-    synced_at: new Date(),
-    raw: JSON.stringify(raw),
-  };
-}
 
 /** Upserts a row of a storage table unless the stored one is newer (updated_at). */
 export async function saveVersioned(

@@ -56,3 +56,57 @@ export async function quarantineByStream(db: Executor): Promise<{ stream: string
       FROM quarantine GROUP BY 1, 2 ORDER BY 1, 2`.execute(db);
   return r.rows.map((x) => ({ stream: x.stream, cause: x.cause, payloads: Number(x.payloads), occurrences: Number(x.occurrences) }));
 }
+
+// ------------------------------------------------------------------ the retry (src/replay/quarantine-retry.ts)
+
+/** A quarantine row as the retry reads it. */
+export interface QuarantineRow {
+  id: string;
+  stream: string;
+  property_id: string | null;
+  entity_key: string | null;
+  reason: string;
+  raw_body: string;
+  received_at: Date;
+  last_seen_at: Date;
+}
+
+/** The highest quarantine id now (rows quarantined after it are not retried by a run given it). */
+export async function maxQuarantineId(db: Executor): Promise<string | null> {
+  const r = await sql<{ m: string | null }>`SELECT max(id)::text AS m FROM quarantine`.execute(db);
+  return r.rows[0]?.m ?? null;
+}
+
+/** Up to `limit` quarantine rows with an id above `afterId` and at most `upToId`, in id order. */
+export async function quarantineRowsAfter(db: Executor, afterId: string, upToId: string, limit: number): Promise<QuarantineRow[]> {
+  const r = await sql<QuarantineRow>`
+    SELECT id::text AS id, stream, property_id, entity_key, reason, raw_body, received_at, last_seen_at
+    FROM quarantine WHERE id > ${afterId}::bigint AND id <= ${upToId}::bigint ORDER BY id LIMIT ${limit}`.execute(db);
+  return r.rows;
+}
+
+/** Deletes a quarantine row (its payload is mirrored now, or superseded). */
+export async function deleteQuarantined(db: Executor, id: string): Promise<void> {
+  await sql`DELETE FROM quarantine WHERE id = ${id}`.execute(db);
+}
+
+/** A row that still fails: counted once more, seen now, with the reason it fails for today. */
+export async function quarantineStillFailing(db: Executor, q: QuarantineRow, reason: string): Promise<void> {
+  if (reason === q.reason) {
+    await sql`UPDATE quarantine SET occurrences = occurrences + 1, last_seen_at = now() WHERE id = ${q.id}`.execute(db);
+    return;
+  }
+  // A new reason is a new row of the entity (one row per entity and reason); it carries the
+  // count and the first sighting of the row it replaces.
+  const old = await sql<{ occurrences: number; received_at: Date }>`DELETE FROM quarantine WHERE id = ${q.id} RETURNING occurrences, received_at`.execute(db);
+  const prev = old.rows[0];
+  if (!prev) return;
+  await sql`
+    INSERT INTO quarantine AS q (stream, property_id, entity_key, reason, reason_hash, raw_body, received_at, occurrences, last_seen_at)
+    VALUES (${q.stream}, ${q.property_id}, ${q.entity_key}, ${reason}, md5(${reason}), ${q.raw_body}, ${prev.received_at}, ${prev.occurrences + 1}, now())
+    ON CONFLICT (stream, coalesce(property_id, ''), coalesce(entity_key, ''), reason_hash) DO UPDATE SET
+      occurrences = q.occurrences + excluded.occurrences,
+      received_at = LEAST(q.received_at, excluded.received_at),
+      last_seen_at = now(),
+      raw_body = excluded.raw_body`.execute(db);
+}

@@ -4,7 +4,8 @@
  * under the version guard, children replaced, queue row removed.
  */
 import { completeFetchStatement } from '../../store/repositories/booking-queue.js';
-import { bookingToRows, saveBookingVersion } from '../../store/repositories/bookings.js';
+import { saveBookingVersion } from '../../store/repositories/bookings.js';
+import { bookingToRows } from '../../mapping/bookings.js';
 import { recordChangeLag } from '../../store/repositories/freshness.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import type { SyncContext } from '../runtime/context.js';

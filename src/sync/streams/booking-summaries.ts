@@ -7,11 +7,12 @@
  * replayed page changes nothing (upserts and version-guarded enqueues are idempotent).
  */
 import { BOOKING_SUMMARIES, findCursor, markCursorLost, saveCursorAfterPage } from '../../store/repositories/cursors.js';
-import { enqueueDetailFetches, upsertSummariesAndEnqueue, type SummaryRow } from '../../store/repositories/booking-summaries.js';
+import { enqueueDetailFetches, upsertSummariesAndEnqueue } from '../../store/repositories/booking-summaries.js';
 import { hasMirroredRows } from '../../store/repositories/bookings.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
 import { ContinueTokenRejectedError } from '../../provider/errors.js';
-import { parseBookingSummary, type BookingSummary, type BookingsPage } from '../../provider/schemas/bookings.js';
+import { parseBookingSummary, type BookingsPage } from '../../provider/schemas/bookings.js';
+import { priorityOf, summaryToRow, type SummaryRow } from '../../mapping/bookings.js';
 import type { SyncContext } from '../runtime/context.js';
 import { TokenLostError } from '../runtime/errors.js';
 import type { PropertyStream } from './types.js';
@@ -34,30 +35,15 @@ export interface SummariesStart {
   recoverFrom?: Date | undefined;
 }
 
-/** Stays arriving within this many days (or yesterday) are fetched first. */
-const SOON_DAYS = 30;
-
 /**
  * The order of detail fetches (booking_detail_queue.priority, lowest first):
  * 0: a change found by polling a caught-up property (a new booking is in `bookings` seconds
  *    after it is in the list, whatever backfill work is queued);
  * 1: a stay arriving soon (most useful first during a backfill);
  * 2: everything else.
+ * 1 and 2 are the mapping's (priorityOf, src/mapping/bookings.ts).
  */
 export const FRESH_CHANGE_PRIORITY = 0;
-
-/**
- * Booking numbers look like `YYYYMMDD-propertyId-id`, where the date is the arrival date:
- * the only hint of the stay a summary gives, and enough to fetch soon-arriving stays first.
- */
-export function priorityOf(number: string, now: number): number {
-  const m = /^(\d{4})(\d{2})(\d{2})-/.exec(number);
-  if (!m) return 2;
-  const arrival = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-  const today = Math.floor(now / 86_400_000) * 86_400_000;
-  const days = (arrival - today) / 86_400_000;
-  return days >= -1 && days <= SOON_DAYS ? 1 : 2;
-}
 
 /**
  * Reads pages until the provider says hasMoreData=false (caught up) or the signal aborts.
@@ -157,22 +143,6 @@ async function readPages(
     }
   }
   return result;
-}
-
-/** A validated summary (and the summary as received) as its row. Pure; shared with the replay (src/replay). */
-export function summaryToRow(propertyId: string, s: BookingSummary, raw: unknown, now: number): SummaryRow {
-  return {
-    propertyId,
-    number: s.number,
-    status: s.status,
-    createdAt: s.createdDateTime ? new Date(s.createdDateTime) : null,
-    modifiedAt: s.modifiedDateTime ? new Date(s.modifiedDateTime) : null,
-    // A Date keeps milliseconds only: the columns get the text, every digit the provider sent.
-    createdText: s.createdDateTime,
-    modifiedText: s.modifiedDateTime,
-    priority: priorityOf(s.number, now),
-    raw,
-  };
 }
 
 /** A summary that failed validation, with the booking number it names (if any). */

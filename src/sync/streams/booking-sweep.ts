@@ -16,7 +16,8 @@
  * pass from its lookback: losing the sweep's position loses nothing.
  */
 import { BOOKING_SUMMARIES, findCursor, saveCursorAfterPage, type CursorRow } from '../../store/repositories/cursors.js';
-import { upsertSummariesAndEnqueue, enqueueDetailFetches, type SummaryRow } from '../../store/repositories/booking-summaries.js';
+import { upsertSummariesAndEnqueue, enqueueDetailFetches } from '../../store/repositories/booking-summaries.js';
+import type { SummaryRow } from '../../mapping/bookings.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
 import { BOOKING_SWEEP, findSweep, listedVersions, nextSweepDueAt, recordSweepPage, restartSweepPass, startWatching, type SweepCounts } from '../../store/repositories/sweeps.js';
 import { ContinueTokenRejectedError } from '../../provider/errors.js';

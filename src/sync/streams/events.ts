@@ -31,7 +31,8 @@
  * Metrics name only the known event types (others count as `other`).
  */
 import { enqueueKnownBookingDetails } from '../../store/repositories/booking-queue.js';
-import { inventoryBlockToRow, saveVersioned, storageBookingToRow } from '../../store/repositories/pms.js';
+import { saveVersioned } from '../../store/repositories/pms.js';
+import { inventoryBlockToRow, storageBookingToRow } from '../../mapping/pms.js';
 import {
   deferEvents,
   eventAgainLater,

@@ -4,16 +4,15 @@
  * A property that fails does not stop the others; the refresh then ends with
  * RefreshIncompleteError naming them, and the failures show per property.
  */
-import { createHash } from 'node:crypto';
-import type { Insertable } from 'kysely';
 import { activePropertyIds, markMissingRemoved, upsertChanged } from '../../store/repositories/content.js';
 import { markCursorProblem, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import { replaceOccupancyWindow } from '../../store/repositories/pms.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
-import type { DailyOccupancyTable } from '../../store/schema.js';
+import type { NewDailyOccupancy } from '../../store/schema.js';
 import type { CursorStream } from '../../store/states.js';
 import { InvalidPayloadError } from '../../provider/errors.js';
-import { parseDailyOccupancy, parseRoom, parseRoomsPage, type DailyOccupancy, type PmsRoom } from '../../provider/schemas/pms.js';
+import { parseDailyOccupancy, parseRoom, parseRoomsPage } from '../../provider/schemas/pms.js';
+import { occupancyDayToRow, roomToRow } from '../../mapping/pms.js';
 import { addDays, daysBetween, localDate } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { RefreshIncompleteError } from '../runtime/errors.js';
@@ -65,13 +64,6 @@ async function eachProperty(
 }
 
 // ------------------------------------------------------------------ rooms
-
-const hashOf = (raw: unknown): string => createHash('sha256').update(JSON.stringify(raw)).digest('base64url');
-
-/** A validated room (and the room as received) as its pms_rooms row. Pure; shared with the replay (src/replay). */
-export function roomToRow(propertyId: string, r: PmsRoom, raw: unknown): Record<string, unknown> {
-  return { property_id: propertyId, room_id: r.id, display_name: r.displayName, room_type_id: r.roomTypeId, floor_id: r.floorId, raw, content_hash: hashOf(raw) };
-}
 
 /** Every room of a property, page by page, then written with removal in one transaction. */
 async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
@@ -127,37 +119,6 @@ export function occupancyWindows(first: string, last: string): { from: string; t
   return out;
 }
 
-/**
- * One day of an occupancy answer as its daily_occupancy row: the day's figures, and the
- * currency and room count the answer gives for all its days. `raw` is the day as received.
- * Pure; shared with the replay (src/replay).
- */
-export function occupancyDayToRow(
-  propertyId: string,
-  answer: { currencyCode: string | null; propertyRoomCount: number },
-  d: DailyOccupancy,
-  raw: unknown,
-  refreshedAt: Date,
-): Insertable<DailyOccupancyTable> {
-  return {
-    property_id: propertyId,
-    stay_date: d.date,
-    currency_code: answer.currencyCode,
-    property_room_count: answer.propertyRoomCount,
-    occupancy_rate: d.occupancyRate,
-    closed_room_count: d.closedRoomCount,
-    occupancy_room_count: d.occupancyRoomCount,
-    complimentary_occupancy_room_count: d.complimentaryOccupancyRoomCount,
-    room_revenue: d.roomRevenue,
-    revenue: d.revenue,
-    meal_revenue: d.mealRevenue,
-    arrival_count: d.arrivalCount,
-    guest_count: d.guestCount,
-    refreshed_at: refreshedAt,
-    raw: JSON.stringify(raw),
-  };
-}
-
 /** The horizon of one property, window by window; each window replaces its dates in one transaction. */
 async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
   const { daysBack, daysAhead } = ctx.config.occupancy;
@@ -175,7 +136,7 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
     const v = parsed.value;
     const rawDays = ((res.body as { dailyOccupancies?: unknown[] }).dailyOccupancies ?? []) as unknown[];
     const refreshedAt = new Date(ctx.clock.now());
-    const byDate = new Map<string, Insertable<DailyOccupancyTable>>();
+    const byDate = new Map<string, NewDailyOccupancy>();
     v.dailyOccupancies.forEach((d, i) => {
       // Only the dates asked for: a reply that strays outside the window does not touch others.
       if (d.date < w.from || d.date > w.to) return;

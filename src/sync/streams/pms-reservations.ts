@@ -22,17 +22,16 @@ import { propertyTimeZone } from '../../store/repositories/content.js';
 import { findCursor, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { removeFetch } from '../../store/repositories/fetch-queue.js';
-import { enqueuePmsReservations, personToRow, pmsReservationToRows, savePmsReservation, unknownPersonIds, upsertPmsGuest, type PmsReservationRows } from '../../store/repositories/pms.js';
+import { enqueuePmsReservations, savePmsReservation, unknownPersonIds, upsertPmsGuest } from '../../store/repositories/pms.js';
 import type { Trx } from '../../store/types.js';
-import type { Insertable } from 'kysely';
-import type { PmsGuestsTable } from '../../store/schema.js';
+import type { NewPmsGuest } from '../../store/schema.js';
 import type { CursorStream } from '../../store/states.js';
 import { InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
-import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage, type PmsPerson, type PmsReservation } from '../../provider/schemas/pms.js';
+import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
-import { stripPerson, stripReservation } from '../../mapping/personal-data.js';
+import { guestRow, reservationRows, type PmsReservationRows } from '../../mapping/pms.js';
 import type { EngineMode, PropertyStream, QueueStream } from './types.js';
 
 export const PMS_RESERVATIONS: CursorStream = 'pms_reservations';
@@ -232,23 +231,8 @@ export function withAccessHint(err: unknown, api: string, setting: string): unkn
 /** A reservation as fetched and mapped, with the profiles of its guests that were not mirrored. */
 export interface FetchedReservation {
   rows: PmsReservationRows;
-  guests: Insertable<PmsGuestsTable>[];
+  guests: NewPmsGuest[];
   rawBody: string;
-}
-
-/**
- * A validated reservation as its rows, and the reservation object to store: as received with
- * pms.personalData, without the customer's personal data otherwise. Pure; shared with the
- * replay (src/replay).
- */
-export function reservationRows(propertyId: string, r: PmsReservation, rawReservation: unknown, personalData: boolean, fetchedAt: Date): { rows: PmsReservationRows; stored: unknown } {
-  const stored = personalData ? rawReservation : stripReservation(rawReservation);
-  return { rows: pmsReservationToRows(propertyId, r, stored, { personalData, fetchedAt }), stored };
-}
-
-/** A validated guest profile as its pms_guests row (personal data as for reservations), or null without a person id. Pure. */
-export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, personalData: boolean, fetchedAt: Date): Insertable<PmsGuestsTable> | null {
-  return personToRow(propertyId, p, personalData ? rawGuest : stripPerson(rawGuest), personalData, fetchedAt);
 }
 
 /**
@@ -268,7 +252,7 @@ export async function fetchPmsReservation(ctx: SyncContext, propertyId: string, 
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
   const referenced = parsed.value.roomStays.flatMap((s) => s.guestsIds).filter((id) => id !== customerId);
-  const guests: Insertable<PmsGuestsTable>[] = [];
+  const guests: NewPmsGuest[] = [];
   for (const personId of await unknownPersonIds(ctx.db, propertyId, referenced)) {
     const guestPath = `${base}/guests/${encodeURIComponent(personId)}`;
     let g;

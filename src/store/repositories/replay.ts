@@ -1,17 +1,18 @@
 /**
- * The statements the replay writes with, inside the lease-fenced transactions of the database
- * handle (DatabaseHandle.write, like every write of the sync). Rows come from the sync's own
- * mapping functions, already in the form the sync binds them (jsonb as text, PostgreSQL arrays
- * as arrays, instants as Date), so a value reaches its column through the same input function
- * whichever path wrote it.
+ * The statements the replay (src/replay: rebuild and quarantine retry) reads and writes with,
+ * inside the lease-fenced transactions of the database handle (DatabaseHandle.write, like
+ * every write of the sync). Rows come from the mapping (src/mapping/), already in the form the
+ * sync binds them (jsonb as text, PostgreSQL arrays as arrays, instants as Date), so a value
+ * reaches its column through the same input function whichever path wrote it.
  *
- * The statement texts are built here with numbered parameters rather than as kysely query
- * trees: a rebuild binds millions of values, and a tree node per value made building the
+ * The writers' statement texts are built here with numbered parameters rather than as kysely
+ * query trees: a rebuild binds millions of values, and a tree node per value made building the
  * statements (and collecting them) cost more than running them.
  */
-import { CompiledQuery } from 'kysely';
-import type { Trx } from '../store/types.js';
-import { parseJsonLossless } from '../provider/json.js';
+import { CompiledQuery, sql } from 'kysely';
+import type { Trx } from '../types.js';
+
+// ------------------------------------------------------------------ derived rows, written back
 
 export type Row = Record<string, unknown>;
 
@@ -158,14 +159,67 @@ export async function deleteChildren(trx: Trx, tables: readonly string[], keys: 
   await run(trx, `WITH ${deletes.join(', ')} SELECT 1`, [keys.map((k) => k[0]), keys.map((k) => k[1])]);
 }
 
+// ------------------------------------------------------------------ stored raw, read back
+
+/** A stored row as the rebuild reads it: its key columns, the columns asked for, and raw as text. */
+export type RawRow = Record<string, any> & { raw_text: string | null };
+
 /**
- * A stored jsonb value, selected as text (`raw::text`), parsed so that numbers keep their exact
- * text: pg's own jsonb parser goes through JS floats and would lose digits and scale.
+ * The next `limit` rows of `table` in key order (keyset pagination), after the key `after` or
+ * from the start when it is null: the `keys` and `extra` columns, and raw as its text
+ * (`raw::text`), for the caller to parse keeping every digit of its numbers.
  */
-export function decodeRaw(text: string | null): unknown {
-  return text === null ? null : parseJsonLossless(text);
+export async function readRawBatch(
+  trx: Trx,
+  table: string,
+  keys: readonly string[],
+  extra: readonly string[],
+  after: readonly unknown[] | null,
+  limit: number,
+): Promise<RawRow[]> {
+  const keyList = sql.join(keys.map((k) => sql.id(k)));
+  const select = sql.join([...keys, ...extra].map((c) => sql.id(c)));
+  const where = after === null ? sql`true` : sql`(${keyList}) > (${sql.join(after.map((v: unknown) => sql`${v}`))})`;
+  const r = await sql<RawRow>`
+    SELECT ${select}, raw::text AS raw_text FROM ${sql.table(table)}
+    WHERE ${where} ORDER BY ${keyList} LIMIT ${limit}`.execute(trx);
+  return r.rows;
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+// ------------------------------------------------------------------ since a payload was quarantined
+// Has the mirror moved past a quarantined payload? Each compares with the quarantine row's own
+// last_seen_at, in the database, to the microsecond.
+
+/** True when a content refresh that started after the quarantine row was last seen finished: the provider has since sent a newer version. */
+export async function contentRefreshedSince(trx: Trx, quarantineId: string): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM content_refreshes r, quarantine q
+                   WHERE q.id = ${quarantineId} AND r.outcome = 'ok' AND r.started_at > q.last_seen_at) AS e`.execute(trx);
+  return r.rows[0]?.e === true;
+}
+
+/**
+ * True when the stored summary of the booking was listed after the quarantine row was last
+ * seen, or is of a later modification than `modifiedAt` (the list is ordered by modification).
+ */
+export async function newerSummaryStored(trx: Trx, quarantineId: string, propertyId: string, number: string, modifiedAt: Date | null): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM booking_summaries s, quarantine q
+                   WHERE q.id = ${quarantineId} AND s.property_id = ${propertyId} AND s.number = ${number}
+                     AND (s.listed_at > q.last_seen_at OR s.modified_at > ${modifiedAt})) AS e`.execute(trx);
+  return r.rows[0]?.e === true;
+}
+
+/** True when the reference list was fetched again after the quarantine row was last seen. */
+export async function referenceListFetchedSince(trx: Trx, quarantineId: string, listName: string): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM reference_lists l, quarantine q WHERE q.id = ${quarantineId} AND l.list_name = ${listName} AND l.fetched_at > q.last_seen_at) AS e`.execute(trx);
+  return r.rows[0]?.e === true;
+}
+
+/** True when the PMS room was written after the quarantine row was last seen. */
+export async function pmsRoomUpdatedSince(trx: Trx, quarantineId: string, propertyId: string, roomId: string): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pms_rooms r, quarantine q WHERE q.id = ${quarantineId} AND r.property_id = ${propertyId} AND r.room_id = ${roomId} AND r.updated_at > q.last_seen_at) AS e`.execute(trx);
+  return r.rows[0]?.e === true;
 }

@@ -1,0 +1,225 @@
+/**
+ * PMS payloads as rows: reservations with their room stays, persons (customers and guests),
+ * rooms, days of daily occupancy, integration-storage bookings and inventory blocks. Pure: no
+ * I/O. What of a person is personal data, and is left out when pms.personalData is off, is
+ * decided in personal-data.ts. The sync writes what these give, and the replay (src/replay)
+ * derives the same rows again from the payloads the mirror keeps.
+ */
+import type { DailyOccupancy, InventoryBlock, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
+import type {
+  NewDailyOccupancy,
+  NewIntegrationStorageBooking,
+  NewInventoryBlock,
+  NewPmsGuest,
+  NewPmsReservation,
+  NewPmsRoomStay,
+} from '../store/schema.js';
+import { hashOf } from './content.js';
+import { stripPerson, stripReservation } from './personal-data.js';
+
+// ------------------------------------------------------------------ reservations and persons
+
+/** Money arrives as its exact text (schema-primitives `num`) and goes to numeric columns as text. */
+const money = (v: string | null | undefined): string | null => v ?? null;
+/** Text, or null when absent or empty. */
+const str = (v: string | null | undefined): string | null => (v === undefined || v === null || v === '' ? null : v);
+/** A calendar date or null: the typed column only takes what is a date. */
+const date = (v: string | null | undefined): string | null => (v && /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : null);
+
+/** The rows of one reservation version: header, room stays and customer. */
+export interface PmsReservationRows {
+  reservation: NewPmsReservation;
+  roomStays: NewPmsRoomStay[];
+  /** The customer, as a person row (when the reservation has one with an id). */
+  customer: NewPmsGuest | null;
+}
+
+/**
+ * A person as a row. `raw` is the object to store (already without personal data when it is
+ * off); the personal columns are filled only when `personalData` is true.
+ */
+export function personToRow(propertyId: string, p: PmsPerson, raw: unknown, personalData: boolean, fetchedAt: Date): NewPmsGuest | null {
+  if (p.pmsPersonId === null) return null;
+  return {
+    property_id: propertyId,
+    pms_person_id: p.pmsPersonId,
+    first_name: str(p.personName?.firstName),
+    last_name: str(p.personName?.lastName),
+    middle_name: str(p.personName?.middleName),
+    gender: str(p.gender),
+    status_name: str(p.status?.displayName),
+    email: personalData ? str(p.emails[0]?.address) : null,
+    phone: personalData ? str(p.phones[0]?.phoneNumber) : null,
+    birth_date: personalData ? date(p.birthDate) : null,
+    citizenship: personalData ? str(p.citizenship) : null,
+    fetched_at: fetchedAt,
+    raw: JSON.stringify(raw),
+  };
+}
+
+/** Maps a parsed reservation to its rows. `raw` is what is stored (see personToRow). Pure. */
+export function pmsReservationToRows(
+  propertyId: string,
+  r: PmsReservation,
+  raw: unknown,
+  opts: { personalData: boolean; fetchedAt: Date },
+): PmsReservationRows {
+  const key = { property_id: propertyId, number: r.number };
+  const c = r.customer;
+  const personal = opts.personalData;
+  const rawCustomer = (raw as { customer?: unknown } | null)?.customer ?? null;
+  return {
+    reservation: {
+      ...key,
+      reservation_status: str(r.reservationStatus),
+      modified_at: r.modifyDateTime,
+      currency_code: str(r.currencyCode),
+      customer_person_id: c?.pmsPersonId ?? null,
+      customer_first_name: str(c?.personName?.firstName),
+      customer_last_name: str(c?.personName?.lastName),
+      customer_middle_name: str(c?.personName?.middleName),
+      customer_language_code: str(r.customerLanguageCode),
+      customer_email: personal ? str(c?.emails[0]?.address) : null,
+      customer_phone: personal ? str(c?.phones[0]?.phoneNumber) : null,
+      customer_birth_date: personal ? date(c?.birthDate) : null,
+      customer_citizenship: personal ? str(c?.citizenship) : null,
+      customer_company_id: r.customerCompany?.id ?? null,
+      customer_company_name: str(r.customerCompany?.name),
+      customer_company_type: str(r.customerCompany?.type),
+      visit_purpose_id: r.visitPurpose?.id ?? null,
+      visit_purpose_name: str(r.visitPurpose?.displayName),
+      creation_source_id: r.creationSource?.id ?? null,
+      creation_source_name: str(r.creationSource?.name),
+      channel_name: str(r.channelInformation?.channelName),
+      group_name: str(r.groupName),
+      customer_comment: str(r.customerComment),
+      agent_commission_percent: money(r.agentCommission?.percent),
+      agent_commission_amount: money(r.agentCommission?.amount?.value),
+      room_stay_count: r.roomStays.length,
+      fetched_at: opts.fetchedAt,
+      synced_at: new Date(),
+      raw: JSON.stringify(raw),
+    },
+    roomStays: r.roomStays.map((s, position) => ({
+      ...key,
+      position,
+      pms_room_stay_id: s.pmsRoomStayId,
+      room_id: s.roomId,
+      room_type_id: s.roomTypeId,
+      status: str(s.status),
+      check_in_at: s.checkInDateTime,
+      check_out_at: s.checkOutDateTime,
+      actual_check_in_at: s.actualCheckInDateTime,
+      actual_check_out_at: s.actualCheckOutDateTime,
+      adults: s.guestCount?.adults ?? null,
+      children: s.guestCount?.children ?? null,
+      amount: money(s.totalPrice?.amount?.value),
+      pay_amount: money(s.totalPrice?.payAmount?.value),
+      refund_amount: money(s.totalPrice?.refundAmount?.value),
+      deposit: money(s.deposit?.value),
+      currency_code: str(s.totalPrice?.amount?.currencyCode) ?? str(r.currencyCode),
+      guest_person_ids: s.guestsIds,
+      amenities: s.amenities.map((a) => a.name).filter((n): n is string => n !== null),
+    })),
+    customer: c ? personToRow(propertyId, c, rawCustomer, personal, opts.fetchedAt) : null,
+  };
+}
+
+/**
+ * A validated reservation as its rows, and the reservation object to store: as received with
+ * pms.personalData, without the customer's personal data otherwise. Pure; shared with the
+ * replay (src/replay).
+ */
+export function reservationRows(propertyId: string, r: PmsReservation, rawReservation: unknown, personalData: boolean, fetchedAt: Date): { rows: PmsReservationRows; stored: unknown } {
+  const stored = personalData ? rawReservation : stripReservation(rawReservation);
+  return { rows: pmsReservationToRows(propertyId, r, stored, { personalData, fetchedAt }), stored };
+}
+
+/** A validated guest profile as its pms_guests row (personal data as for reservations), or null without a person id. Pure. */
+export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, personalData: boolean, fetchedAt: Date): NewPmsGuest | null {
+  return personToRow(propertyId, p, personalData ? rawGuest : stripPerson(rawGuest), personalData, fetchedAt);
+}
+
+// ------------------------------------------------------------------ rooms and daily occupancy
+
+/** A validated room (and the room as received) as its pms_rooms row. Pure; shared with the replay (src/replay). */
+export function roomToRow(propertyId: string, r: PmsRoom, raw: unknown): Record<string, unknown> {
+  return { property_id: propertyId, room_id: r.id, display_name: r.displayName, room_type_id: r.roomTypeId, floor_id: r.floorId, raw, content_hash: hashOf(raw) };
+}
+
+/**
+ * One day of an occupancy answer as its daily_occupancy row: the day's figures, and the
+ * currency and room count the answer gives for all its days. `raw` is the day as received.
+ * Pure; shared with the replay (src/replay).
+ */
+export function occupancyDayToRow(
+  propertyId: string,
+  answer: { currencyCode: string | null; propertyRoomCount: number },
+  d: DailyOccupancy,
+  raw: unknown,
+  refreshedAt: Date,
+): NewDailyOccupancy {
+  return {
+    property_id: propertyId,
+    stay_date: d.date,
+    currency_code: answer.currencyCode,
+    property_room_count: answer.propertyRoomCount,
+    occupancy_rate: d.occupancyRate,
+    closed_room_count: d.closedRoomCount,
+    occupancy_room_count: d.occupancyRoomCount,
+    complimentary_occupancy_room_count: d.complimentaryOccupancyRoomCount,
+    room_revenue: d.roomRevenue,
+    revenue: d.revenue,
+    meal_revenue: d.mealRevenue,
+    arrival_count: d.arrivalCount,
+    guest_count: d.guestCount,
+    refreshed_at: refreshedAt,
+    raw: JSON.stringify(raw),
+  };
+}
+
+// ------------------------------------------------------------------ integration storage
+
+/** A validated integration-storage booking (and the booking as received) as its row. Pure. */
+export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: unknown, fetchedAt: Date): NewIntegrationStorageBooking {
+  const arrivals = b.roomStays.map((s) => s.stayDates?.arrivalDateTime).filter((v): v is string => !!v).sort();
+  const departures = b.roomStays.map((s) => s.stayDates?.departureDateTime).filter((v): v is string => !!v).sort();
+  return {
+    property_id: propertyId,
+    booking_id: b.id,
+    status: str(b.status),
+    booking_number: b.uniqueIds.find((u) => u.idContext === 'External' && u.id)?.id ?? null,
+    updated_at: b.updateDateTime,
+    pms_updated_at: b.pmsSideUpdateDateTime,
+    pms_created_at: b.pmsSideCreateDateTime,
+    cancelled_at: b.cancellationInfo?.pmsSideCancelDateTime ?? null,
+    cancel_reason: str(b.cancellationInfo?.cancelReason),
+    amount_after_tax: money(b.total?.amountAfterTax),
+    currency_code: str(b.total?.currencyCode),
+    guarantee_code: str(b.guaranteeInfo?.guaranteeCode),
+    arrival_at: arrivals[0] ?? null,
+    departure_at: departures[departures.length - 1] ?? null,
+    fetched_at: fetchedAt,
+    synced_at: new Date(),
+    raw: JSON.stringify(raw),
+  };
+}
+
+/** A validated inventory block (and the block as received) as its row. Pure. */
+export function inventoryBlockToRow(propertyId: string, b: InventoryBlock, raw: unknown, fetchedAt: Date): NewInventoryBlock {
+  return {
+    property_id: propertyId,
+    inventory_block_id: b.id,
+    pms_side_id: str(b.pmsSideId),
+    pms_side_code: str(b.pmsSideCode),
+    block_status: str(b.blockStatus),
+    pms_block_status: str(b.pmsBlockStatus),
+    updated_at: b.updateDateTime,
+    pms_created_at: b.pmsSideCreateDateTime,
+    pms_cancelled_at: b.pmsSideCancelDateTime,
+    rate_plan_codes: b.ratePlanCodes,
+    fetched_at: fetchedAt,
+    synced_at: new Date(),
+    raw: JSON.stringify(raw),
+  };
+}

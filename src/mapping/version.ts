@@ -1,0 +1,14 @@
+/**
+ * The version of the mapping from raw payloads to typed rows (the modules of src/mapping/).
+ * The mirror records the version its typed tables were built with; when this one is newer,
+ * `run` and `sync --once` rebuild them from raw before syncing (src/replay/upgrade.ts), so that
+ * a mapping fix reaches every stored row without a re-sync.
+ */
+
+/**
+ * Bump it whenever the mapping from raw to typed rows changes (a column derived differently,
+ * a new column or table derived from raw, a schema that accepts what it rejected); the
+ * migration that adds the columns of a new mapping goes with it. Version 1 was the mapping
+ * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
+ */
+export const MAPPING_VERSION = 2;
