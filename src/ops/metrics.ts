@@ -11,13 +11,12 @@ import type { DatabaseAvailability } from '../store/availability.js';
 import type { Db } from '../store/types.js';
 import type { Replica } from '../cluster/replicas.js';
 import { queueDepthByProperty } from '../store/repositories/fetch-queue.js';
-import { BOOKING_SUMMARIES, listCursors } from '../store/repositories/cursors.js';
-import { cursorStates, cursorStreams } from '../store/states.js';
+import { listCursors } from '../store/repositories/cursors.js';
+import { cursorStates, cursorStreams, streamNames } from '../store/states.js';
 import { countEvents, pendingEventsByProperty } from '../store/repositories/webhook-events.js';
 import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
 import type { HttpListener } from './http.js';
 import { newestChangeByProperty } from '../store/repositories/freshness.js';
-import { onChangeLag } from '../sync/runtime/freshness.js';
 import { failureCauses } from '../provider/health.js';
 import { registerSweepMetrics } from './sweep-status.js';
 import { SyncCounters } from '../sync/runtime/counters.js';
@@ -224,8 +223,8 @@ export function createMetrics(sources: MetricSources): client.Registry {
   // label: a property belongs to one connection, and 200 connections times buckets would be a lot.
   const observe = (v: ConnectionView) => {
     v.client.health.onExchange((e) => latency.observe({ scope: e.scope, status: e.outcome }, e.seconds));
-    v.ctx.onEventProcessed = (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds));
-    onChangeLag(v.ctx, (propertyId, seconds) => changeLag.observe({ property_id: propertyId }, Math.max(0, seconds)));
+    v.ctx.events.on('eventProcessed', (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds)));
+    v.ctx.events.on('changeLag', (propertyId, seconds) => changeLag.observe({ property_id: propertyId }, Math.max(0, seconds)));
   };
   for (const v of views()) observe(v);
   fleet.onConnection(observe);
@@ -359,7 +358,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     async collect() {
       this.reset();
-      for (const c of (await tables())?.cursors ?? []) if (c.stream === BOOKING_SUMMARIES) this.set({ property_id: c.propertyId }, (c.position?.getTime() ?? 0) / 1000);
+      for (const c of (await tables())?.cursors ?? []) if (c.stream === streamNames.bookingSummaries) this.set({ property_id: c.propertyId }, (c.position?.getTime() ?? 0) / 1000);
     },
   });
   new client.Gauge({
@@ -369,7 +368,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     async collect() {
       this.reset();
-      for (const c of (await tables())?.cursors ?? []) if (c.stream === BOOKING_SUMMARIES && c.lastPollAt) this.set({ property_id: c.propertyId }, c.lastPollAt.getTime() / 1000);
+      for (const c of (await tables())?.cursors ?? []) if (c.stream === streamNames.bookingSummaries && c.lastPollAt) this.set({ property_id: c.propertyId }, c.lastPollAt.getTime() / 1000);
     },
   });
   new client.Gauge({

@@ -2,11 +2,12 @@
  * `staysync status`: where each property stands and how the sync is doing, read from the
  * database alone (any machine, no lock, no DDL), as a table for people or JSON for scripts.
  */
+import { streamNames } from '../store/states.js';
 import type { Config } from '../config/config.js';
 import type { Db } from '../store/types.js';
 import { queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
 import { lastContentRefresh } from '../store/repositories/content.js';
-import { BOOKING_SUMMARIES, listCursors } from '../store/repositories/cursors.js';
+import { listCursors } from '../store/repositories/cursors.js';
 import { connectionStatus, replicaStatus, type ConnectionStatusRow } from '../store/repositories/connections.js';
 import { tokenCapacity } from '../provider/token-capacity.js';
 import { countQuarantined, quarantineByStream } from '../store/repositories/quarantine.js';
@@ -81,7 +82,7 @@ export interface StatusReport {
 export async function gatherStatus(db: Db, config: Config): Promise<StatusReport> {
   const connections = await connectionStatus(db);
   const capacity = tokenCapacity(config);
-  const cursors = await listCursors(db, BOOKING_SUMMARIES);
+  const cursors = await listCursors(db, streamNames.bookingSummaries);
   const depth = new Map((await queueDepthByProperty(db, 'booking_detail_queue')).map((d) => [d.propertyId, d]));
   const quarantined = await countQuarantined(db);
   const freshness = new Map((await freshnessByProperty(db)).map((f) => [f.propertyId, f]));
@@ -109,7 +110,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   });
   const total = await pendingCount(db, 'booking_detail_queue');
   const pmsCursors = new Map((await listCursors(db, 'pms_reservations')).map((c) => [c.propertyId, c]));
-  const occupancy = new Map((await listCursors(db, 'daily_occupancy')).map((c) => [c.propertyId, c]));
+  const occupancy = new Map((await listCursors(db, streamNames.dailyOccupancy)).map((c) => [c.propertyId, c]));
   const pmsDepth = new Map((await queueDepthByProperty(db, 'pms_reservation_queue')).map((d) => [d.propertyId, d]));
   const pmsIds = [...new Set([...pmsCursors.keys(), ...occupancy.keys(), ...pmsDepth.keys()])].sort();
   const pms: PmsPropertyStatus[] = pmsIds.map((id) => {

@@ -2,12 +2,13 @@
  * What the reconciliation sweep (src/sync/booking-sweep.ts) did, for `status` and /metrics:
  * per property, when it last swept and what that pass found, read from booking_sweeps.
  */
+import { streamNames } from '../store/states.js';
 import client from 'prom-client';
 import type { Config } from '../config/config.js';
 import type { DatabaseAvailability } from '../store/availability.js';
 import type { Db } from '../store/types.js';
 import { listCursors, type CursorRow } from '../store/repositories/cursors.js';
-import { BOOKING_SWEEP, listSweeps, nextSweepDueAt, type SweepRow } from '../store/repositories/sweeps.js';
+import { listSweeps, nextSweepDueAt, type SweepRow } from '../store/repositories/sweeps.js';
 
 export interface PropertySweepStatus {
   propertyId: string;
@@ -41,7 +42,7 @@ export interface PropertySweepStatus {
 /** The sweep of each of `propertyIds` (and of every property swept before). */
 export async function gatherSweeps(db: Db, config: Config, propertyIds: readonly string[]): Promise<PropertySweepStatus[]> {
   const rows = new Map((await listSweeps(db)).map((s) => [s.propertyId, s]));
-  const cursors = new Map((await listCursors(db, BOOKING_SWEEP)).map((c) => [c.propertyId, c]));
+  const cursors = new Map((await listCursors(db, streamNames.bookingSweep)).map((c) => [c.propertyId, c]));
   const ids = [...new Set([...propertyIds, ...rows.keys()])].sort();
   return ids.map((id) => toStatus(id, rows.get(id), cursors.get(id), config));
 }

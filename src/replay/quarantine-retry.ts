@@ -13,6 +13,7 @@
  * (the version guard refused it, or a later refresh has run since it was quarantined); the
  * quarantine row is then deleted without writing anything.
  */
+import { streamNames } from '../store/states.js';
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../store/errors.js';
 import type { Trx } from '../store/types.js';
 import { settleQuarantinedBookingFetch } from '../store/repositories/booking-queue.js';
@@ -42,20 +43,7 @@ import {
 } from '../provider/schemas/content.js';
 import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse } from '../provider/schemas/bookings.js';
-import { BOOKING_SUMMARIES } from '../store/repositories/cursors.js';
-import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
-import {
-  CONTENT_STREAM,
-  parseRulesBody,
-  saveCancellationRules,
-  saveExtraStayRules,
-  writeCancellationRules,
-  writeExtraStayRules,
-  writeProperty,
-  writeReferenceList,
-} from '../sync/streams/content.js';
-import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
-import { PMS_RESERVATIONS } from '../sync/streams/pms-reservations.js';
+import { parseRulesBody, saveCancellationRules, saveExtraStayRules, writeCancellationRules, writeExtraStayRules, writeProperty, writeReferenceList } from '../sync/streams/content.js';
 import type { ReplayEnv } from './rebuild.js';
 import { parseJsonLossless } from '../provider/json.js';
 import { TOO_LARGE_REASON } from '../provider/errors.js';
@@ -119,7 +107,7 @@ type Handler = (trx: Trx, q: QuarantineRow, body: unknown, personal: boolean) =>
 /** How each quarantine stream is replayed (the streams and body shapes the sync and the rebuild quarantine under). */
 const handlers: Record<string, Handler> = {
   /** Booking details: the details response `{ booking }`, as received. */
-  [BOOKING_DETAILS]: async (trx, q, body) => {
+  [streamNames.bookingDetails]: async (trx, q, body) => {
     if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or booking number');
     const response = isObject(body) && 'booking' in body ? body : { booking: body };
     const parsed = isObject(body) && 'booking' in body ? parseGetBookingResponse(body) : parseBooking(body);
@@ -136,7 +124,7 @@ const handlers: Record<string, Handler> = {
   },
 
   /** One summary of a booking list page. */
-  [BOOKING_SUMMARIES]: async (trx, q, body) => {
+  [streamNames.bookingSummaries]: async (trx, q, body) => {
     if (q.property_id === null) return notReplayable('no property id');
     const parsed = parseBookingSummary(body);
     if (!parsed.ok) return failing(parsed.reason);
@@ -150,7 +138,7 @@ const handlers: Record<string, Handler> = {
   },
 
   /** Content: a property, a rules response or one rule, or a reference list response. */
-  [CONTENT_STREAM]: async (trx, q, body) => {
+  [streamNames.content]: async (trx, q, body) => {
     const key = q.entity_key;
     if (key === 'properties page') return notReplayable('a page of the property list: the next content refresh reads it again');
     const list = REFERENCE_LISTS.find((d) => d.name === key && q.property_id === null);
@@ -170,7 +158,7 @@ const handlers: Record<string, Handler> = {
       const pid = q.property_id;
       // As the refresh does: a rule that fails alone is quarantined, the others are written.
       const quarantineBad = async (bad: readonly { entityKey: string; reason: string; raw: unknown }[]) => {
-        for (const b of bad) await quarantinePayload(trx, { stream: CONTENT_STREAM, propertyId: pid, entityKey: b.entityKey, reason: b.reason, rawBody: JSON.stringify(b.raw) });
+        for (const b of bad) await quarantinePayload(trx, { stream: streamNames.content, propertyId: pid, entityKey: b.entityKey, reason: b.reason, rawBody: JSON.stringify(b.raw) });
       };
       if (rules === 'cancellationRules') {
         const parsed = parseRulesBody(body, cancellationRulesResponseSchema, rules, parseCancellationRule);
@@ -210,7 +198,7 @@ const handlers: Record<string, Handler> = {
   },
 
   /** PMS reservations of the fetch queue: the response `{ reservation }`, or the reservation as it was to be stored. */
-  [PMS_RESERVATIONS]: (trx, q, body, personal) => replayReservation(trx, q, body, personal),
+  [streamNames.pmsReservations]: (trx, q, body, personal) => replayReservation(trx, q, body, personal),
 
   /** PMS rooms: one room of a rooms page. */
   pms_rooms: async (trx, q, body) => {
@@ -223,7 +211,7 @@ const handlers: Record<string, Handler> = {
   },
 
   /** Change events: the response of the refresh an event triggered (storage booking, inventory block or PMS reservation). */
-  [WEBHOOK_EVENTS]: async (trx, q, body, personal) => {
+  [streamNames.webhookEvents]: async (trx, q, body, personal) => {
     if (q.property_id === null) return notReplayable('no property id');
     if (isObject(body) && 'booking' in body) {
       const parsed = parseStorageBooking(body);

@@ -19,6 +19,7 @@
  * the answer it came in (raw is one day of it); rows that no raw yields any more (a removed
  * room type, an entry a new mapping drops) are left for the next refresh to mark.
  */
+import { streamNames, type QuarantineStream } from '../store/states.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../store/database.js';
 import type { Trx } from '../store/types.js';
@@ -32,10 +33,6 @@ import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
 import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse, type Booking, type ParseResult } from '../provider/schemas/bookings.js';
-import { BOOKING_DETAILS } from '../sync/streams/booking-details.js';
-import { CONTENT_STREAM } from '../sync/streams/content.js';
-import { WEBHOOK_EVENTS } from '../sync/streams/events.js';
-import { PMS_RESERVATIONS } from '../sync/streams/pms-reservations.js';
 import { decodeRaw, isObject } from './raw.js';
 
 /** Rows per transaction: large enough that round trips do not dominate, small enough to keep memory flat at 100,000 bookings. */
@@ -85,7 +82,7 @@ interface Batch {
   trx: Trx;
   counts: SourceCounts;
   children: Record<string, number>;
-  quarantine(stream: string, propertyId: string | null, entityKey: string | null, reason: string, rawBody: string): Promise<void>;
+  quarantine(stream: QuarantineStream, propertyId: string | null, entityKey: string | null, reason: string, rawBody: string): Promise<void>;
   leave(what: string, stored: string, derived: string): void;
 }
 
@@ -130,7 +127,7 @@ function sources(personal: boolean): Source[] {
           }
           const mapped = def.read(decodeRaw(r.raw_text));
           if (!mapped.ok) {
-            await b.quarantine(CONTENT_STREAM, null, def.name, mapped.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.content, null, def.name, mapped.reason, r.raw_text ?? 'null');
             continue;
           }
           b.counts.rebuilt += 1;
@@ -151,7 +148,7 @@ function sources(personal: boolean): Source[] {
           const body = decodeRaw(r.raw_text);
           const parsed = parseContentProperty(body);
           if (!parsed.ok) {
-            await b.quarantine(CONTENT_STREAM, r.property_id, r.property_id, parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.content, r.property_id, r.property_id, parsed.reason, r.raw_text ?? 'null');
             continue;
           }
           if (parsed.value.id !== r.property_id) {
@@ -186,7 +183,7 @@ function sources(personal: boolean): Source[] {
         for (const r of rows) {
           const parsed = parseCancellationRule(decodeRaw(r.raw_text));
           if (!parsed.ok) {
-            await b.quarantine(CONTENT_STREAM, r.property_id, `cancellationRules:${r.rule_id}`, parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.content, r.property_id, `cancellationRules:${r.rule_id}`, parsed.reason, r.raw_text ?? 'null');
             continue;
           }
           if (parsed.value.id !== r.rule_id) {
@@ -212,7 +209,7 @@ function sources(personal: boolean): Source[] {
         for (const r of rows) {
           const parsed = parseExtraStayRule(decodeRaw(r.raw_text));
           if (!parsed.ok) {
-            await b.quarantine(CONTENT_STREAM, r.property_id, `extraStayRules:${r.rule_id}`, parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.content, r.property_id, `extraStayRules:${r.rule_id}`, parsed.reason, r.raw_text ?? 'null');
             continue;
           }
           if (parsed.value.id !== r.rule_id) {
@@ -238,7 +235,7 @@ function sources(personal: boolean): Source[] {
           const body = decodeRaw(r.raw_text);
           const parsed = parseBookingSummary(body);
           if (!parsed.ok) {
-            await b.quarantine('booking_summaries', r.property_id, r.number, parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.bookingSummaries, r.property_id, r.number, parsed.reason, r.raw_text ?? 'null');
             continue;
           }
           const s = summaryToRow(r.property_id, parsed.value, body, now);
@@ -264,7 +261,7 @@ function sources(personal: boolean): Source[] {
           const body = decodeRaw(r.raw_text);
           const parsed = parseBookingRaw(body);
           if (!parsed.ok) {
-            await b.quarantine(BOOKING_DETAILS, r.property_id, r.number, parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.bookingDetails, r.property_id, r.number, parsed.reason, r.raw_text ?? 'null');
             continue;
           }
           if (parsed.value.number !== r.number) {
@@ -295,7 +292,7 @@ function sources(personal: boolean): Source[] {
           const body = decodeRaw(r.raw_text);
           const parsed = parseRoom(body);
           if (!parsed.ok) {
-            await b.quarantine('pms_rooms', r.property_id, r.room_id, parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.pmsRooms, r.property_id, r.room_id, parsed.reason, r.raw_text ?? 'null');
             continue;
           }
           if (parsed.value.id !== r.room_id) {
@@ -320,7 +317,7 @@ function sources(personal: boolean): Source[] {
           const body = decodeRaw(r.raw_text);
           const parsed = parseReservationResponse({ reservation: body });
           if (!parsed.ok) {
-            await b.quarantine(PMS_RESERVATIONS, r.property_id, r.number, parsed.reason, wrapped('reservation', r.raw_text));
+            await b.quarantine(streamNames.pmsReservations, r.property_id, r.number, parsed.reason, wrapped('reservation', r.raw_text));
             continue;
           }
           if (parsed.value.number !== r.number) {
@@ -351,7 +348,7 @@ function sources(personal: boolean): Source[] {
           const body = decodeRaw(r.raw_text);
           const parsed = parseGuestResponse({ guest: body });
           if (!parsed.ok) {
-            await b.quarantine('pms_guests', r.property_id, r.pms_person_id, parsed.reason, wrapped('guest', r.raw_text));
+            await b.quarantine(streamNames.pmsGuests, r.property_id, r.pms_person_id, parsed.reason, wrapped('guest', r.raw_text));
             continue;
           }
           const row = guestRow(r.property_id, parsed.value, body, personal, r.fetched_at);
@@ -378,7 +375,7 @@ function sources(personal: boolean): Source[] {
           const parsed = parseDailyOccupancy({ ...answer, dailyOccupancies: [body] });
           const day = parsed.ok ? parsed.value.dailyOccupancies[0] : undefined;
           if (!parsed.ok || !day) {
-            await b.quarantine('daily_occupancy', r.property_id, r.stay_date, parsed.ok ? 'response.dailyOccupancies: empty' : parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(streamNames.dailyOccupancy, r.property_id, r.stay_date, parsed.ok ? 'response.dailyOccupancies: empty' : parsed.reason, r.raw_text ?? 'null');
             continue;
           }
           if (day.date !== r.stay_date) {
@@ -419,7 +416,7 @@ function storageRebuilder<T extends { id: string }>(
         const body = decodeRaw(r.raw_text);
         const parsed = parse({ [envelope]: body });
         if (!parsed.ok) {
-          await b.quarantine(WEBHOOK_EVENTS, r.property_id, id, parsed.reason, wrapped(envelope, r.raw_text));
+          await b.quarantine(streamNames.webhookEvents, r.property_id, id, parsed.reason, wrapped(envelope, r.raw_text));
           continue;
         }
         if (parsed.value.id !== id) {

@@ -2,6 +2,7 @@
  * Integration harness: a simulator of the provider on 127.0.0.1, a fresh schema on the
  * test PostgreSQL, and a configuration that points staysync at both with short windows.
  */
+import { streamNames } from '../../src/store/states.js';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config, type RateWindow } from '../../src/config/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
@@ -195,9 +196,9 @@ export async function syncOnce(
   let recovery: Recovery = opts.recovery ?? { mode: 'none' };
   // A fixed restart point per property: reset those cursors as --recover=<time> would.
   if (opts.recoverFrom && opts.recoverFrom.size > 0) {
-    const { resetCursorForRecovery, BOOKING_SUMMARIES } = await import('../../src/store/repositories/cursors.js');
+    const { resetCursorForRecovery } = await import('../../src/store/repositories/cursors.js');
     const [first] = [...opts.recoverFrom.values()];
-    for (const id of opts.recoverFrom.keys()) await ctx.write((trx) => resetCursorForRecovery(trx, id, BOOKING_SUMMARIES, new Date()));
+    for (const id of opts.recoverFrom.keys()) await ctx.write((trx) => resetCursorForRecovery(trx, id, streamNames.bookingSummaries, new Date()));
     recovery = { mode: 'at', from: first! };
   }
   return new Engine(ctx, { mode: 'once', recovery, streams }).run(opts.signal ?? new AbortController().signal);

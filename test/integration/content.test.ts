@@ -1,6 +1,7 @@
 /**
  * Content and reference-data mirror against the simulator and real PostgreSQL.
  */
+import { streamNames } from '../../src/store/states.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { refreshContent } from '../../src/sync/streams/content.js';
 import { daemonEnv, runCli, startCli } from '../helpers/cli.js';
@@ -171,7 +172,7 @@ describe('content mirror', () => {
     const rows = await h.sql<{ property_id: string }>('SELECT property_id FROM properties WHERE removed_at IS NULL ORDER BY property_id');
     expect(rows.map((x) => x.property_id)).toEqual(ids.filter((id) => id !== bad).sort());
     const q = await h.sql<AnyRecord>('SELECT stream, property_id, reason, raw_body FROM quarantine');
-    expect(q).toEqual([{ stream: 'content', property_id: bad, reason: expect.stringMatching(/ratePlans|name/), raw_body: expect.stringContaining(bad) }]);
+    expect(q).toEqual([{ stream: streamNames.content, property_id: bad, reason: expect.stringMatching(/ratePlans|name/), raw_body: expect.stringContaining(bad) }]);
     // The list took 3 pages of 200 plus 2 rules calls per valid property and 6 reference lists.
     expect(r.requests).toBe(3 + 2 * 449 + 6);
   });
@@ -299,8 +300,8 @@ describe('content mirror', () => {
     expect(faulted).toMatchObject({ properties: 2, quarantined: 2, changedRows: 0 });
     const quarantined = await h.sql<AnyRecord>('SELECT stream, property_id, entity_key, raw_body, occurrences FROM quarantine ORDER BY entity_key');
     expect(quarantined).toEqual([
-      { stream: 'content', property_id: '500100', entity_key: `cancellationRules:${badCancellation}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
-      { stream: 'content', property_id: '500100', entity_key: `extraStayRules:${badExtraStay}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
+      { stream: streamNames.content, property_id: '500100', entity_key: `cancellationRules:${badCancellation}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
+      { stream: streamNames.content, property_id: '500100', entity_key: `extraStayRules:${badExtraStay}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
     ]);
     expect(JSON.parse(quarantined[0]!.raw_body as string).id).toBe(badCancellation);
     // The rules are still at the provider: their rows are kept as last mirrored, not removed,

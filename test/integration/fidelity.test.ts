@@ -3,6 +3,7 @@
  * mirrored into a real PostgreSQL, arrive exactly as sent and are not quarantined; what cannot
  * be stored is quarantined visibly, and no key or list position is lost.
  */
+import { streamNames } from '../../src/store/states.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatherStatus, formatStatus } from '../../src/ops/status.js';
 import { refreshContent } from '../../src/sync/streams/content.js';
@@ -63,7 +64,7 @@ describe('the booking list', () => {
     await syncOnce(await h.context());
     const q = await quarantined(h);
     expect(q).toHaveLength(1);
-    expect(q[0]).toMatchObject({ stream: 'booking_summaries', entity_key: target });
+    expect(q[0]).toMatchObject({ stream: streamNames.bookingSummaries, entity_key: target });
     expect(q[0]!.reason).toMatch(/modifiedDateTime/);
     // The booking itself is mirrored from its details.
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));

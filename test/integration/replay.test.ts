@@ -4,6 +4,7 @@
  * mirrors what a fixed mapping now accepts and keeps what still fails, both commands as child
  * processes, and the automatic rebuild when the mirror's mapping version is older.
  */
+import { streamNames } from '../../src/store/states.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { insertWebhookEvents } from '../../src/store/repositories/webhook-events.js';
 import { nextDueFetches } from '../../src/store/repositories/fetch-queue.js';
@@ -12,7 +13,6 @@ import { InvalidPayloadError } from '../../src/provider/errors.js';
 import { MAPPING_VERSION } from '../../src/mapping/version.js';
 import { retryQuarantine } from '../../src/replay/quarantine-retry.js';
 import { rebuild } from '../../src/replay/rebuild.js';
-import { BOOKING_DETAILS } from '../../src/sync/streams/booking-details.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
 import { Engine } from '../../src/sync/runtime/engine.js';
 import { FetchOutcomes } from '../../src/sync/runtime/fetch-drain.js';
@@ -176,7 +176,7 @@ describe('rebuild', () => {
     expect(h.sim.stats.requestLog).toEqual([]);
     expect(r.sources.bookings).toEqual({ rebuilt: 29, changed: 29, quarantined: 1, left: 0 });
     const q = await h.sql<AnyRecord>('SELECT stream, property_id, entity_key, reason, raw_body, occurrences FROM quarantine');
-    expect(q).toEqual([{ stream: BOOKING_DETAILS, property_id: P, entity_key: bad!.number, reason: expect.stringContaining('booking.roomStays'), raw_body: keptRaw[0]!.raw, occurrences: 1 }]);
+    expect(q).toEqual([{ stream: streamNames.bookingDetails, property_id: P, entity_key: bad!.number, reason: expect.stringContaining('booking.roomStays'), raw_body: keptRaw[0]!.raw, occurrences: 1 }]);
     // Its typed rows are left as they were (the raw update did not touch them).
     expect(await rowsOfBad()).toEqual(kept);
     expect((await h.sql<{ n: string }>('SELECT count(*) AS n FROM bookings WHERE price_after_tax = 0'))[0]!.n).toBe('0');
@@ -209,7 +209,7 @@ describe('quarantine retry', () => {
     const rawBody = JSON.stringify(fetched.raw);
     const oldReason = 'booking.roomStays.0.ratePlans: expected at most 1 item (mapping version 1)';
     const fatal: Error[] = [];
-    await new FetchOutcomes(ctx, 'booking_detail_queue', BOOKING_DETAILS, 'booking details', h.logger).fetchFailed(
+    await new FetchOutcomes(ctx, 'booking_detail_queue', streamNames.bookingDetails, 'booking details', h.logger).fetchFailed(
       item,
       new InvalidPayloadError({ rawBody, reason: oldReason, propertyId: P, bookingNumber: fixed }, { status: 200, path: `/api/read-reservation/v1/properties/${P}/bookings/${fixed}` }),
       (e) => fatal.push(e),
@@ -231,13 +231,13 @@ describe('quarantine retry', () => {
     const stale = (await ctx.client.getBooking(P, older, never)).raw as AnyRecord;
     stale.booking.modifiedDateTime = '2010-01-01T00:00:00Z';
     stale.booking.total = { ...stale.booking.total, priceAfterTax: 1 };
-    await ctx.write((trx) => quarantinePayload(trx, { stream: BOOKING_DETAILS, propertyId: P, entityKey: older, reason: oldReason, rawBody: JSON.stringify(stale) }));
+    await ctx.write((trx) => quarantinePayload(trx, { stream: streamNames.bookingDetails, propertyId: P, entityKey: older, reason: oldReason, rawBody: JSON.stringify(stale) }));
 
     const [brokenBefore] = await h.sql<AnyRecord>('SELECT occurrences, last_seen_at, reason FROM quarantine WHERE entity_key = $1', [broken]);
     h.sim.stats.requestLog = [];
     const r = await retryQuarantine(replayEnv(h, ctx));
     expect(h.sim.stats.requestLog).toEqual([]);
-    expect(r.byStream).toEqual({ [BOOKING_DETAILS]: { retried: 3, mirrored: 1, superseded: 1, stillFailing: 1, notReplayable: 0 } });
+    expect(r.byStream).toEqual({ [streamNames.bookingDetails]: { retried: 3, mirrored: 1, superseded: 1, stillFailing: 1, notReplayable: 0 } });
 
     // `fixed` is mirrored exactly as a fetch would have mirrored it, its quarantine row and queue row are gone.
     const onlyFixed = (rows: Awaited<ReturnType<typeof mirrorSnapshot>>) => rows.filter((b) => b.key === `${P}/${fixed}`);
@@ -258,9 +258,9 @@ describe('quarantine retry', () => {
     expect((await h.sql('SELECT 1 FROM bookings WHERE number = $1', [broken])).length).toBe(0);
 
     // A body that is not JSON can only come from the provider again: left as it is.
-    await ctx.write((trx) => quarantinePayload(trx, { stream: BOOKING_DETAILS, propertyId: P, entityKey: 'x-1', reason: 'HTTP 200 with a body that is not JSON', rawBody: '<html>502 Bad Gateway</html>' }));
+    await ctx.write((trx) => quarantinePayload(trx, { stream: streamNames.bookingDetails, propertyId: P, entityKey: 'x-1', reason: 'HTTP 200 with a body that is not JSON', rawBody: '<html>502 Bad Gateway</html>' }));
     const again = await retryQuarantine(replayEnv(h, ctx));
-    expect(again.byStream).toEqual({ [BOOKING_DETAILS]: { retried: 2, mirrored: 0, superseded: 0, stillFailing: 1, notReplayable: 1 } });
+    expect(again.byStream).toEqual({ [streamNames.bookingDetails]: { retried: 2, mirrored: 0, superseded: 0, stillFailing: 1, notReplayable: 1 } });
     expect((await h.sql<{ occurrences: number }>('SELECT occurrences FROM quarantine WHERE entity_key = $1', ['x-1']))[0]!.occurrences).toBe(1);
     expect(h.sim.stats.requestLog).toEqual([]);
   });
@@ -280,7 +280,7 @@ describe('quarantine retry', () => {
     // without the fault, written by the sync's own quarantine call.
     const served = h.sim.contentProperty(bad);
     await ctx.write((trx) =>
-      quarantinePayload(trx, { stream: 'content', propertyId: bad, entityKey: bad, reason: 'property.images: expected at most 10 items (mapping version 1)', rawBody: JSON.stringify(served) }),
+      quarantinePayload(trx, { stream: streamNames.content, propertyId: bad, entityKey: bad, reason: 'property.images: expected at most 10 items (mapping version 1)', rawBody: JSON.stringify(served) }),
     );
 
     h.sim.stats.requestLog = [];

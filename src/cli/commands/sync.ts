@@ -75,7 +75,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
               first.counters.webhookEventsDuplicate += batch.duplicates;
               first.counters.webhookEventsRefused += batch.refused;
             }
-            for (const c of fleet.connections) c.ctx.onEnqueued?.();
+            for (const c of fleet.connections) c.ctx.events.emit('enqueued');
           },
           logger: logger.child({ component: 'webhooks' }),
         })

@@ -22,8 +22,6 @@ export interface CursorRow {
   errorSince: Date | null;
 }
 
-/** The booking list's cursor stream (the provider's continueToken). */
-export const BOOKING_SUMMARIES: CursorStream = 'booking_summaries';
 
 export async function findCursor(db: Executor, propertyId: string, stream: CursorStream): Promise<CursorRow | undefined> {
   const r = await db

@@ -4,11 +4,12 @@
  * the same failure again (a refetch on backoff, the next refresh) counts in `occurrences` and
  * keeps the latest body, so the table does not grow with every retry.
  */
+import type { QuarantineStream } from '../states.js';
 import { sql } from 'kysely';
 import type { Executor } from '../types.js';
 
 export interface QuarantineEntry {
-  stream: string;
+  stream: QuarantineStream;
   propertyId: string | null;
   entityKey: string | null;
   reason: string;

@@ -5,11 +5,9 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { BookingSweepsTable } from '../schema.js';
-import type { CursorStream } from '../states.js';
+import { streamNames } from '../states.js';
 import type { Executor } from '../types.js';
 
-/** The sweep's cursor stream (its own continueToken, sync_cursors.cursor). */
-export const BOOKING_SWEEP: CursorStream = 'booking_sweep';
 
 /** The figures of one pass. */
 export interface SweepCounts {
@@ -129,7 +127,7 @@ export async function restartSweepPass(trx: Executor, propertyId: string, at: Da
     .updateTable('sync_cursors')
     .set({ cursor: null, updated_at: at })
     .where('property_id', '=', propertyId)
-    .where('stream', '=', BOOKING_SWEEP)
+    .where('stream', '=', streamNames.bookingSweep)
     .execute();
 }
 

@@ -6,13 +6,11 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import type { WebhookEventState } from '../states.js';
+import { streamNames, type WebhookEventState } from '../states.js';
 import { isDataRefused, describeDatabaseError } from '../errors.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from './quarantine.js';
 import type { Executor } from '../types.js';
 
-/** The quarantine stream of events the receiver could not store (refreshes that failed use the events stream's own). */
-export const WEBHOOK_RECEIVER = 'webhook_receiver';
 
 export interface NewEvent {
   eventId: string;
@@ -87,7 +85,7 @@ export async function storeWebhookBatch(
       }
     }
     for (const r of [...invalid, ...refused]) {
-      await quarantinePayload(trx, { stream: WEBHOOK_RECEIVER, propertyId: null, entityKey: r.eventId === null ? null : printable(r.eventId), reason: r.reason, rawBody: r.body });
+      await quarantinePayload(trx, { stream: streamNames.webhookReceiver, propertyId: null, entityKey: r.eventId === null ? null : printable(r.eventId), reason: r.reason, rawBody: r.body });
     }
     return { stored, refused };
   });

@@ -11,6 +11,7 @@ import type { FairSlots } from '../../util/fair-slots.js';
 import { DEFAULT_CONNECTION } from '../../config/connections.js';
 import { SyncCounters } from './counters.js';
 import { ListScheduler } from './list-scheduler.js';
+import { SyncEvents } from './sync-events.js';
 
 /** What every stream needs: built once per API connection and passed down. */
 export interface SyncContext {
@@ -47,10 +48,8 @@ export interface SyncContext {
   readonly pageSlots: Semaphore;
   /** Turns of the booking list budget for polls and sweeps (backfill pages go first). */
   readonly listScheduler: ListScheduler;
-  /** Called after a page enqueued fetches (or a change event was stored), so idle queue streams wake at once. */
-  onEnqueued?: (() => void) | undefined;
-  /** Called when a change event's refresh committed, with the seconds since the provider created it (metrics). */
-  onEventProcessed?: ((eventType: string, seconds: number) => void) | undefined;
+  /** What the sync tells whoever listens (sync-events.ts): work enqueued, events processed, the lag of fresh changes. */
+  readonly events: SyncEvents;
 }
 
 export function createSyncContext(parts: {
@@ -85,6 +84,7 @@ export function createSyncContext(parts: {
     clock: parts.clock ?? systemClock,
     counters: parts.counters ?? new SyncCounters(),
     pageSlots: new Semaphore(1),
+    events: new SyncEvents(),
     listScheduler: new ListScheduler(parts.config, parts.clock ?? systemClock, parts.logger.child({ component: 'poll' })),
   };
 }

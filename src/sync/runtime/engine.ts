@@ -106,6 +106,7 @@ export class Engine {
     const progress = new ProgressReporter(ctx, this.followed);
     const stopWatchdog = this.mode === 'once' ? this.startWatchdog() : () => undefined;
     const stopOutageListener = this.watchProviderOutages();
+    let stopWaking = (): void => undefined;
     let announced = false;
     /** The run is about to write: tell the caller once (it opens its run row). */
     const announce = async (): Promise<boolean> => {
@@ -138,7 +139,7 @@ export class Engine {
           drain.run(this.inner.signal, { mode: this.mode, upstreamDone: () => this.catchingUp === 0, onFatal: (err) => this.fail(err) }),
         );
       }
-      ctx.onEnqueued = () => this.wakeDrains();
+      stopWaking = ctx.events.on('enqueued', () => this.wakeDrains());
       this.spawn(() => this.initialRefreshes(discovered.refreshed));
       if (this.mode === 'daemon') for (const r of this.streams.refreshes) this.spawn(() => this.scheduledRefreshes(r));
       for (const id of discovered.propertyIds) this.follow(id, plan.recoverFrom.get(id));
@@ -152,7 +153,7 @@ export class Engine {
       this.tickers.stopAll();
       progress.stop();
       if (this.started) progress.report();
-      ctx.onEnqueued = undefined;
+      stopWaking();
     }
     return this.result;
   }

@@ -18,7 +18,7 @@
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../../store/errors.js';
 import { fetchAgainLater, nextDueFetches, PARKED_UNTIL_NEXT_VERSION, pendingCount, queueKey, vacuumTable, type FetchQueue, type QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from '../../store/repositories/quarantine.js';
-import type { QueueState } from '../../store/states.js';
+import type { QueueState, QuarantineStream } from '../../store/states.js';
 import type { Logger } from '../../util/log.js';
 import { AuthenticationError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { IdlePause } from '../../util/wait-list.js';
@@ -169,7 +169,7 @@ export class FetchOutcomes {
   constructor(
     private readonly ctx: SyncContext,
     private readonly queue: FetchQueue,
-    private readonly stream: string,
+    private readonly stream: QuarantineStream,
     private readonly what: string,
     private readonly log: Logger,
   ) {}

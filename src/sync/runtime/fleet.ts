@@ -26,7 +26,7 @@ import type { BudgetLedger, ConnectionLease, Replica } from '../../cluster/repli
 import type { TokenGate } from '../../cluster/token-gate.js';
 import { adoptProperties } from '../../store/repositories/connections.js';
 import { finishRun, startRun } from '../../store/repositories/runs.js';
-import type { RunOutcome } from '../../store/states.js';
+import { streamNames, type RunOutcome } from '../../store/states.js';
 import { processIdentity } from '../../cluster/schema-lock.js';
 import type { Logger } from '../../util/log.js';
 import { RateBudget } from '../../provider/budget.js';
@@ -519,7 +519,7 @@ export function runOutcome(result: EngineResult, stopped: boolean): { outcome: R
   if (stopped) return { outcome: 'stopped' };
   if (result.failed.length > 0) return { outcome: 'failed', error: result.failed.map((f) => f.message).join('\n') };
   if (result.refreshFailures.length > 0) {
-    const contentOnly = result.refreshFailures.every((f) => f.stream === 'content');
+    const contentOnly = result.refreshFailures.every((f) => f.stream === streamNames.content);
     return { outcome: contentOnly ? 'content_failed' : 'refresh_failed', error: result.refreshFailures.map((f) => `${f.stream}: ${f.reason}`).join('\n') };
   }
   return { outcome: 'ok' };

@@ -2,7 +2,8 @@
  * Progress of a long sync, logged at a steady pace (not per request): where each property's
  * booking list stands in time, rows read, the detail queue and its ETA at the budget.
  */
-import { BOOKING_SUMMARIES, listCursors } from '../../store/repositories/cursors.js';
+import { streamNames } from '../../store/states.js';
+import { listCursors } from '../../store/repositories/cursors.js';
 import { pendingCount } from '../../store/repositories/fetch-queue.js';
 import type { RateWindow } from '../../config/config.js';
 import type { SyncContext } from './context.js';
@@ -60,7 +61,7 @@ export class ProgressReporter {
   private async collect(): Promise<Record<string, unknown>> {
     const { ctx } = this;
     const now = ctx.clock.now();
-    const cursors = await listCursors(ctx.db, BOOKING_SUMMARIES);
+    const cursors = await listCursors(ctx.db, streamNames.bookingSummaries);
     const pending = await pendingCount(ctx.db, 'booking_detail_queue', { connection: ctx.connection });
     const fetched = ctx.counters.detailsFetched;
     const elapsed = Math.max(1, now - this.lastAt) / 1000;

@@ -5,8 +5,9 @@
  * properties restart their booking list from the last mirrored modification minus the
  * configured overlap (two days, as the provider recommends), or from a chosen time.
  */
+import { streamNames } from '../../store/states.js';
 import { maxMirroredModification, hasMirroredRows } from '../../store/repositories/bookings.js';
-import { BOOKING_SUMMARIES, findCursor, resetCursorForRecovery } from '../../store/repositories/cursors.js';
+import { findCursor, resetCursorForRecovery } from '../../store/repositories/cursors.js';
 import type { SyncContext } from './context.js';
 import { TokenLostError } from './errors.js';
 
@@ -23,7 +24,7 @@ export interface RecoveryPlan {
 export async function planRecovery(ctx: SyncContext, propertyIds: readonly string[], recovery: Recovery): Promise<RecoveryPlan> {
   const lost: TokenLostError[] = [];
   for (const propertyId of propertyIds) {
-    const cursor = await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES);
+    const cursor = await findCursor(ctx.db, propertyId, streamNames.bookingSummaries);
     if (cursor?.state === 'token_lost') {
       lost.push(new TokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken'));
     } else if (!cursor?.cursor && !cursor?.position && (await hasMirroredRows(ctx.db, propertyId))) {
@@ -51,6 +52,6 @@ export async function planRecovery(ctx: SyncContext, propertyIds: readonly strin
 export async function applyRecovery(ctx: SyncContext, recoverFrom: ReadonlyMap<string, Date>): Promise<void> {
   for (const [propertyId, from] of recoverFrom) {
     ctx.logger.warn({ propertyId, from: from.toISOString() }, 'recovery: the booking list restarts from this modification time');
-    await ctx.write((trx) => resetCursorForRecovery(trx, propertyId, BOOKING_SUMMARIES, new Date(ctx.clock.now())));
+    await ctx.write((trx) => resetCursorForRecovery(trx, propertyId, streamNames.bookingSummaries, new Date(ctx.clock.now())));
   }
 }

@@ -3,6 +3,7 @@
  * budget, most useful first (fetch-drain.ts). One booking per transaction: header upserted
  * under the version guard, children replaced, queue row removed.
  */
+import { streamNames } from '../../store/states.js';
 import { completeFetchStatement } from '../../store/repositories/booking-queue.js';
 import { saveBookingVersion } from '../../store/repositories/bookings.js';
 import { bookingToRows } from '../../mapping/bookings.js';
@@ -11,10 +12,8 @@ import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FRESH_CHANGE_PRIORITY } from './booking-summaries.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
-import { reportChangeLag } from '../runtime/freshness.js';
 import type { QueueStream } from './types.js';
 
-export const BOOKING_DETAILS = 'booking_details';
 
 class BookingDetails implements FetchHandler {
   constructor(
@@ -55,7 +54,7 @@ class BookingDetails implements FetchHandler {
       });
       if (written) ctx.counters.detailsWritten += 1;
       else ctx.counters.detailsStale += 1;
-      if (lag !== undefined) reportChangeLag(ctx, item.propertyId, lag);
+      if (lag !== undefined) ctx.events.emit('changeLag', item.propertyId, lag);
       // Either re-enqueued meanwhile (fine: fetched again), or the provider served details
       // older than the summary that asked for them: try again later instead of spinning.
       if (!completed) await this.outcomes.stale(item, 'details older than the listed modification');
@@ -67,11 +66,11 @@ class BookingDetails implements FetchHandler {
 
 /** The booking details queue, registered with the engine. */
 export const bookingDetailsStream: QueueStream = {
-  name: BOOKING_DETAILS,
+  name: streamNames.bookingDetails,
   enabled: () => true,
   create: (ctx) => {
     const log = ctx.logger.child({ component: 'details' });
-    const outcomes = new FetchOutcomes(ctx, 'booking_detail_queue', BOOKING_DETAILS, 'booking details', log);
+    const outcomes = new FetchOutcomes(ctx, 'booking_detail_queue', streamNames.bookingDetails, 'booking details', log);
     return new FetchDrain(ctx, 'booking_detail_queue', ctx.config.sync.detailConcurrency, new BookingDetails(ctx, outcomes), log);
   },
 };

@@ -6,7 +6,8 @@
  * store the new token. A crash between pages therefore replays at most one page, and a
  * replayed page changes nothing (upserts and version-guarded enqueues are idempotent).
  */
-import { BOOKING_SUMMARIES, findCursor, markCursorLost, saveCursorAfterPage } from '../../store/repositories/cursors.js';
+import { streamNames } from '../../store/states.js';
+import { findCursor, markCursorLost, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import { enqueueDetailFetches, upsertSummariesAndEnqueue } from '../../store/repositories/booking-summaries.js';
 import { hasMirroredRows } from '../../store/repositories/bookings.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
@@ -75,7 +76,7 @@ async function readPages(
   let recoverFrom = start.recoverFrom;
 
   while (!signal.aborted) {
-    const cursor = await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES);
+    const cursor = await findCursor(ctx.db, propertyId, streamNames.bookingSummaries);
     // Recovery clears the token before the first page; a token here means a recovery page
     // already committed (before a failure or a restart of this loop): follow it instead.
     if (recoverFrom && cursor?.cursor && cursor.state === 'active') recoverFrom = undefined;
@@ -111,7 +112,7 @@ async function readPages(
         ({ page } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
       } catch (err) {
         if (err instanceof ContinueTokenRejectedError) {
-          await ctx.write((trx) => markCursorLost(trx, propertyId, BOOKING_SUMMARIES, err.message, new Date(ctx.clock.now())));
+          await ctx.write((trx) => markCursorLost(trx, propertyId, streamNames.bookingSummaries, err.message, new Date(ctx.clock.now())));
           throw new TokenLostError(propertyId, err.message, { cause: err });
         }
         throw err;
@@ -134,7 +135,7 @@ async function readPages(
     ctx.counters.summaries += summaries;
     ctx.counters.detailsEnqueued += enqueued;
     ctx.counters.quarantined += badReasons.length;
-    if (enqueued > 0) ctx.onEnqueued?.();
+    if (enqueued > 0) ctx.events.emit('enqueued');
     if (!page.hasMoreData) break;
     if (page.continueToken === null) {
       // More data but no token to ask for it with: asking again now would return this page.
@@ -196,7 +197,7 @@ async function writePage(
   const enqueued = await ctx.write(async (trx) => {
     for (const b of bad) {
       await quarantinePayload(trx, {
-        stream: BOOKING_SUMMARIES,
+        stream: streamNames.bookingSummaries,
         propertyId,
         entityKey: b.number,
         reason: b.reason,
@@ -208,7 +209,7 @@ async function writePage(
     const n = (await upsertSummariesAndEnqueue(trx, rows, new Date(now))) + (await enqueueDetailFetches(trx, unparsed));
     await saveCursorAfterPage(trx, {
       propertyId,
-      stream: BOOKING_SUMMARIES,
+      stream: streamNames.bookingSummaries,
       cursor: nextToken,
       position,
       caughtUp: !page.hasMoreData,
@@ -222,7 +223,7 @@ async function writePage(
 
 /** The booking list, per property, registered with the engine. */
 export const bookingSummariesStream: PropertyStream = {
-  name: BOOKING_SUMMARIES,
+  name: streamNames.bookingSummaries,
   title: 'booking list',
   enabled: () => true,
   catchUp: async (ctx, propertyId, signal, start) => {

@@ -15,11 +15,12 @@
  * A restart resumes the pass from its token; a token the provider rejects only restarts the
  * pass from its lookback: losing the sweep's position loses nothing.
  */
-import { BOOKING_SUMMARIES, findCursor, saveCursorAfterPage, type CursorRow } from '../../store/repositories/cursors.js';
+import { streamNames } from '../../store/states.js';
+import { findCursor, saveCursorAfterPage, type CursorRow } from '../../store/repositories/cursors.js';
 import { upsertSummariesAndEnqueue, enqueueDetailFetches } from '../../store/repositories/booking-summaries.js';
 import type { SummaryRow } from '../../mapping/bookings.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
-import { BOOKING_SWEEP, findSweep, listedVersions, nextSweepDueAt, recordSweepPage, restartSweepPass, startWatching, type SweepCounts } from '../../store/repositories/sweeps.js';
+import { findSweep, listedVersions, nextSweepDueAt, recordSweepPage, restartSweepPass, startWatching, type SweepCounts } from '../../store/repositories/sweeps.js';
 import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import type { BookingsPage } from '../../provider/schemas/bookings.js';
 import { EARLIEST_MODIFICATION, FRESH_CHANGE_PRIORITY, parseSummariesPage } from './booking-summaries.js';
@@ -52,7 +53,7 @@ const asLastModification = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z'
  * Returns the figures of the pass run, or undefined when none was due.
  */
 export async function sweepIfDue(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<SweepCounts | undefined> {
-  if (!listCaughtUp(await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES))) return undefined;
+  if (!listCaughtUp(await findCursor(ctx.db, propertyId, streamNames.bookingSummaries))) return undefined;
   const now = ctx.clock.now();
   const state = await findSweep(ctx.db, propertyId);
   if (!state) {
@@ -67,13 +68,13 @@ export async function sweepIfDue(ctx: SyncContext, propertyId: string, signal: A
 
 /** One pass (or the rest of the one in progress) until the provider says hasMoreData=false. */
 export async function sweepPass(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<SweepCounts> {
-  const log = ctx.logger.child({ component: BOOKING_SWEEP, propertyId });
+  const log = ctx.logger.child({ component: streamNames.bookingSweep, propertyId });
   const { lookbackMs } = ctx.config.sync.sweep;
   const total: SweepCounts = { pages: 0, summaries: 0, enqueued: 0, late: 0 };
   let restarts = 0;
   while (!signal.aborted) {
     const state = await findSweep(ctx.db, propertyId);
-    const token = state?.pass ? ((await findCursor(ctx.db, propertyId, BOOKING_SWEEP))?.cursor ?? null) : null;
+    const token = state?.pass ? ((await findCursor(ctx.db, propertyId, streamNames.bookingSweep))?.cursor ?? null) : null;
     const requestedAt = ctx.clock.now();
     const from = token ? null : sweepFrom(requestedAt, lookbackMs);
     if (from && !state?.pass) log.debug({ lastModification: asLastModification(from) }, 'sweep: reading the booking list again');
@@ -110,7 +111,7 @@ export async function sweepPass(ctx: SyncContext, propertyId: string, signal: Ab
     total.late += counts.late;
     ctx.counters.detailsEnqueued += counts.enqueued;
     ctx.counters.quarantined += counts.bad;
-    if (counts.enqueued > 0) ctx.onEnqueued?.();
+    if (counts.enqueued > 0) ctx.events.emit('enqueued');
     if (last) {
       const level = total.late > 0 ? 'info' : 'debug';
       log[level]({ pages: total.pages, summaries: total.summaries, lateChanges: total.late, enqueued: total.enqueued }, `sweep of property ${propertyId}: ${total.late} late change(s) found`);
@@ -140,7 +141,7 @@ async function writeSweepPage(
     };
     const lateRows = rows.filter(isLate);
     for (const b of bad) {
-      await quarantinePayload(trx, { stream: BOOKING_SUMMARIES, propertyId, entityKey: b.number, reason: b.reason, rawBody: JSON.stringify(b.raw) });
+      await quarantinePayload(trx, { stream: streamNames.bookingSummaries, propertyId, entityKey: b.number, reason: b.reason, rawBody: JSON.stringify(b.raw) });
     }
     // A summary that fails validation tells no version: its details are fetched only when the
     // mirror has never listed the booking (else every sweep would fetch them again).
@@ -148,7 +149,7 @@ async function writeSweepPage(
     const enqueued = (await upsertSummariesAndEnqueue(trx, rows, new Date(now), { keepNewer: true })) + (await enqueueDetailFetches(trx, unknown));
     await saveCursorAfterPage(trx, {
       propertyId,
-      stream: BOOKING_SWEEP,
+      stream: streamNames.bookingSweep,
       cursor: pass.last ? null : page.continueToken,
       position,
       caughtUp: pass.last,
@@ -165,7 +166,7 @@ async function writeSweepPage(
 async function msUntilNextLook(ctx: SyncContext, propertyId: string): Promise<number> {
   const { everyMs } = ctx.config.sync.sweep;
   const recheck = Math.min(everyMs, RECHECK_MS);
-  if (!listCaughtUp(await findCursor(ctx.db, propertyId, BOOKING_SUMMARIES))) return recheck;
+  if (!listCaughtUp(await findCursor(ctx.db, propertyId, streamNames.bookingSummaries))) return recheck;
   const state = await findSweep(ctx.db, propertyId);
   if (!state) return 0;
   if (state.pass) return 0;
@@ -174,7 +175,7 @@ async function msUntilNextLook(ctx: SyncContext, propertyId: string): Promise<nu
 
 /** The reconciliation sweep, per property, registered with the engine. */
 export const bookingSweepStream: PropertyStream = {
-  name: BOOKING_SWEEP,
+  name: streamNames.bookingSweep,
   title: 'sweep',
   enabled: (config) => config.sync.sweep.enabled,
   catchUp: async (ctx, propertyId, signal) => {

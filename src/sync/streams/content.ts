@@ -5,6 +5,7 @@
  * `content.refreshCron` schedule. Unchanged rows are not written; rows that disappear are
  * marked removed; a property that fails validation is quarantined and the others land.
  */
+import { streamNames } from '../../store/states.js';
 import {
   finishContentRefresh,
   markMissingRemoved,
@@ -35,7 +36,6 @@ import type { RefreshStream } from './types.js';
 import type { z } from 'zod';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
-export const CONTENT_STREAM = 'content';
 /** Content yields to the booking streams that share the standard budget. */
 const CONTENT_PRIORITY = 10;
 const PAGE_SIZE = 200;
@@ -200,7 +200,7 @@ class Refresh {
     this.log.warn({ propertyId, entityKey, reason }, 'content payload failed validation: quarantined');
     await this.ctx.write((trx) =>
       quarantinePayload(trx, {
-        stream: CONTENT_STREAM,
+        stream: streamNames.content,
         propertyId,
         entityKey,
         reason,
@@ -348,7 +348,7 @@ export async function refreshContent(
 
 /** Content and reference data, registered with the engine. */
 export const contentStream: RefreshStream = {
-  name: CONTENT_STREAM,
+  name: streamNames.content,
   enabled: (config) => config.content.enabled,
   cron: (config) => config.content.refreshCron,
   run: async (ctx, signal, only) => {

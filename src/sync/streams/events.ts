@@ -30,6 +30,7 @@
  *   reservation that exists.
  * Metrics name only the known event types (others count as `other`).
  */
+import { streamNames } from '../../store/states.js';
 import { enqueueKnownBookingDetails } from '../../store/repositories/booking-queue.js';
 import { saveVersioned } from '../../store/repositories/pms.js';
 import { inventoryBlockToRow, storageBookingToRow } from '../../mapping/pms.js';
@@ -55,7 +56,6 @@ import { fetchPmsReservation, PMS_PRIORITY, writePmsReservation } from './pms-re
 import type { EngineMode, QueueDrain, QueueStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
-export const WEBHOOK_EVENTS = 'webhook_events';
 const CONCURRENCY = 4;
 /** The event types the provider documents; metrics and status count any other as `other`. */
 export const KNOWN_EVENT_TYPES = [
@@ -294,7 +294,7 @@ class EventProcessor implements QueueDrain {
           await finishAll(trx, 'processed');
           return queued;
         });
-        if (detailsQueued) ctx.onEnqueued?.();
+        if (detailsQueued) ctx.events.emit('enqueued');
       } else {
         const storage = target.kind === 'storageBooking';
         const path = storage
@@ -308,7 +308,7 @@ class EventProcessor implements QueueDrain {
         });
       }
       ctx.counters.webhookEventsProcessed += events.length;
-      for (const e of events) if (e.creationTime) ctx.onEventProcessed?.(eventTypeLabel(e.eventType), (ctx.clock.now() - e.creationTime.getTime()) / 1000);
+      for (const e of events) if (e.creationTime) ctx.events.emit('eventProcessed', eventTypeLabel(e.eventType), (ctx.clock.now() - e.creationTime.getTime()) / 1000);
     } catch (err) {
       if (signal.aborted) return;
       for (const e of events) await this.failed(e, err, onFatal);
@@ -346,7 +346,7 @@ class EventProcessor implements QueueDrain {
     if (err instanceof InvalidPayloadError) {
       ctx.counters.quarantined += 1;
       await write(async (trx) => {
-        await quarantinePayload(trx, { stream: WEBHOOK_EVENTS, propertyId: err.propertyId ?? e.propertyId, entityKey: err.bookingNumber ?? e.entityKey, reason: err.reason, rawBody: err.rawBody });
+        await quarantinePayload(trx, { stream: streamNames.webhookEvents, propertyId: err.propertyId ?? e.propertyId, entityKey: err.bookingNumber ?? e.entityKey, reason: err.reason, rawBody: err.rawBody });
         await finishEvent(trx, e.eventId, 'failed', err.reason);
       });
       ctx.counters.webhookEventsFailed += 1;
@@ -365,7 +365,7 @@ class EventProcessor implements QueueDrain {
 
 /** The change events, registered with the engine as a queue. */
 export const webhookEventsStream: QueueStream = {
-  name: WEBHOOK_EVENTS,
+  name: streamNames.webhookEvents,
   enabled: () => true,
   create: (ctx) => new EventProcessor(ctx),
 };

@@ -9,7 +9,7 @@ import { markCursorProblem, saveCursorAfterPage } from '../../store/repositories
 import { replaceOccupancyWindow } from '../../store/repositories/pms.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
 import type { NewDailyOccupancy } from '../../store/schema.js';
-import type { CursorStream } from '../../store/states.js';
+import { streamNames, type CursorStream } from '../../store/states.js';
 import { InvalidPayloadError } from '../../provider/errors.js';
 import { parseDailyOccupancy, parseRoom, parseRoomsPage } from '../../provider/schemas/pms.js';
 import { occupancyDayToRow, roomToRow } from '../../mapping/pms.js';
@@ -21,7 +21,6 @@ import { withAccessHint, zoneOf } from './pms-reservations.js';
 import type { RefreshStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
-export const DAILY_OCCUPANCY: CursorStream = 'daily_occupancy';
 /** Below the PMS search (2–5), above content (10). */
 const REFRESH_PRIORITY = 8;
 /** The document's limit of one occupancy request. */
@@ -83,7 +82,7 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
       if (rawId !== null) seen.push(rawId);
       if (!room.ok) {
         ctx.counters.quarantined += 1;
-        await ctx.write((trx) => quarantinePayload(trx, { stream: 'pms_rooms', propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) }));
+        await ctx.write((trx) => quarantinePayload(trx, { stream: streamNames.pmsRooms, propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) }));
         continue;
       }
       rows.push(roomToRow(propertyId, room.value, raw));
@@ -100,7 +99,7 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
 
 /** PMS rooms, refreshed with content. */
 export const pmsRoomsStream: RefreshStream = {
-  name: 'pms_rooms',
+  name: streamNames.pmsRooms,
   enabled: (config) => config.pms.enabled,
   cron: (config) => config.content.refreshCron,
   run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS rooms refresh', null, (id) => refreshRooms(ctx, id, signal)),
@@ -147,15 +146,15 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
     days += byDate.size;
   }
   await ctx.write((trx) =>
-    saveCursorAfterPage(trx, { propertyId, stream: DAILY_OCCUPANCY, cursor: null, position: new Date(ctx.clock.now()), caughtUp: true, rows: days, polledAt: new Date(ctx.clock.now()) }),
+    saveCursorAfterPage(trx, { propertyId, stream: streamNames.dailyOccupancy, cursor: null, position: new Date(ctx.clock.now()), caughtUp: true, rows: days, polledAt: new Date(ctx.clock.now()) }),
   );
 }
 
 /** Daily occupancy over the configured horizon, at start and on occupancy.refreshCron. */
 export const dailyOccupancyStream: RefreshStream = {
-  name: 'daily_occupancy',
+  name: streamNames.dailyOccupancy,
   enabled: (config) => config.occupancy.enabled,
   cron: (config) => config.occupancy.refreshCron,
-  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'daily occupancy refresh', DAILY_OCCUPANCY, (id) => refreshOccupancy(ctx, id, signal)),
+  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'daily occupancy refresh', streamNames.dailyOccupancy, (id) => refreshOccupancy(ctx, id, signal)),
   discoversProperties: false,
 };

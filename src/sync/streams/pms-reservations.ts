@@ -25,7 +25,7 @@ import { removeFetch } from '../../store/repositories/fetch-queue.js';
 import { enqueuePmsReservations, savePmsReservation, unknownPersonIds, upsertPmsGuest } from '../../store/repositories/pms.js';
 import type { Trx } from '../../store/types.js';
 import type { NewPmsGuest } from '../../store/schema.js';
-import type { CursorStream } from '../../store/states.js';
+import { streamNames } from '../../store/states.js';
 import { InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
@@ -34,7 +34,6 @@ import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-d
 import { guestRow, reservationRows, type PmsReservationRows } from '../../mapping/pms.js';
 import type { EngineMode, PropertyStream, QueueStream } from './types.js';
 
-export const PMS_RESERVATIONS: CursorStream = 'pms_reservations';
 
 /** Budget priorities in the standard scope (lower first): events 0, following 2, backfill 5; content is 10. */
 export const PMS_PRIORITY = { event: 0, following: 2, backfill: 5 } as const;
@@ -126,7 +125,7 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
   const { backfillFrom, overlapMinutes } = ctx.config.pms;
   let rechecked = false;
   while (!signal.aborted) {
-    const row = await findCursor(ctx.db, propertyId, PMS_RESERVATIONS);
+    const row = await findCursor(ctx.db, propertyId, streamNames.pmsReservations);
     const cursor = readCursor(row?.cursor, backfillFrom);
     const now = ctx.clock.now();
     let window = cursor.window;
@@ -165,7 +164,7 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
         log.warn({ state: window.state }, 'PMS search: the stored page token was refused; reading the window again from its start');
         const restart: SearchCursor = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: null } };
         await ctx.write((trx) =>
-          saveCursorAfterPage(trx, { propertyId, stream: PMS_RESERVATIONS, cursor: JSON.stringify(restart), position: new Date(cursor.coveredTo + MINUTE), caughtUp: false, rows: 0, polledAt: new Date(now) }),
+          saveCursorAfterPage(trx, { propertyId, stream: streamNames.pmsReservations, cursor: JSON.stringify(restart), position: new Date(cursor.coveredTo + MINUTE), caughtUp: false, rows: 0, polledAt: new Date(now) }),
         );
         continue;
       }
@@ -198,7 +197,7 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
       );
       await saveCursorAfterPage(trx, {
         propertyId,
-        stream: PMS_RESERVATIONS,
+        stream: streamNames.pmsReservations,
         cursor: JSON.stringify(next),
         position: new Date(next.coveredTo + MINUTE),
         caughtUp: next.window === undefined && next.coveredTo >= Math.floor(ctx.clock.now() / MINUTE) * MINUTE - MINUTE,
@@ -209,7 +208,7 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
     });
     ctx.counters.pmsSearchPages += 1;
     ctx.counters.pmsReservationsEnqueued += enqueued;
-    if (enqueued > 0) ctx.onEnqueued?.();
+    if (enqueued > 0) ctx.events.emit('enqueued');
   }
 }
 
@@ -312,7 +311,7 @@ class PmsReservationFetches implements FetchHandler {
 
 /** The PMS search, per property, registered with the engine. */
 export const pmsReservationsStream: PropertyStream = {
-  name: PMS_RESERVATIONS,
+  name: streamNames.pmsReservations,
   title: 'PMS reservations',
   enabled: (config) => config.pms.enabled,
   catchUp: async (ctx, propertyId, signal, start) => {
@@ -323,11 +322,11 @@ export const pmsReservationsStream: PropertyStream = {
 
 /** The PMS reservation fetch queue, registered with the engine. */
 export const pmsReservationQueueStream: QueueStream = {
-  name: 'pms_reservation_queue',
+  name: streamNames.pmsReservationQueue,
   enabled: (config) => config.pms.enabled,
   create: (ctx) => {
     const log = ctx.logger.child({ component: 'pms' });
-    const outcomes = new FetchOutcomes(ctx, 'pms_reservation_queue', PMS_RESERVATIONS, 'PMS reservation', log);
+    const outcomes = new FetchOutcomes(ctx, 'pms_reservation_queue', streamNames.pmsReservations, 'PMS reservation', log);
     return new FetchDrain(ctx, 'pms_reservation_queue', ctx.config.pms.fetchConcurrency, new PmsReservationFetches(ctx, outcomes), log);
   },
 };

@@ -7,7 +7,7 @@
  * - refresh streams re-read a whole data set at start and on a schedule (content).
  */
 import type { Config } from '../../config/config.js';
-import type { CursorStream } from '../../store/states.js';
+import type { CursorStream, StreamName } from '../../store/states.js';
 import type { SyncContext } from '../runtime/context.js';
 import type { Tickers } from '../runtime/schedule.js';
 
@@ -45,13 +45,13 @@ export interface QueueDrain {
 }
 
 export interface QueueStream {
-  readonly name: string;
+  readonly name: StreamName;
   enabled(config: Config): boolean;
   create(ctx: SyncContext): QueueDrain;
 }
 
 export interface RefreshStream {
-  readonly name: string;
+  readonly name: StreamName;
   enabled(config: Config): boolean;
   /** croner expression of the scheduled refresh (the first one runs at start). */
   cron(config: Config): string;
