@@ -1,6 +1,6 @@
 /** How the process ends: its exit statuses, and which failures end it with a sentence rather than a stack trace. */
 import { ConfigError } from '../config/config.js';
-import { DatabaseConfigurationError, DatabaseUnavailableError, LeaseBusyError, LocalServerError } from '../store/errors.js';
+import { DatabaseConfigurationError, DatabaseUnavailableError, HeldElsewhereError, LocalServerError } from '../store/errors.js';
 import { OpsPortError } from '../ops/http.js';
 import { AuthenticationError } from '../provider/errors.js';
 import { DatabaseGaveUpError, ProviderGaveUpError } from '../sync/runtime/errors.js';
@@ -21,7 +21,7 @@ export function isExpectedFailure(err: unknown): boolean {
     err instanceof DatabaseUnavailableError ||
     err instanceof DatabaseGaveUpError ||
     err instanceof ProviderGaveUpError ||
-    err instanceof LeaseBusyError ||
+    err instanceof HeldElsewhereError ||
     err instanceof OpsPortError ||
     err instanceof LocalServerError
   );

@@ -46,8 +46,8 @@ import {
   takeLease,
   type ReplicaRow,
 } from '../store/repositories/replicas.js';
-import { LeaseLostError } from '../store/errors.js';
-import { processIdentity, type FenceQuery, type WriterLease } from './schema-lock.js';
+import { FenceLostError } from '../store/errors.js';
+import { processIdentity, type FenceQuery, type WriteFence } from './schema-lock.js';
 
 export interface ReplicaOptions {
   /** The control pool (small, separate from the sync's writes). */
@@ -206,7 +206,7 @@ export class Replica {
 }
 
 /** One connection's lease, as the connection's streams and writes see it. */
-export class ConnectionLease implements WriterLease {
+export class ConnectionLease implements WriteFence {
   /** Set when taken after a clean handover: the previous holder's budget ledger and its age. */
   handedOver: { ledger: BudgetLedger; ageMs: number } | undefined;
   private heldEpoch: string | undefined;
@@ -242,11 +242,11 @@ export class ConnectionLease implements WriterLease {
 
   async fence(query: FenceQuery): Promise<void> {
     const epoch = this.heldEpoch;
-    if (!this.held || epoch === undefined) throw new LeaseLostError(`this process does not hold the lease of connection ${this.connection} in schema ${this.schema}`);
+    if (!this.held || epoch === undefined) throw new FenceLostError(`this process does not hold the lease of connection ${this.connection} in schema ${this.schema}`);
     const rows = await query(CONNECTION_FENCE, [this.connection, this.replica.id, epoch]);
     if (rows.length === 0) {
       this.lost('another replica took it');
-      throw new LeaseLostError(`another staysync process took the lease of connection ${this.connection} in schema ${this.schema}`);
+      throw new FenceLostError(`another staysync process took the lease of connection ${this.connection} in schema ${this.schema}`);
     }
   }
 

@@ -1,11 +1,13 @@
 /**
- * The writer lease of a schema: one process at a time syncs into it.
+ * The schema's lock: what must run alone (start-up: migrations, a mapping upgrade,
+ * registration among the replicas; `rebuild` and `quarantine retry`) runs under it. (The
+ * connections' leases, which replicas share out, are another thing: cluster/replicas.ts.)
  *
- * The lease is a PostgreSQL advisory lock held by a session of its own (not a pooled
+ * The lock is a PostgreSQL advisory lock held by a session of its own (not a pooled
  * connection), plus an epoch in `sync_lease` that the holder increments when it takes the
- * lock. Every write transaction first checks, with FOR SHARE, that the epoch is still the one
- * this process took (`fence`). So:
- * - when the lease session drops (server restart, pg_terminate_backend, network), the lock is
+ * lock. Every write transaction under it first checks, with FOR SHARE, that the epoch is still
+ * the one this process took (`fence`). So:
+ * - when the lock's session drops (server restart, pg_terminate_backend, network), the lock is
  *   gone; this process notices (an error or end event on the session, or the heartbeat), stops
  *   starting writes at once, and tries to take the lock again;
  * - if another process takes it meanwhile, its epoch update waits for our in-flight write
@@ -19,10 +21,10 @@ import type { Clock } from '../util/clock.js';
 import { WaitList } from '../util/wait-list.js';
 import { DEFAULT_CONNECTION } from '../config/connections.js';
 import type { DatabaseAvailability } from '../store/availability.js';
-import { describeDatabaseError, isDatabaseMisconfigured, LeaseBusyError, LeaseLostError } from '../store/errors.js';
+import { describeDatabaseError, isDatabaseMisconfigured, HeldElsewhereError, FenceLostError } from '../store/errors.js';
 
 /** A dedicated database session: a pg Client, or the embedded database's single connection. */
-export interface LeaseSession {
+export interface LockSession {
   query<R extends Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
   /** Registers a callback for the session ending or failing on its own (never for the embedded database). */
   onLost(callback: (reason: string) => void): void;
@@ -33,19 +35,19 @@ export interface LeaseSession {
 export type FenceQuery = (text: string, params: unknown[]) => Promise<unknown[]>;
 
 /**
- * What a write transaction is fenced by: the schema's writer lease (rebuild, quarantine retry,
+ * What a write transaction is fenced by: the schema's lock (rebuild, quarantine retry,
  * in-process tests) or a connection's lease (replicas.ts). `fence` is the transaction's first
  * statement; it also sets `staysync.connection` for the transaction.
  */
-export interface WriterLease {
+export interface WriteFence {
   readonly held: boolean;
   waitUntilHeld(signal: AbortSignal): Promise<void>;
   fence(query: FenceQuery, connection?: string): Promise<void>;
 }
 
-export interface LeaseOptions {
+export interface SchemaLockOptions {
   schema: string;
-  openSession: () => Promise<LeaseSession>;
+  openSession: () => Promise<LockSession>;
   availability: DatabaseAvailability;
   logger: Logger;
   clock: Clock;
@@ -58,8 +60,8 @@ export const processIdentity = { host: hostname(), pid: process.pid };
 const holderName = `${processIdentity.host} pid ${processIdentity.pid}`;
 const LEASE_ROW = 'writer';
 
-export class Lease implements WriterLease {
-  private session: LeaseSession | undefined;
+export class SchemaLock implements WriteFence {
+  private session: LockSession | undefined;
   private heldEpoch: string | undefined;
   /** True once migrations ran: from then on taking the lock also takes an epoch. */
   private fenced = false;
@@ -72,7 +74,7 @@ export class Lease implements WriterLease {
   /** Times the lease was lost while held (metrics). */
   losses = 0;
 
-  constructor(private readonly opts: LeaseOptions) {
+  constructor(private readonly opts: SchemaLockOptions) {
     this.log = opts.logger.child({ component: 'lease', schema: opts.schema });
   }
 
@@ -87,7 +89,7 @@ export class Lease implements WriterLease {
 
   /**
    * Takes the lock. With `wait`, waits for a holder to let go (and for the database to be
-   * reachable); without, throws LeaseBusyError naming the holder.
+   * reachable); without, throws HeldElsewhereError naming the holder.
    */
   async acquire(signal: AbortSignal, opts: { wait: boolean }): Promise<void> {
     let toldBusy = false;
@@ -104,10 +106,10 @@ export class Lease implements WriterLease {
       if (taken) return;
       const holder = await this.describeHolder();
       if (!opts.wait) {
-        throw new LeaseBusyError(`another staysync process (${holder}) is syncing into schema ${this.opts.schema}`);
+        throw new HeldElsewhereError(`another staysync process (${holder}) is syncing into schema ${this.opts.schema}`);
       }
       if (!toldBusy) {
-        this.log.warn({ holder }, `another staysync process (${holder}) holds the lease of schema ${this.opts.schema}: waiting for it`);
+        this.log.warn({ holder }, `another staysync process (${holder}) holds the lock of schema ${this.opts.schema}: waiting for it`);
         toldBusy = true;
       }
       await this.opts.clock.sleep(this.opts.retryMs, signal);
@@ -130,7 +132,7 @@ export class Lease implements WriterLease {
   }
 
   /**
-   * The fence, first statement of every write transaction: fails with LeaseLostError unless
+   * The fence, first statement of every write transaction: fails with FenceLostError unless
    * this process still holds the epoch it took. FOR SHARE makes a new holder's epoch update
    * wait until this transaction ends. The same statement sets the transaction's API connection
    * (`staysync.connection`, the default of the bookkeeping tables' `connection` column), so
@@ -138,11 +140,11 @@ export class Lease implements WriterLease {
    */
   async fence(query: FenceQuery, connection = DEFAULT_CONNECTION): Promise<void> {
     const epoch = this.heldEpoch;
-    if (!this.held || epoch === undefined) throw new LeaseLostError(`this process does not hold the writer lease of schema ${this.opts.schema}`);
+    if (!this.held || epoch === undefined) throw new FenceLostError(`this process does not hold the lock of schema ${this.opts.schema}`);
     const rows = await query("SELECT set_config('staysync.connection', $3, true) FROM sync_lease WHERE name = $1 AND epoch = $2 FOR SHARE", [LEASE_ROW, epoch, connection]);
     if (rows.length === 0) {
       this.lost('another process took the lease (its epoch changed)');
-      throw new LeaseLostError(`another process took the writer lease of schema ${this.opts.schema}`);
+      throw new FenceLostError(`another process took the lock of schema ${this.opts.schema}`);
     }
   }
 
@@ -186,7 +188,7 @@ export class Lease implements WriterLease {
 
   private async takeEpoch(): Promise<void> {
     const session = this.session;
-    if (!session) throw new LeaseLostError('the lease session is gone');
+    if (!session) throw new FenceLostError('the lease session is gone');
     // Waits for the FOR SHARE locks of a previous holder's in-flight writes.
     const rows = await session.query<{ epoch: string }>(
       `INSERT INTO sync_lease (name, epoch, holder, acquired_at) VALUES ($1, 1, $2, now())
@@ -195,7 +197,7 @@ export class Lease implements WriterLease {
       [LEASE_ROW, holderName],
     );
     this.heldEpoch = rows[0]!.epoch;
-    this.log.debug({ epoch: this.heldEpoch }, 'writer lease taken');
+    this.log.debug({ epoch: this.heldEpoch }, 'schema lock taken');
   }
 
   private async describeHolder(): Promise<string> {
@@ -225,16 +227,16 @@ export class Lease implements WriterLease {
     this.losses += 1;
     this.stopHeartbeat();
     void session.end().catch(() => undefined);
-    this.log.error({ reason }, `lost the writer lease of schema ${this.opts.schema}: ${reason}. Stopped writing; taking it again`);
+    this.log.error({ reason }, `lost the lock of schema ${this.opts.schema}: ${reason}. Stopped writing; taking it again`);
     this.reacquiring ??= this.reacquire().finally(() => (this.reacquiring = undefined));
   }
 
   private async reacquire(): Promise<void> {
     try {
       await this.acquire(this.closing.signal, { wait: true });
-      this.log.info({ epoch: this.heldEpoch }, `writer lease of schema ${this.opts.schema} taken again; resuming`);
+      this.log.info({ epoch: this.heldEpoch }, `lock of schema ${this.opts.schema} taken again; resuming`);
     } catch (err) {
-      if (!this.closing.signal.aborted) this.log.error({ err: describeDatabaseError(err) }, 'could not take the writer lease again');
+      if (!this.closing.signal.aborted) this.log.error({ err: describeDatabaseError(err) }, 'could not take the schema's lock again');
     }
   }
 

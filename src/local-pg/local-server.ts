@@ -19,7 +19,7 @@
  *   postgres.owner        the pid of the staysync process that runs the server
  *
  * One process runs the server; others (`status` from another terminal, a second daemon that
- * waits for the writer lease) use it while its owner lives. A server whose owner died (kill -9)
+ * waits for the schema's lock) use it while its owner lives. A server whose owner died (kill -9)
  * is stopped by the owner's watchdog; a start that finds it still stopping waits for it, then
  * starts its own.
  */

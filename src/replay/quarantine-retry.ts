@@ -14,7 +14,7 @@
  * quarantine row is then deleted without writing anything.
  */
 import { streamNames } from '../store/states.js';
-import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../store/errors.js';
+import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, FenceLostError } from '../store/errors.js';
 import type { Trx } from '../store/types.js';
 import { settleQuarantinedBookingFetch } from '../store/repositories/booking-queue.js';
 import { upsertSummariesAndEnqueue } from '../store/repositories/booking-summaries.js';
@@ -313,7 +313,7 @@ async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Pr
   } catch (err) {
     // The database or the lease away ends the retry (what committed stays); a refusal of these
     // rows (constraint, encoding) is this entity's failure.
-    if (err instanceof LeaseLostError || isDatabaseUnavailable(err) || isTransactionConflict(err)) throw err;
+    if (err instanceof FenceLostError || isDatabaseUnavailable(err) || isTransactionConflict(err)) throw err;
     const reason = `${WRITE_FAILED_PREFIX}${describeDatabaseError(err)}`;
     await env.handle.write((trx) => quarantineStillFailing(trx, q, reason));
     return failing(reason);

@@ -6,7 +6,7 @@
  *
  * Besides the query pool the handle owns:
  * - `availability`: whether the server answers (streams wait on it during an outage);
- * - `lease`: the writer lease on a session of its own, and `write()`, the only way the sync
+ * - `schemaLock`: the schema's lock on a session of its own, and `write()`, the only way the sync
  *   writes: a transaction whose first statement is the lease fence;
  * - `control`: a second, tiny pool for the process's own bookkeeping (sync_runs) and for
  *   status reads, so that closing a run never waits behind the sync's busy connections.
@@ -19,8 +19,8 @@ import { packageRoot, type Config } from '../config/config.js';
 import type { Logger } from '../util/log.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { DatabaseAvailability } from './availability.js';
-import { describeDatabaseUrl, LeaseLostError } from './errors.js';
-import { Lease, processIdentity, type LeaseSession, type WriterLease } from '../cluster/schema-lock.js';
+import { describeDatabaseUrl, FenceLostError } from './errors.js';
+import { SchemaLock, processIdentity, type LockSession, type WriteFence } from '../cluster/schema-lock.js';
 import { openLocalServer, type LocalLogins, type LocalServer } from '../local-pg/local-server.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
 import { applyReportingLayer } from './reporting.js';
@@ -45,19 +45,19 @@ export interface DatabaseHandle {
   /** The database for messages: redacted URL and the setting it comes from. */
   readonly description: string;
   readonly availability: DatabaseAvailability;
-  readonly lease: Lease;
+  readonly schemaLock: SchemaLock;
   /** Applies pending migrations; returns their names. */
   migrate(): Promise<string[]>;
   /** Names of migration files not applied yet (read-only; [] when up to date). Null when the schema does not exist. */
   pending(): Promise<string[] | null>;
   /**
-   * Runs `fn` in a transaction fenced by the writer lease: LeaseLostError (and nothing
+   * Runs `fn` in a transaction fenced by the schema's lock: FenceLostError (and nothing
    * written) when this process no longer holds it. `connection` is the API connection the
    * transaction writes for: the default of the bookkeeping tables' `connection` column.
    */
   write<T>(fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
   /** The same, fenced by `lease` instead (a connection's lease, replicas.ts). */
-  writeFenced<T>(lease: WriterLease, fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
+  writeFenced<T>(lease: WriteFence, fn: (trx: Trx) => Promise<T>, connection?: string): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -112,7 +112,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   const dialect = new PostgresDialect({ pool });
   const db = new Kysely<Database>({ dialect });
   const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
-  const openSession = async (): Promise<LeaseSession> => {
+  const openSession = async (): Promise<LockSession> => {
     const client = new pg.Client(connection('lease'));
     const lostCallbacks: ((reason: string) => void)[] = [];
     const lost = (reason: string) => {
@@ -170,8 +170,8 @@ interface HandleParts {
   url: string;
   localServer: LocalLogins | undefined;
   description: string;
-  /** A session of its own for the writer lease. */
-  openSession: () => Promise<LeaseSession>;
+  /** A session of its own for the schema's lock. */
+  openSession: () => Promise<LockSession>;
   migrationsFolder: string;
   dialect: PostgresDialect;
   destroy(): Promise<void>;
@@ -180,7 +180,7 @@ interface HandleParts {
 function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): DatabaseHandle {
   const { schema } = config.database;
   const availability = new DatabaseAvailability(() => ping(p.db), p.description, logger.child({ component: 'database' }), clock);
-  const lease = new Lease({ schema, openSession: p.openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs });
+  const lease = new SchemaLock({ schema, openSession: p.openSession, availability, logger, clock, retryMs: config.database.leaseRetryMs });
   let closed = false;
   return {
     db: p.db,
@@ -191,7 +191,7 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     schema,
     description: p.description,
     availability,
-    lease,
+    schemaLock: lease,
     async migrate() {
       const applied = await migrateToLatest(p.dialect, schema, p.migrationsFolder);
       await applyReportingLayer(p.db, { schema, reportingSchema: config.database.reportingSchema });
@@ -199,14 +199,14 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     },
     pending: () => pendingMigrations(p.db, schema, p.migrationsFolder),
     async write(fn, connection) {
-      if (!lease.held) throw new LeaseLostError(`this process does not hold the writer lease of schema ${schema}`);
+      if (!lease.held) throw new FenceLostError(`this process does not hold the lock of schema ${schema}`);
       return p.db.transaction().execute(async (trx) => {
         await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
         return fn(trx);
       });
     },
     async writeFenced(by, fn, connection) {
-      if (!by.held) throw new LeaseLostError(connection ? `this process does not hold the lease of connection ${connection} in schema ${schema}` : `this process does not hold the lease of schema ${schema}`);
+      if (!by.held) throw new FenceLostError(connection ? `this process does not hold the lease of connection ${connection} in schema ${schema}` : `this process does not hold the lock of schema ${schema}`);
       return p.db.transaction().execute(async (trx) => {
         await by.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
         return fn(trx);

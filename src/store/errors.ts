@@ -99,17 +99,17 @@ export class DatabaseConfigurationError extends Error {
 }
 
 /**
- * A write was refused because this process no longer holds the schema's writer lease (its
+ * A write was refused because this process no longer holds the schema's lock (its
  * lease session dropped, and perhaps another process took over). Nothing was written; the
  * process waits until it holds the lease again.
  */
-export class LeaseLostError extends Error {
-  override name = 'LeaseLostError';
+export class FenceLostError extends Error {
+  override name = 'FenceLostError';
 }
 
-/** Another process holds the writer lease of the schema (sync --once does not wait for it). */
-export class LeaseBusyError extends Error {
-  override name = 'LeaseBusyError';
+/** Another process holds the lock of the schema (sync --once does not wait for it). */
+export class HeldElsewhereError extends Error {
+  override name = 'HeldElsewhereError';
 }
 
 /** A migration file failed; the message names it. */

@@ -70,7 +70,7 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
   const { views } = reportingObjects(text);
   const hash = reportingLayerHash(text, schema, reportingSchema);
   return db.transaction().execute(async (trx) => {
-    // Two-key form: a key space apart from the writer lease's single-key lock.
+    // Two-key form: a key space apart from the schema lock's single-key lock.
     await sql`SELECT pg_advisory_xact_lock(hashtext('staysync reporting'), hashtext(${reportingSchema}))`.execute(trx);
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(reportingSchema)}`.execute(trx);
     const state = await sql<{ comment: string | null; missing: number }>`

@@ -60,7 +60,7 @@ export interface Harness {
   logger: Logger;
   /**
    * A context on a database handle of its own (closed by close()), holding the schema's
-   * writer lease: close the previous one (`release`) before asking for another.
+   * schema's lock: close the previous one (`release`) before asking for another.
    */
   context(opts?: { clock?: Clock }): Promise<SyncContext>;
   /** Closes the handle of a context (its lease is free for the next one). */

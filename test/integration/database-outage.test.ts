@@ -36,7 +36,7 @@ describe('the database goes away', () => {
         const r = await opsGet(port, '/readyz');
         return r.status === 503 ? r : undefined;
       });
-      expect(down.body).toMatch(/^not ready: (database unreachable|waiting for the writer lease)/);
+      expect(down.body).toMatch(/^not ready: (database unreachable|starting: waiting for the schema lock)/);
       await waitFor('staysync_database_up 0', async () => metricValue((await opsGet(port, '/metrics')).body, 'staysync_database_up') === 0);
       // Down for a while: many retries' worth.
       await sleep(3_000);

@@ -137,9 +137,9 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
       superuser: { role: 'postgres', url: `postgres://postgres@127.0.0.1:${port}/postgres`, passwordFile: join(dataDir, 'postgres.credentials') },
       reader: { role: 'staysync_reader', url: `postgres://staysync_reader@127.0.0.1:${port}/postgres`, passwordFile: join(dataDir, 'reader.credentials') },
     });
-    await first.lease.acquire(new AbortController().signal, { wait: false });
+    await first.schemaLock.acquire(new AbortController().signal, { wait: false });
     await first.migrate();
-    await first.lease.startFencing();
+    await first.schemaLock.startFencing();
     const client = new ProviderClient({ config, logger });
     const result = await syncOnce(createSyncContext({ config, handle: first, client, logger }), { streams: 'all' });
     await client.close();
@@ -326,7 +326,7 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     expect(await exited, output.slice(-3000)).toBe(0);
     const records = logRecords(output);
     // The server was still up while the daemon finished: no outage, the run row closed.
-    expect(records.filter((r) => /database unreachable|could not close the run row|lost the writer lease/.test(r.msg))).toEqual([]);
+    expect(records.filter((r) => /database unreachable|could not close the run row|lost the lock of schema/.test(r.msg))).toEqual([]);
     expect(await listening(port)).toBe(false);
     const again = await openDatabase(configFor(sim, dataDir, port), createLogger('warn'));
     cleanups.push(() => again.close());

@@ -324,7 +324,7 @@ describe('the commands', () => {
     expect(retried.stdout).toContain('booking_details: 1 retried, 0 mirrored, 0 superseded, 1 still failing, 0 not replayable without the provider');
     expect(h.sim.stats.requestLog).toEqual([]);
 
-    // Another process holds the writer lease: nothing is done, and the sentence says why.
+    // Another process holds the schema's lock: nothing is done, and the sentence says why.
     const holder = await h.context();
     const busy = await runCli(['rebuild'], env);
     expect(busy.code).toBe(1);

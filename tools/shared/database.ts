@@ -17,9 +17,9 @@ import type { Logger } from '../../src/util/log.js';
 export async function openForWriting(config: Config, logger: Logger, signal: AbortSignal = new AbortController().signal): Promise<DatabaseHandle> {
   const h = await openDatabase(config, logger);
   try {
-    await h.lease.acquire(signal, { wait: false });
+    await h.schemaLock.acquire(signal, { wait: false });
     await h.migrate();
-    await h.lease.startFencing();
+    await h.schemaLock.startFencing();
     return h;
   } catch (err) {
     await h.close();

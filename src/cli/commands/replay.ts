@@ -2,7 +2,7 @@
 import { ExitCode } from '../exit.js';
 import { rethrowDatabase, type CommandEnv } from './env.js';
 import { openDatabase, type DatabaseHandle } from '../../store/database.js';
-import { LeaseBusyError } from '../../store/errors.js';
+import { HeldElsewhereError } from '../../store/errors.js';
 import { liveReplicas } from '../../cluster/replicas.js';
 import { formatRetry, retryQuarantine } from '../../replay/quarantine-retry.js';
 import { formatRebuild, rebuild } from '../../replay/rebuild.js';
@@ -18,22 +18,22 @@ async function openForReplay(env: CommandEnv, what: string): Promise<DatabaseHan
     // A first statement that fails fast: taking the lease would wait for an unreachable database.
     await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
     try {
-      await h.lease.acquire(env.signal, { wait: false });
+      await h.schemaLock.acquire(env.signal, { wait: false });
       const daemons = await liveReplicas(h.control);
       if (daemons.length > 0) {
-        await h.lease.close();
-        throw new LeaseBusyError(`another staysync process (${daemons.map((d) => `${d.holder}, since ${d.startedAt.toISOString()}`).join('; ')}) is syncing into schema ${h.schema}`);
+        await h.schemaLock.close();
+        throw new HeldElsewhereError(`another staysync process (${daemons.map((d) => `${d.holder}, since ${d.startedAt.toISOString()}`).join('; ')}) is syncing into schema ${h.schema}`);
       }
     } catch (err) {
-      if (err instanceof LeaseBusyError) {
-        throw new LeaseBusyError(
+      if (err instanceof HeldElsewhereError) {
+        throw new HeldElsewhereError(
           `cannot ${what}: ${err.message}. Stop it first (a daemon that starts with a newer mapping rebuilds and retries the quarantine by itself)`,
         );
       }
       return rethrowDatabase(err, h);
     }
     await h.migrate().catch((err: unknown) => rethrowDatabase(err, h));
-    await h.lease.startFencing().catch((err: unknown) => rethrowDatabase(err, h));
+    await h.schemaLock.startFencing().catch((err: unknown) => rethrowDatabase(err, h));
     return h;
   } catch (err) {
     await h.close();

@@ -10,7 +10,7 @@ import { DEFAULT_CONNECTION, resolveConnections, type Connection } from '../../c
 import { watch, type FSWatcher } from 'node:fs';
 import { openDatabase, type DatabaseHandle } from '../../store/database.js';
 import { ensureLocalReader } from '../../local-pg/reader-login.js';
-import { describeDatabaseError, isDatabaseMisconfigured, LeaseBusyError } from '../../store/errors.js';
+import { describeDatabaseError, isDatabaseMisconfigured, HeldElsewhereError } from '../../store/errors.js';
 import { leftoverFetches } from '../../store/repositories/fetch-queue.js';
 import { closeAbandonedRuns } from '../../store/repositories/runs.js';
 import { Replica } from '../../cluster/replicas.js';
@@ -127,7 +127,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     }
     return await conclude(env, h, mode, result, fleet);
   } catch (err) {
-    if (err instanceof LeaseBusyError || err instanceof OpsPortError) {
+    if (err instanceof HeldElsewhereError || err instanceof OpsPortError) {
       logger.error(err.message);
       return ExitCode.failure;
     }
@@ -223,13 +223,13 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
   const { config, logger } = env;
   const wait = mode === 'once' ? AbortSignal.any([env.signal, AbortSignal.timeout(config.database.giveUpAfterMs)]) : env.signal;
   try {
-    await h.lease.acquire(wait, { wait: true });
+    await h.schemaLock.acquire(wait, { wait: true });
     for (;;) {
       try {
         await h.migrate();
         // The local server's read-only login for reporting tools: its superuser is not for them (local-pg/reader-login.ts).
         if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, [h.schema, config.database.reportingSchema], logger);
-        await h.lease.startFencing();
+        await h.schemaLock.startFencing();
         // A mapping newer than the one the typed tables were built with: rebuild them from
         // raw and retry the quarantine before any stream writes (idempotent, so an outage
         // in the middle just starts it again).
@@ -245,13 +245,13 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
       }
     }
     // The schema's lock is for start-up only: from here on each connection's lease fences its writes.
-    await h.lease.close();
+    await h.schemaLock.close();
     return true;
   } catch (err) {
     if (env.signal.aborted) return false;
     if (wait.aborted) {
       const outage = h.availability.current;
-      if (!outage && !h.lease.held) throw new LeaseBusyError(`another staysync process holds the lock of schema ${h.schema} (a rebuild or a quarantine retry) since more than ${config.database.giveUpAfterMs} ms`);
+      if (!outage && !h.schemaLock.held) throw new HeldElsewhereError(`another staysync process holds the lock of schema ${h.schema} (a rebuild or a quarantine retry) since more than ${config.database.giveUpAfterMs} ms`);
       throw new DatabaseGaveUpError(h.description, config.database.giveUpAfterMs, outage?.lastError ?? describeDatabaseError(err));
     }
     return rethrowDatabase(err, h);
@@ -294,7 +294,7 @@ function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, r
       result.fatal instanceof ProviderGaveUpError ||
       result.fatal instanceof DatabaseGaveUpError ||
       result.fatal instanceof AuthenticationError ||
-      result.fatal instanceof LeaseBusyError ||
+      result.fatal instanceof HeldElsewhereError ||
       result.fatal instanceof NothingToFollowError;
     if (!known) throw result.fatal;
     logger.error(result.fatal.message);

@@ -1,6 +1,6 @@
 /**
  * sync_runs: one row per API connection of a `run` or `sync --once` process. Written through the handle's control
- * pool, outside the writer lease: a run row is the process's own bookkeeping, and closing it
+ * pool, outside any lease: a run row is the process's own bookkeeping, and closing it
  * must work even while the sync's connections are busy or the lease is lost.
  */
 import { sql } from 'kysely';

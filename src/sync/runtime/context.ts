@@ -2,7 +2,7 @@ import type { Config } from '../../config/config.js';
 import type { DatabaseAvailability } from '../../store/availability.js';
 import type { DatabaseHandle } from '../../store/database.js';
 import type { Db, Trx } from '../../store/types.js';
-import type { WriterLease } from '../../cluster/schema-lock.js';
+import type { WriteFence } from '../../cluster/schema-lock.js';
 import type { Logger } from '../../util/log.js';
 import type { ProviderClient } from '../../provider/client.js';
 import { systemClock, type Clock } from '../../util/clock.js';
@@ -34,7 +34,7 @@ export interface SyncContext {
   /** Whether the database answers; streams wait on it during an outage. */
   readonly database: DatabaseAvailability;
   /** What this connection's writes are fenced by: its lease among the replicas (or, in-process tests, the schema's). */
-  readonly lease: WriterLease;
+  readonly fence: WriteFence;
   readonly client: ProviderClient;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -64,12 +64,12 @@ export function createSyncContext(parts: {
   handlesUnroutedEvents?: () => boolean;
   /** The process's write turns, shared by its connections (default: none, writes go straight to the pool). */
   writeSlots?: FairSlots;
-  /** The connection's lease (default: the schema's writer lease, which the caller holds). */
-  lease?: WriterLease;
+  /** The connection's lease (default: the schema's lock, which the caller holds). */
+  lease?: WriteFence;
 }): SyncContext {
   const { handle, writeSlots } = parts;
   const connection = parts.connection ?? DEFAULT_CONNECTION;
-  const lease = parts.lease ?? handle.lease;
+  const lease = parts.lease ?? handle.schemaLock;
   const write = <T>(fn: (trx: Trx) => Promise<T>): Promise<T> => handle.writeFenced(lease, fn, connection);
   return {
     connection,
@@ -78,7 +78,7 @@ export function createSyncContext(parts: {
     db: handle.db,
     write: writeSlots ? (fn) => writeSlots.use(connection, () => write(fn)) : write,
     database: handle.availability,
-    lease,
+    fence: lease,
     client: parts.client,
     logger: parts.logger,
     clock: parts.clock ?? systemClock,

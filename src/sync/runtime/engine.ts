@@ -18,7 +18,7 @@
  */
 import { activePropertyIds } from '../../store/repositories/content.js';
 import { clearRetrying, markCursorProblem } from '../../store/repositories/cursors.js';
-import { LeaseBusyError } from '../../store/errors.js';
+import { HeldElsewhereError } from '../../store/errors.js';
 import type { SyncContext } from './context.js';
 import { DatabaseGaveUpError, NothingToFollowError, PropertyFailedError, ProviderGaveUpError, TokenLostError } from './errors.js';
 import { classify, streamBackoffMs } from './failures.js';
@@ -241,7 +241,7 @@ export class Engine {
       while (!signal.aborted) {
         try {
           await ctx.database.waitUntilAvailable(signal);
-          await ctx.lease.waitUntilHeld(signal);
+          await ctx.fence.waitUntilHeld(signal);
           await stream.catchUp(ctx, propertyId, signal, { ...start, mode: this.mode });
           start = {};
           if (shownState) log.info(`property ${propertyId}: ${stream.title} works again`);
@@ -396,7 +396,7 @@ export class Engine {
     while (!signal.aborted) {
       try {
         await ctx.database.waitUntilAvailable(signal);
-        await ctx.lease.waitUntilHeld(signal);
+        await ctx.fence.waitUntilHeld(signal);
         await r.run(ctx, signal, ctx.config.propertyIds);
         return true;
       } catch (err) {
@@ -446,7 +446,7 @@ export class Engine {
     while (!signal.aborted) {
       try {
         await this.ctx.database.waitUntilAvailable(signal);
-        await this.ctx.lease.waitUntilHeld(signal);
+        await this.ctx.fence.waitUntilHeld(signal);
         return await fn();
       } catch (err) {
         const verdict = classify(err, signal, this.ctx);
@@ -484,9 +484,9 @@ export class Engine {
         this.fail(new DatabaseGaveUpError(ctx.database.description, now - db.since, db.lastError));
         return;
       }
-      leaseGoneSince = ctx.lease.held ? undefined : (leaseGoneSince ?? now);
+      leaseGoneSince = ctx.fence.held ? undefined : (leaseGoneSince ?? now);
       if (leaseGoneSince !== undefined && !db && now - leaseGoneSince >= ctx.config.database.giveUpAfterMs) {
-        this.fail(new LeaseBusyError(`sync --once gave up: it lost the lease of connection ${ctx.connection} and could not take it back`));
+        this.fail(new HeldElsewhereError(`sync --once gave up: it lost the lease of connection ${ctx.connection} and could not take it back`));
       }
     }, WATCHDOG_MS);
     timer.unref();

@@ -3,7 +3,7 @@
  * stream reacts the same way: wait for the database or the lease, back off and retry, mark
  * the property failing, stop the property (token lost), or stop the process.
  */
-import { isDatabaseMisconfigured, isTransactionConflict, LeaseLostError } from '../../store/errors.js';
+import { isDatabaseMisconfigured, isTransactionConflict, FenceLostError } from '../../store/errors.js';
 import {
   AuthenticationError,
   InvalidPayloadError,
@@ -32,7 +32,7 @@ export type Verdict =
 
 export function classify(err: unknown, signal: AbortSignal, ctx: Pick<SyncContext, 'database'>): Verdict {
   if (signal.aborted) return { kind: 'stopped' };
-  if (err instanceof LeaseLostError) return { kind: 'lease' };
+  if (err instanceof FenceLostError) return { kind: 'lease' };
   if (ctx.database.report(err)) return { kind: 'database' };
   if (err instanceof TokenLostError) return { kind: 'tokenLost', error: err };
   if (err instanceof AuthenticationError) return { kind: 'fatal', error: err };

@@ -15,7 +15,7 @@
  *   are back.
  * Enqueueing the entity again (it changed) makes the row due at once.
  */
-import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, LeaseLostError } from '../../store/errors.js';
+import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, FenceLostError } from '../../store/errors.js';
 import { fetchAgainLater, nextDueFetches, PARKED_UNTIL_NEXT_VERSION, pendingCount, queueKey, vacuumTable, type FetchQueue, type QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from '../../store/repositories/quarantine.js';
 import type { QueueState, QuarantineStream } from '../../store/states.js';
@@ -80,11 +80,11 @@ export class FetchDrain implements QueueDrain {
 
     while (!signal.aborted) {
       try {
-        if (!ctx.database.available || !ctx.lease.held) {
+        if (!ctx.database.available || !ctx.fence.held) {
           // What was claimed before the wait may have been fetched by another process meanwhile.
           batch = [];
           await ctx.database.waitUntilAvailable(signal);
-          await ctx.lease.waitUntilHeld(signal);
+          await ctx.fence.waitUntilHeld(signal);
         }
         if (batch.length === 0) {
           batch = await nextDueFetches(ctx.db, this.queue, ctx.connection, this.concurrency * 8, new Set(this.inFlight));
@@ -217,7 +217,7 @@ export class FetchOutcomes {
    */
   async writeFailed(item: QueuedFetch, err: unknown, rawBody: string): Promise<void> {
     const { ctx } = this;
-    if (err instanceof LeaseLostError || isDatabaseUnavailable(err) || isTransactionConflict(err)) {
+    if (err instanceof FenceLostError || isDatabaseUnavailable(err) || isTransactionConflict(err)) {
       ctx.database.report(err);
       return;
     }
@@ -255,7 +255,7 @@ export class FetchOutcomes {
     try {
       await write();
     } catch (err) {
-      if (err instanceof LeaseLostError || this.ctx.database.report(err)) return;
+      if (err instanceof FenceLostError || this.ctx.database.report(err)) return;
       this.log.error({ err: describeDatabaseError(err) }, 'could not record the outcome of a fetch');
     }
   }

@@ -21,7 +21,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Config } from '../../config/config.js';
 import { configForConnection, type Connection } from '../../config/connections.js';
 import type { DatabaseHandle } from '../../store/database.js';
-import { isDatabaseMisconfigured, LeaseBusyError } from '../../store/errors.js';
+import { isDatabaseMisconfigured, HeldElsewhereError } from '../../store/errors.js';
 import type { BudgetLedger, ConnectionLease, Replica } from '../../cluster/replicas.js';
 import type { TokenGate } from '../../cluster/token-gate.js';
 import { adoptProperties } from '../../store/repositories/connections.js';
@@ -279,7 +279,7 @@ export class Fleet {
       const holder = await this.opts.replica.tryTake(c.name);
       if (holder) {
         const since = holder.acquiredAt ? `, since ${holder.acquiredAt.toISOString()}` : '';
-        const busy = new LeaseBusyError(`another staysync process (${holder.holder}${since}) is syncing connection ${c.name} into schema ${this.opts.handle.schema}`);
+        const busy = new HeldElsewhereError(`another staysync process (${holder.holder}${since}) is syncing connection ${c.name} into schema ${this.opts.handle.schema}`);
         this.ended.set(c.name, { ...emptyResult(), fatal: busy });
         continue;
       }

@@ -29,7 +29,7 @@ import {
   type ExtraStayRule,
 } from '../../provider/schemas/content.js';
 import { cancellationRuleRows, extraStayRuleRows, hashOf, propertyRows, REFERENCE_LISTS, type ReferenceListDef, type Row } from '../../mapping/content.js';
-import { isDatabaseUnavailable, LeaseLostError } from '../../store/errors.js';
+import { isDatabaseUnavailable, FenceLostError } from '../../store/errors.js';
 import { AuthenticationError, InvalidPayloadError } from '../../provider/errors.js';
 import type { SyncContext } from '../runtime/context.js';
 import type { RefreshStream } from './types.js';
@@ -285,7 +285,7 @@ class Refresh {
         if (extraStay) this.count(await writeExtraStayRules(trx, propertyId, extraStay));
       });
     } catch (err) {
-      if (this.signal.aborted || err instanceof AuthenticationError || err instanceof LeaseLostError || isDatabaseUnavailable(err)) throw err;
+      if (this.signal.aborted || err instanceof AuthenticationError || err instanceof FenceLostError || isDatabaseUnavailable(err)) throw err;
       // One property's rules failing (after the client's retries) does not stop the refresh.
       this.log.warn({ propertyId, err: (err as Error).message }, 'rules of a property could not be refreshed: kept as they were');
     }

@@ -44,7 +44,7 @@ import {
   type StoredEvent,
 } from '../../store/repositories/webhook-events.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
-import { describeDatabaseError, LeaseLostError } from '../../store/errors.js';
+import { describeDatabaseError, FenceLostError } from '../../store/errors.js';
 import { InvalidPayloadError, NotFoundError } from '../../provider/errors.js';
 import { parseInventoryBlock, parseStorageBooking } from '../../provider/schemas/pms.js';
 import { IdlePause } from '../../util/wait-list.js';
@@ -191,7 +191,7 @@ class EventProcessor implements QueueDrain {
     while (!signal.aborted) {
       try {
         await ctx.database.waitUntilAvailable(signal);
-        await ctx.lease.waitUntilHeld(signal);
+        await ctx.fence.waitUntilHeld(signal);
         if (ctx.handlesUnroutedEvents()) await this.purgeNowAndThen(signal);
         const due = await nextDueEvents(ctx.db, 64, { connection: ctx.connection, unrouted: ctx.handlesUnroutedEvents(), unfollowedAfterMs: ctx.config.webhooks.unfollowedAfterMs });
         if (due.length === 0) {
@@ -336,7 +336,7 @@ class EventProcessor implements QueueDrain {
       try {
         await ctx.write(fn);
       } catch (e2) {
-        if (!(e2 instanceof LeaseLostError) && !ctx.database.report(e2)) this.log.error({ err: describeDatabaseError(e2) }, 'could not record the outcome of an event');
+        if (!(e2 instanceof FenceLostError) && !ctx.database.report(e2)) this.log.error({ err: describeDatabaseError(e2) }, 'could not record the outcome of an event');
       }
     };
     if (err instanceof NotFoundError && e.attempts === 0) {
