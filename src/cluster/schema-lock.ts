@@ -236,7 +236,7 @@ export class SchemaLock implements WriteFence {
       await this.acquire(this.closing.signal, { wait: true });
       this.log.info({ epoch: this.heldEpoch }, `lock of schema ${this.opts.schema} taken again; resuming`);
     } catch (err) {
-      if (!this.closing.signal.aborted) this.log.error({ err: describeDatabaseError(err) }, 'could not take the schema's lock again');
+      if (!this.closing.signal.aborted) this.log.error({ err: describeDatabaseError(err) }, 'could not take the lock of the schema again');
     }
   }
 
