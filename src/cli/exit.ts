@@ -9,7 +9,7 @@ export const ExitCode = {
   ok: 0,
   failure: 1,
   usage: 2,
-  tokenLost: 3,
+  continueTokenLost: 3,
 } as const;
 
 /** True for errors that end the process with a sentence, not a stack trace. */

@@ -50,7 +50,7 @@ export class RequestRejectedError extends ProviderError {
 
 /**
  * A summaries request with a stored continueToken was answered 400: the provider rejects the
- * token ("token lost"). The sync layer turns it into a TokenLostError, which says what to do.
+ * token ("token lost"). The sync layer turns it into a ContinueTokenLostError, which says what to do.
  */
 export class ContinueTokenRejectedError extends ProviderError {
   override name = 'ContinueTokenRejectedError';

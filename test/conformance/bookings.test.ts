@@ -109,7 +109,7 @@ describe('conformance with the OpenAPI document: booking list and details', () =
 
     const ctx = await h.context();
     const result = await syncOnce(ctx);
-    expect(result).toMatchObject({ failed: [], tokenLost: [], fatal: undefined });
+    expect(result).toMatchObject({ failed: [], continueTokenLost: [], fatal: undefined });
 
     expect(await quarantined(client)).toEqual([]);
     const pending = await client.query('SELECT number, state, last_error FROM booking_detail_queue');
@@ -144,7 +144,7 @@ describe('conformance with the OpenAPI document: booking list and details', () =
     provider.routes.set(details('EXACT-1'), () => body);
 
     const result = await syncOnce(await h.context());
-    expect(result).toMatchObject({ failed: [], tokenLost: [], fatal: undefined });
+    expect(result).toMatchObject({ failed: [], continueTokenLost: [], fatal: undefined });
     expect(await quarantined(client)).toEqual([]);
 
     const sent = provider.served.find((s) => s.path === details('EXACT-1'))!.body;

@@ -181,7 +181,7 @@ describe('content mirror', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }, { id: '7291', bookingCount: 40 }] } });
     const ctx = await h.context();
     const result = await syncOnce(ctx, { streams: 'all' });
-    expect(result).toMatchObject({ tokenLost: [], refreshFailures: [], failed: [], fatal: undefined });
+    expect(result).toMatchObject({ continueTokenLost: [], refreshFailures: [], failed: [], fatal: undefined });
     const stays = await h.sql<{ n: string }>('SELECT count(*) AS n FROM booking_room_stays');
     const named = await h.sql<AnyRecord>('SELECT * FROM booking_room_stays_named');
     expect(named.length).toBe(Number(stays[0]!.n));

@@ -82,7 +82,7 @@ describe('the booking list', () => {
     // the last modification it listed.
     for (let poll = 0; poll < 6; poll++) {
       const result = await syncOnce(await h.context());
-      expect(result.tokenLost).toEqual([]);
+      expect(result.continueTokenLost).toEqual([]);
     }
     const [cursor] = await h.sql<{ cursor: string | null; position: Date | null; state: string }>(
       "SELECT cursor, position, state FROM sync_cursors WHERE stream = 'booking_summaries'",

@@ -2,7 +2,7 @@
  * The bookings mirror end to end: real PostgreSQL, the simulator over HTTP, the engine.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TokenLostError } from '../../src/sync/runtime/errors.js';
+import { ContinueTokenLostError } from '../../src/sync/runtime/errors.js';
 import { planRecovery } from '../../src/sync/runtime/recovery.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, SIM_CLIENT_SECRET, syncOnce, type Harness } from '../helpers/harness.js';
 
@@ -21,7 +21,7 @@ describe('sync engine against the simulator', () => {
     });
     const ctx = await h.context();
     const result = await syncOnce(ctx);
-    expect(result.tokenLost).toEqual([]);
+    expect(result.continueTokenLost).toEqual([]);
 
     const expected = simulatorSnapshot(h.sim);
     expect(expected).toHaveLength(260);
@@ -101,9 +101,9 @@ describe('sync engine against the simulator', () => {
     h.sim.mutate({ count: 10, newCount: 5 });
 
     const lostRun = await syncOnce(await h.context());
-    expect(lostRun.tokenLost.map((e) => e.propertyId).sort()).toEqual(['500100', '500200']);
-    expect(lostRun.tokenLost[0]).toBeInstanceOf(TokenLostError);
-    expect(lostRun.tokenLost[0]!.message).toMatch(/--recover/);
+    expect(lostRun.continueTokenLost.map((e) => e.propertyId).sort()).toEqual(['500100', '500200']);
+    expect(lostRun.continueTokenLost[0]).toBeInstanceOf(ContinueTokenLostError);
+    expect(lostRun.continueTokenLost[0]!.message).toMatch(/--recover/);
 
     // A restart without the flag finds the lost state before writing anything.
     const snapshot = await mirrorSnapshot(h);
@@ -120,7 +120,7 @@ describe('sync engine against the simulator', () => {
     const max = await h.sql<{ m: Date }>(`SELECT max(modified_at) AS m FROM bookings WHERE property_id = '500100'`);
     expect(recovered.recoverFrom.get('500100')!.getTime()).toBe(max[0]!.m.getTime() - 2 * 86_400_000);
     const result = await syncOnce(rctx, { recovery: { mode: 'auto' } });
-    expect(result.tokenLost).toEqual([]);
+    expect(result.continueTokenLost).toEqual([]);
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
     const states = await h.sql<{ state: string }>('SELECT state FROM sync_cursors');
     expect(states.every((s) => s.state === 'active')).toBe(true);
@@ -145,7 +145,7 @@ describe('sync engine against the simulator', () => {
     h.sim.faults.spurious401Rate = 0.1;
     const ctx = await h.context();
     const result = await syncOnce(ctx);
-    expect(result.tokenLost).toEqual([]);
+    expect(result.continueTokenLost).toEqual([]);
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
     const stats = ctx.client.stats();
     expect(stats.responses429).toBeGreaterThan(0);

@@ -286,8 +286,8 @@ async function conclude(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, fl
 /** One connection's closing lines and exit status (its run row was closed by the fleet). */
 function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, result: EngineResult, stats: Record<string, unknown>): number {
   if (result.stoppedBeforeWriting) {
-    for (const lost of result.tokenLost) logger.error({ propertyId: lost.propertyId }, `${lost.message} Nothing was changed.`);
-    return ExitCode.tokenLost;
+    for (const lost of result.continueTokenLost) logger.error({ propertyId: lost.propertyId }, `${lost.message} Nothing was changed.`);
+    return ExitCode.continueTokenLost;
   }
   if (result.fatal) {
     const known =
@@ -300,7 +300,7 @@ function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, r
     logger.error(result.fatal.message);
     return ExitCode.failure;
   }
-  if (result.tokenLost.length > 0) return ExitCode.tokenLost;
+  if (result.continueTokenLost.length > 0) return ExitCode.continueTokenLost;
   if (env.signal.aborted) {
     logger.info({ ...stats }, 'stopped: in-flight work finished, nothing committed is lost');
     return ExitCode.ok;
@@ -323,7 +323,7 @@ function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, r
 }
 
 function mostSerious(a: number, b: number): number {
-  const rank = (c: number) => (c === ExitCode.tokenLost ? 2 : c === ExitCode.ok ? 0 : 1);
+  const rank = (c: number) => (c === ExitCode.continueTokenLost ? 2 : c === ExitCode.ok ? 0 : 1);
   return rank(b) > rank(a) ? b : a;
 }
 

@@ -20,7 +20,7 @@ import { activePropertyIds } from '../../store/repositories/content.js';
 import { clearRetrying, markCursorProblem } from '../../store/repositories/cursors.js';
 import { HeldElsewhereError } from '../../store/errors.js';
 import type { SyncContext } from './context.js';
-import { DatabaseGaveUpError, NothingToFollowError, PropertyFailedError, ProviderGaveUpError, TokenLostError } from './errors.js';
+import { DatabaseGaveUpError, NothingToFollowError, PropertyFailedError, ProviderGaveUpError, ContinueTokenLostError } from './errors.js';
 import { classify, streamBackoffMs } from './failures.js';
 import { ProgressReporter } from './progress.js';
 import { applyRecovery, planRecovery, type Recovery } from './recovery.js';
@@ -41,7 +41,7 @@ export interface EngineResult {
   /** The properties followed. */
   properties: string[];
   /** Properties whose token is lost (the caller exits 3). */
-  tokenLost: TokenLostError[];
+  continueTokenLost: ContinueTokenLostError[];
   /** True when lost tokens were found before anything was written: nothing changed. */
   stoppedBeforeWriting: boolean;
   /** Property streams that ended failing (`once`; in `run` they are rechecked instead). */
@@ -70,7 +70,7 @@ export class Engine {
   private started = false;
   private readonly result: EngineResult = {
     properties: [],
-    tokenLost: [],
+    continueTokenLost: [],
     stoppedBeforeWriting: false,
     failed: [],
     refreshFailures: [],
@@ -123,7 +123,7 @@ export class Engine {
       const plan = await this.guarded(() => planRecovery(ctx, discovered.propertyIds, this.opts.recovery));
       if (plan === undefined) return this.result;
       if (plan.lost.length > 0) {
-        this.result.tokenLost.push(...plan.lost);
+        this.result.continueTokenLost.push(...plan.lost);
         this.result.stoppedBeforeWriting = true;
         return this.result;
       }
@@ -260,9 +260,9 @@ export class Engine {
             case 'database':
             case 'lease':
               continue;
-            case 'tokenLost':
+            case 'continueTokenLost':
               log.error(verdict.error.message);
-              this.result.tokenLost.push(verdict.error);
+              this.result.continueTokenLost.push(verdict.error);
               // A lost token needs the operator (a restart with --recover): the daemon stops.
               if (this.mode === 'daemon') this.inner.abort(verdict.error);
               return;
@@ -403,7 +403,7 @@ export class Engine {
         const verdict = classify(err, signal, ctx);
         if (verdict.kind === 'stopped') return false;
         if (verdict.kind === 'database' || verdict.kind === 'lease') continue;
-        if (verdict.kind === 'fatal' || verdict.kind === 'tokenLost') {
+        if (verdict.kind === 'fatal' || verdict.kind === 'continueTokenLost') {
           this.fail(verdict.error);
           return false;
         }

@@ -9,8 +9,8 @@ export const TOKEN_LOST_ADVICE =
   '(or --recover=<ISO time> to choose the point).';
 
 /** The provider rejected the stored cursor of a property, or it vanished: restart with --recover. */
-export class TokenLostError extends Error {
-  override name = 'TokenLostError';
+export class ContinueTokenLostError extends Error {
+  override name = 'ContinueTokenLostError';
   constructor(
     readonly propertyId: string,
     /** What happened, e.g. "the provider rejected the stored continueToken (HTTP 400)". */

@@ -13,7 +13,7 @@ import {
 } from '../../provider/errors.js';
 import { describeNetworkError } from '../../provider/token.js';
 import type { SyncContext } from './context.js';
-import { RefreshIncompleteError, TokenLostError } from './errors.js';
+import { RefreshIncompleteError, ContinueTokenLostError } from './errors.js';
 
 export type Verdict =
   /** The process is stopping: end quietly. */
@@ -22,7 +22,7 @@ export type Verdict =
   | { kind: 'database' }
   /** This process does not hold the lease its writes need (now): wait until it does, then go on. */
   | { kind: 'lease' }
-  | { kind: 'tokenLost'; error: TokenLostError }
+  | { kind: 'continueTokenLost'; error: ContinueTokenLostError }
   /** Retrying cannot help anyone (credentials, database settings): the process stops. */
   | { kind: 'fatal'; error: Error }
   /** The provider refuses this property's requests as they are: mark it failing. */
@@ -34,7 +34,7 @@ export function classify(err: unknown, signal: AbortSignal, ctx: Pick<SyncContex
   if (signal.aborted) return { kind: 'stopped' };
   if (err instanceof FenceLostError) return { kind: 'lease' };
   if (ctx.database.report(err)) return { kind: 'database' };
-  if (err instanceof TokenLostError) return { kind: 'tokenLost', error: err };
+  if (err instanceof ContinueTokenLostError) return { kind: 'continueTokenLost', error: err };
   if (err instanceof AuthenticationError) return { kind: 'fatal', error: err };
   if (isDatabaseMisconfigured(err)) return { kind: 'fatal', error: err as Error };
   if (err instanceof RequestRejectedError || err instanceof NotFoundError) return { kind: 'permanent', reason: err.message };

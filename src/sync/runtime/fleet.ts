@@ -243,7 +243,7 @@ export class Fleet {
   private finished(): boolean {
     if (this.opts.mode === 'once' || this.inner.signal.aborted) return true;
     if (this.runtimes.size > 0 || this.configured.size === 0) return false;
-    if (this.opts.config.connectionsDir !== undefined && ![...this.ended.values()].some((r) => r.tokenLost.length > 0)) return false;
+    if (this.opts.config.connectionsDir !== undefined && ![...this.ended.values()].some((r) => r.continueTokenLost.length > 0)) return false;
     return [...this.configured.keys()].every((name) => this.ended.has(name));
   }
 
@@ -329,8 +329,8 @@ export class Fleet {
       if (!c) continue;
       // A connection with a lost token is taken at start (its engine says so, exit 3 when it is
       // the only one) and with --recover; after that it waits for the operator.
-      const evenTokenLost = !this.firstPassDone || this.opts.recovery.mode !== 'none';
-      if ((await replica.tryTake(name, { evenTokenLost })) === undefined) this.start(c);
+      const evenContinueTokenLost = !this.firstPassDone || this.opts.recovery.mode !== 'none';
+      if ((await replica.tryTake(name, { evenContinueTokenLost })) === undefined) this.start(c);
     }
     this.firstPassDone = true;
   }
@@ -425,11 +425,11 @@ export class Fleet {
         return;
       }
       if (mode === 'once' || signal.aborted) {
-        this.setState(rt, result.tokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped', result.fatal?.message);
+        this.setState(rt, result.continueTokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped', result.fatal?.message);
         return;
       }
-      if (result.tokenLost.length > 0) {
-        const reason = result.tokenLost.map((e) => e.message).join(' ');
+      if (result.continueTokenLost.length > 0) {
+        const reason = result.continueTokenLost.map((e) => e.message).join(' ');
         this.setState(rt, 'token_lost', reason);
         this.ended.set(rt.name, result);
         // No replica takes it again until a restart with --recover.
@@ -514,7 +514,7 @@ function isProcessWide(err: Error): boolean {
 
 /** The outcome of one engine run, for its run row. */
 export function runOutcome(result: EngineResult, stopped: boolean): { outcome: RunOutcome; error?: string } {
-  if (result.stoppedBeforeWriting || (result.tokenLost.length > 0 && !result.fatal)) return { outcome: 'token_lost', error: result.tokenLost.map((e) => e.message).join('\n') };
+  if (result.stoppedBeforeWriting || (result.continueTokenLost.length > 0 && !result.fatal)) return { outcome: 'token_lost', error: result.continueTokenLost.map((e) => e.message).join('\n') };
   if (result.fatal) return { outcome: 'failed', error: result.fatal.message };
   if (stopped) return { outcome: 'stopped' };
   if (result.failed.length > 0) return { outcome: 'failed', error: result.failed.map((f) => f.message).join('\n') };
@@ -531,7 +531,7 @@ export function statsOf(view: Pick<ConnectionView, 'ctx' | 'client'>): Record<st
 }
 
 function emptyResult(): EngineResult {
-  return { properties: [], tokenLost: [], stoppedBeforeWriting: false, failed: [], refreshFailures: [], fatal: undefined };
+  return { properties: [], continueTokenLost: [], stoppedBeforeWriting: false, failed: [], refreshFailures: [], fatal: undefined };
 }
 
 function sameMembers(a: readonly unknown[], b: readonly unknown[]): boolean {

@@ -9,28 +9,28 @@ import { streamNames } from '../../store/states.js';
 import { maxMirroredModification, hasMirroredRows } from '../../store/repositories/bookings.js';
 import { findCursor, resetCursorForRecovery } from '../../store/repositories/cursors.js';
 import type { SyncContext } from './context.js';
-import { TokenLostError } from './errors.js';
+import { ContinueTokenLostError } from './errors.js';
 
 export type Recovery = { mode: 'none' } | { mode: 'auto' } | { mode: 'at'; from: Date };
 
 export interface RecoveryPlan {
   /** Lost properties that the run must not touch (only when recovery is 'none'). */
-  lost: TokenLostError[];
+  lost: ContinueTokenLostError[];
   /** Lost properties and where their booking list restarts. */
   recoverFrom: Map<string, Date>;
 }
 
 /** Finds the lost properties among `propertyIds` and, with --recover, where each restarts. Reads only. */
 export async function planRecovery(ctx: SyncContext, propertyIds: readonly string[], recovery: Recovery): Promise<RecoveryPlan> {
-  const lost: TokenLostError[] = [];
+  const lost: ContinueTokenLostError[] = [];
   for (const propertyId of propertyIds) {
     const cursor = await findCursor(ctx.db, propertyId, streamNames.bookingSummaries);
     if (cursor?.state === 'token_lost') {
-      lost.push(new TokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken'));
+      lost.push(new ContinueTokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken'));
     } else if (!cursor?.cursor && !cursor?.position && (await hasMirroredRows(ctx.db, propertyId))) {
       // (A cursor with a position but no token is a list whose pages came without one: it
       // goes on from that position, see pollSummariesUntilCaughtUp.)
-      lost.push(new TokenLostError(propertyId, 'the mirror holds its bookings but its continueToken is gone'));
+      lost.push(new ContinueTokenLostError(propertyId, 'the mirror holds its bookings but its continueToken is gone'));
     }
   }
   const recoverFrom = new Map<string, Date>();

@@ -15,7 +15,7 @@ import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import { parseBookingSummary, type BookingsPage } from '../../provider/schemas/bookings.js';
 import { priorityOf, summaryToRow, type SummaryRow } from '../../mapping/bookings.js';
 import type { SyncContext } from '../runtime/context.js';
-import { TokenLostError } from '../runtime/errors.js';
+import { ContinueTokenLostError } from '../runtime/errors.js';
 import type { PropertyStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
@@ -48,7 +48,7 @@ export const FRESH_CHANGE_PRIORITY = 0;
 
 /**
  * Reads pages until the provider says hasMoreData=false (caught up) or the signal aborts.
- * Throws TokenLostError when the provider rejects the stored token, or when the mirror has
+ * Throws ContinueTokenLostError when the provider rejects the stored token, or when the mirror has
  * rows of the property but its cursor is gone (both would otherwise silently re-sync from 2009).
  */
 export async function pollSummariesUntilCaughtUp(
@@ -86,7 +86,7 @@ async function readPages(
       params = { lastModification: from.toISOString().replace(/\.\d{3}Z$/, 'Z') };
       log.info({ lastModification: params.lastModification }, 'recovering: restarting the booking list from a modification time');
     } else if (cursor?.state === 'token_lost') {
-      throw new TokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken');
+      throw new ContinueTokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken');
     } else if (cursor?.cursor) {
       params = { continueToken: cursor.cursor };
     } else if (cursor?.position && cursor.state === 'active') {
@@ -96,7 +96,7 @@ async function readPages(
       log.info({ lastModification: params.lastModification }, 'no continueToken stored: following the booking list from its last listed modification');
     } else {
       if (await hasMirroredRows(ctx.db, propertyId)) {
-        throw new TokenLostError(propertyId, 'the mirror holds bookings of this property but its continueToken is gone');
+        throw new ContinueTokenLostError(propertyId, 'the mirror holds bookings of this property but its continueToken is gone');
       }
       if (result.pages === 0) log.info('no cursor yet: full synchronization from 2009-01-01');
       params = {};
@@ -113,7 +113,7 @@ async function readPages(
       } catch (err) {
         if (err instanceof ContinueTokenRejectedError) {
           await ctx.write((trx) => markCursorLost(trx, propertyId, streamNames.bookingSummaries, err.message, new Date(ctx.clock.now())));
-          throw new TokenLostError(propertyId, err.message, { cause: err });
+          throw new ContinueTokenLostError(propertyId, err.message, { cause: err });
         }
         throw err;
       }

@@ -331,7 +331,7 @@ class EventProcessor implements QueueDrain {
     const { ctx } = this;
     const verdict = classify(err, new AbortController().signal, ctx);
     if (verdict.kind === 'database' || verdict.kind === 'lease') return; // stays pending: done again when they are back
-    if (verdict.kind === 'fatal' || verdict.kind === 'tokenLost') return onFatal(verdict.error);
+    if (verdict.kind === 'fatal' || verdict.kind === 'continueTokenLost') return onFatal(verdict.error);
     const write = async (fn: Parameters<SyncContext['write']>[0]) => {
       try {
         await ctx.write(fn);
