@@ -174,7 +174,7 @@ export class Replica {
     const sentAt = clock.now();
     const taken = await takeLease(db, connection, { replicaId: this.id, name: this.holder, ttlMs: this.ttlMs }, opts.evenContinueTokenLost ?? true);
     if (taken) {
-      if (taken.ledger && taken.ledgerAgeMs !== null) lease.handedOver = { ledger: taken.ledger as BudgetLedger, ageMs: taken.ledgerAgeMs };
+      if (taken.ledger && taken.ledgerAgeMs !== null) lease.handedOver = { ledger: taken.ledger, ageMs: taken.ledgerAgeMs };
       lease.taken(taken.epoch, sentAt + this.ttlMs);
       return undefined;
     }

@@ -47,7 +47,7 @@ export type RateWindow = z.infer<typeof rateWindow>;
 const providerUrl = z
   .string()
   .url()
-  .refine((u) => /^https:\/\//.test(u) || (/^http:\/\//.test(u) && isLoopbackHost(new URL(u).hostname)), 'an https:// URL (http:// only to a loopback address such as 127.0.0.1: the client secret and tokens would travel in clear text)')
+  .refine((u) => u.startsWith('https://') || (u.startsWith('http://') && isLoopbackHost(new URL(u).hostname)), 'an https:// URL (http:// only to a loopback address such as 127.0.0.1: the client secret and tokens would travel in clear text)')
   .transform((u) => u.replace(/\/+$/, ''));
 
 /** True for a name or literal address of this machine's loopback interface (127.0.0.0/8, ::1, localhost). */

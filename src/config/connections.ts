@@ -14,7 +14,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ConfigError, connectionSpecSchema, parseJsonObject, rateLimitScopes, type Config, type ConnectionSpec } from './config.js';
 
 export interface Connection {

@@ -106,7 +106,7 @@ function loadEmbeddedPostgres(): Promise<EmbeddedConstructor> {
         if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
       }
     }
-    return module.default as unknown as EmbeddedConstructor;
+    return module.default;
   })();
   return embeddedPostgres;
 }
@@ -257,7 +257,7 @@ class Server implements PostgresServer {
     const postgres = await binaryPath('postgres');
     const ids = process.getuid?.() === 0 ? await postgresUserIds() : undefined;
     const child = spawn(postgres, ['-D', this.#dataDir, '-p', String(this.port)], {
-      ...(ids ?? {}),
+      ...ids,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LC_MESSAGES: 'C' },

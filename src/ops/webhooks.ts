@@ -97,8 +97,11 @@ function refuseAndClose(req: IncomingMessage, res: ServerResponse, status: numbe
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
-/** The body as text, or 'tooLarge' as soon as more than `max` bytes have come. */
-function readBody(req: IncomingMessage, max: number): Promise<string | 'tooLarge'> {
+/** The body as text, or TOO_LARGE as soon as more than `max` bytes have come. */
+/** What readBody answers for a body over its limit. */
+const TOO_LARGE = Symbol('too large');
+
+function readBody(req: IncomingMessage, max: number): Promise<string | typeof TOO_LARGE> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -108,7 +111,7 @@ function readBody(req: IncomingMessage, max: number): Promise<string | 'tooLarge
         req.off('data', onData);
         req.off('end', onEnd);
         req.pause();
-        resolve('tooLarge');
+        resolve(TOO_LARGE);
         return;
       }
       chunks.push(c);
@@ -136,7 +139,7 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
     return refuseAndClose(req, res, 413, tooLarge);
   }
   const text = await readBody(req, max);
-  if (text === 'tooLarge') {
+  if (text === TOO_LARGE) {
     log.warn({ max }, 'webhook batch refused: the body grew over webhooks.maxBodyBytes (413, stopped reading)');
     return refuseAndClose(req, res, 413, tooLarge);
   }

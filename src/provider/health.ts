@@ -173,7 +173,8 @@ export class ProviderHealth {
 
 /** The cause of a failed exchange without a response, from the error node or undici gave. */
 export function causeOfNetworkError(err: unknown): FailureCause {
-  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code = typeof raw === 'string' ? raw : '';
   const message = err instanceof Error ? err.message : String(err);
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return 'dns';

@@ -233,7 +233,7 @@ function oauthErrorCode(rawBody: string): string | undefined {
   try {
     const v: unknown = JSON.parse(rawBody);
     if (typeof v === 'object' && v !== null && 'error' in v) {
-      const e = (v as { error: unknown }).error;
+      const e = (v).error;
       if (typeof e === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(e)) return e;
     }
   } catch {

@@ -356,7 +356,7 @@ function sources(personal: boolean): Source[] {
             b.leave('PMS person', r.pms_person_id, String(row?.pms_person_id ?? 'no person id'));
             continue;
           }
-          out.push(row as Row);
+          out.push(row);
         }
         b.counts.rebuilt += out.length;
         b.counts.changed += await updateDerived(b.trx, 'pms_guests', ['property_id', 'pms_person_id'], out, ['fetched_at']);
@@ -382,7 +382,7 @@ function sources(personal: boolean): Source[] {
             b.leave('occupancy day', r.stay_date, day.date);
             continue;
           }
-          out.push(occupancyDayToRow(r.property_id, answer, day, body, r.refreshed_at) as Row);
+          out.push(occupancyDayToRow(r.property_id, answer, day, body, r.refreshed_at));
         }
         b.counts.rebuilt += out.length;
         b.counts.changed += await updateDerived(b.trx, 'daily_occupancy', ['property_id', 'stay_date'], out, ['refreshed_at', 'raw', 'currency_code', 'property_room_count']);

@@ -71,7 +71,7 @@ export const exactTypes = {
       case pg.types.builtins.TIMESTAMP:
         return (v: string) => v;
       default:
-        return pg.types.getTypeParser(oid, format as 'text');
+        return pg.types.getTypeParser(oid, format);
     }
   },
 };

@@ -98,7 +98,7 @@ export async function migrateToLatest(dialect: Dialect, schema: string, folder: 
   const failed = results?.find((r) => r.status === 'Error');
   if (error) {
     const which = failed ? ` in ${failed.migrationName}` : '';
-    throw new MigrationError(`database migration failed${which}: ${(error as Error).message ?? String(error)}`, { cause: error });
+    throw new MigrationError(`database migration failed${which}: ${error instanceof Error ? error.message : JSON.stringify(error)}`, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

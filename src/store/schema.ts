@@ -24,7 +24,7 @@ type NullableTimestamptz = ColumnType<Date | null, Date | string | null, Date | 
 type LocalTimestamp = ColumnType<string | null, string | null, string | null>;
 type Numeric = ColumnType<string | null, string | number | null, string | number | null>;
 type Json = ColumnType<unknown, string, string>;
-type NullableJson = ColumnType<unknown | null, string | null | undefined, string | null>;
+type NullableJson = ColumnType<unknown, string | null | undefined, string | null>;
 type BigIntColumn = ColumnType<string, string | number | bigint, string | number | bigint>;
 
 export interface SyncCursorsTable {

@@ -14,6 +14,9 @@ const COLOURS: Record<string, string> = { trace: '\x1b[2m', debug: '\x1b[2m', in
 const RESET = '\x1b[0m';
 const CLEAR_LINE = '\r\x1b[K';
 
+/** A value of a record as text: a string as it is, anything else as JSON. */
+const asText = (value: unknown): string => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
+
 /** A value of a record as `key=value` text: strings bare when they need no quotes, the rest as JSON, long ones cut. */
 function fieldText(key: string, value: unknown): string {
   const text = typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
@@ -22,7 +25,7 @@ function fieldText(key: string, value: unknown): string {
 
 /** One record as a line (without the newline). */
 export function recordLine(record: Record<string, unknown>, colour: boolean): string {
-  const level = String(record.level ?? 'info');
+  const level = asText(record.level ?? 'info');
   const time = typeof record.time === 'string' ? record.time.slice(11, 19) : '';
   const where = [record.connection, record.component].filter((x) => typeof x === 'string' && x !== '').join('/');
   const fields = Object.entries(record)
@@ -31,7 +34,7 @@ export function recordLine(record: Record<string, unknown>, colour: boolean): st
     .join(' ');
   const tag = LEVELS[level] ?? level.toUpperCase();
   const head = colour ? `${COLOURS[level] ?? ''}${tag}${RESET}` : tag;
-  return [time, head, where, String(record.msg ?? ''), fields].filter((p) => p !== '').join('  ');
+  return [time, head, where, asText(record.msg ?? ''), fields].filter((p) => p !== '').join('  ');
 }
 
 /** The progress record of a connection as one line: each property's position, the details rate, the queue. */
@@ -45,10 +48,10 @@ export function progressLine(record: Record<string, unknown>): string {
   const who = typeof record.connection === 'string' ? `${record.connection}: ` : '';
   const parts = [
     `${caughtUp}/${properties.length} properties caught up${behind.length > 0 ? `, ${behind.join(', ')}${properties.length - caughtUp > 3 ? ', …' : ''}` : ''}`,
-    `details ${String(record.detailsPerSecond ?? 0)}/s`,
-    `queue ${String(record.queue ?? 0)} (about ${String(record.queueEta ?? '0s')})`,
+    `details ${asText(record.detailsPerSecond ?? 0)}/s`,
+    `queue ${asText(record.queue ?? 0)} (about ${asText(record.queueEta ?? '0s')})`,
   ];
-  if (Number(record.quarantined ?? 0) > 0) parts.push(`${String(record.quarantined)} quarantined`);
+  if (Number(record.quarantined ?? 0) > 0) parts.push(`${asText(record.quarantined)} quarantined`);
   return `${who}${parts.join(' · ')}`;
 }
 

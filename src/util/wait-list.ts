@@ -24,6 +24,8 @@ export class WaitList {
   }
 
   wakeAll(): void {
+    // A copy: each wake-up removes itself from the set while it is walked.
+    // oxlint-disable-next-line unicorn/no-useless-spread
     for (const wake of [...this.waiters]) wake();
   }
 }

@@ -236,7 +236,7 @@ export function checkBooking(c: Checks, t: BookingTables, body: string, response
   // Tax amounts: the same multiset, amounts compared as numbers with their scale.
   const got = (t.taxAmounts.get(n) ?? []).map((r) => [r.level, r.stay_index, r.service_position, r.tax_index, r.name, r.amount]);
   const want = wantAmounts.map((x) => JSON.parse(x) as unknown[]);
-  const sortKey = (x: unknown[]) => JSON.stringify(x.slice(0, 5).map((v) => (v === null || v === undefined ? null : String((v as { rawJSON?: string }).rawJSON ?? v))));
+  const sortKey = (x: unknown[]) => JSON.stringify(x.slice(0, 5).map((v) => (v === null || v === undefined ? null : ((v as { rawJSON?: string }).rawJSON ?? (typeof v === 'string' ? v : JSON.stringify(v))))));
   const gotSorted = [...got].sort((x, y) => sortKey(x).localeCompare(sortKey(y)));
   const wantSorted = [...want].sort((x, y) => sortKey(x).localeCompare(sortKey(y)));
   if (gotSorted.length !== wantSorted.length) c.problems.push(`${at('tax amounts')}: ${gotSorted.length} rows, the payload has ${wantSorted.length}`);

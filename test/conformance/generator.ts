@@ -136,7 +136,7 @@ export function toJsonSchema(root: OpenApiSchema, mode: Mode): Converted {
       out = convert(s.allOf[0] as OpenApiSchema, `${at}/allOf/0`);
     } else if (Array.isArray(s.enum)) {
       if (s.type !== 'string' || !s.enum.every((v) => typeof v === 'string')) throw new Error(`${at}: only string enums are supported`);
-      out = { type: 'string', format: enumFormat(s.enum as string[]) };
+      out = { type: 'string', format: enumFormat(s.enum) };
     } else {
       switch (s.type) {
         case 'object': {
@@ -159,7 +159,7 @@ export function toJsonSchema(root: OpenApiSchema, mode: Mode): Converted {
         case 'string': {
           const min = typeof s.minLength === 'number' ? s.minLength : 0;
           if (min > 1) throw new Error(`${at}: minLength ${min} is not supported`);
-          if (s.format !== undefined && s.format !== 'date-time' && s.format !== 'time') throw new Error(`${at}: string format ${String(s.format)} is not supported`);
+          if (s.format !== undefined && s.format !== 'date-time' && s.format !== 'time') throw new Error(`${at}: string format ${JSON.stringify(s.format)} is not supported`);
           // Some strings give their format in prose only (the PMS API: "in ISO-8601 YYYY-MM-DDThh:mm format").
           const prose = typeof s.description === 'string' ? s.description : '';
           const format =
@@ -425,6 +425,8 @@ export function validate(schema: OpenApiSchema, value: unknown, opts: { openEnum
       return Array.isArray(value) ? value.flatMap((v, i) => validate(schema.items as OpenApiSchema, v, opts, `${at}[${i}]`)) : [`${at}: expected an array`];
     case 'string': {
       if (typeof value !== 'string') return [`${at}: expected a string`];
+      // JSON Schema counts code points, not UTF-16 units: the spread splits a string into code points.
+      // oxlint-disable-next-line typescript/no-misused-spread
       if (typeof schema.minLength === 'number' && [...value].length < schema.minLength) return [`${at}: shorter than ${schema.minLength}`];
       if (schema.format === 'date-time' && !/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?$/.test(value)) return [`${at}: not a date-time: ${value}`];
       return [];

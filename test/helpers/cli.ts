@@ -35,8 +35,8 @@ export function startCli(args: string[], env: Record<string, string>): { child: 
   child.on('exit', () => live.delete(child));
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
   const done = new Promise<Run>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
   return { child, done, output: () => stdout + stderr };
 }
@@ -81,7 +81,7 @@ export async function waitFor<T>(what: string, check: () => Promise<T> | T, time
   for (;;) {
     try {
       const v = await check();
-      if (v) return v as NonNullable<T>;
+      if (v) return v;
     } catch (err) {
       last = err;
     }

@@ -36,8 +36,8 @@ describe('npm run demo', () => {
     });
     cleanups.push(() => void child.kill('SIGKILL'));
     let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
 
     const passwordFile = await waitFor('the password file', () => /^DEMO_PASSWORD_FILE=(\S+)$/m.exec(output)?.[1], 120_000);

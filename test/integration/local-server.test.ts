@@ -315,8 +315,8 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
       detached: true,
     });
     let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     cleanups.push(() => void child.kill('SIGKILL'));
     await waitFor('the server started', () => logRecords(output).find((r) => r.msg.startsWith('local PostgreSQL server started')), 60_000);

@@ -43,7 +43,7 @@ class OffsetClock implements Clock {
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const local = (v: unknown): string | null => (v === null || v === undefined ? null : String(v).replace(' ', 'T').slice(0, 16));
+const local = (v: unknown): string | null => (v === null || v === undefined ? null : (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : JSON.stringify(v)).replace(' ', 'T').slice(0, 16));
 
 /** The simulator's PMS reservations in the mirror's terms. */
 function simulatorPms(sim: Simulator, propertyIds: readonly string[]) {
@@ -286,8 +286,8 @@ describe('personal data', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 40 }] } });
     await syncOnce(await h.context(), { streams: 'pms' });
     const persons = personalOf(h.sim, '500100');
-    const emails = persons.flatMap((p) => (p!.emails ?? []).map((e) => e.address)).filter((e): e is string => !!e);
-    const phones = persons.flatMap((p) => (p!.phones ?? []).map((e) => e.phoneNumber)).filter((e): e is string => !!e);
+    const emails = persons.flatMap((p) => (p.emails ?? []).map((e) => e.address)).filter((e): e is string => !!e);
+    const phones = persons.flatMap((p) => (p.phones ?? []).map((e) => e.phoneNumber)).filter((e): e is string => !!e);
     expect(emails.length).toBeGreaterThan(10);
     expect(phones.length).toBeGreaterThan(10);
     const everything = JSON.stringify([

@@ -133,7 +133,7 @@ describe('replicas sharing the connections of a schema', () => {
       const writers = audit.filter((r) => r.property_id === c.propertyIds[0]).map((r) => r.app.replace(/^staysync \S+ /, ''));
       const sequence = writers.filter((w, i) => i === 0 || writers[i - 1] !== w);
       expect(sequence.length, `${c.name}: ${sequence.join(' → ')}`).toBeLessThanOrEqual(2);
-      if (sequence.length === 2) expect(sequence[1]).toContain(`pid ${b!.child.pid}`);
+      if (sequence.length === 2) expect(sequence[1]).toContain(`pid ${b.child.pid}`);
     }
     const twice = await h.sql(`SELECT key, count(*) FROM audit WHERE tbl = 'bookings' AND op = 'INSERT' GROUP BY key HAVING count(*) > 1`);
     expect(twice).toEqual([]);
@@ -166,7 +166,7 @@ describe('replicas sharing the connections of a schema', () => {
       a.child.kill('SIGTERM');
       b?.child.kill('SIGTERM');
     }
-    expect((await b!.done).code).toBe(0);
+    expect((await b.done).code).toBe(0);
   });
 
   it('sync --once renews its leases while it runs longer than a lease lasts, and a daemon does not count it among the replicas it balances with', async () => {

@@ -516,7 +516,8 @@ describe('the reporting layer', () => {
     // A night with two currencies: two rows, neither adds the other's money.
     const fNight = mine(foreign)[0]!;
     const fRows = kpis.filter((k) => k.stay_date === fNight.date);
-    expect(fRows.map((k) => k.currency_code).sort()).toEqual([content.currency, otherCurrency].sort());
+    const byText = (a: string | null, b: string | null) => (a ?? '').localeCompare(b ?? '');
+    expect(fRows.map((k) => k.currency_code).sort(byText)).toEqual([content.currency, otherCurrency].sort(byText));
     const fRow = fRows.find((k) => k.currency_code === otherCurrency)!;
     expect(fRow).toMatchObject({ rooms_sold: 1, room_revenue_net: fNight.net / 100, room_revenue_gross: fNight.gross / 100 });
     const homeRow = fRows.find((k) => k.currency_code === content.currency)!;

@@ -89,21 +89,28 @@ export function tablesOfSchemaTs(source: string): Map<string, Map<string, TsColu
     }
     interfaces.set(m[1]!, cols);
   }
-  const select = (type: string, seen = 0): string => {
+  /** The select and insert types of a column's type (through aliases, ColumnType and Generated). */
+  const resolve = (type: string, seen = 0): { select: string; insert: string } => {
     const t = type.trim();
     const generic = /^(ColumnType|Generated)<([\s\S]+)>$/.exec(t);
-    if (generic) return select(topLevelArgs(generic[2]!)[0]!, seen + 1);
+    if (generic) {
+      const [select, insert] = topLevelArgs(generic[2]!);
+      return { select: resolve(select!, seen + 1).select, insert: insert ?? select! };
+    }
     const alias = aliases.get(t);
-    if (alias !== undefined && seen < 10) return select(alias, seen + 1);
-    return t;
+    if (alias !== undefined && seen < 10) return resolve(alias, seen + 1);
+    return { select: t, insert: t };
   };
+  const unionOf = (t: string) => t.split('|').map((p) => p.trim());
   const tables = new Map<string, Map<string, TsColumn>>();
   for (const [table, iface] of interfaces.get('Database') ?? []) {
     const cols = new Map<string, TsColumn>();
     for (const [col, type] of interfaces.get(iface) ?? []) {
-      const s = select(type);
-      const parts = s.split('|').map((p) => p.trim());
-      cols.set(col, { base: parts.filter((p) => p !== 'null').join(' | '), nullable: parts.includes('null') });
+      const { select, insert } = resolve(type);
+      const parts = unionOf(select);
+      const base = parts.filter((p) => p !== 'null').join(' | ');
+      // `unknown` (jsonb) holds null already: whether it may be NULL is what it takes on insert.
+      cols.set(col, { base, nullable: base === 'unknown' ? unionOf(insert).includes('null') : parts.includes('null') });
     }
     tables.set(table, cols);
   }

@@ -52,7 +52,7 @@ describe('the log at a terminal', () => {
     const isTTY = process.stdout.isTTY;
     const writes: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string | Uint8Array) => (writes.push(String(chunk)), true)) as typeof process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array) => (writes.push(String(chunk)), true));
     try {
       Object.defineProperty(process.stdout, 'isTTY', { value: false, configurable: true });
       createLogger('info', undefined, 'auto').info('auto, not a terminal');

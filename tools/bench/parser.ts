@@ -30,7 +30,7 @@ export const PARSER_DEFAULTS = {
  */
 const BEFORE_TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const BEFORE_MARK = '\u0000#';
-const rawJson = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+const rawJson = (text: string): unknown => (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(text);
 
 function parseBefore(text: string): unknown {
   const marked = text.replace(BEFORE_TOKEN, (token) => (token.charCodeAt(0) === 34 ? token : `"\\u0000#${token}"`));

@@ -131,8 +131,8 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
       };
       const child = spawn(process.execPath, [CLI_PATH, 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       const logs = new LogCollector();
-      child.stdout!.on('data', (d: Buffer) => logs.push(d));
-      child.stderr!.on('data', (d: Buffer) => logs.push(d));
+      child.stdout.on('data', (d: Buffer) => logs.push(d));
+      child.stderr.on('data', (d: Buffer) => logs.push(d));
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
         child.once('error', reject);
         child.once('exit', (code, sig) => resolve({ code, signal: sig }));

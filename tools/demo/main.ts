@@ -85,7 +85,7 @@ function printTable(rows: Record<string, unknown>[]): void {
     return;
   }
   const cols = Object.keys(rows[0]!);
-  const cell = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null ? '' : String(v));
+  const cell = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v));
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   console.log('  ' + cols.map((c, i) => c.padEnd(widths[i]!)).join('  '));
   for (const r of rows) console.log('  ' + cols.map((c, i) => cell(r[c]).padEnd(widths[i]!)).join('  '));

@@ -41,10 +41,10 @@ export async function listCursors(db: Executor, stream: CursorStream): Promise<C
 function toCursor(r: Selectable<SyncCursorsTable>): CursorRow {
   return {
     propertyId: r.property_id,
-    stream: r.stream as CursorStream,
+    stream: r.stream,
     cursor: r.cursor,
     position: r.position,
-    state: r.state as CursorState,
+    state: r.state,
     caughtUp: r.caught_up,
     pages: Number(r.pages),
     rowsSeen: Number(r.rows_seen),

@@ -31,10 +31,11 @@ export async function closeAbandonedRuns(db: Db): Promise<string[]> {
     .updateTable('sync_runs')
     .set({ finished_at: new Date(), outcome: 'killed', error: 'the process ended without closing its run (killed, or its database session died)' })
     .where('finished_at', 'is', null)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('sync_replicas as r')
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('sync_replicas as r')
             .select(sql`1`.as('one'))
             .whereRef('r.host', '=', 'sync_runs.host')
             .whereRef('r.pid', '=', 'sync_runs.pid')

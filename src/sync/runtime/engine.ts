@@ -20,7 +20,8 @@ import { activePropertyIds } from '../../store/repositories/content.js';
 import { clearRetrying, markCursorProblem } from '../../store/repositories/cursors.js';
 import { HeldElsewhereError } from '../../store/errors.js';
 import type { SyncContext } from './context.js';
-import { DatabaseGaveUpError, NothingToFollowError, PropertyFailedError, ProviderGaveUpError, ContinueTokenLostError } from './errors.js';
+import type { ContinueTokenLostError } from './errors.js';
+import { DatabaseGaveUpError, NothingToFollowError, PropertyFailedError, ProviderGaveUpError } from './errors.js';
 import { classify, streamBackoffMs } from './failures.js';
 import { ProgressReporter } from './progress.js';
 import { applyRecovery, planRecovery, type Recovery } from './recovery.js';
@@ -145,7 +146,7 @@ export class Engine {
       for (const id of discovered.propertyIds) this.follow(id, plan.recoverFrom.get(id));
       this.wakeDrains();
       // Tasks add tasks (a refresh finds a property): wait until none is left.
-      while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
+      while (this.tasks.size > 0) await Promise.allSettled(this.tasks);
     } finally {
       signal.removeEventListener('abort', onAbort);
       stopWatchdog();

@@ -133,7 +133,7 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
     const parsed = parseDailyOccupancy(res.body);
     if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId }, { status: res.status, path });
     const v = parsed.value;
-    const rawDays = ((res.body as { dailyOccupancies?: unknown[] }).dailyOccupancies ?? []) as unknown[];
+    const rawDays = ((res.body as { dailyOccupancies?: unknown[] }).dailyOccupancies ?? []);
     const refreshedAt = new Date(ctx.clock.now());
     const byDate = new Map<string, NewDailyOccupancy>();
     v.dailyOccupancies.forEach((d, i) => {

@@ -24,8 +24,8 @@ describe('the simulator recipe', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    sim.stdout!.on('data', (d) => (out += d));
-    sim.stderr!.on('data', (d) => (out += d));
+    sim.stdout.on('data', (d) => (out += d));
+    sim.stderr.on('data', (d) => (out += d));
     const exited = new Promise((r) => sim.on('exit', r));
     cleanups.push(async () => {
       sim.kill('SIGTERM');
