@@ -65,13 +65,17 @@ export function parseArgs(argv: string[]): Args {
   if (command === 'quarantine') {
     // The one command of two words: `quarantine retry`.
     const [sub, ...more] = rest;
-    if (sub !== 'retry') throw new UsageError(sub === undefined ? 'quarantine needs a subcommand: quarantine retry' : `unknown subcommand quarantine ${sub} (expected: quarantine retry)`);
+    if (sub !== 'retry')
+      throw new UsageError(
+        sub === undefined ? 'quarantine needs a subcommand: quarantine retry' : `unknown subcommand quarantine ${sub} (expected: quarantine retry)`,
+      );
     if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
     args.command = 'quarantine-retry';
   } else if (command === 'grant-reader') {
     const [role, ...more] = rest;
     if (role === undefined) throw new UsageError('grant-reader needs the name of the role, e.g. staysync grant-reader reporting_reader');
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new UsageError(`grant-reader ${role}: expected a lower-case SQL identifier (letters, digits, _) as the role name`);
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role))
+      throw new UsageError(`grant-reader ${role}: expected a lower-case SQL identifier (letters, digits, _) as the role name`);
     if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
     args.command = 'grant-reader';
     args.role = role;
@@ -86,4 +90,3 @@ export function parseArgs(argv: string[]): Args {
   }
   return args;
 }
-

@@ -74,7 +74,10 @@ async function main(): Promise<number> {
   // Every failure is caught where it happens; this is the last line, so that a bug shows as
   // a log line instead of ending a daemon that is otherwise working.
   process.on('unhandledRejection', (reason) => {
-    logger.error({ err: reason instanceof Error ? reason.stack : String(reason) }, 'internal error (unhandled rejection): please report it; the process goes on');
+    logger.error(
+      { err: reason instanceof Error ? reason.stack : String(reason) },
+      'internal error (unhandled rejection): please report it; the process goes on',
+    );
   });
 
   const stop = new AbortController();

@@ -183,7 +183,12 @@ export class Replica {
   }
 
   /** Lets go of a lease (after its engine stopped): another replica may take it at once. */
-  async release(connection: string, state: 'waiting' | 'stopped' | 'token_lost' = 'waiting', reason: string | null = null, ledger?: BudgetLedger): Promise<void> {
+  async release(
+    connection: string,
+    state: 'waiting' | 'stopped' | 'token_lost' = 'waiting',
+    reason: string | null = null,
+    ledger?: BudgetLedger,
+  ): Promise<void> {
     const lease = this.leases.get(connection);
     if (!lease || lease.epoch === undefined) return;
     const epoch = lease.epoch;
@@ -242,7 +247,8 @@ export class ConnectionLease implements WriteFence {
 
   async fence(query: FenceQuery): Promise<void> {
     const epoch = this.heldEpoch;
-    if (!this.held || epoch === undefined) throw new FenceLostError(`this process does not hold the lease of connection ${this.connection} in schema ${this.schema}`);
+    if (!this.held || epoch === undefined)
+      throw new FenceLostError(`this process does not hold the lease of connection ${this.connection} in schema ${this.schema}`);
     const rows = await query(CONNECTION_FENCE, [this.connection, this.replica.id, epoch]);
     if (rows.length === 0) {
       this.lost('another replica took it');

@@ -141,7 +141,11 @@ export class SchemaLock implements WriteFence {
   async fence(query: FenceQuery, connection = DEFAULT_CONNECTION): Promise<void> {
     const epoch = this.heldEpoch;
     if (!this.held || epoch === undefined) throw new FenceLostError(`this process does not hold the lock of schema ${this.opts.schema}`);
-    const rows = await query("SELECT set_config('staysync.connection', $3, true) FROM sync_lease WHERE name = $1 AND epoch = $2 FOR SHARE", [LEASE_ROW, epoch, connection]);
+    const rows = await query("SELECT set_config('staysync.connection', $3, true) FROM sync_lease WHERE name = $1 AND epoch = $2 FOR SHARE", [
+      LEASE_ROW,
+      epoch,
+      connection,
+    ]);
     if (rows.length === 0) {
       this.lost('another process took the lease (its epoch changed)');
       throw new FenceLostError(`another process took the lock of schema ${this.opts.schema}`);
@@ -204,10 +208,7 @@ export class SchemaLock implements WriteFence {
     try {
       const session = await this.opts.openSession();
       try {
-        const rows = await session.query<{ holder: string; acquired_at: Date }>(
-          `SELECT holder, acquired_at FROM sync_lease WHERE name = $1`,
-          [LEASE_ROW],
-        );
+        const rows = await session.query<{ holder: string; acquired_at: Date }>(`SELECT holder, acquired_at FROM sync_lease WHERE name = $1`, [LEASE_ROW]);
         const r = rows[0];
         return r ? `${r.holder}, since ${new Date(r.acquired_at).toISOString()}` : 'holder unknown';
       } finally {

@@ -46,7 +46,10 @@ export class TokenGate {
       } catch (err) {
         if (!this.saidUnavailable) {
           this.saidUnavailable = true;
-          this.opts.logger.warn({ err: (err as Error).message }, 'the shared token budget is unavailable (database): token requests follow this process\'s own budget until it answers');
+          this.opts.logger.warn(
+            { err: (err as Error).message },
+            "the shared token budget is unavailable (database): token requests follow this process's own budget until it answers",
+          );
         }
         return;
       }

@@ -30,13 +30,7 @@ const rateWindow = z.strictObject({
 });
 const rateWindows = z.array(rateWindow).min(1);
 
-export const rateLimitScopes = [
-  'bookingList',
-  'bookingDetails',
-  'standard',
-  'integrationStorage',
-  'token',
-] as const;
+export const rateLimitScopes = ['bookingList', 'bookingDetails', 'standard', 'integrationStorage', 'token'] as const;
 export type RateLimitScope = (typeof rateLimitScopes)[number];
 export type RateWindow = z.infer<typeof rateWindow>;
 
@@ -47,7 +41,10 @@ export type RateWindow = z.infer<typeof rateWindow>;
 const providerUrl = z
   .string()
   .url()
-  .refine((u) => u.startsWith('https://') || (u.startsWith('http://') && isLoopbackHost(new URL(u).hostname)), 'an https:// URL (http:// only to a loopback address such as 127.0.0.1: the client secret and tokens would travel in clear text)')
+  .refine(
+    (u) => u.startsWith('https://') || (u.startsWith('http://') && isLoopbackHost(new URL(u).hostname)),
+    'an https:// URL (http:// only to a loopback address such as 127.0.0.1: the client secret and tokens would travel in clear text)',
+  )
   .transform((u) => u.replace(/\/+$/, ''));
 
 /** True for a name or literal address of this machine's loopback interface (127.0.0.0/8, ::1, localhost). */
@@ -99,7 +96,10 @@ export type ConnectionSpec = z.infer<typeof connectionSpecSchema>;
 const configSchema = z.strictObject({
   database: z.strictObject({
     /** postgres:// URL; absent means a local PostgreSQL server that staysync starts itself, with its data under dataDir. */
-    url: z.string().regex(/^postgres(ql)?:\/\//, 'a postgres:// URL').optional(),
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+      .optional(),
     schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
     /** Where the reporting views live (a schema of their own, beside the mirror's). */
     reportingSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
@@ -186,7 +186,10 @@ const configSchema = z.strictObject({
     /** Mirror PMS reservations, guests and rooms (needs the PMS API on the API connection). */
     enabled: z.boolean(),
     /** First day of the backfill of PMS reservations, by modification (YYYY-MM-DD). */
-    backfillFrom: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2009-01-01').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a valid date'),
+    backfillFrom: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2009-01-01')
+      .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a valid date'),
     /** croner expression: when a caught-up property's PMS reservations are searched again. */
     pollCron: cronExpression,
     /** How far back each search re-reads the previous window (at least its last minute: minute precision and local time make an exact edge unsafe). */
@@ -222,7 +225,11 @@ const configSchema = z.strictObject({
     basicUser: z.string().min(1).optional(),
     basicPassword: z.string().min(1).optional(),
     /** A batch body longer than this is refused with 413 as soon as it is passed (1,000 documented events take about 200 KB). */
-    maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024),
     /**
      * An event of a property that no connection follows waits this long for one to follow it
      * (a connection starting, a content refresh finding the property), then is kept as ignored, never fetched.
@@ -291,7 +298,10 @@ export function parseJsonObject(text: string, where: string, expected: string): 
   const error = jsonSyntaxError(text);
   if (error) throw new ConfigError(`${where} is not ${expected}: line ${error.line}, column ${error.column}: ${error.problem}`);
   const parsed: unknown = JSON.parse(text);
-  if (!isObject(parsed)) throw new ConfigError(`${where} is not ${expected}: its top level is ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`);
+  if (!isObject(parsed))
+    throw new ConfigError(
+      `${where} is not ${expected}: its top level is ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`,
+    );
   return parsed;
 }
 
@@ -395,7 +405,9 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
 function checkWebhookCredentials(w: z.infer<typeof configSchema>['webhooks']): void {
   const mode = `webhooks.auth (STAYSYNC_WEBHOOK_AUTH) is ${w.auth}`;
   if (w.auth !== 'apiKey' && w.apiKey !== undefined) {
-    throw new ConfigError(`webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY) is set, but ${mode}: the key would be ignored. Set webhooks.auth to apiKey, or remove the key`);
+    throw new ConfigError(
+      `webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY) is set, but ${mode}: the key would be ignored. Set webhooks.auth to apiKey, or remove the key`,
+    );
   }
   if (w.auth !== 'basic' && (w.basicUser !== undefined || w.basicPassword !== undefined)) {
     throw new ConfigError(
@@ -406,7 +418,9 @@ function checkWebhookCredentials(w: z.infer<typeof configSchema>['webhooks']): v
     throw new ConfigError(`webhooks.allowUnauthenticated is true, but ${mode}: it allows nothing then. Remove it, or set webhooks.auth to none`);
   }
   if (w.auth === 'apiKey' && !w.apiKey) {
-    throw new ConfigError('webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY or STAYSYNC_WEBHOOK_API_KEY_FILE): expected the key the provider sends in the API-KEY header, since webhooks.auth is apiKey');
+    throw new ConfigError(
+      'webhooks.apiKey (STAYSYNC_WEBHOOK_API_KEY or STAYSYNC_WEBHOOK_API_KEY_FILE): expected the key the provider sends in the API-KEY header, since webhooks.auth is apiKey',
+    );
   }
   if (w.auth === 'basic' && (!w.basicUser || !w.basicPassword)) {
     throw new ConfigError(

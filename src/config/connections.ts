@@ -81,9 +81,20 @@ export function configForConnection(config: Config, c: Connection): Config {
 
 function shorthand(config: Config): Connection {
   const { clientId, clientSecret } = config.provider;
-  if (!clientId) throw new ConfigError('provider.clientId (STAYSYNC_CLIENT_ID or STAYSYNC_CLIENT_ID_FILE): expected the API client id, got nothing (or define connections)');
-  if (!clientSecret) throw new ConfigError('provider.clientSecret (STAYSYNC_CLIENT_SECRET or STAYSYNC_CLIENT_SECRET_FILE): expected the API client secret, got nothing (or define connections)');
-  return { name: DEFAULT_CONNECTION, clientId, clientSecret, propertyIds: [...config.propertyIds], rateLimits: config.rateLimits, source: 'STAYSYNC_CLIENT_ID/STAYSYNC_CLIENT_SECRET' };
+  if (!clientId)
+    throw new ConfigError('provider.clientId (STAYSYNC_CLIENT_ID or STAYSYNC_CLIENT_ID_FILE): expected the API client id, got nothing (or define connections)');
+  if (!clientSecret)
+    throw new ConfigError(
+      'provider.clientSecret (STAYSYNC_CLIENT_SECRET or STAYSYNC_CLIENT_SECRET_FILE): expected the API client secret, got nothing (or define connections)',
+    );
+  return {
+    name: DEFAULT_CONNECTION,
+    clientId,
+    clientSecret,
+    propertyIds: [...config.propertyIds],
+    rateLimits: config.rateLimits,
+    source: 'STAYSYNC_CLIENT_ID/STAYSYNC_CLIENT_SECRET',
+  };
 }
 
 /** clientId or clientSecret: from exactly one of the value, a file, or an environment variable. */
@@ -91,7 +102,9 @@ function credential(spec: ConnectionSpec, key: 'clientId' | 'clientSecret', sour
   const inline = spec[key];
   const file = spec[`${key}File`];
   const envName = spec[`${key}Env`];
-  const given = [inline !== undefined && key, file !== undefined && `${key}File`, envName !== undefined && `${key}Env`].filter((k): k is string => typeof k === 'string');
+  const given = [inline !== undefined && key, file !== undefined && `${key}File`, envName !== undefined && `${key}Env`].filter(
+    (k): k is string => typeof k === 'string',
+  );
   const where = `${source} (${spec.name})`;
   if (given.length === 0) throw new ConfigError(`${where}: expected ${key}, ${key}File or ${key}Env, got none`);
   if (given.length > 1) throw new ConfigError(`${where}: expected one of ${given.join(', ')}, got ${given.length}`);
@@ -117,7 +130,9 @@ export function readConnectionsDir(dir: string): { spec: ConnectionSpec; source:
   try {
     names = readdirSync(dir);
   } catch (err) {
-    throw new ConfigError(`connectionsDir (STAYSYNC_CONNECTIONS_DIR): cannot read the directory ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new ConfigError(
+      `connectionsDir (STAYSYNC_CONNECTIONS_DIR): cannot read the directory ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   const out: { spec: ConnectionSpec; source: string }[] = [];
   for (const file of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
@@ -143,7 +158,8 @@ function describeSpecIssues(error: z.ZodError): string {
   return error.issues
     .map((i) => {
       const key = i.path.map(String).join('.');
-      if (i.code === 'unrecognized_keys') return `unknown key(s) ${i.keys.join(', ')}: expected name, clientId(File|Env), clientSecret(File|Env), propertyIds, rateLimits (${rateLimitScopes.filter((x) => x !== 'token').join(', ')}; the token endpoint's limit is per IP address, set in rateLimits.token of the configuration)`;
+      if (i.code === 'unrecognized_keys')
+        return `unknown key(s) ${i.keys.join(', ')}: expected name, clientId(File|Env), clientSecret(File|Env), propertyIds, rateLimits (${rateLimitScopes.filter((x) => x !== 'token').join(', ')}; the token endpoint's limit is per IP address, set in rateLimits.token of the configuration)`;
       return `${key || '(top level)'}: ${i.message.replace(/^Invalid input: /, '')}`;
     })
     .join('; ');

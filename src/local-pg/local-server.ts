@@ -154,7 +154,10 @@ async function startOrUse(dataDir: string, port: number, logger: Logger): Promis
   } catch (err) {
     const message = (err as Error).message;
     if (/could not bind|Address already in use|could not create any TCP\/IP sockets/.test(message)) throw new LocalServerError(portInUse);
-    throw new LocalServerError(`the local PostgreSQL server in ${clusterDir} (STAYSYNC_DATA_DIR) did not start: ${firstLine(message)} (its log: ${join(clusterDir, 'log')})`, { cause: err });
+    throw new LocalServerError(
+      `the local PostgreSQL server in ${clusterDir} (STAYSYNC_DATA_DIR) did not start: ${firstLine(message)} (its log: ${join(clusterDir, 'log')})`,
+      { cause: err },
+    );
   }
   await writeFile(ownerFile, `${process.pid}\n`);
   const logins = loginsAt(server.port);
@@ -264,7 +267,9 @@ async function stopOrphan(pid: number): Promise<void> {
   }
   while (processAlive(pid)) {
     if (Date.now() > deadline) {
-      throw new LocalServerError(`a PostgreSQL server (pid ${pid}) still runs on the data directory after ${ORPHAN_STOP_WAIT_MS / 1000} s; stop it, or set STAYSYNC_DATA_DIR to another directory`);
+      throw new LocalServerError(
+        `a PostgreSQL server (pid ${pid}) still runs on the data directory after ${ORPHAN_STOP_WAIT_MS / 1000} s; stop it, or set STAYSYNC_DATA_DIR to another directory`,
+      );
     }
     await sleep(100);
   }

@@ -167,7 +167,10 @@ class Server implements PostgresServer {
 
   /** initdb (when the data directory holds no cluster yet), write the settings, start. */
   async create(): Promise<void> {
-    const initialised = await stat(join(this.#dataDir, 'PG_VERSION')).then(() => true, () => false);
+    const initialised = await stat(join(this.#dataDir, 'PG_VERSION')).then(
+      () => true,
+      () => false,
+    );
     this.#startWatchdog();
     const isRoot = process.getuid?.() === 0;
     const EmbeddedPostgres = await loadEmbeddedPostgres();
@@ -438,7 +441,10 @@ function quoteSetting(value: string): string {
  */
 async function postmasterReady(dataDir: string, pid: () => number | undefined, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
-    const lines = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').then((text) => text.split('\n'), () => []);
+    const lines = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').then(
+      (text) => text.split('\n'),
+      () => [],
+    );
     const expected = pid();
     if (expected !== undefined && lines[0]?.trim() === String(expected) && lines[7]?.trim() === 'ready') return;
     await sleep(20, undefined, { signal }).catch(() => undefined);

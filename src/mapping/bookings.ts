@@ -4,7 +4,18 @@
  * derives the same rows again from the payloads the mirror keeps.
  */
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
-import type { NewBooking, NewBookingDailyRate, NewBookingDiscount, NewBookingGuest, NewBookingLoyaltyCard, NewBookingRoomStay, NewBookingRoomStayRatePlan, NewBookingService, NewBookingTax, NewBookingTaxAmount } from '../store/schema.js';
+import type {
+  NewBooking,
+  NewBookingDailyRate,
+  NewBookingDiscount,
+  NewBookingGuest,
+  NewBookingLoyaltyCard,
+  NewBookingRoomStay,
+  NewBookingRoomStayRatePlan,
+  NewBookingService,
+  NewBookingTax,
+  NewBookingTaxAmount,
+} from '../store/schema.js';
 import type { TaxLevel } from '../store/states.js';
 
 // ------------------------------------------------------------------ booking details
@@ -145,9 +156,7 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
     addTaxAmounts(stay.total.taxes, 'room_stay', i, null);
     addTaxAmounts(early?.total?.taxes, 'early_arrival', i, null);
     addTaxAmounts(late?.total?.taxes, 'late_departure', i, null);
-    stay.ratePlans.forEach((r, position) =>
-      rows.ratePlans.push({ ...key, stay_index: i, position, rate_plan_id: str(r.id), rate_plan_name: str(r.name) }),
-    );
+    stay.ratePlans.forEach((r, position) => rows.ratePlans.push({ ...key, stay_index: i, position, rate_plan_id: str(r.id), rate_plan_name: str(r.name) }));
     rows.roomStays.push({
       ...key,
       stay_index: i,

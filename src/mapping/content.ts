@@ -85,12 +85,16 @@ export const REFERENCE_LISTS: readonly ReferenceListDef[] = [
   })),
   referenceListDef('propertyAmenityTypes', 'referenceData', '/api/reference-data/property-amenity-types', propertyAmenityTypesSchema, (v) => ({
     table: 'property_amenity_types',
-    rows: v.amenityTypes ? coded(v.amenityTypes).map((m) => ({ code: m.code, display_name: m.displayName, charge_type_applicable: m.chargeTypeApplicable })) : null,
+    rows: v.amenityTypes
+      ? coded(v.amenityTypes).map((m) => ({ code: m.code, display_name: m.displayName, charge_type_applicable: m.chargeTypeApplicable }))
+      : null,
   })),
   referenceListDef('propertyKinds', 'referenceData', '/api/reference-data/property-kinds', propertyKindsSchema, (v) => ({
     table: 'property_kinds',
     rows: v.propertyKinds
-      ? v.propertyKinds.filter((m) => m.id !== null).map((m) => ({ property_kind_id: m.id, display_name: m.displayName, property_kind_type: m.propertyKindType }))
+      ? v.propertyKinds
+          .filter((m) => m.id !== null)
+          .map((m) => ({ property_kind_id: m.id, display_name: m.displayName, property_kind_type: m.propertyKindType }))
       : null,
   })),
 ];

@@ -6,14 +6,7 @@
  * derives the same rows again from the payloads the mirror keeps.
  */
 import type { DailyOccupancy, InventoryBlock, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
-import type {
-  NewDailyOccupancy,
-  NewIntegrationStorageBooking,
-  NewInventoryBlock,
-  NewPmsGuest,
-  NewPmsReservation,
-  NewPmsRoomStay,
-} from '../store/schema.js';
+import type { NewDailyOccupancy, NewIntegrationStorageBooking, NewInventoryBlock, NewPmsGuest, NewPmsReservation, NewPmsRoomStay } from '../store/schema.js';
 import { hashOf } from './content.js';
 import { stripPerson, stripReservation } from './personal-data.js';
 
@@ -130,7 +123,13 @@ export function pmsReservationToRows(
  * pms.personalData, without the customer's personal data otherwise. Pure; shared with the
  * replay (src/replay).
  */
-export function reservationRows(propertyId: string, r: PmsReservation, rawReservation: unknown, personalData: boolean, fetchedAt: Date): { rows: PmsReservationRows; stored: unknown } {
+export function reservationRows(
+  propertyId: string,
+  r: PmsReservation,
+  rawReservation: unknown,
+  personalData: boolean,
+  fetchedAt: Date,
+): { rows: PmsReservationRows; stored: unknown } {
   const stored = personalData ? rawReservation : stripReservation(rawReservation);
   return { rows: pmsReservationToRows(propertyId, r, stored, { personalData, fetchedAt }), stored };
 }
@@ -144,7 +143,15 @@ export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, pe
 
 /** A validated room (and the room as received) as its pms_rooms row. Pure; shared with the replay (src/replay). */
 export function roomToRow(propertyId: string, r: PmsRoom, raw: unknown): Record<string, unknown> {
-  return { property_id: propertyId, room_id: r.id, display_name: r.displayName, room_type_id: r.roomTypeId, floor_id: r.floorId, raw, content_hash: hashOf(raw) };
+  return {
+    property_id: propertyId,
+    room_id: r.id,
+    display_name: r.displayName,
+    room_type_id: r.roomTypeId,
+    floor_id: r.floorId,
+    raw,
+    content_hash: hashOf(raw),
+  };
 }
 
 /**
@@ -182,8 +189,14 @@ export function occupancyDayToRow(
 
 /** A validated integration-storage booking (and the booking as received) as its row. Pure. */
 export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: unknown, fetchedAt: Date): NewIntegrationStorageBooking {
-  const arrivals = b.roomStays.map((s) => s.stayDates?.arrivalDateTime).filter((v): v is string => !!v).sort();
-  const departures = b.roomStays.map((s) => s.stayDates?.departureDateTime).filter((v): v is string => !!v).sort();
+  const arrivals = b.roomStays
+    .map((s) => s.stayDates?.arrivalDateTime)
+    .filter((v): v is string => !!v)
+    .sort();
+  const departures = b.roomStays
+    .map((s) => s.stayDates?.departureDateTime)
+    .filter((v): v is string => !!v)
+    .sort();
   return {
     property_id: propertyId,
     booking_id: b.id,

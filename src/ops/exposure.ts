@@ -23,7 +23,16 @@ export function opsExposure(host: string): string {
 
 /** What the webhook receiver accepts and from whom, for the start-up line. */
 export function webhookExposure(w: Config['webhooks']): string {
-  const how = w.auth === 'apiKey' ? 'with the API-KEY header (webhooks.auth apiKey)' : w.auth === 'basic' ? 'with HTTP Basic (webhooks.auth basic)' : 'WITHOUT authentication';
-  const who = isLoopbackHost(w.host) ? 'from processes of this machine only' : w.auth === 'none' ? 'from anyone who can reach this address (webhooks.allowUnauthenticated)' : 'from whoever holds the credentials';
+  const how =
+    w.auth === 'apiKey'
+      ? 'with the API-KEY header (webhooks.auth apiKey)'
+      : w.auth === 'basic'
+        ? 'with HTTP Basic (webhooks.auth basic)'
+        : 'WITHOUT authentication';
+  const who = isLoopbackHost(w.host)
+    ? 'from processes of this machine only'
+    : w.auth === 'none'
+      ? 'from anyone who can reach this address (webhooks.allowUnauthenticated)'
+      : 'from whoever holds the credentials';
   return `POST of change events ${how}, ${who}; bodies up to ${w.maxBodyBytes} bytes`;
 }

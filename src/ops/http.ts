@@ -73,7 +73,8 @@ export class HttpListener {
         const hint = `set ${spec.portSetting} to a free port, or 0 for any`;
         if (err.code === 'EADDRINUSE') reject(new OpsPortError(`${what}: the port is in use; ${hint}`));
         else if (err.code === 'EACCES') reject(new OpsPortError(`${what}: permission denied; ${hint} above 1023`));
-        else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') reject(new OpsPortError(`${what}: no such address on this machine; check ${spec.hostSetting}`));
+        else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+          reject(new OpsPortError(`${what}: no such address on this machine; check ${spec.hostSetting}`));
         else reject(new OpsPortError(`${what}: ${err.message}; ${hint}`));
       });
       server.listen(port, host, () => resolve());
@@ -106,22 +107,31 @@ export function reply(res: ServerResponse, status: number, body: string, type = 
 
 /** The ops endpoint's listener: /healthz, /readyz, /metrics. */
 export function opsListener(sources: OpsSources): HttpListener {
-  return new HttpListener({ what: 'the ops endpoint', hostSetting: 'ops.host (STAYSYNC_OPS_HOST)', portSetting: 'ops.port (STAYSYNC_OPS_PORT)', maxConnections: 64, requestTimeoutMs: 10_000 }, (req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET') return reply(res, 405, 'method not allowed\n');
-    if (path === OPS_PATHS.health) return reply(res, 200, 'ok\n');
-    if (path === OPS_PATHS.ready) {
-      const r = sources.ready();
-      return reply(res, r.ready ? 200 : 503, r.ready ? 'ready\n' : `not ready: ${r.reason ?? 'starting'}\n`);
-    }
-    if (path === OPS_PATHS.metrics) {
-      const registry = sources.metrics;
-      registry.metrics().then(
-        (text) => reply(res, 200, text, registry.contentType),
-        (err: unknown) => reply(res, 500, `metrics unavailable: ${(err as Error).message}\n`),
-      );
-      return;
-    }
-    reply(res, 404, 'not found\n');
-  });
+  return new HttpListener(
+    {
+      what: 'the ops endpoint',
+      hostSetting: 'ops.host (STAYSYNC_OPS_HOST)',
+      portSetting: 'ops.port (STAYSYNC_OPS_PORT)',
+      maxConnections: 64,
+      requestTimeoutMs: 10_000,
+    },
+    (req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET') return reply(res, 405, 'method not allowed\n');
+      if (path === OPS_PATHS.health) return reply(res, 200, 'ok\n');
+      if (path === OPS_PATHS.ready) {
+        const r = sources.ready();
+        return reply(res, r.ready ? 200 : 503, r.ready ? 'ready\n' : `not ready: ${r.reason ?? 'starting'}\n`);
+      }
+      if (path === OPS_PATHS.metrics) {
+        const registry = sources.metrics;
+        registry.metrics().then(
+          (text) => reply(res, 200, text, registry.contentType),
+          (err: unknown) => reply(res, 500, `metrics unavailable: ${(err as Error).message}\n`),
+        );
+        return;
+      }
+      reply(res, 404, 'not found\n');
+    },
+  );
 }

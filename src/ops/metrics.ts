@@ -71,7 +71,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_connections_token_capacity',
-    help: 'How many connections the token endpoint\'s per-IP limit keeps authenticated (15-minute tokens); above it, connections wait for tokens.',
+    help: "How many connections the token endpoint's per-IP limit keeps authenticated (15-minute tokens); above it, connections wait for tokens.",
     registers: [register],
     collect() {
       this.set(sources.tokenCapacity);
@@ -192,7 +192,8 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     collect() {
       this.reset();
-      for (const v of views()) for (const h of v.client.health.hostsSeen()) if (h.lastSuccessAt !== undefined) this.set({ connection: v.name, host: h.host }, h.lastSuccessAt / 1000);
+      for (const v of views())
+        for (const h of v.client.health.hostsSeen()) if (h.lastSuccessAt !== undefined) this.set({ connection: v.name, host: h.host }, h.lastSuccessAt / 1000);
     },
   });
   const latency = new client.Histogram({
@@ -358,7 +359,8 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     async collect() {
       this.reset();
-      for (const c of (await tables())?.cursors ?? []) if (c.stream === streamNames.bookingSummaries) this.set({ property_id: c.propertyId }, (c.position?.getTime() ?? 0) / 1000);
+      for (const c of (await tables())?.cursors ?? [])
+        if (c.stream === streamNames.bookingSummaries) this.set({ property_id: c.propertyId }, (c.position?.getTime() ?? 0) / 1000);
     },
   });
   new client.Gauge({
@@ -368,7 +370,8 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     async collect() {
       this.reset();
-      for (const c of (await tables())?.cursors ?? []) if (c.stream === streamNames.bookingSummaries && c.lastPollAt) this.set({ property_id: c.propertyId }, c.lastPollAt.getTime() / 1000);
+      for (const c of (await tables())?.cursors ?? [])
+        if (c.stream === streamNames.bookingSummaries && c.lastPollAt) this.set({ property_id: c.propertyId }, c.lastPollAt.getTime() / 1000);
     },
   });
   new client.Gauge({

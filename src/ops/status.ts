@@ -157,7 +157,19 @@ export function formatStatus(r: StatusReport): string[] {
   if (r.properties.length === 0) {
     out.push('No property configured or mirrored yet. Set STAYSYNC_PROPERTY_IDS (or let the content API list them) and run `staysync sync --once`.');
   } else {
-    const header = ['property', 'state', 'since (UTC)', 'list position (UTC)', 'caught up', 'last poll (UTC)', 'queue', 'retrying', '404', 'quarantined', 'queue ETA'];
+    const header = [
+      'property',
+      'state',
+      'since (UTC)',
+      'list position (UTC)',
+      'caught up',
+      'last poll (UTC)',
+      'queue',
+      'retrying',
+      '404',
+      'quarantined',
+      'queue ETA',
+    ];
     const rows = r.properties.map((p) => [
       p.propertyId,
       stateLabel[p.state] ?? p.state,
@@ -205,7 +217,9 @@ export function formatStatus(r: StatusReport): string[] {
   if (r.quarantine.length > 0) {
     const total = r.quarantine.reduce((n, q) => n + q.payloads, 0);
     const parts = r.quarantine.map((q) => `${q.stream}: ${q.payloads} ${q.cause === 'write' ? 'the database refused' : 'failed validation'}`);
-    out.push(`Quarantine: ${total} payload${total === 1 ? '' : 's'} (${parts.join(', ')}); retried on a growing backoff, or now with \`staysync quarantine retry\`.`);
+    out.push(
+      `Quarantine: ${total} payload${total === 1 ? '' : 's'} (${parts.join(', ')}); retried on a growing backoff, or now with \`staysync quarantine retry\`.`,
+    );
   }
   const c = r.lastContentRefresh;
   out.push(
@@ -219,7 +233,14 @@ export function formatStatus(r: StatusReport): string[] {
     out.push(
       ...tableLines(
         ['connection', 'state', 'since (UTC)', 'synced by', 'properties', 'queue'],
-        r.connections.map((c) => [c.connection, connectionLabel[c.state] ?? c.state, c.since.toISOString(), c.syncedBy ?? '-', String(c.properties), String(c.queuePending)]),
+        r.connections.map((c) => [
+          c.connection,
+          connectionLabel[c.state] ?? c.state,
+          c.since.toISOString(),
+          c.syncedBy ?? '-',
+          String(c.properties),
+          String(c.queuePending),
+        ]),
       ),
     );
   }
@@ -229,7 +250,9 @@ export function formatStatus(r: StatusReport): string[] {
       : `Replicas: ${r.replicas.length} (${r.replicas.map((x) => `${x.holder} since ${x.startedAt.toISOString()}, ${x.connections} connection${x.connections === 1 ? '' : 's'}`).join('; ')}).`,
   );
   if (r.tokens.connections > r.tokens.capacity) {
-    out.push(`Tokens: ${r.tokens.connections} connections are more than the token endpoint's limit carries from one IP address (${r.tokens.explanation}): some wait for their tokens; run replicas with other egress IPs.`);
+    out.push(
+      `Tokens: ${r.tokens.connections} connections are more than the token endpoint's limit carries from one IP address (${r.tokens.explanation}): some wait for their tokens; run replicas with other egress IPs.`,
+    );
   }
   const run = r.lastRun;
   if (run) {
@@ -240,16 +263,22 @@ export function formatStatus(r: StatusReport): string[] {
         : `Running: ${run.command}${who} since ${run.startedAt.toISOString()}.`,
     );
   }
-  for (const c of r.connections.filter((x) => x.reason && x.state !== 'running')) out.push(`connection ${c.connection}: ${connectionLabel[c.state] ?? c.state}: ${c.reason}`);
+  for (const c of r.connections.filter((x) => x.reason && x.state !== 'running'))
+    out.push(`connection ${c.connection}: ${connectionLabel[c.state] ?? c.state}: ${c.reason}`);
   for (const p of r.properties.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
   for (const p of r.pms.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: PMS reservations ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
-  for (const p of r.pms.filter((x) => x.occupancyError)) out.push(`property ${p.propertyId}: daily occupancy ${stateLabel[p.occupancyState] ?? p.occupancyState}: ${p.occupancyError}`);
+  for (const p of r.pms.filter((x) => x.occupancyError))
+    out.push(`property ${p.propertyId}: daily occupancy ${stateLabel[p.occupancyState] ?? p.occupancyState}: ${p.occupancyError}`);
   return out;
 }
 
 /** A table of aligned columns. */
 function tableLines(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [fmt(header), ...rows.map(fmt)];
 }

@@ -130,7 +130,13 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
   const max = opts.config.maxBodyBytes;
   if (!authorized(opts.config, req.headers)) {
     log.warn({ auth: opts.config.auth }, 'webhook batch refused: the credentials do not match webhooks.auth (stored nothing)');
-    return refuseAndClose(req, res, 401, { error: 'unauthorized' }, { 'www-authenticate': opts.config.auth === 'basic' ? 'Basic realm="staysync"' : 'API-KEY' });
+    return refuseAndClose(
+      req,
+      res,
+      401,
+      { error: 'unauthorized' },
+      { 'www-authenticate': opts.config.auth === 'basic' ? 'Basic realm="staysync"' : 'API-KEY' },
+    );
   }
   const tooLarge = { error: `the body is larger than ${max} bytes (webhooks.maxBodyBytes); a batch of 1,000 events takes a fraction of it` };
   const announced = Number(req.headers['content-length']);
@@ -175,7 +181,15 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
     if (seen.has(e.data.eventId)) return;
     seen.add(e.data.eventId);
     const t = eventTarget(e.data.eventType, e.data.payload);
-    events.push({ index, eventId: e.data.eventId, eventType: e.data.eventType, creationTime: e.data.creationTime, payload: e.data.payload, propertyId: t.propertyId, entityKey: t.key });
+    events.push({
+      index,
+      eventId: e.data.eventId,
+      eventType: e.data.eventType,
+      creationTime: e.data.creationTime,
+      payload: e.data.payload,
+      propertyId: t.propertyId,
+      entityKey: t.key,
+    });
   });
 
   let result: StoreResult;
@@ -189,7 +203,10 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
   const counts = { stored: result.stored, duplicates: json.length - refused.length - result.stored, refused: refused.length };
   opts.onStored(counts);
   if (refused.length > 0) {
-    log.warn({ ...counts, reasons: refused.slice(0, 5).map((r) => r.reason) }, 'webhook batch: events that cannot be stored were quarantined, the others stored; answered 400 so that the provider does not deliver it again');
+    log.warn(
+      { ...counts, reasons: refused.slice(0, 5).map((r) => r.reason) },
+      'webhook batch: events that cannot be stored were quarantined, the others stored; answered 400 so that the provider does not deliver it again',
+    );
     return answer(400, {
       error: `${refused.length} of ${json.length} events cannot be stored (kept in staysync's quarantine); the others are stored: do not deliver this batch again`,
       ...counts,
@@ -203,14 +220,21 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
 /** The webhook receiver's listener: POST at webhooks.path, nothing else. */
 export function webhookListener(opts: WebhookReceiverOptions): HttpListener {
   return new HttpListener(
-    { what: 'the webhook receiver', hostSetting: 'webhooks.host (STAYSYNC_WEBHOOK_HOST)', portSetting: 'webhooks.port (STAYSYNC_WEBHOOK_PORT)', maxConnections: 32, requestTimeoutMs: REQUEST_TIMEOUT_MS },
+    {
+      what: 'the webhook receiver',
+      hostSetting: 'webhooks.host (STAYSYNC_WEBHOOK_HOST)',
+      portSetting: 'webhooks.port (STAYSYNC_WEBHOOK_PORT)',
+      maxConnections: 32,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    },
     (req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (path !== opts.config.path) return refuseAndClose(req, res, 404, { error: 'not found' });
       if (req.method !== 'POST') return refuseAndClose(req, res, 405, { error: 'method not allowed: POST a batch of events' });
       receiveWebhook(req, res, opts).catch((err: unknown) => {
         opts.logger.error({ err: (err as Error).message }, 'webhook receiver failed');
-        if (!res.headersSent) reply(res, 503, JSON.stringify({ error: 'the events could not be stored now; deliver the batch again' }), 'application/json; charset=utf-8');
+        if (!res.headersSent)
+          reply(res, 503, JSON.stringify({ error: 'the events could not be stored now; deliver the batch again' }), 'application/json; charset=utf-8');
       });
     },
   );

@@ -395,7 +395,11 @@ export class Budgets {
   seed(ledger: Partial<Record<RateLimitScope, number[]>>, elapsedMs: number): void {
     for (const [scope, ages] of Object.entries(ledger) as [RateLimitScope, number[]][]) {
       const b = this.byScope.get(scope);
-      if (b && !this.shared.has(scope) && Array.isArray(ages)) b.seed(ages.filter((a) => typeof a === 'number' && Number.isFinite(a)), elapsedMs);
+      if (b && !this.shared.has(scope) && Array.isArray(ages))
+        b.seed(
+          ages.filter((a) => typeof a === 'number' && Number.isFinite(a)),
+          elapsedMs,
+        );
     }
   }
 }

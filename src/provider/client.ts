@@ -215,20 +215,12 @@ export class ProviderClient {
   }
 
   /** Details of one booking. Throws NotFoundError (404) or InvalidPayloadError (schema). */
-  async getBooking(
-    propertyId: string,
-    number: string,
-    signal: AbortSignal,
-    priority?: number,
-  ): Promise<{ booking: Booking; raw: unknown; fetchedAt: Date }> {
+  async getBooking(propertyId: string, number: string, signal: AbortSignal, priority?: number): Promise<{ booking: Booking; raw: unknown; fetchedAt: Date }> {
     const path = `/api/read-reservation/v1/properties/${encodeURIComponent(propertyId)}/bookings/${encodeURIComponent(number)}`;
     const res = await this.requestJson('bookingDetails', 'provider', path, {}, signal, priority);
     const parsed = parseGetBookingResponse(res.body);
     if (!parsed.ok) {
-      throw new InvalidPayloadError(
-        { rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number },
-        { status: res.status, path },
-      );
+      throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
     }
     return { booking: parsed.value, raw: res.body, fetchedAt: res.fetchedAt };
   }
@@ -292,10 +284,16 @@ export class ProviderClient {
       if (pause !== undefined) {
         // The whole scope is throttled, not just this request: pause the shared budget.
         budget.pauseFor(pause);
-        this.logger.debug({ scope, path, status: f.status, error: f.description, attempt: failures, delayMs: pause }, 'provider throttled the request, pausing the budget and retrying');
+        this.logger.debug(
+          { scope, path, status: f.status, error: f.description, attempt: failures, delayMs: pause },
+          'provider throttled the request, pausing the budget and retrying',
+        );
       } else {
         const delay = backoffMs(failures, this.random);
-        this.logger.debug({ scope, path, status: f.status, cause: f.cause, error: f.description, attempt: failures, delayMs: delay }, 'provider request failed, retrying');
+        this.logger.debug(
+          { scope, path, status: f.status, cause: f.cause, error: f.description, attempt: failures, delayMs: delay },
+          'provider request failed, retrying',
+        );
         await this.clock.sleep(delay, signal);
       }
     };
@@ -312,7 +310,12 @@ export class ProviderClient {
         res = await sendOnce(
           this.dispatcher,
           url,
-          { method: 'GET', headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': userAgent }, timeoutMs: requestTimeoutMs, maxBodyBytes: maxResponseBytes },
+          {
+            method: 'GET',
+            headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': userAgent },
+            timeoutMs: requestTimeoutMs,
+            maxBodyBytes: maxResponseBytes,
+          },
           signal,
         );
       } catch (err) {
@@ -323,7 +326,12 @@ export class ProviderClient {
           // The data, not the delivery: the same request reads as much again, so it is not retried.
           this.health.exchanged({ scope, outcome: 'too_large', seconds: (this.clock.now() - sentAt) / 1000 });
           throw new InvalidPayloadError(
-            { rawBody: err.excerpt, reason: `${TOO_LARGE_REASON}more than ${err.limit} bytes (provider.maxResponseBytes); not read further`, propertyId: propertyIdOfPath(path), tooLarge: true },
+            {
+              rawBody: err.excerpt,
+              reason: `${TOO_LARGE_REASON}more than ${err.limit} bytes (provider.maxResponseBytes); not read further`,
+              propertyId: propertyIdOfPath(path),
+              tooLarge: true,
+            },
             { path },
           );
         }
@@ -352,7 +360,11 @@ export class ProviderClient {
             // Delivery, not data: a gateway cut the body short or answered with a page of its own.
             this.counters.invalidBodies++;
             const type = String(res.headers['content-type'] ?? 'no content-type');
-            await failed({ cause: 'invalid_body', status, description: `HTTP ${status} with a body that is not JSON (${type}, ${res.rawBody.length} bytes: ${(err as Error).message})` });
+            await failed({
+              cause: 'invalid_body',
+              status,
+              description: `HTTP ${status} with a body that is not JSON (${type}, ${res.rawBody.length} bytes: ${(err as Error).message})`,
+            });
             previousWas401 = false;
             continue;
           }

@@ -91,11 +91,12 @@ export class InvalidPayloadError extends ProviderError {
   readonly tooLarge: boolean;
 
   constructor(details: InvalidPayloadDetails, opts: ProviderErrorOptions) {
-    const what = details.bookingNumber !== undefined
-      ? `booking ${details.bookingNumber} of property ${details.propertyId ?? '?'}`
-      : details.propertyId !== null
-        ? `response for property ${details.propertyId}`
-        : `response of ${opts.path}`;
+    const what =
+      details.bookingNumber !== undefined
+        ? `booking ${details.bookingNumber} of property ${details.propertyId ?? '?'}`
+        : details.propertyId !== null
+          ? `response for property ${details.propertyId}`
+          : `response of ${opts.path}`;
     super(`invalid payload: ${what}: ${details.reason}`, opts);
     this.rawBody = details.rawBody;
     this.reason = details.reason;

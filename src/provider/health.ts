@@ -9,17 +9,7 @@ import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
 
 /** Why an attempt got no usable answer. */
-export const failureCauses = [
-  'http_5xx',
-  'throttled',
-  'timeout',
-  'connection_refused',
-  'connection_reset',
-  'dns',
-  'tls',
-  'network',
-  'invalid_body',
-] as const;
+export const failureCauses = ['http_5xx', 'throttled', 'timeout', 'connection_refused', 'connection_reset', 'dns', 'tls', 'network', 'invalid_body'] as const;
 export type FailureCause = (typeof failureCauses)[number];
 
 /** Failures that make an outage (a 429 is the provider pacing us, not being away). */

@@ -66,7 +66,7 @@ function markNumbers(text: string): string {
   /** `text` before this index is in `marked`. */
   let copied = 0;
   let depth = 0;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
       i = stringEnd(text, i) + 1;
@@ -76,7 +76,8 @@ function markNumbers(text: string): string {
       copied = i = end;
     } else {
       if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
-        if (++depth > MAX_JSON_DEPTH) throw new SyntaxError(`JSON nested too deeply: more than ${MAX_JSON_DEPTH} levels of arrays and objects at position ${i}`);
+        if (++depth > MAX_JSON_DEPTH)
+          throw new SyntaxError(`JSON nested too deeply: more than ${MAX_JSON_DEPTH} levels of arrays and objects at position ${i}`);
       } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
         depth--;
       }

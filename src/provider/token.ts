@@ -90,12 +90,10 @@ export class TokenManager {
     const cur = this.current;
     if (cur && this.opts.clock.now() < cur.renewAt) return cur.token;
     if (!this.inFlight) {
-      const p = this.fetchToken().then(
-        (t) => {
-          this.current = t;
-          return t;
-        },
-      );
+      const p = this.fetchToken().then((t) => {
+        this.current = t;
+        return t;
+      });
       this.inFlight = p;
       // Clear the slot however it ends; the catch keeps this bookkeeping chain from being an
       // unhandled rejection (callers get the rejection through `p`).
@@ -179,7 +177,12 @@ export class TokenManager {
         if (signal.aborted) throw signal.reason;
         const cause = err instanceof RequestTimeoutError ? 'timeout' : err instanceof ResponseTooLargeError ? 'invalid_body' : causeOfNetworkError(err);
         health.exchanged({ scope: 'token', outcome: cause, seconds: (clock.now() - sentAt) / 1000 });
-        const description = cause === 'timeout' ? `no complete answer within ${this.opts.requestTimeoutMs} ms` : err instanceof ResponseTooLargeError ? err.message : describeNetworkError(err);
+        const description =
+          cause === 'timeout'
+            ? `no complete answer within ${this.opts.requestTimeoutMs} ms`
+            : err instanceof ResponseTooLargeError
+              ? err.message
+              : describeNetworkError(err);
         await failed(cause, description, undefined);
         continue;
       }
@@ -209,7 +212,12 @@ export class TokenManager {
       if (status === 429 || isRetryableStatus(status)) {
         const ra = retryAfterMs(res.headers, clock.now());
         const throttled = status === 429 || (status === 503 && ra !== undefined);
-        await failed(status === 429 ? 'throttled' : 'http_5xx', `token request answered HTTP ${status}${errorCode ? ` (${errorCode})` : ''}`, status, throttled ? (ra ?? 1000) : undefined);
+        await failed(
+          status === 429 ? 'throttled' : 'http_5xx',
+          `token request answered HTTP ${status}${errorCode ? ` (${errorCode})` : ''}`,
+          status,
+          throttled ? (ra ?? 1000) : undefined,
+        );
         continue;
       }
       health.success(host);
@@ -220,10 +228,7 @@ export class TokenManager {
           { status, path },
         );
       }
-      throw new ProviderError(
-        `token request answered HTTP ${status}${errorCode ? ` (${errorCode})` : ''}`,
-        { status, path },
-      );
+      throw new ProviderError(`token request answered HTTP ${status}${errorCode ? ` (${errorCode})` : ''}`, { status, path });
     }
   }
 }
@@ -233,7 +238,7 @@ function oauthErrorCode(rawBody: string): string | undefined {
   try {
     const v: unknown = JSON.parse(rawBody);
     if (typeof v === 'object' && v !== null && 'error' in v) {
-      const e = (v).error;
+      const e = v.error;
       if (typeof e === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(e)) return e;
     }
   } catch {

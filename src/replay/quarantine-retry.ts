@@ -20,7 +20,14 @@ import { settleQuarantinedBookingFetch } from '../store/repositories/booking-que
 import { upsertSummariesAndEnqueue } from '../store/repositories/booking-summaries.js';
 import { saveBookingVersion } from '../store/repositories/bookings.js';
 import { upsertChanged } from '../store/repositories/content.js';
-import { pmsGuestFetchedAt, savePmsReservation, saveVersioned, settleQuarantinedPmsFetch, storedOccupancyDay, upsertPmsGuest } from '../store/repositories/pms.js';
+import {
+  pmsGuestFetchedAt,
+  savePmsReservation,
+  saveVersioned,
+  settleQuarantinedPmsFetch,
+  storedOccupancyDay,
+  upsertPmsGuest,
+} from '../store/repositories/pms.js';
 import {
   deleteQuarantined,
   maxQuarantineId,
@@ -41,9 +48,24 @@ import {
   parseContentProperty,
   parseExtraStayRule,
 } from '../provider/schemas/content.js';
-import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
+import {
+  parseDailyOccupancy,
+  parseGuestResponse,
+  parseInventoryBlock,
+  parseReservationResponse,
+  parseRoom,
+  parseStorageBooking,
+} from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse } from '../provider/schemas/bookings.js';
-import { parseRulesBody, saveCancellationRules, saveExtraStayRules, writeCancellationRules, writeExtraStayRules, writeProperty, writeReferenceList } from '../sync/streams/content.js';
+import {
+  parseRulesBody,
+  saveCancellationRules,
+  saveExtraStayRules,
+  writeCancellationRules,
+  writeExtraStayRules,
+  writeProperty,
+  writeReferenceList,
+} from '../sync/streams/content.js';
 import type { ReplayEnv } from './rebuild.js';
 import { parseJsonLossless } from '../provider/json.js';
 import { TOO_LARGE_REASON } from '../provider/errors.js';
@@ -68,11 +90,7 @@ export interface RetryResult {
   stopped: boolean;
 }
 
-type Outcome =
-  | { kind: 'mirrored' }
-  | { kind: 'superseded' }
-  | { kind: 'failing'; reason: string }
-  | { kind: 'notReplayable'; why: string };
+type Outcome = { kind: 'mirrored' } | { kind: 'superseded' } | { kind: 'failing'; reason: string } | { kind: 'notReplayable'; why: string };
 
 const mirrored: Outcome = { kind: 'mirrored' };
 const superseded: Outcome = { kind: 'superseded' };
@@ -158,7 +176,14 @@ const handlers: Record<string, Handler> = {
       const pid = q.property_id;
       // As the refresh does: a rule that fails alone is quarantined, the others are written.
       const quarantineBad = async (bad: readonly { entityKey: string; reason: string; raw: unknown }[]) => {
-        for (const b of bad) await quarantinePayload(trx, { stream: streamNames.content, propertyId: pid, entityKey: b.entityKey, reason: b.reason, rawBody: JSON.stringify(b.raw) });
+        for (const b of bad)
+          await quarantinePayload(trx, {
+            stream: streamNames.content,
+            propertyId: pid,
+            entityKey: b.entityKey,
+            reason: b.reason,
+            rawBody: JSON.stringify(b.raw),
+          });
       };
       if (rules === 'cancellationRules') {
         const parsed = parseRulesBody(body, cancellationRulesResponseSchema, rules, parseCancellationRule);
@@ -253,7 +278,13 @@ const handlers: Record<string, Handler> = {
     if (!parsed.ok) return failing(parsed.reason);
     const day = parsed.value.dailyOccupancies[0];
     if (!day || day.date !== q.entity_key) return notReplayable('the body is another day');
-    await updateDerived(trx, 'daily_occupancy', ['property_id', 'stay_date'], [occupancyDayToRow(q.property_id, answer, day, body, s.refreshed_at)], ['refreshed_at']);
+    await updateDerived(
+      trx,
+      'daily_occupancy',
+      ['property_id', 'stay_date'],
+      [occupancyDayToRow(q.property_id, answer, day, body, s.refreshed_at)],
+      ['refreshed_at'],
+    );
     return mirrored;
   },
 };
@@ -283,7 +314,10 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
       else if (outcome.kind === 'failing') counts.stillFailing += 1;
       else {
         counts.notReplayable += 1;
-        log.debug({ id: q.id, stream: q.stream, entityKey: q.entity_key, why: outcome.why }, 'quarantined payload left: it cannot be replayed without the provider');
+        log.debug(
+          { id: q.id, stream: q.stream, entityKey: q.entity_key, why: outcome.why },
+          'quarantined payload left: it cannot be replayed without the provider',
+        );
       }
     }
     if (result.stopped || rows.length < READ_BATCH) break;
@@ -296,7 +330,8 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
 async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Promise<Outcome> {
   const handler = handlers[q.stream];
   if (!handler) return notReplayable(`no replay for stream ${q.stream}`);
-  if (q.reason.startsWith(TOO_LARGE_REASON)) return notReplayable('only the first bytes of a body too large to read were kept: it is fetched again with its next version');
+  if (q.reason.startsWith(TOO_LARGE_REASON))
+    return notReplayable('only the first bytes of a body too large to read were kept: it is fetched again with its next version');
   let body: unknown;
   try {
     body = parseJsonLossless(q.raw_body);
@@ -326,7 +361,9 @@ export function formatRetry(r: RetryResult): string[] {
   for (const c of Object.values(r.byStream)) for (const k of Object.keys(total) as (keyof RetryCounts)[]) total[k] += c[k];
   const describe = (c: RetryCounts) =>
     `${c.retried} retried, ${c.mirrored} mirrored, ${c.superseded} superseded, ${c.stillFailing} still failing, ${c.notReplayable} not replayable without the provider`;
-  const lines = [`${r.stopped ? 'stopped while retrying' : 'retried'} the quarantine in ${(r.ms / 1000).toFixed(1)} s, without a provider request: ${describe(total)}`];
+  const lines = [
+    `${r.stopped ? 'stopped while retrying' : 'retried'} the quarantine in ${(r.ms / 1000).toFixed(1)} s, without a provider request: ${describe(total)}`,
+  ];
   for (const [stream, c] of Object.entries(r.byStream).sort(([a], [b]) => a.localeCompare(b))) lines.push(`  ${stream}: ${describe(c)}`);
   return lines;
 }

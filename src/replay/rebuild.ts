@@ -31,7 +31,14 @@ import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS 
 import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
-import { parseDailyOccupancy, parseGuestResponse, parseInventoryBlock, parseReservationResponse, parseRoom, parseStorageBooking } from '../provider/schemas/pms.js';
+import {
+  parseDailyOccupancy,
+  parseGuestResponse,
+  parseInventoryBlock,
+  parseReservationResponse,
+  parseRoom,
+  parseStorageBooking,
+} from '../provider/schemas/pms.js';
 import { parseBooking, parseBookingSummary, parseGetBookingResponse, type Booking, type ParseResult } from '../provider/schemas/bookings.js';
 import { decodeRaw, isObject } from './raw.js';
 
@@ -243,7 +250,15 @@ function sources(personal: boolean): Source[] {
             b.leave('booking summary', r.number, s.number);
             continue;
           }
-          out.push({ property_id: r.property_id, number: r.number, status: s.status, created_at: s.createdAt, modified_at: s.modifiedAt, listed_at: r.listed_at, raw: r.raw_text });
+          out.push({
+            property_id: r.property_id,
+            number: r.number,
+            status: s.status,
+            created_at: s.createdAt,
+            modified_at: s.modifiedAt,
+            listed_at: r.listed_at,
+            raw: r.raw_text,
+          });
         }
         b.counts.rebuilt += out.length;
         b.counts.changed += await updateDerived(b.trx, 'booking_summaries', ['property_id', 'number'], out, ['listed_at', 'raw']);
@@ -375,7 +390,13 @@ function sources(personal: boolean): Source[] {
           const parsed = parseDailyOccupancy({ ...answer, dailyOccupancies: [body] });
           const day = parsed.ok ? parsed.value.dailyOccupancies[0] : undefined;
           if (!parsed.ok || !day) {
-            await b.quarantine(streamNames.dailyOccupancy, r.property_id, r.stay_date, parsed.ok ? 'response.dailyOccupancies: empty' : parsed.reason, r.raw_text ?? 'null');
+            await b.quarantine(
+              streamNames.dailyOccupancy,
+              r.property_id,
+              r.stay_date,
+              parsed.ok ? 'response.dailyOccupancies: empty' : parsed.reason,
+              r.raw_text ?? 'null',
+            );
             continue;
           }
           if (day.date !== r.stay_date) {
@@ -385,7 +406,12 @@ function sources(personal: boolean): Source[] {
           out.push(occupancyDayToRow(r.property_id, answer, day, body, r.refreshed_at));
         }
         b.counts.rebuilt += out.length;
-        b.counts.changed += await updateDerived(b.trx, 'daily_occupancy', ['property_id', 'stay_date'], out, ['refreshed_at', 'raw', 'currency_code', 'property_room_count']);
+        b.counts.changed += await updateDerived(b.trx, 'daily_occupancy', ['property_id', 'stay_date'], out, [
+          'refreshed_at',
+          'raw',
+          'currency_code',
+          'property_room_count',
+        ]);
       },
     },
     storageRebuilder('integration_storage_bookings', 'booking_id', 'booking', 'integration-storage booking', parseStorageBooking, storageBookingToRow),
@@ -459,7 +485,11 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
             children: result.children,
             quarantine: async (stream, propertyId, entityKey, reason, rawBody) => {
               counts.quarantined += 1;
-              if (warned++ < 20) log.warn({ table: source.table, propertyId, entityKey, reason }, 'a stored raw payload no longer passes validation: quarantined, its rows left as they were');
+              if (warned++ < 20)
+                log.warn(
+                  { table: source.table, propertyId, entityKey, reason },
+                  'a stored raw payload no longer passes validation: quarantined, its rows left as they were',
+                );
               await quarantinePayload(trx, { stream, propertyId, entityKey, reason, rawBody });
             },
             leave: (what, stored, derived) => {
@@ -483,10 +513,16 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
 
 /** The rebuild's result as lines for people. */
 export function formatRebuild(r: RebuildResult): string[] {
-  const lines = [`${r.stopped ? 'stopped while rebuilding' : 'rebuilt'} the typed tables from raw in ${(r.ms / 1000).toFixed(1)} s, without a provider request:`];
+  const lines = [
+    `${r.stopped ? 'stopped while rebuilding' : 'rebuilt'} the typed tables from raw in ${(r.ms / 1000).toFixed(1)} s, without a provider request:`,
+  ];
   const width = Math.max(...[...Object.keys(r.sources), ...Object.keys(r.children)].map((t) => t.length));
   for (const [table, c] of Object.entries(r.sources)) {
-    const extra = [c.changed ? `${c.changed} changed` : 'none changed', c.quarantined ? `${c.quarantined} quarantined (raw no longer valid)` : '', c.left ? `${c.left} left (raw names another key)` : '']
+    const extra = [
+      c.changed ? `${c.changed} changed` : 'none changed',
+      c.quarantined ? `${c.quarantined} quarantined (raw no longer valid)` : '',
+      c.left ? `${c.left} left (raw names another key)` : '',
+    ]
       .filter(Boolean)
       .join(', ');
     lines.push(`  ${table.padEnd(width)}  ${String(c.rebuilt).padStart(7)} rows from raw, ${extra}`);

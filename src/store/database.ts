@@ -206,7 +206,12 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
       });
     },
     async writeFenced(by, fn, connection) {
-      if (!by.held) throw new FenceLostError(connection ? `this process does not hold the lease of connection ${connection} in schema ${schema}` : `this process does not hold the lock of schema ${schema}`);
+      if (!by.held)
+        throw new FenceLostError(
+          connection
+            ? `this process does not hold the lease of connection ${connection} in schema ${schema}`
+            : `this process does not hold the lock of schema ${schema}`,
+        );
       return p.db.transaction().execute(async (trx) => {
         await by.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
         return fn(trx);

@@ -110,7 +110,10 @@ export async function migrateToLatest(dialect: Dialect, schema: string, folder: 
 export async function pendingMigrations(db: Kysely<any>, schema: string, folder: string): Promise<string[] | null> {
   const exists = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_namespace WHERE nspname = ${schema}`.execute(db);
   if (Number(exists.rows[0]?.n ?? 0) === 0) return null;
-  const files = (await readdir(folder)).filter((f) => f.endsWith('.sql')).map((f) => f.replace(/\.sql$/, '')).sort();
+  const files = (await readdir(folder))
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.replace(/\.sql$/, ''))
+    .sort();
   const table = await sql<{ n: string }>`
     SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = ${schema} AND c.relname = 'kysely_migration'`.execute(db);

@@ -17,7 +17,6 @@ import type {
   WebhookEventState,
 } from './states.js';
 
-
 type Timestamptz = ColumnType<Date, Date | string, Date | string>;
 type NullableTimestamptz = ColumnType<Date | null, Date | string | null, Date | string | null>;
 /** Property-local timestamp without zone, kept as `YYYY-MM-DDTHH:mm[:ss]` text. */
@@ -195,7 +194,6 @@ export interface BookingTaxesTable {
   name: string | null;
   description: string | null;
 }
-
 
 export interface BookingTaxAmountsTable {
   property_id: string;

@@ -34,7 +34,11 @@ export function isKnownTimeZone(timeZone: string): boolean {
 
 /** `instant` as property-local `YYYY-MM-DDTHH:mm` in `timeZone` (seconds dropped). */
 export function localMinute(instant: number, timeZone: string): string {
-  const parts = Object.fromEntries(formatter(timeZone).formatToParts(new Date(instant)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatter(timeZone)
+      .formatToParts(new Date(instant))
+      .map((p) => [p.type, p.value]),
+  );
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`;
 }
 

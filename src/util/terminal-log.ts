@@ -39,7 +39,9 @@ export function recordLine(record: Record<string, unknown>, colour: boolean): st
 
 /** The progress record of a connection as one line: each property's position, the details rate, the queue. */
 export function progressLine(record: Record<string, unknown>): string {
-  const properties = Array.isArray(record.properties) ? (record.properties as { propertyId: string; position: string | null; caughtUp: boolean; state: string }[]) : [];
+  const properties = Array.isArray(record.properties)
+    ? (record.properties as { propertyId: string; position: string | null; caughtUp: boolean; state: string }[])
+    : [];
   const caughtUp = properties.filter((p) => p.caughtUp).length;
   const behind = properties
     .filter((p) => !p.caughtUp)

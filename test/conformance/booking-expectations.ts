@@ -26,7 +26,10 @@ export interface BookingTables {
 
 export async function readBookingTables(client: pg.Client, propertyId: string): Promise<BookingTables> {
   const q = (table: string) => rowsOf(client, `SELECT * FROM ${table} WHERE property_id = $1`, [propertyId]);
-  const k = (...cols: string[]) => (r: Row) => cols.map((c) => textOf(r[c])).join('/');
+  const k =
+    (...cols: string[]) =>
+    (r: Row) =>
+      cols.map((c) => textOf(r[c])).join('/');
   const taxAmounts = new Map<string, Row[]>();
   for (const r of await q('booking_tax_amounts')) {
     const n = textOf(r.number)!;
@@ -59,7 +62,17 @@ export interface ExpectedKeys {
   loyaltyCards: string[];
 }
 
-export const emptyKeys = (): ExpectedKeys => ({ bookings: [], roomStays: [], dailyRates: [], services: [], guests: [], taxes: [], discounts: [], ratePlans: [], loyaltyCards: [] });
+export const emptyKeys = (): ExpectedKeys => ({
+  bookings: [],
+  roomStays: [],
+  dailyRates: [],
+  services: [],
+  guests: [],
+  taxes: [],
+  discounts: [],
+  ratePlans: [],
+  loyaltyCards: [],
+});
 
 /**
  * Adds the checks of one booking details response (`body` as sent, parsed losslessly) and the
@@ -236,7 +249,12 @@ export function checkBooking(c: Checks, t: BookingTables, body: string, response
   // Tax amounts: the same multiset, amounts compared as numbers with their scale.
   const got = (t.taxAmounts.get(n) ?? []).map((r) => [r.level, r.stay_index, r.service_position, r.tax_index, r.name, r.amount]);
   const want = wantAmounts.map((x) => JSON.parse(x) as unknown[]);
-  const sortKey = (x: unknown[]) => JSON.stringify(x.slice(0, 5).map((v) => (v === null || v === undefined ? null : ((v as { rawJSON?: string }).rawJSON ?? (typeof v === 'string' ? v : JSON.stringify(v))))));
+  const sortKey = (x: unknown[]) =>
+    JSON.stringify(
+      x
+        .slice(0, 5)
+        .map((v) => (v === null || v === undefined ? null : ((v as { rawJSON?: string }).rawJSON ?? (typeof v === 'string' ? v : JSON.stringify(v))))),
+    );
   const gotSorted = [...got].sort((x, y) => sortKey(x).localeCompare(sortKey(y)));
   const wantSorted = [...want].sort((x, y) => sortKey(x).localeCompare(sortKey(y)));
   if (gotSorted.length !== wantSorted.length) c.problems.push(`${at('tax amounts')}: ${gotSorted.length} rows, the payload has ${wantSorted.length}`);

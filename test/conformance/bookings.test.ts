@@ -93,7 +93,9 @@ function serve(p: ConformanceProvider, pages: Payload[], bookings: Payload[]): v
 }
 
 async function quarantined(c: pg.Client): Promise<string[]> {
-  const { rows } = await c.query<{ stream: string; entity_key: string | null; reason: string }>('SELECT stream, entity_key, reason FROM quarantine ORDER BY id');
+  const { rows } = await c.query<{ stream: string; entity_key: string | null; reason: string }>(
+    'SELECT stream, entity_key, reason FROM quarantine ORDER BY id',
+  );
   return rows.map((r) => `${r.stream} ${r.entity_key}: ${r.reason}`);
 }
 
@@ -115,11 +117,20 @@ describe('conformance with the OpenAPI document: booking list and details', () =
     const pending = await client.query('SELECT number, state, last_error FROM booking_detail_queue');
     expect(pending.rows).toEqual([]);
     // Every page was asked for, in order.
-    expect(provider.served.filter((s) => s.path === LIST).map((s) => s.body).slice(0, PAGES)).toEqual(pages.map((p) => p.body));
+    expect(
+      provider.served
+        .filter((s) => s.path === LIST)
+        .map((s) => s.body)
+        .slice(0, PAGES),
+    ).toEqual(pages.map((p) => p.body));
 
     const checks = new Checks();
     const summaryRows = byKey(await rowsOf(client, 'SELECT * FROM booking_summaries WHERE property_id = $1', [PROPERTY]), (r) => textOf(r.number)!);
-    checks.rowsFor('booking_summaries', summaryRows, summaries.map((s) => s.number as string));
+    checks.rowsFor(
+      'booking_summaries',
+      summaryRows,
+      summaries.map((s) => s.number as string),
+    );
     for (const s of summaries) checkSummary(checks, summaryRows, s);
 
     const tables = await readBookingTables(client, PROPERTY);

@@ -136,7 +136,11 @@ export class Checks {
       );
       for (const r of rows) failed.push(part[Number(r.i) - 1]!);
     }
-    const group = (where: string) => where.replace(/"(?:[^"\\]|\\.)*"/g, '…').replace(/\[\d+\]/g, '[]').replace(/\b(round|position|term|arrival dates|early_check_in|late_check_out|amenity) \d+/g, '$1 …');
+    const group = (where: string) =>
+      where
+        .replace(/"(?:[^"\\]|\\.)*"/g, '…')
+        .replace(/\[\d+\]/g, '[]')
+        .replace(/\b(round|position|term|arrival dates|early_check_in|late_check_out|amenity) \d+/g, '$1 …');
     const totals = new Map<string, number>();
     for (const c of this.items) totals.set(group(c.where), (totals.get(group(c.where)) ?? 0) + 1);
     const groups = new Map<string, { count: number; first: Check }>();

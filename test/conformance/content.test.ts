@@ -65,7 +65,11 @@ const referenceLists: {
     path: `${CONTENT}/meal-plans`,
     table: 'meal_plans',
     key: 'code',
-    rows: (b) => typedRows(lastBy(list(b), (m) => m.code ?? null), (m) => [['name', 'text', m.name]]),
+    rows: (b) =>
+      typedRows(
+        lastBy(list(b), (m) => m.code ?? null),
+        (m) => [['name', 'text', m.name]],
+      ),
   },
   {
     name: 'roomTypeCategories',
@@ -73,7 +77,11 @@ const referenceLists: {
     path: `${CONTENT}/room-type-categories`,
     table: 'room_type_categories',
     key: 'code',
-    rows: (b) => typedRows(lastBy(list(b), (m) => m.code ?? null), (m) => [['name', 'text', m.name]]),
+    rows: (b) =>
+      typedRows(
+        lastBy(list(b), (m) => m.code ?? null),
+        (m) => [['name', 'text', m.name]],
+      ),
   },
   {
     name: 'roomAmenityCategories',
@@ -83,10 +91,13 @@ const referenceLists: {
     key: 'code',
     rows: (b) => {
       const entries = list(b).flatMap((c) => list(c.amenities).map((a) => ({ ...a, category: c.name })));
-      return typedRows(lastBy(entries, (a) => a.code ?? null), (a) => [
-        ['name', 'text', a.name],
-        ['category_name', 'text', a.category],
-      ]);
+      return typedRows(
+        lastBy(entries, (a) => a.code ?? null),
+        (a) => [
+          ['name', 'text', a.name],
+          ['category_name', 'text', a.category],
+        ],
+      );
     },
   },
   {
@@ -96,7 +107,12 @@ const referenceLists: {
     table: 'payment_methods',
     key: 'code',
     rows: (b) =>
-      Array.isArray(b.paymentMethods) ? typedRows(lastBy(b.paymentMethods as Any[], (m) => m.code ?? null), (m) => [['type', 'text', m.type]]) : null,
+      Array.isArray(b.paymentMethods)
+        ? typedRows(
+            lastBy(b.paymentMethods as Any[], (m) => m.code ?? null),
+            (m) => [['type', 'text', m.type]],
+          )
+        : null,
   },
   {
     name: 'propertyAmenityTypes',
@@ -106,10 +122,13 @@ const referenceLists: {
     key: 'code',
     rows: (b) =>
       Array.isArray(b.amenityTypes)
-        ? typedRows(lastBy(b.amenityTypes as Any[], (m) => m.code ?? null), (m) => [
-            ['display_name', 'text', m.displayName],
-            ['charge_type_applicable', 'bool', m.chargeTypeApplicable],
-          ])
+        ? typedRows(
+            lastBy(b.amenityTypes as Any[], (m) => m.code ?? null),
+            (m) => [
+              ['display_name', 'text', m.displayName],
+              ['charge_type_applicable', 'bool', m.chargeTypeApplicable],
+            ],
+          )
         : null,
   },
   {
@@ -120,10 +139,13 @@ const referenceLists: {
     key: 'property_kind_id',
     rows: (b) =>
       Array.isArray(b.propertyKinds)
-        ? typedRows(lastBy(b.propertyKinds as Any[], (m) => textOf(m.id)), (m) => [
-            ['display_name', 'text', m.displayName],
-            ['property_kind_type', 'text', m.propertyKindType],
-          ])
+        ? typedRows(
+            lastBy(b.propertyKinds as Any[], (m) => textOf(m.id)),
+            (m) => [
+              ['display_name', 'text', m.displayName],
+              ['property_kind_type', 'text', m.propertyKindType],
+            ],
+          )
         : null,
   },
 ];
@@ -179,7 +201,10 @@ function serve(p: ConformanceProvider, r: Round): void {
   }
 }
 
-const rowKey = (...cols: string[]) => (r: Row) => cols.map((c) => textOf(r[c])).join('/');
+const rowKey =
+  (...cols: string[]) =>
+  (r: Row) =>
+    cols.map((c) => textOf(r[c])).join('/');
 
 const addTo =
   (c: Checks) =>
@@ -208,7 +233,11 @@ async function checkRound(c: Checks, db: pg.Client, k: number, r: Round, referen
     for (const [key, cols] of want) add(at(`${l.table} ${JSON.stringify(key)}`), got.get(key), cols);
   }
   const active = byKey(await rowsOf(db, 'SELECT property_id FROM properties WHERE removed_at IS NULL'), rowKey('property_id'));
-  c.rowsFor(at('active properties'), active, r.properties.map((x) => x.property.id as string));
+  c.rowsFor(
+    at('active properties'),
+    active,
+    r.properties.map((x) => x.property.id as string),
+  );
 }
 
 /**
@@ -230,7 +259,19 @@ async function checkProperties(c: Checks, db: pg.Client, rounds: Round[]): Promi
   const arrivalDates = await q('cancellation_rule_arrival_dates', 'property_id', 'rule_id', 'term_position', 'position');
   const extraRules = await q('extra_stay_rules', 'property_id', 'rule_id');
   const periods = await q('extra_stay_rule_periods', 'property_id', 'rule_id', 'kind', 'position');
-  const want = { properties: [] as string[], roomTypes: [] as string[], amenities: [] as string[], ratePlans: [] as string[], services: [] as string[], propertyAmenities: [] as string[], rules: [] as string[], terms: [] as string[], arrivalDates: [] as string[], extraRules: [] as string[], periods: [] as string[] };
+  const want = {
+    properties: [] as string[],
+    roomTypes: [] as string[],
+    amenities: [] as string[],
+    ratePlans: [] as string[],
+    services: [] as string[],
+    propertyAmenities: [] as string[],
+    rules: [] as string[],
+    terms: [] as string[],
+    arrivalDates: [] as string[],
+    extraRules: [] as string[],
+    periods: [] as string[],
+  };
 
   for (const [k, r] of rounds.entries()) {
     const at = (what: string) => `round ${k} ${what}`;
@@ -433,7 +474,9 @@ describe('conformance with the OpenAPI document: content and reference data', ()
       for (const p of r.pages) counts.modes.add(p.mode.name);
     }
     await checkProperties(checks, client, rounds);
-    const q = await client.query<{ stream: string; entity_key: string | null; reason: string }>('SELECT stream, entity_key, reason FROM quarantine ORDER BY id');
+    const q = await client.query<{ stream: string; entity_key: string | null; reason: string }>(
+      'SELECT stream, entity_key, reason FROM quarantine ORDER BY id',
+    );
     expect(q.rows.map((x) => `${x.stream} ${x.entity_key}: ${x.reason}`)).toEqual([]);
     expect(counts.pages).toBeGreaterThanOrEqual(ROUNDS);
     expect(counts.properties).toBeGreaterThanOrEqual(100);

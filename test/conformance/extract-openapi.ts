@@ -86,14 +86,19 @@ export function extract(doc: JsonObject): JsonObject {
       get: {
         ...(get.tags !== undefined ? { tags: get.tags } : {}),
         ...(get.summary !== undefined ? { summary: get.summary } : {}),
-        responses: { '200': { description: (isObject(ok) && typeof ok.description === 'string' ? ok.description : 'OK'), content: { 'application/json': { schema } } } },
+        responses: {
+          '200': { description: isObject(ok) && typeof ok.description === 'string' ? ok.description : 'OK', content: { 'application/json': { schema } } },
+        },
       },
     };
   }
   const names = [...reachableSchemas(roots, schemas)].sort();
   return {
     openapi: doc.openapi ?? '3.0.0',
-    info: { ...(isObject(doc.info) ? doc.info : {}), 'x-subset': 'The operations staysync mirrors and the schemas they reach (test/conformance/extract-openapi.ts).' },
+    info: {
+      ...(isObject(doc.info) ? doc.info : {}),
+      'x-subset': 'The operations staysync mirrors and the schemas they reach (test/conformance/extract-openapi.ts).',
+    },
     paths: outPaths,
     components: { schemas: Object.fromEntries(names.map((n) => [n, schemas[n]!])) },
   };

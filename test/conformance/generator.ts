@@ -97,7 +97,21 @@ export const modeOf = (seed: number): Mode => MODES[seed % MODES.length]!;
 
 const COMPONENT = '#/components/schemas/';
 /** Keywords the converter understands; any other one in the document stops the suite (it would be ignored silently otherwise). */
-const KNOWN = new Set(['$ref', 'type', 'format', 'nullable', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'minLength', 'allOf', 'description', 'example']);
+const KNOWN = new Set([
+  '$ref',
+  'type',
+  'format',
+  'nullable',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'minLength',
+  'allOf',
+  'description',
+  'example',
+]);
 
 /** Generated numbers travel as strings with this prefix until they become JSON.rawJSON values. */
 const NUMBER_MARK = '\u0000num:';
@@ -159,7 +173,8 @@ export function toJsonSchema(root: OpenApiSchema, mode: Mode): Converted {
         case 'string': {
           const min = typeof s.minLength === 'number' ? s.minLength : 0;
           if (min > 1) throw new Error(`${at}: minLength ${min} is not supported`);
-          if (s.format !== undefined && s.format !== 'date-time' && s.format !== 'time') throw new Error(`${at}: string format ${JSON.stringify(s.format)} is not supported`);
+          if (s.format !== undefined && s.format !== 'date-time' && s.format !== 'time')
+            throw new Error(`${at}: string format ${JSON.stringify(s.format)} is not supported`);
           // Some strings give their format in prose only (the PMS API: "in ISO-8601 YYYY-MM-DDThh:mm format").
           const prose = typeof s.description === 'string' ? s.description : '';
           const format =
@@ -428,7 +443,8 @@ export function validate(schema: OpenApiSchema, value: unknown, opts: { openEnum
       // JSON Schema counts code points, not UTF-16 units: the spread splits a string into code points.
       // oxlint-disable-next-line typescript/no-misused-spread
       if (typeof schema.minLength === 'number' && [...value].length < schema.minLength) return [`${at}: shorter than ${schema.minLength}`];
-      if (schema.format === 'date-time' && !/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?$/.test(value)) return [`${at}: not a date-time: ${value}`];
+      if (schema.format === 'date-time' && !/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?$/.test(value))
+        return [`${at}: not a date-time: ${value}`];
       return [];
     }
     case 'number':

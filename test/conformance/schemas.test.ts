@@ -29,7 +29,7 @@ import { generate, generateMany, withValue, type Operation, type Payload } from 
 
 const PER_SCHEMA = 120;
 
-const all = <T,>(results: ParseResult<T>[]): ParseResult<T[]> => {
+const all = <T>(results: ParseResult<T>[]): ParseResult<T[]> => {
   const bad = results.find((r) => !r.ok);
   return bad && !bad.ok ? bad : { ok: true, value: results.map((r) => (r as { value: T }).value) };
 };
@@ -110,7 +110,7 @@ describe('conformance with the OpenAPI document: the parsers accept every spec-v
         s.dailyRates.forEach((d, j) => pairs.push([`roomStays[${i}].dailyRates[${j}].date`, d.date, calendarDate(x.dailyRates[j].date)]));
       });
       for (const [what, parsed, payload] of pairs) {
-        const want = isJsonNumber(payload) ? payload.rawJSON : payload ?? null;
+        const want = isJsonNumber(payload) ? payload.rawJSON : (payload ?? null);
         if ((parsed ?? null) !== want) problems.push(`seed ${p.seed} ${what}: parsed ${JSON.stringify(parsed)}, sent ${JSON.stringify(want)}`);
       }
     }

@@ -65,7 +65,12 @@ export function daemonEnv(harness: Harness, opts: { config?: Record<string, unkn
     STAYSYNC_CLIENT_ID: SIM_CLIENT_ID,
     STAYSYNC_CLIENT_SECRET: SIM_CLIENT_SECRET,
     STAYSYNC_PROPERTY_IDS: harness.sim.propertyIds().join(','),
-    STAYSYNC_CONFIG: configFile({ rateLimits: fastRateLimits, ops: { port: 0 }, ...opts.config, sync: { pollIntervalMs: TEST_POLL_INTERVAL, ...(opts.config?.sync as object | undefined) } }),
+    STAYSYNC_CONFIG: configFile({
+      rateLimits: fastRateLimits,
+      ops: { port: 0 },
+      ...opts.config,
+      sync: { pollIntervalMs: TEST_POLL_INTERVAL, ...(opts.config?.sync as object | undefined) },
+    }),
     STAYSYNC_LOG_LEVEL: 'warn',
     ...opts.env,
   };

@@ -48,4 +48,3 @@ export class FakeClock implements Clock {
 export async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 }
-

@@ -213,7 +213,8 @@ const second = (v: string | Date | null | undefined): string | null => {
   return d.toISOString().slice(0, 19) + 'Z';
 };
 /** `2024-03-27T14:00`, `2024-03-27 14:00:00` → `2024-03-27T14:00`. */
-const local = (v: unknown): string | null => (v === null || v === undefined ? null : (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : JSON.stringify(v)).replace(' ', 'T').slice(0, 16));
+const local = (v: unknown): string | null =>
+  v === null || v === undefined ? null : (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : JSON.stringify(v)).replace(' ', 'T').slice(0, 16);
 
 interface CanonicalBooking {
   key: string;

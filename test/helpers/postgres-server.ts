@@ -29,7 +29,12 @@ export async function startPostgresServer(opts: { settings?: Record<string, stri
   const dataDir = await mkdtemp(join(tmpdir(), 'staysync-pg-'));
   let server: PostgresServer;
   try {
-    server = await startSupervised({ dataDir, password: randomBytes(12).toString('hex'), settings: { ...THROWAWAY_SETTINGS, ...opts.settings }, ...(opts.port === undefined ? {} : { port: opts.port }) });
+    server = await startSupervised({
+      dataDir,
+      password: randomBytes(12).toString('hex'),
+      settings: { ...THROWAWAY_SETTINGS, ...opts.settings },
+      ...(opts.port === undefined ? {} : { port: opts.port }),
+    });
   } catch (err) {
     await rm(dataDir, { recursive: true, force: true });
     throw err;

@@ -21,7 +21,12 @@ const CAUGHT_UP = '500200';
 describe('adaptive polling', () => {
   it("fetches a caught-up property's new booking before the backlog of a backfilling one", async () => {
     h = await startHarness({
-      sim: { properties: [{ id: BACKFILLING, bookingCount: 600 }, { id: CAUGHT_UP, bookingCount: 5 }] },
+      sim: {
+        properties: [
+          { id: BACKFILLING, bookingCount: 600 },
+          { id: CAUGHT_UP, bookingCount: 5 },
+        ],
+      },
       // Details slow enough that the backfill's queue lasts while the change happens.
       config: { rateLimits: { bookingDetails: [{ limit: 20, windowMs: 1000 }] }, sync: { detailConcurrency: 2 } },
     });
@@ -64,21 +69,40 @@ describe('adaptive polling', () => {
   });
 
   it('enqueues what a poll finds first in line (priority 0), backfill by arrival after it', async () => {
-    h = await startHarness({ sim: { properties: [{ id: BACKFILLING, bookingCount: 50 }, { id: CAUGHT_UP, bookingCount: 5 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: BACKFILLING, bookingCount: 50 },
+          { id: CAUGHT_UP, bookingCount: 5 },
+        ],
+      },
+    });
     const ctx = await h.context();
     // The booking list alone: what it enqueues stays in the queue to be looked at.
     const streams = { property: registeredStreams.property.filter((s) => s.name === 'booking_summaries'), queues: [], refreshes: [] };
     const stop = new AbortController();
     const running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams }).run(stop.signal);
     try {
-      await waitFor('both caught up', async () => (await h!.sql("SELECT 1 FROM sync_cursors WHERE stream = 'booking_summaries' AND caught_up")).length === 2, 30_000);
+      await waitFor(
+        'both caught up',
+        async () => (await h!.sql("SELECT 1 FROM sync_cursors WHERE stream = 'booking_summaries' AND caught_up")).length === 2,
+        30_000,
+      );
       const before = new Set(h.sim.bookings(CAUGHT_UP).map((b) => b.number));
       h.sim.mutate({ count: 0, newCount: 3, propertyId: CAUGHT_UP });
-      const added = h.sim.bookings(CAUGHT_UP).filter((b) => !before.has(b.number)).map((b) => b.number);
-      const rows = await waitFor('the poll to enqueue them', async () => {
-        const r = await h!.sql<{ number: string; priority: number }>('SELECT number, priority FROM booking_detail_queue WHERE number = ANY($1)', [added]);
-        return r.length === 3 ? r : undefined;
-      }, 10_000, 50);
+      const added = h.sim
+        .bookings(CAUGHT_UP)
+        .filter((b) => !before.has(b.number))
+        .map((b) => b.number);
+      const rows = await waitFor(
+        'the poll to enqueue them',
+        async () => {
+          const r = await h!.sql<{ number: string; priority: number }>('SELECT number, priority FROM booking_detail_queue WHERE number = ANY($1)', [added]);
+          return r.length === 3 ? r : undefined;
+        },
+        10_000,
+        50,
+      );
       expect(rows.map((r) => r.priority)).toEqual([0, 0, 0]);
       const backfill = await h.sql<{ priority: number }>('SELECT DISTINCT priority FROM booking_detail_queue WHERE property_id = $1', [BACKFILLING]);
       expect(backfill.map((r) => r.priority).every((p) => p === 1 || p === 2)).toBe(true);

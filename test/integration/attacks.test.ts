@@ -29,7 +29,14 @@ const NO_POLLING = { sync: { pollCron: '0 0 1 1 *' }, pms: { pollCron: '0 0 1 1 
 async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
   const port = await freePort();
   const hooks = await freePort();
-  const env = { STAYSYNC_OPS_PORT: String(port), STAYSYNC_WEBHOOKS_ENABLED: 'true', STAYSYNC_WEBHOOK_HOST: '127.0.0.1', STAYSYNC_WEBHOOK_PORT: String(hooks), STAYSYNC_LOG_LEVEL: 'info', ...opts.env };
+  const env = {
+    STAYSYNC_OPS_PORT: String(port),
+    STAYSYNC_WEBHOOKS_ENABLED: 'true',
+    STAYSYNC_WEBHOOK_HOST: '127.0.0.1',
+    STAYSYNC_WEBHOOK_PORT: String(hooks),
+    STAYSYNC_LOG_LEVEL: 'info',
+    ...opts.env,
+  };
   const daemon = startCli(['run'], daemonEnv(harness, { env, config: { ...NO_POLLING, ...opts.config } }));
   stop = async () => {
     daemon.child.kill('SIGTERM');
@@ -125,7 +132,10 @@ describe('the webhook receiver, attacked', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const port = await freePort();
     const hooks = await freePort();
-    const env = daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_WEBHOOKS_ENABLED: 'true', STAYSYNC_WEBHOOK_PORT: String(hooks) }, config: NO_POLLING });
+    const env = daemonEnv(h, {
+      env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_WEBHOOKS_ENABLED: 'true', STAYSYNC_WEBHOOK_PORT: String(hooks) },
+      config: NO_POLLING,
+    });
     const refused = await runCli(['run'], env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`webhooks.auth (STAYSYNC_WEBHOOK_AUTH) is none while the webhook receiver would listen on 0.0.0.0:${hooks}`);
@@ -147,7 +157,9 @@ describe('the webhook receiver, attacked', () => {
     expect(opsLine).toHaveLength(1);
     expect(opsLine[0]!.msg).toMatch(/\/healthz, \/readyz and \/metrics, read-only and without authentication, to anyone who can reach this address/);
     const hookLine = lines.filter((l) => l.msg.startsWith('webhook receiver listening on'));
-    expect(hookLine).toEqual([expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/WITHOUT authentication, from anyone who can reach this address/) })]);
+    expect(hookLine).toEqual([
+      expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/WITHOUT authentication, from anyone who can reach this address/) }),
+    ]);
   });
 
   it('answers 413 to 16 MB and 200 MB bodies, announced or not, without reading them: the daemon stays up, /healthz answers in under 100 ms meanwhile', async () => {
@@ -210,7 +222,11 @@ describe('the webhook receiver, attacked', () => {
     const body = JSON.stringify([good, nulInPayload, overflow, nulInId]).replace('"Amount":1', `"Amount":1e${200_000}`);
     const r = await postText(hooks, body);
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ stored: 1, refused: 3, error: expect.stringMatching(/3 of 4 events cannot be stored .* the others are stored: do not deliver this batch again/) });
+    expect(r.body).toMatchObject({
+      stored: 1,
+      refused: 3,
+      error: expect.stringMatching(/3 of 4 events cannot be stored .* the others are stored: do not deliver this batch again/),
+    });
     expect(r.body.refusedEvents.map((e: { index: number }) => e.index)).toEqual([1, 2, 3]);
     expect(r.body.refusedEvents[0].reason).toMatch(/database write failed: 22P05/);
     expect(r.body.refusedEvents[1].reason).toMatch(/database write failed: 22003/);
@@ -297,7 +313,11 @@ describe('change events cannot spend the provider budget', () => {
   it('a burst of events for one booking costs one fetch, a flood waits its turn, a 404 is asked once more and then left to polling', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
     const { port, hooks } = await startDaemon(h, { config: { webhooks: { eventFetchesPerProperty: { burst: 3, perMinute: 120 } } } });
-    await waitFor('the first PMS sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) === h!.sim.pmsReservations('500100').length, 45_000);
+    await waitFor(
+      'the first PMS sync',
+      async () => (await count('SELECT count(*) AS n FROM pms_reservations')) === h!.sim.pmsReservations('500100').length,
+      45_000,
+    );
     const reservations = h.sim.pmsReservations('500100');
     h.sim.stats.requestLog = [];
     const fetchesOf = (n: string) => h!.sim.stats.requestLog!.filter((e) => e.path === `/api/pms/v2/properties/500100/reservations/${n}`).length;
@@ -320,7 +340,9 @@ describe('change events cannot spend the provider budget', () => {
     expect(fetchesOf(third!)).toBe(0);
 
     // A flood of events announcing changes of 30 reservations: 3 at once, then 2 a second.
-    const flood = reservations.slice(3, 33).map((r) => event('webpms:check_out', { BookingNumber: r.number, PropertyId: '500100' }, new Date(Date.now() + 3_600_000).toISOString()));
+    const flood = reservations
+      .slice(3, 33)
+      .map((r) => event('webpms:check_out', { BookingNumber: r.number, PropertyId: '500100' }, new Date(Date.now() + 3_600_000).toISOString()));
     const floodStarted = Date.now();
     expect((await postText(hooks, JSON.stringify(flood))).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2_000));
@@ -334,7 +356,9 @@ describe('change events cannot spend the provider budget', () => {
     expect((await postText(hooks, JSON.stringify([event('webpms:check_in', { BookingNumber: 'no-such-booking', PropertyId: '500100' })]))).status).toBe(200);
     await waitFor('the unknown booking failed', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'failed'`)) === 1, 20_000);
     expect(fetchesOf('no-such-booking')).toBe(2);
-    expect((await h.sql<{ last_error: string }>(`SELECT last_error FROM webhook_events WHERE state = 'failed'`))[0]!.last_error).toMatch(/404.*twice: not asked again/);
+    expect((await h.sql<{ last_error: string }>(`SELECT last_error FROM webhook_events WHERE state = 'failed'`))[0]!.last_error).toMatch(
+      /404.*twice: not asked again/,
+    );
 
     const metrics = (await opsGet(port, '/metrics')).body;
     expect(metricValue(metrics, 'staysync_webhook_events_covered_total')).toBeGreaterThanOrEqual(20);
@@ -344,11 +368,19 @@ describe('change events cannot spend the provider budget', () => {
   it('deletes processed events after webhooks.retainEventsDays', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     await h.migrate();
-    await h.sql(`INSERT INTO webhook_events (event_id, event_type, state, received_at, processed_at) SELECT 'old-' || i, 'webpms:check_in', 'processed', now() - interval '9 days', now() - interval '9 days' FROM generate_series(1, 12000) i`);
-    await h.sql(`INSERT INTO webhook_events (event_id, event_type, state, received_at) VALUES ('old-pending', 'webpms:check_in', 'pending', now() - interval '9 days'), ('recent', 'webpms:check_in', 'ignored', now() - interval '6 days')`);
+    await h.sql(
+      `INSERT INTO webhook_events (event_id, event_type, state, received_at, processed_at) SELECT 'old-' || i, 'webpms:check_in', 'processed', now() - interval '9 days', now() - interval '9 days' FROM generate_series(1, 12000) i`,
+    );
+    await h.sql(
+      `INSERT INTO webhook_events (event_id, event_type, state, received_at) VALUES ('old-pending', 'webpms:check_in', 'pending', now() - interval '9 days'), ('recent', 'webpms:check_in', 'ignored', now() - interval '6 days')`,
+    );
     await h.sql(`UPDATE webhook_events SET property_id = 'not-followed' WHERE event_id = 'old-pending'`);
     const { daemon } = await startDaemon(h, { config: { webhooks: { unfollowedAfterMs: 500 } } });
-    await waitFor('the old events deleted', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE event_id LIKE 'old-%' AND state = 'processed'`)) === 0, 30_000);
+    await waitFor(
+      'the old events deleted',
+      async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE event_id LIKE 'old-%' AND state = 'processed'`)) === 0,
+      30_000,
+    );
     // What is not past its retention stays; a pending event is never deleted (it becomes ignored: nobody follows its property).
     expect(await count(`SELECT count(*) AS n FROM webhook_events WHERE event_id IN ('recent', 'old-pending')`)).toBe(2);
     await stop!();
@@ -359,7 +391,14 @@ describe('change events cannot spend the provider budget', () => {
 
 describe('provider bodies, bounded', () => {
   it('a details body over provider.maxResponseBytes is quarantined once and not fetched again until its next version; one no parser should hang on is refused at once', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 2 }, { id: '500200', bookingCount: 1 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 2 },
+          { id: '500200', bookingCount: 1 },
+        ],
+      },
+    });
     const big = new Set(h.sim.bookings('500100').map((b) => b.number));
     const evil = h.sim.bookings('500200')[0]!.number;
     const detailsPath = (p: string, n: string) => `/api/read-reservation/v1/properties/${p}/bookings/${n}`;
@@ -373,14 +412,21 @@ describe('provider bodies, bounded', () => {
     h.sim.stats.requestLog = [];
     // Sweeps every second over every modification the simulator made (its bookings go back years).
     const sweep = { enabled: true, everyMs: 1_000, lookbackMs: 20 * 365 * 86_400_000 };
-    const { daemon, port } = await startDaemon(h, { config: { provider: { maxResponseBytes: 2 * MB }, sync: { sweep, pollIntervalMs: { min: 250, max: 1_000 } } } });
+    const { daemon, port } = await startDaemon(h, {
+      config: { provider: { maxResponseBytes: 2 * MB }, sync: { sweep, pollIntervalMs: { min: 250, max: 1_000 } } },
+    });
     const pid = daemon.child.pid!;
     const fetchesOf = (p: string, n: string) => h!.sim.stats.requestLog!.filter((e) => e.path === detailsPath(p, n)).length;
     const health = watchHealth(port);
-    await waitFor('both big bodies quarantined', async () => (await count(`SELECT count(*) AS n FROM quarantine WHERE reason LIKE 'body too large: more than 2097152 bytes%'`)) === 2, 30_000);
+    await waitFor(
+      'both big bodies quarantined',
+      async () => (await count(`SELECT count(*) AS n FROM quarantine WHERE reason LIKE 'body too large: more than 2097152 bytes%'`)) === 2,
+      30_000,
+    );
     await waitFor('the evil body asked for several times', () => fetchesOf('500200', evil) >= 3, 30_000);
     // Sweeps list both versions again: they are not fetched again.
-    const lastSweep = async () => (await h!.sql<{ at: Date | null }>(`SELECT last_finished_at AS at FROM booking_sweeps WHERE property_id = '500100'`))[0]?.at?.getTime() ?? 0;
+    const lastSweep = async () =>
+      (await h!.sql<{ at: Date | null }>(`SELECT last_finished_at AS at FROM booking_sweeps WHERE property_id = '500100'`))[0]?.at?.getTime() ?? 0;
     const sweptAt = await waitFor('a sweep of 500100', lastSweep, 30_000);
     await waitFor('two more sweeps', async () => (await lastSweep()) > sweptAt + 1_500, 30_000);
     expect(await count(`SELECT last_summaries AS n FROM booking_sweeps WHERE property_id = '500100'`)).toBe(2);
@@ -393,7 +439,9 @@ describe('provider bodies, bounded', () => {
     const metrics = (await opsGet(port, '/metrics')).body;
     expect(metricValue(metrics, 'staysync_provider_failures_total{cause="invalid_body"}')).toBeGreaterThanOrEqual(3);
     expect(await count(`SELECT count(*) AS n FROM bookings WHERE number = $1`, [evil])).toBe(0);
-    const parked = await h.sql<{ state: string; infinite: boolean }>(`SELECT state, next_attempt_at = 'infinity' AS infinite FROM booking_detail_queue WHERE property_id = '500100' ORDER BY number`);
+    const parked = await h.sql<{ state: string; infinite: boolean }>(
+      `SELECT state, next_attempt_at = 'infinity' AS infinite FROM booking_detail_queue WHERE property_id = '500100' ORDER BY number`,
+    );
     expect(parked).toEqual([
       { state: 'quarantined', infinite: true },
       { state: 'quarantined', infinite: true },

@@ -48,7 +48,9 @@ describe('configuration and usage errors', () => {
     try {
       const busy = await runCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) } }));
       expect(busy.code).toBe(1);
-      expect(busy.stdout).toContain(`the ops endpoint could not listen on 0.0.0.0:${port}: the port is in use; set ops.port (STAYSYNC_OPS_PORT) to a free port`);
+      expect(busy.stdout).toContain(
+        `the ops endpoint could not listen on 0.0.0.0:${port}: the port is in use; set ops.port (STAYSYNC_OPS_PORT) to a free port`,
+      );
       expect(busy.stdout + busy.stderr).not.toMatch(/\n\s+at /);
     } finally {
       taken.close();
@@ -57,7 +59,13 @@ describe('configuration and usage errors', () => {
     url.pathname = '/staysync_no_such_database';
     const missing = await runCli(['sync', '--once'], daemonEnv(h, { env: { DATABASE_URL: url.toString() } }));
     expect(missing.code).toBe(1);
-    expect(logRecords(missing.stdout).map((l) => l.msg).join('\n')).toMatch(/the database postgres:\/\/\S+\/staysync_no_such_database \(DATABASE_URL\) refused us: 3D000: database "staysync_no_such_database" does not exist\. Check DATABASE_URL/);
+    expect(
+      logRecords(missing.stdout)
+        .map((l) => l.msg)
+        .join('\n'),
+    ).toMatch(
+      /the database postgres:\/\/\S+\/staysync_no_such_database \(DATABASE_URL\) refused us: 3D000: database "staysync_no_such_database" does not exist\. Check DATABASE_URL/,
+    );
     expect(missing.stdout + missing.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -80,7 +88,9 @@ describe('configuration and usage errors', () => {
     const refused = logRecords(two.stdout).find((r) => r.level === 'error' && r.msg.includes('refused the API client credentials'));
     expect(refused?.connection).toBe('hotel-b');
     expect(two.stdout + two.stderr).not.toMatch(/\n\s+at /);
-    const runs = await h.sql<{ connection: string; outcome: string }>('SELECT connection, outcome FROM sync_runs WHERE id > (SELECT min(id) FROM sync_runs) ORDER BY connection');
+    const runs = await h.sql<{ connection: string; outcome: string }>(
+      'SELECT connection, outcome FROM sync_runs WHERE id > (SELECT min(id) FROM sync_runs) ORDER BY connection',
+    );
     expect(runs).toEqual([
       { connection: 'hotel-a', outcome: 'ok' },
       { connection: 'hotel-b', outcome: 'failed' },
@@ -104,7 +114,14 @@ describe('configuration and usage errors', () => {
 
 describe('the daemon process', () => {
   it('survives SIGKILL at random points, ten times in one sync, and ends equal without duplicates', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 400 }, { id: '500200', bookingCount: 300 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 400 },
+          { id: '500200', bookingCount: 300 },
+        ],
+      },
+    });
     const env = daemonEnv(h);
     const kills: number[] = [];
     for (let i = 0; i < 10; i++) {
@@ -147,7 +164,9 @@ describe('the daemon process', () => {
     const again = await runCli(['run'], env);
     expect(again.code).toBe(3);
     expect(again.stdout).toMatch(/token lost.*Nothing was changed/);
-    expect({ mirror: await mirrorSnapshot(h), cursors: await h.sql('SELECT * FROM sync_cursors'), runs: await h.sql('SELECT * FROM sync_runs') }).toEqual(before);
+    expect({ mirror: await mirrorSnapshot(h), cursors: await h.sql('SELECT * FROM sync_cursors'), runs: await h.sql('SELECT * FROM sync_runs') }).toEqual(
+      before,
+    );
 
     const recovered = await runCli(['sync', '--once', '--recover'], env);
     expect(recovered.code, recovered.stderr).toBe(0);
@@ -167,7 +186,10 @@ describe('the daemon process', () => {
     let ready = false;
     for (let i = 0; i < 100 && !ready; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+      ready = await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
     }
     expect(ready).toBe(true);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);

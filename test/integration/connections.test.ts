@@ -53,14 +53,19 @@ describe('several API connections in one daemon', () => {
     writeConnection('hotel-a', A, { rateLimits: { bookingDetails: [{ limit: A_DETAILS_PER_SECOND, windowMs: 1000 }] } });
     writeConnection('hotel-b', B);
     const port = await freePort();
-    const env = daemonEnv(h, { config: { ops: { port }, sync: { failingRecheckMs: 600_000 } }, env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' } });
+    const env = daemonEnv(h, {
+      config: { ops: { port }, sync: { failingRecheckMs: 600_000 } },
+      env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' },
+    });
     const { child, done, output } = startCli(['run'], env);
     try {
       await waitFor('hotel-a caught up', async () => (await bookingCount('500100')) === A_BOOKINGS, 60_000);
       const metrics = (await opsGet(port, '/metrics')).body;
       expect(metricValue(metrics, 'staysync_connection_state{connection="hotel-b",state="credentials_refused"}')).toBe(1);
       expect(metricValue(metrics, 'staysync_connection_state{connection="hotel-a",state="running"}')).toBe(1);
-      const refused = logRecords(output()).find((r) => r.level === 'error' && r.connection === 'hotel-b' && r.msg.includes('refused the API client credentials'));
+      const refused = logRecords(output()).find(
+        (r) => r.level === 'error' && r.connection === 'hotel-b' && r.msg.includes('refused the API client credentials'),
+      );
       expect(refused?.msg).toContain('the other connections go on');
       expect(output()).not.toContain('secret-b');
 
@@ -81,8 +86,14 @@ describe('several API connections in one daemon', () => {
       expect(await h.sql<{ id: string }>("SELECT id FROM sync_runs WHERE connection = 'hotel-a'")).toEqual(aRuns);
       const reloaded = logRecords(output()).find((r) => r.msg.startsWith('connections reloaded'));
       expect(reloaded?.msg).toContain('restarted hotel-b with new settings');
-      await waitFor('the mirror equals the simulator', async () => JSON.stringify(await mirrorSnapshot(h!)) === JSON.stringify(simulatorSnapshot(h!.sim)), 30_000);
-      const cursors = await h.sql<{ property_id: string; connection: string }>('SELECT DISTINCT property_id, connection FROM sync_cursors ORDER BY property_id');
+      await waitFor(
+        'the mirror equals the simulator',
+        async () => JSON.stringify(await mirrorSnapshot(h!)) === JSON.stringify(simulatorSnapshot(h!.sim)),
+        30_000,
+      );
+      const cursors = await h.sql<{ property_id: string; connection: string }>(
+        'SELECT DISTINCT property_id, connection FROM sync_cursors ORDER BY property_id',
+      );
       expect(cursors).toEqual([
         { property_id: '500100', connection: 'hotel-a' },
         { property_id: '500200', connection: 'hotel-b' },

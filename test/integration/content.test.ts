@@ -64,7 +64,15 @@ async function simGet(harness: Harness, path: string): Promise<AnyRecord> {
 
 describe('content mirror', () => {
   it('equals the simulator after a refresh, and a second refresh writes no row', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }, { id: '500200', bookingCount: 5 }, { id: '7291', bookingCount: 5 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 5 },
+          { id: '500200', bookingCount: 5 },
+          { id: '7291', bookingCount: 5 },
+        ],
+      },
+    });
     const ctx = await h.context();
     const first = await refreshContent(ctx, never);
     expect(first.properties).toBe(3);
@@ -76,20 +84,33 @@ describe('content mirror', () => {
       expect(row).toMatchObject({ name: p.name, currency: p.currency, time_zone: p.timeZone.id, removed_at: null, check_in_time: p.policy.checkInTime });
       expect(row!.raw).toEqual(p);
 
-      const roomTypes = await h.sql<AnyRecord>('SELECT room_type_id, name, category_code, category_name FROM room_types WHERE property_id = $1 ORDER BY room_type_id', [id]);
+      const roomTypes = await h.sql<AnyRecord>(
+        'SELECT room_type_id, name, category_code, category_name FROM room_types WHERE property_id = $1 ORDER BY room_type_id',
+        [id],
+      );
       expect(roomTypes).toEqual(
         [...p.roomTypes]
           .sort((a: AnyRecord, b: AnyRecord) => a.id.localeCompare(b.id))
           .map((r: AnyRecord) => ({ room_type_id: r.id, name: r.name, category_code: r.categoryCode, category_name: r.categoryName })),
       );
-      const amenities = await h.sql<AnyRecord>('SELECT room_type_id, code FROM room_type_amenities WHERE property_id = $1 ORDER BY room_type_id, position', [id]);
+      const amenities = await h.sql<AnyRecord>('SELECT room_type_id, code FROM room_type_amenities WHERE property_id = $1 ORDER BY room_type_id, position', [
+        id,
+      ]);
       expect(amenities.length).toBe(p.roomTypes.reduce((n: number, r: AnyRecord) => n + (r.amenities?.length ?? 0), 0));
 
-      const ratePlans = await h.sql<AnyRecord>('SELECT rate_plan_id, name, cancellation_rule_id, extra_stay_rule_id FROM rate_plans WHERE property_id = $1 ORDER BY rate_plan_id', [id]);
+      const ratePlans = await h.sql<AnyRecord>(
+        'SELECT rate_plan_id, name, cancellation_rule_id, extra_stay_rule_id FROM rate_plans WHERE property_id = $1 ORDER BY rate_plan_id',
+        [id],
+      );
       expect(ratePlans).toEqual(
         [...p.ratePlans]
           .sort((a: AnyRecord, b: AnyRecord) => a.id.localeCompare(b.id))
-          .map((r: AnyRecord) => ({ rate_plan_id: r.id, name: r.name, cancellation_rule_id: r.cancellationRuleId, extra_stay_rule_id: r.extraStayRuleId ?? null })),
+          .map((r: AnyRecord) => ({
+            rate_plan_id: r.id,
+            name: r.name,
+            cancellation_rule_id: r.cancellationRuleId,
+            extra_stay_rule_id: r.extraStayRuleId ?? null,
+          })),
       );
       const services = await h.sql<AnyRecord>('SELECT service_id, kind, meal_plan_code FROM services WHERE property_id = $1 ORDER BY service_id', [id]);
       expect(services).toEqual(
@@ -102,7 +123,9 @@ describe('content mirror', () => {
       expect(propertyAmenities.map((a) => a.code)).toEqual(p.amenities.map((a: AnyRecord) => a.code));
 
       const rules = h.sim.cancellationRules(id) as unknown as AnyRecord[];
-      const ruleRows = await h.sql<AnyRecord>('SELECT rule_id, reference_point_kind, is_free FROM cancellation_rules WHERE property_id = $1 ORDER BY rule_id', [id]);
+      const ruleRows = await h.sql<AnyRecord>('SELECT rule_id, reference_point_kind, is_free FROM cancellation_rules WHERE property_id = $1 ORDER BY rule_id', [
+        id,
+      ]);
       expect(ruleRows).toEqual(
         [...rules]
           .sort((a, b) => a.id.localeCompare(b.id))
@@ -172,13 +195,22 @@ describe('content mirror', () => {
     const rows = await h.sql<{ property_id: string }>('SELECT property_id FROM properties WHERE removed_at IS NULL ORDER BY property_id');
     expect(rows.map((x) => x.property_id)).toEqual(ids.filter((id) => id !== bad).sort());
     const q = await h.sql<AnyRecord>('SELECT stream, property_id, reason, raw_body FROM quarantine');
-    expect(q).toEqual([{ stream: streamNames.content, property_id: bad, reason: expect.stringMatching(/ratePlans|name/), raw_body: expect.stringContaining(bad) }]);
+    expect(q).toEqual([
+      { stream: streamNames.content, property_id: bad, reason: expect.stringMatching(/ratePlans|name/), raw_body: expect.stringContaining(bad) },
+    ]);
     // The list took 3 pages of 200 plus 2 rules calls per valid property and 6 reference lists.
     expect(r.requests).toBe(3 + 2 * 449 + 6);
   });
 
   it('joins every booking room stay to its room type name through the views', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }, { id: '7291', bookingCount: 40 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 60 },
+          { id: '7291', bookingCount: 40 },
+        ],
+      },
+    });
     const ctx = await h.context();
     const result = await syncOnce(ctx, { streams: 'all' });
     expect(result).toMatchObject({ continueTokenLost: [], refreshFailures: [], failed: [], fatal: undefined });
@@ -214,14 +246,24 @@ describe('content mirror', () => {
   });
 
   it('follows the properties the content API lists when none are configured, and picks up new ones', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }, { id: '500200', bookingCount: 10 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 20 },
+          { id: '500200', bookingCount: 10 },
+        ],
+      },
+    });
     const env = daemonEnv(h, { env: { STAYSYNC_PROPERTY_IDS: '' } });
     const run = () => runCli(['sync', '--once'], env);
     const first = await run();
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const counts = async () =>
       Object.fromEntries(
-        (await h!.sql<{ property_id: string; n: string }>('SELECT property_id, count(*) AS n FROM bookings GROUP BY 1')).map((r) => [r.property_id, Number(r.n)]),
+        (await h!.sql<{ property_id: string; n: string }>('SELECT property_id, count(*) AS n FROM bookings GROUP BY 1')).map((r) => [
+          r.property_id,
+          Number(r.n),
+        ]),
       );
     expect(await counts()).toEqual({ '500100': 20, '500200': 10 });
 
@@ -266,7 +308,14 @@ describe('content mirror', () => {
   });
 
   it('quarantines a cancellation and an extra-stay rule that fail validation without marking them removed', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }, { id: '500200', bookingCount: 1 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 1 },
+          { id: '500200', bookingCount: 1 },
+        ],
+      },
+    });
     const ctx = await h.context();
     const first = await refreshContent(ctx, never);
     expect(first.quarantined).toBe(0);
@@ -277,8 +326,7 @@ describe('content mirror', () => {
     expect(extraStay.length).toBeGreaterThanOrEqual(1);
     const badCancellation = cancellation[0]!.id;
     const badExtraStay = extraStay[0]!.id;
-    const rules = (table: string) =>
-      h!.sql<AnyRecord>(`SELECT property_id, rule_id, removed_at FROM ${table} ORDER BY property_id, rule_id`);
+    const rules = (table: string) => h!.sql<AnyRecord>(`SELECT property_id, rule_id, removed_at FROM ${table} ORDER BY property_id, rule_id`);
     const cancellationBefore = await rules('cancellation_rules');
     const extraStayBefore = await rules('extra_stay_rules');
     expect(cancellationBefore.filter((r) => r.property_id === '500100').map((r) => r.rule_id)).toEqual(cancellation.map((r) => r.id).sort());
@@ -300,8 +348,20 @@ describe('content mirror', () => {
     expect(faulted).toMatchObject({ properties: 2, quarantined: 2, changedRows: 0 });
     const quarantined = await h.sql<AnyRecord>('SELECT stream, property_id, entity_key, raw_body, occurrences FROM quarantine ORDER BY entity_key');
     expect(quarantined).toEqual([
-      { stream: streamNames.content, property_id: '500100', entity_key: `cancellationRules:${badCancellation}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
-      { stream: streamNames.content, property_id: '500100', entity_key: `extraStayRules:${badExtraStay}`, raw_body: expect.stringContaining('"n/a"'), occurrences: 1 },
+      {
+        stream: streamNames.content,
+        property_id: '500100',
+        entity_key: `cancellationRules:${badCancellation}`,
+        raw_body: expect.stringContaining('"n/a"'),
+        occurrences: 1,
+      },
+      {
+        stream: streamNames.content,
+        property_id: '500100',
+        entity_key: `extraStayRules:${badExtraStay}`,
+        raw_body: expect.stringContaining('"n/a"'),
+        occurrences: 1,
+      },
     ]);
     expect(JSON.parse(quarantined[0]!.raw_body as string).id).toBe(badCancellation);
     // The rules are still at the provider: their rows are kept as last mirrored, not removed,
@@ -408,7 +468,9 @@ describe('content mirror', () => {
       );
       const twice = p.roomTypes[1]!;
       expect(
-        (await h.sql<AnyRecord>('SELECT code FROM room_type_amenities WHERE property_id = $1 AND room_type_id = $2 ORDER BY position', [id, twice.id])).map((a) => a.code),
+        (await h.sql<AnyRecord>('SELECT code FROM room_type_amenities WHERE property_id = $1 AND room_type_id = $2 ORDER BY position', [id, twice.id])).map(
+          (a) => a.code,
+        ),
       ).toEqual((twice.amenities ?? []).map((a) => a.code));
       expect(await h.sql<AnyRecord>('SELECT rate_plan_id, name FROM rate_plans WHERE property_id = $1 ORDER BY rate_plan_id', [id])).toEqual(
         lastById(p.ratePlans).map((x) => ({ rate_plan_id: x.id, name: x.name })),
@@ -420,7 +482,9 @@ describe('content mirror', () => {
       expect(
         await h.sql<AnyRecord>('SELECT rule_id, reference_point_kind, is_free FROM cancellation_rules WHERE property_id = $1 ORDER BY rule_id', [id]),
       ).toEqual(rules.map((x) => ({ rule_id: x.id, reference_point_kind: x.referencePointKind, is_free: x.cancellationTerms.length === 0 })));
-      const terms = await h.sql<AnyRecord>('SELECT rule_id, count(*)::int AS n FROM cancellation_rule_terms WHERE property_id = $1 GROUP BY 1 ORDER BY 1', [id]);
+      const terms = await h.sql<AnyRecord>('SELECT rule_id, count(*)::int AS n FROM cancellation_rule_terms WHERE property_id = $1 GROUP BY 1 ORDER BY 1', [
+        id,
+      ]);
       expect(terms).toEqual(rules.filter((x) => x.cancellationTerms.length > 0).map((x) => ({ rule_id: x.id, n: x.cancellationTerms.length })));
       const extra = lastById(h.sim.extraStayRules(id));
       const periods = await h.sql<AnyRecord>(

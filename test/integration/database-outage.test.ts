@@ -25,7 +25,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('the database goes away', () => {
   it('run: keeps going through a PostgreSQL restart, not ready meanwhile, one line each way, and ends equal', async () => {
     server = await startPostgresServer();
-    h = await startHarness({ databaseUrl: server.url, sim: { properties: [{ id: '500100', bookingCount: 1400 }, { id: '500200', bookingCount: 900 }] } });
+    h = await startHarness({
+      databaseUrl: server.url,
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 1400 },
+          { id: '500200', bookingCount: 900 },
+        ],
+      },
+    });
     const port = await freePort();
     const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info' } }));
     try {
@@ -106,7 +114,9 @@ describe('the database goes away', () => {
     expect(waited).toBeGreaterThanOrEqual(1_500);
     expect(waited).toBeLessThan(10_000);
     const line = logRecords(r.stdout).find((l) => l.msg.startsWith('sync --once gave up'));
-    expect(line?.msg).toMatch(new RegExp(`the database postgres://\\S+@127\\.0\\.0\\.1:${server.port}/postgres \\(DATABASE_URL\\) has been unreachable for \\d+ s`));
+    expect(line?.msg).toMatch(
+      new RegExp(`the database postgres://\\S+@127\\.0\\.0\\.1:${server.port}/postgres \\(DATABASE_URL\\) has been unreachable for \\d+ s`),
+    );
     expect(r.stdout + r.stderr).not.toMatch(/\n\s+at /);
 
     await server.start();
@@ -126,6 +136,8 @@ describe('the database goes away', () => {
     const r = await runCli(['sync', '--once'], daemonEnv(h, { config: { database: { giveUpAfterMs: 1_500 } } }));
     expect(r.code).toBe(1);
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(logRecords(r.stdout).map((l) => l.msg)).toContainEqual(expect.stringMatching(/^sync --once gave up: the database .* \(DATABASE_URL\) has been unreachable/));
+    expect(logRecords(r.stdout).map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/^sync --once gave up: the database .* \(DATABASE_URL\) has been unreachable/),
+    );
   });
 });

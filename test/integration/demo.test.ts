@@ -58,7 +58,12 @@ describe('npm run demo', () => {
       expect(kpis.fields.map((f) => f.name)).toEqual(expect.arrayContaining(['property_id', 'stay_date', 'currency_code', 'rooms_sold']));
       // The daemon is still following: a change the simulator makes arrives while the client watches.
       const before = Number((await client.query('select count(*) as n from staysync.bookings')).rows[0].n);
-      await waitFor('a new booking followed', async () => Number((await client.query('select count(*) as n from staysync.bookings')).rows[0].n) > before, 60_000, 500);
+      await waitFor(
+        'a new booking followed',
+        async () => Number((await client.query('select count(*) as n from staysync.bookings')).rows[0].n) > before,
+        60_000,
+        500,
+      );
     } finally {
       await client.end();
     }

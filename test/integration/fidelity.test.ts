@@ -169,13 +169,23 @@ describe('booking details', () => {
       ];
       b.total.taxes = [{ index: 2, amount: jsonNumber('10.50') }];
       const stay = b.roomStays[0];
-      stay.total.taxes = [{ index: 1, amount: 3 }, { index: 2, amount: jsonNumber('7.125') }];
-      stay.ratePlans = [{ id: 'RP1', name: 'Flexible' }, { id: 'RP2', name: 'Breakfast included' }];
+      stay.total.taxes = [
+        { index: 1, amount: 3 },
+        { index: 2, amount: jsonNumber('7.125') },
+      ];
+      stay.ratePlans = [
+        { id: 'RP1', name: 'Flexible' },
+        { id: 'RP2', name: 'Breakfast included' },
+      ];
       stay.extraStayCharges = {
         earlyArrival: { overriddenDateTime: null, total: { priceBeforeTax: 20, priceAfterTax: jsonNumber('24.00'), taxes: [{ index: 2, amount: 4 }] } },
         lateDeparture: null,
       };
-      b.guaranteeInfo = { totalPrepaid: 0, guarantees: [{ paymentMethod: 'BankCard' }, { paymentMethod: 'Cash' }], loyalty: { cards: [{ cardNumber: '11039500047840', loyaltySystemId: 'TLStatusLevel' }] } };
+      b.guaranteeInfo = {
+        totalPrepaid: 0,
+        guarantees: [{ paymentMethod: 'BankCard' }, { paymentMethod: 'Cash' }],
+        loyalty: { cards: [{ cardNumber: '11039500047840', loyaltySystemId: 'TLStatusLevel' }] },
+      };
     });
     await syncOnce(await h.context());
     expect(await quarantined(h)).toEqual([]);
@@ -185,13 +195,17 @@ describe('booking details', () => {
       { position: 1, tax_index: 1, name: 'City tax (children)' },
       { position: 2, tax_index: 2, name: 'VAT' },
     ]);
-    expect(await h.sql('SELECT level, stay_index, tax_index, name, amount::text AS amount FROM booking_tax_amounts WHERE number = $1 ORDER BY position', key)).toEqual([
+    expect(
+      await h.sql('SELECT level, stay_index, tax_index, name, amount::text AS amount FROM booking_tax_amounts WHERE number = $1 ORDER BY position', key),
+    ).toEqual([
       { level: 'booking', stay_index: null, tax_index: 2, name: 'VAT', amount: '10.50' },
       { level: 'room_stay', stay_index: 0, tax_index: 1, name: 'City tax', amount: '3' },
       { level: 'room_stay', stay_index: 0, tax_index: 2, name: 'VAT', amount: '7.125' },
       { level: 'early_arrival', stay_index: 0, tax_index: 2, name: 'VAT', amount: '4' },
     ]);
-    expect(await h.sql('SELECT rate_plan_id, rate_plan_name FROM booking_room_stay_rate_plans WHERE number = $1 AND stay_index = 0 ORDER BY position', key)).toEqual([
+    expect(
+      await h.sql('SELECT rate_plan_id, rate_plan_name FROM booking_room_stay_rate_plans WHERE number = $1 AND stay_index = 0 ORDER BY position', key),
+    ).toEqual([
       { rate_plan_id: 'RP1', rate_plan_name: 'Flexible' },
       { rate_plan_id: 'RP2', rate_plan_name: 'Breakfast included' },
     ]);
@@ -202,7 +216,10 @@ describe('booking details', () => {
       { payment_method: 'BankCard', payment_methods: ['BankCard', 'Cash'] },
     ]);
     expect(
-      await h.sql('SELECT early_arrival_price_before_tax::text AS before, early_arrival_price_after_tax::text AS after FROM booking_room_stays WHERE number = $1 AND stay_index = 0', key),
+      await h.sql(
+        'SELECT early_arrival_price_before_tax::text AS before, early_arrival_price_after_tax::text AS after FROM booking_room_stays WHERE number = $1 AND stay_index = 0',
+        key,
+      ),
     ).toEqual([{ before: '20', after: '24.00' }]);
   });
 
@@ -261,8 +278,12 @@ describe('content and reference lists', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 0 }] } });
     await refreshContent(await h.context(), never);
     const count = async () =>
-      (await h!.sql<{ n: number }>(`SELECT (SELECT count(*) FROM room_types WHERE removed_at IS NULL) + (SELECT count(*) FROM rate_plans WHERE removed_at IS NULL)
-                                          + (SELECT count(*) FROM services WHERE removed_at IS NULL) AS n`))[0]!.n;
+      (
+        await h!.sql<{
+          n: number;
+        }>(`SELECT (SELECT count(*) FROM room_types WHERE removed_at IS NULL) + (SELECT count(*) FROM rate_plans WHERE removed_at IS NULL)
+                                          + (SELECT count(*) FROM services WHERE removed_at IS NULL) AS n`)
+      )[0]!.n;
     const before = Number(await count());
     expect(before).toBeGreaterThan(0);
     h.sim.faults.rewriteBody = (path, body) => {

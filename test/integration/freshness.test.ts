@@ -33,7 +33,14 @@ function percentile(values: number[], q: number): number {
 
 describe('freshness', () => {
   it('mirrors a change within seconds and shows its lag in change_lags, /metrics, status and reporting.freshness', async () => {
-    h = await startHarness({ sim: { properties: [{ id: BUSY, bookingCount: 20 }, { id: QUIET, bookingCount: 10 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: BUSY, bookingCount: 20 },
+          { id: QUIET, bookingCount: 10 },
+        ],
+      },
+    });
     const port = await freePort();
     const env = daemonEnv(h, {
       config: { pms: { enabled: false }, occupancy: { enabled: false } },
@@ -120,7 +127,9 @@ describe('freshness', () => {
       const text = await runCli(['status'], env);
       expect(text.code, text.stderr).toBe(0);
       expect(text.stdout).toMatch(
-        new RegExp(`property ${BUSY} freshness: last poll \\S+Z \\([\\d.]+s ago\\), newest change [\\d.]+s old, data as of \\S+Z \\([\\d.]+s ago\\), lag p50 [\\d.]+s, p95 [\\d.]+s \\(${CHANGES} fresh changes in the last hour\\)`),
+        new RegExp(
+          `property ${BUSY} freshness: last poll \\S+Z \\([\\d.]+s ago\\), newest change [\\d.]+s old, data as of \\S+Z \\([\\d.]+s ago\\), lag p50 [\\d.]+s, p95 [\\d.]+s \\(${CHANGES} fresh changes in the last hour\\)`,
+        ),
       );
       expect(text.stdout).toMatch(new RegExp(`property ${QUIET} freshness: last poll .*, no fresh change in the last hour`));
 

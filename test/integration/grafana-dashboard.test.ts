@@ -52,7 +52,7 @@ function parseExposition(text: string, into: Scrape = new Map()): Scrape {
       i++;
     }
     const value = line.slice(i).trim().split(/\s+/)[0];
-    if (value === undefined || Number.isNaN(Number(value.replace(/^\+Inf$/, 'Infinity').replace(/^-Inf$/, '-Infinity'))) && value !== 'NaN') {
+    if (value === undefined || (Number.isNaN(Number(value.replace(/^\+Inf$/, 'Infinity').replace(/^-Inf$/, '-Infinity'))) && value !== 'NaN')) {
       throw new Error(`bad sample value in: ${line}`);
     }
   }
@@ -61,7 +61,22 @@ function parseExposition(text: string, into: Scrape = new Map()): Scrape {
 
 // ------------------------------------------------------------------ PromQL
 
-const aggregations = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile', 'limitk', 'limit_ratio']);
+const aggregations = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'group',
+  'stddev',
+  'stdvar',
+  'count',
+  'count_values',
+  'bottomk',
+  'topk',
+  'quantile',
+  'limitk',
+  'limit_ratio',
+]);
 const functions = new Set([
   ...aggregations,
   ...'abs absent absent_over_time ceil changes clamp clamp_max clamp_min day_of_month day_of_week day_of_year days_in_month delta deriv exp floor histogram_avg histogram_count histogram_fraction histogram_quantile histogram_stddev histogram_stdvar histogram_sum holt_winters double_exponential_smoothing hour idelta increase irate label_join label_replace ln log2 log10 minute month predict_linear rate resets round scalar sgn sort sort_desc sort_by_label sort_by_label_desc sqrt time timestamp vector year avg_over_time min_over_time max_over_time sum_over_time count_over_time quantile_over_time stddev_over_time stdvar_over_time last_over_time present_over_time mad_over_time acos acosh asin asinh atan atanh cos cosh sin sinh tan tanh deg pi rad label_values'.split(
@@ -144,7 +159,10 @@ function analysePromql(expr: string): ExprUse {
   const matchers: ExprUse['matchers'] = [];
   s = s.replace(/([a-zA-Z_:][a-zA-Z0-9_:]*)?\s*\{([^}]*)\}/g, (_all, metric: string | undefined, inner: string) => {
     const labels: string[] = [];
-    for (const part of inner.split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const part of inner
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const m = /^([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*""$/.exec(part);
       if (m) labels.push(m[1]!);
       else problems.push(`not a label matcher: ${part}`);
@@ -196,7 +214,9 @@ function checkAgainstScrape(exprs: { where: string; expr: string; legend?: strin
       }
     }
     for (const g of use.groupings) {
-      for (const label of g.labels) for (const metric of g.metrics) if (scrape.has(metric) && !has(metric, label)) issues.push(`${where}: groups ${metric} by ${label}, which it does not have`);
+      for (const label of g.labels)
+        for (const metric of g.metrics)
+          if (scrape.has(metric) && !has(metric, label)) issues.push(`${where}: groups ${metric} by ${label}, which it does not have`);
     }
     for (const label of use.joins) if (!use.metrics.some((m) => has(m, label))) issues.push(`${where}: joins on ${label}, which none of its metrics has`);
     for (const m of legend?.matchAll(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g) ?? []) {
@@ -241,7 +261,8 @@ const allPanels = (d: Dashboard): Panel[] => d.panels.flatMap((p) => [p, ...(p.p
 /** Every PromQL expression of the dashboard: panel targets and query variables (label_values(metric, label)). */
 function dashboardExprs(d: Dashboard): { where: string; expr: string; legend?: string }[] {
   const out: { where: string; expr: string; legend?: string }[] = [];
-  for (const p of allPanels(d)) for (const t of p.targets ?? []) out.push({ where: `panel ${p.id} "${p.title}" ${t.refId}`, expr: t.expr ?? '', legend: t.legendFormat });
+  for (const p of allPanels(d))
+    for (const t of p.targets ?? []) out.push({ where: `panel ${p.id} "${p.title}" ${t.refId}`, expr: t.expr ?? '', legend: t.legendFormat });
   for (const v of d.templating.list) {
     if (v.type !== 'query') continue;
     const q = typeof v.query === 'string' ? v.query : (v.query?.query ?? '');
@@ -291,8 +312,20 @@ describe('Grafana dashboard', () => {
 
   it('covers what an operator needs: readiness, latency by scope, 429s, queues and their oldest change per property, freshness and sweeps, the process', () => {
     const exprs = dashboardExprs(loadDashboard()).map((e) => e.expr);
-    const uses = (re: RegExp) => expect(exprs.some((e) => re.test(e)), String(re)).toBe(true);
-    for (const m of ['staysync_ready', 'staysync_lease_held', 'staysync_database_up', 'staysync_provider_failures_total', 'staysync_property_state', 'staysync_quarantine_payloads']) uses(new RegExp(`\\b${m}\\b`));
+    const uses = (re: RegExp) =>
+      expect(
+        exprs.some((e) => re.test(e)),
+        String(re),
+      ).toBe(true);
+    for (const m of [
+      'staysync_ready',
+      'staysync_lease_held',
+      'staysync_database_up',
+      'staysync_provider_failures_total',
+      'staysync_property_state',
+      'staysync_quarantine_payloads',
+    ])
+      uses(new RegExp(`\\b${m}\\b`));
     uses(/histogram_quantile\(0\.5, sum by \(le, scope\) \(rate\(staysync_provider_request_duration_seconds_bucket/);
     uses(/histogram_quantile\(0\.95, sum by \(le, scope\) \(rate\(staysync_provider_request_duration_seconds_bucket/);
     uses(/staysync_provider_request_duration_seconds_count\{[^}]*status="429"/);
@@ -302,12 +335,20 @@ describe('Grafana dashboard', () => {
     }
     uses(/staysync_webhook_event_latency_seconds_bucket/);
     uses(/histogram_quantile\(0\.5, sum by \(le, property_id\) \(rate\(staysync_change_lag_seconds_bucket/);
-    for (const m of ['staysync_last_poll_timestamp_seconds', 'staysync_newest_change_age_seconds', 'staysync_sweep_late_changes_total', 'staysync_sweep_last_finished_timestamp_seconds']) uses(new RegExp(`\\b${m}\\b`));
+    for (const m of [
+      'staysync_last_poll_timestamp_seconds',
+      'staysync_newest_change_age_seconds',
+      'staysync_sweep_late_changes_total',
+      'staysync_sweep_last_finished_timestamp_seconds',
+    ])
+      uses(new RegExp(`\\b${m}\\b`));
     for (const m of ['process_resident_memory_bytes', 'process_cpu_user_seconds_total', 'nodejs_eventloop_lag_p99_seconds']) uses(new RegExp(`\\b${m}\\b`));
   });
 
   it('the checker itself: finds metrics and labels, and reports what the scrape lacks', () => {
-    const use = analysePromql('histogram_quantile(0.95, sum by (le, scope) (rate(staysync_x_bucket{job=~"$job", status="429"}[$__rate_interval]))) / on (scope) group_left sum(y) by (scope) + time()');
+    const use = analysePromql(
+      'histogram_quantile(0.95, sum by (le, scope) (rate(staysync_x_bucket{job=~"$job", status="429"}[$__rate_interval]))) / on (scope) group_left sum(y) by (scope) + time()',
+    );
     expect(use.metrics).toEqual(['staysync_x_bucket', 'y']);
     expect(use.matchers).toEqual([{ metric: 'staysync_x_bucket', labels: ['job', 'status'] }]);
     expect(use.groupings).toEqual([
@@ -318,7 +359,9 @@ describe('Grafana dashboard', () => {
     expect(analysePromql('rat(x[5m])').problems).toEqual(['unknown PromQL function rat()']);
     expect(analysePromql('sum(rate(x[5m])').problems).toEqual(['unbalanced brackets']);
 
-    const scrape = parseExposition('# HELP a_total x\n# TYPE a_total counter\na_total{cause="dns",b="x,}\\"y"} 3\nh_bucket{le="+Inf",scope="token"} 1\nh_count{scope="token"} 1\n');
+    const scrape = parseExposition(
+      '# HELP a_total x\n# TYPE a_total counter\na_total{cause="dns",b="x,}\\"y"} 3\nh_bucket{le="+Inf",scope="token"} 1\nh_count{scope="token"} 1\n',
+    );
     expect(scrape).toEqual(
       new Map([
         ['a_total', new Set(['cause', 'b'])],
@@ -327,7 +370,9 @@ describe('Grafana dashboard', () => {
       ]),
     );
     expect(checkAgainstScrape([{ where: 'ok', expr: 'sum by (cause) (rate(a_total{instance="i"}[5m]))', legend: '{{cause}}' }], scrape)).toEqual([]);
-    expect(checkAgainstScrape([{ where: 'p', expr: 'rate(staysync_not_exported_total[5m])' }], scrape)).toEqual(['p: staysync_not_exported_total is not exported by the daemon']);
+    expect(checkAgainstScrape([{ where: 'p', expr: 'rate(staysync_not_exported_total[5m])' }], scrape)).toEqual([
+      'p: staysync_not_exported_total is not exported by the daemon',
+    ]);
     expect(checkAgainstScrape([{ where: 'p', expr: 'sum by (host) (a_total{scope="x"})', legend: '{{state}}' }], scrape)).toEqual([
       'p: a_total has no label scope',
       'p: groups a_total by host, which it does not have',
@@ -347,7 +392,14 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
   });
 
   it('every metric and label of every panel is in what a syncing daemon exports', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }, { id: '500200', bookingCount: 20 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 30 },
+          { id: '500200', bookingCount: 20 },
+        ],
+      },
+    });
     const sim = h.sim;
     // Faults that leave rows behind, so that every family has samples: a booking whose details
     // answer 404 (parked not_found), one whose details fail validation (quarantine), a PMS
@@ -355,7 +407,8 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
     sim.faults.notFoundBookingNumbers.add(sim.bookings('500100')[0]!.number);
     sim.faults.malformedBookingNumbers.add(sim.bookings('500200')[0]!.number);
     const brokenPms = sim.pmsReservations('500100')[0]!.number;
-    sim.faults.rewriteBody = (path, body) => (path === `/api/pms/v2/properties/500100/reservations/${brokenPms}` ? { ...(body as object), reservation: 'n/a' } : undefined);
+    sim.faults.rewriteBody = (path, body) =>
+      path === `/api/pms/v2/properties/500100/reservations/${brokenPms}` ? { ...(body as object), reservation: 'n/a' } : undefined;
     sim.faults.spurious429Rate = 0.05;
 
     const port = await freePort();
@@ -387,12 +440,23 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
       const res = await fetch(`http://127.0.0.1:${hooks}/webhooks/provider`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify([{ eventId: crypto.randomUUID(), eventType: 'webpms:check_out', creationTime: new Date().toISOString(), payload: { BookingNumber: number, PropertyId: '500200' } }]),
+        body: JSON.stringify([
+          {
+            eventId: crypto.randomUUID(),
+            eventType: 'webpms:check_out',
+            creationTime: new Date().toISOString(),
+            payload: { BookingNumber: number, PropertyId: '500200' },
+          },
+        ]),
       });
       expect(res.status).toBe(200);
       // Once the lists are caught up: a fresh change (the change-lag histogram) and a write that
       // becomes visible late (found by a sweep).
-      await waitFor('the booking lists caught up', async () => (await count(`SELECT count(*) AS n FROM sync_cursors WHERE stream = 'booking_summaries' AND caught_up`)) === 2, 45_000);
+      await waitFor(
+        'the booking lists caught up',
+        async () => (await count(`SELECT count(*) AS n FROM sync_cursors WHERE stream = 'booking_summaries' AND caught_up`)) === 2,
+        45_000,
+      );
       // The fresh change moves 500100's continueToken to now: the late write is then behind it.
       sim.mutate({ count: 2, propertyId: '500100' });
       await waitFor('a fresh change mirrored', async () => (await count('SELECT count(*) AS n FROM change_lags')) > 0, 45_000);

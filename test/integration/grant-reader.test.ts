@@ -80,7 +80,9 @@ describe('grant-reader', () => {
     );
     expect(relations.some((r) => r.name === 'bookings')).toBe(true);
     expect(relations.some((r) => r.name === 'added_later')).toBe(true);
-    expect(relations.filter((r) => r.schema === reporting).map((r) => r.name)).toEqual(expect.arrayContaining(['room_nights', 'daily_kpis', 'mirror_completeness']));
+    expect(relations.filter((r) => r.schema === reporting).map((r) => r.name)).toEqual(
+      expect.arrayContaining(['room_nights', 'daily_kpis', 'mirror_completeness']),
+    );
 
     const reader = await connectAs(h.dbUrl, role, 'chosen-secret', h.schema);
     try {
@@ -92,7 +94,10 @@ describe('grant-reader', () => {
       for (const r of relations.filter((x) => x.kind === 'r')) {
         const target = `"${r.schema}"."${r.name}"`;
         expect(await errorCode(reader.query(`DELETE FROM ${target}`)), `DELETE ${target}`).toBe('42501');
-        expect(await errorCode(reader.query(`UPDATE ${target} SET ${await firstColumn(h, r.schema, r.name)} = ${await firstColumn(h, r.schema, r.name)}`)), `UPDATE ${target}`).toBe('42501');
+        expect(
+          await errorCode(reader.query(`UPDATE ${target} SET ${await firstColumn(h, r.schema, r.name)} = ${await firstColumn(h, r.schema, r.name)}`)),
+          `UPDATE ${target}`,
+        ).toBe('42501');
         expect(await errorCode(reader.query(`TRUNCATE ${target}`)), `TRUNCATE ${target}`).toBe('42501');
         expect(await errorCode(reader.query(`INSERT INTO ${target} DEFAULT VALUES`)), `INSERT ${target}`).toBe('42501');
       }

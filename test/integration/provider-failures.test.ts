@@ -24,7 +24,15 @@ const statusOf = async (env: Record<string, string>): Promise<StatusJson> => JSO
 
 describe('a permanent error on one property', () => {
   it('sync --once: the others converge, the property is failing with the reason, exit 1 naming it', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 80 }, { id: '500200', bookingCount: 60 }, { id: '7291', bookingCount: 40 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 80 },
+          { id: '500200', bookingCount: 60 },
+          { id: '7291', bookingCount: 40 },
+        ],
+      },
+    });
     h.sim.faults.propertyStatus.set('500200', { status: 403 });
     h.sim.stats.requestLog = [];
     const env = daemonEnv(h);
@@ -35,7 +43,9 @@ describe('a permanent error on one property', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     const msgs = logRecords(r.stdout).map((l) => l.msg);
     expect(msgs).toContainEqual(expect.stringMatching(/^property 500200: booking list failing: bookingList \S+: HTTP 403/));
-    expect(msgs).toContainEqual(expect.stringMatching(/sync --once finished with failing properties: 500200 \(booking list, PMS reservations\) \(the others are caught up\)/));
+    expect(msgs).toContainEqual(
+      expect.stringMatching(/sync --once finished with failing properties: 500200 \(booking list, PMS reservations\) \(the others are caught up\)/),
+    );
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim).filter((b) => !b.key.startsWith('500200/')));
     // The booking list was asked once (its content rules were refused too, and kept as they were).
     const refused = h.sim.stats.requestLog.filter((e) => e.status === 403);
@@ -59,7 +69,15 @@ describe('a permanent error on one property', () => {
   });
 
   it('run: the property shows failing in /metrics while the others converge', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 50 }, { id: '500200', bookingCount: 30 }, { id: '7291', bookingCount: 20 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 50 },
+          { id: '500200', bookingCount: 30 },
+          { id: '7291', bookingCount: 20 },
+        ],
+      },
+    });
     h.sim.faults.propertyStatus.set('7291', { status: 400, scopes: ['bookingList'] });
     const port = await freePort();
     const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) } }));
@@ -80,7 +98,14 @@ describe('a permanent error on one property', () => {
 
 describe('answers that are not usable', () => {
   it('stalled mid-body, cut short, HTML pages and lagging 404s: retried, nothing quarantined, everything arrives', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 150 }, { id: '500200', bookingCount: 100 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 150 },
+          { id: '500200', bookingCount: 100 },
+        ],
+      },
+    });
     h.sim.faults.stallMidBodyRate = 0.03;
     h.sim.faults.truncatedBodyRate = 0.05;
     h.sim.faults.htmlBodyRate = 0.05;
@@ -114,8 +139,13 @@ describe('nothing stays missing', () => {
     const env = daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) }, config: { sync: { refetchParkedAfterMs: 1_500 } } });
     const daemon = startCli(['run'], env);
     try {
-      await waitFor('both parked', async () => (await count(`SELECT count(*) AS n FROM booking_detail_queue WHERE state IN ('quarantined', 'not_found')`)) === 2);
-      const parked = await h.sql<{ number: string; state: string; last_error: string }>('SELECT number, state, last_error FROM booking_detail_queue ORDER BY state');
+      await waitFor(
+        'both parked',
+        async () => (await count(`SELECT count(*) AS n FROM booking_detail_queue WHERE state IN ('quarantined', 'not_found')`)) === 2,
+      );
+      const parked = await h.sql<{ number: string; state: string; last_error: string }>(
+        'SELECT number, state, last_error FROM booking_detail_queue ORDER BY state',
+      );
       expect(parked).toEqual([
         { number: gone, state: 'not_found', last_error: 'provider answered 404' },
         { number: bad, state: 'quarantined', last_error: expect.stringMatching(/roomStays|total/) },
@@ -159,7 +189,9 @@ describe('an unreachable provider', () => {
     const took = Date.now() - started;
     expect(r.code, r.stdout.slice(-2000)).toBe(1);
     expect(took).toBeLessThan(12_000);
-    const msg = logRecords(r.stdout).map((l) => l.msg).find((m) => m.startsWith('sync --once gave up'));
+    const msg = logRecords(r.stdout)
+      .map((l) => l.msg)
+      .find((m) => m.startsWith('sync --once gave up'));
     expect(msg).toMatch(new RegExp(`the provider 127\\.0\\.0\\.1:${port} has given no usable answer for \\d+ s \\(last error: ECONNREFUSED`));
     expect(msg).toContain('Check STAYSYNC_PROVIDER_URL');
     expect(r.stdout).not.toMatch(/caught up/);
@@ -186,7 +218,15 @@ describe('a provider outage under run', () => {
   it('is visible while it lasts (log once, status, /metrics) and the daemon recovers by itself', async () => {
     const port = await freePort();
     // Tokens live 3 s (renewed 1.5 s before expiry), so the token endpoint's outage stops the sync.
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 40 }, { id: '500200', bookingCount: 30 }], tokenTtlSeconds: 3 } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 40 },
+          { id: '500200', bookingCount: 30 },
+        ],
+        tokenTtlSeconds: 3,
+      },
+    });
     const env = daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info' }, config: { sync: { pollCron: '* * * * * *' } } });
     const daemon = startCli(['run'], env);
     try {

@@ -73,7 +73,9 @@ const TYPED_TABLES = [
 async function snapshot(harness: Harness): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const t of TYPED_TABLES) {
-    const [r] = await harness.sql<{ n: string; d: string }>(`SELECT count(*) AS n, md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) AS d FROM ${t} t`);
+    const [r] = await harness.sql<{ n: string; d: string }>(
+      `SELECT count(*) AS n, md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) AS d FROM ${t} t`,
+    );
     out[t] = `${r!.n}:${r!.d}`;
   }
   return out;
@@ -87,7 +89,12 @@ const replayEnv = (harness: Harness, ctx: SyncContext) => ({ handle: ctx, config
 describe('rebuild', () => {
   it('reproduces every typed table byte for byte from raw with zero provider requests, and restores corrupted columns', async () => {
     h = await startHarness({
-      sim: { properties: [{ id: '500100', bookingCount: 60 }, { id: '7291', bookingCount: 40 }] },
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 60 },
+          { id: '7291', bookingCount: 40 },
+        ],
+      },
       config: { occupancy: { daysBack: 20, daysAhead: 20 } },
     });
     const P = '500100';
@@ -98,8 +105,22 @@ describe('rebuild', () => {
     const blocks = h.sim.inventoryBlocks(P).slice(0, 3);
     await ctx.write((trx) =>
       insertWebhookEvents(trx, [
-        ...storage.map((s, i) => ({ eventId: `s-${i}`, eventType: 'pms_integration_storage:booking_changed', creationTime: null, payload: { BookingId: s.id, PropertyId: P }, propertyId: P, entityKey: s.id })),
-        ...blocks.map((b, i) => ({ eventId: `b-${i}`, eventType: 'pms_integration_storage:inventory_block_changed', creationTime: null, payload: { InventoryBlockId: b.id, PropertyId: P }, propertyId: P, entityKey: b.id })),
+        ...storage.map((s, i) => ({
+          eventId: `s-${i}`,
+          eventType: 'pms_integration_storage:booking_changed',
+          creationTime: null,
+          payload: { BookingId: s.id, PropertyId: P },
+          propertyId: P,
+          entityKey: s.id,
+        })),
+        ...blocks.map((b, i) => ({
+          eventId: `b-${i}`,
+          eventType: 'pms_integration_storage:inventory_block_changed',
+          creationTime: null,
+          payload: { InventoryBlockId: b.id, PropertyId: P },
+          propertyId: P,
+          entityKey: b.id,
+        })),
       ]),
     );
     const synced = await syncOnce(ctx, { streams: 'all' });
@@ -108,7 +129,25 @@ describe('rebuild', () => {
 
     const before = await snapshot(h);
     // Every source of raw has rows, or the comparison would prove little.
-    for (const t of ['bookings', 'booking_room_stays', 'booking_daily_rates', 'booking_tax_amounts', 'booking_summaries', 'properties', 'room_types', 'rate_plans', 'cancellation_rules', 'extra_stay_rules', 'reference_lists', 'meal_plans', 'pms_reservations', 'pms_room_stays', 'pms_guests', 'pms_rooms', 'daily_occupancy']) {
+    for (const t of [
+      'bookings',
+      'booking_room_stays',
+      'booking_daily_rates',
+      'booking_tax_amounts',
+      'booking_summaries',
+      'properties',
+      'room_types',
+      'rate_plans',
+      'cancellation_rules',
+      'extra_stay_rules',
+      'reference_lists',
+      'meal_plans',
+      'pms_reservations',
+      'pms_room_stays',
+      'pms_guests',
+      'pms_rooms',
+      'daily_occupancy',
+    ]) {
       expect(rowsOf(before, t), t).toBeGreaterThan(0);
     }
     expect(rowsOf(before, 'integration_storage_bookings')).toBe(storage.length);
@@ -122,7 +161,8 @@ describe('rebuild', () => {
     expect(first.stopped).toBe(false);
     expect(first.sources.bookings).toEqual({ rebuilt: rowsOf(before, 'bookings'), changed: 0, quarantined: 0, left: 0 });
     expect(first.sources.pms_reservations).toEqual({ rebuilt: rowsOf(before, 'pms_reservations'), changed: 0, quarantined: 0, left: 0 });
-    for (const [table, c] of Object.entries(first.sources)) expect({ table, changed: c.changed, quarantined: c.quarantined, left: c.left }).toEqual({ table, changed: 0, quarantined: 0, left: 0 });
+    for (const [table, c] of Object.entries(first.sources))
+      expect({ table, changed: c.changed, quarantined: c.quarantined, left: c.left }).toEqual({ table, changed: 0, quarantined: 0, left: 0 });
     expect(first.children.booking_daily_rates).toBe(rowsOf(before, 'booking_daily_rates'));
     // An unchanged row is not rewritten.
     expect(await h.sql<{ v: string }>('SELECT xmin::text AS v FROM bookings ORDER BY property_id, number')).toEqual(headerVersions);
@@ -131,7 +171,10 @@ describe('rebuild', () => {
     const [one] = await h.sql<{ number: string }>(`SELECT number FROM bookings WHERE property_id = $1 AND price_after_tax > 0 ORDER BY number LIMIT 1`, [P]);
     await h.sql(`UPDATE bookings SET price_after_tax = 0, status = 'Bogus' WHERE property_id = $1 AND number = $2`, [P, one!.number]);
     await h.sql(`UPDATE booking_daily_rates SET price_before_tax = price_before_tax + 1 WHERE property_id = $1 AND number = $2`, [P, one!.number]);
-    await h.sql(`DELETE FROM booking_room_stays WHERE property_id = $1 AND number IN (SELECT number FROM bookings WHERE property_id = $1 ORDER BY number DESC LIMIT 2)`, [P]);
+    await h.sql(
+      `DELETE FROM booking_room_stays WHERE property_id = $1 AND number IN (SELECT number FROM bookings WHERE property_id = $1 ORDER BY number DESC LIMIT 2)`,
+      [P],
+    );
     await h.sql(`UPDATE booking_summaries SET status = NULL WHERE property_id = $1 AND number = $2`, [P, one!.number]);
     await h.sql(`UPDATE properties SET name = 'renamed', stars = NULL WHERE property_id = $1`, [P]);
     await h.sql(`DELETE FROM room_type_amenities WHERE property_id = $1`, [P]);
@@ -147,7 +190,9 @@ describe('rebuild', () => {
     expect(second.sources.bookings!.changed).toBe(1);
     expect(second.sources.booking_summaries!.changed).toBe(1);
     expect(second.sources.properties!.changed).toBe(1);
-    expect(second.sources.daily_occupancy!.changed).toBe(Number((await h.sql<{ n: string }>('SELECT count(*) AS n FROM daily_occupancy WHERE property_id = $1', [P]))[0]!.n));
+    expect(second.sources.daily_occupancy!.changed).toBe(
+      Number((await h.sql<{ n: string }>('SELECT count(*) AS n FROM daily_occupancy WHERE property_id = $1', [P]))[0]!.n),
+    );
     expect(second.sources.inventory_blocks!.changed).toBe(blocks.length);
   });
 
@@ -176,7 +221,16 @@ describe('rebuild', () => {
     expect(h.sim.stats.requestLog).toEqual([]);
     expect(r.sources.bookings).toEqual({ rebuilt: 29, changed: 29, quarantined: 1, left: 0 });
     const q = await h.sql<AnyRecord>('SELECT stream, property_id, entity_key, reason, raw_body, occurrences FROM quarantine');
-    expect(q).toEqual([{ stream: streamNames.bookingDetails, property_id: P, entity_key: bad!.number, reason: expect.stringContaining('booking.roomStays'), raw_body: keptRaw[0]!.raw, occurrences: 1 }]);
+    expect(q).toEqual([
+      {
+        stream: streamNames.bookingDetails,
+        property_id: P,
+        entity_key: bad!.number,
+        reason: expect.stringContaining('booking.roomStays'),
+        raw_body: keptRaw[0]!.raw,
+        occurrences: 1,
+      },
+    ]);
     // Its typed rows are left as they were (the raw update did not touch them).
     expect(await rowsOfBad()).toEqual(kept);
     expect((await h.sql<{ n: string }>('SELECT count(*) AS n FROM bookings WHERE price_after_tax = 0'))[0]!.n).toBe('0');
@@ -187,7 +241,10 @@ describe('quarantine retry', () => {
   it('mirrors a payload an older mapping quarantined, settles its queue row, keeps what still fails, and never goes back to the provider', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
     const P = '500100';
-    const numbers = h.sim.bookings(P).map((b) => b.number).sort();
+    const numbers = h.sim
+      .bookings(P)
+      .map((b) => b.number)
+      .sort();
     const fixed = numbers[3]!;
     const broken = numbers[11]!;
     const older = numbers[17]!;
@@ -211,7 +268,10 @@ describe('quarantine retry', () => {
     const fatal: Error[] = [];
     await new FetchOutcomes(ctx, 'booking_detail_queue', streamNames.bookingDetails, 'booking details', h.logger).fetchFailed(
       item,
-      new InvalidPayloadError({ rawBody, reason: oldReason, propertyId: P, bookingNumber: fixed }, { status: 200, path: `/api/read-reservation/v1/properties/${P}/bookings/${fixed}` }),
+      new InvalidPayloadError(
+        { rawBody, reason: oldReason, propertyId: P, bookingNumber: fixed },
+        { status: 200, path: `/api/read-reservation/v1/properties/${P}/bookings/${fixed}` },
+      ),
       (e) => fatal.push(e),
     );
     expect(fatal).toEqual([]);
@@ -219,10 +279,12 @@ describe('quarantine retry', () => {
     // 3. The details: `broken` is quarantined for real; `fixed` waits parked; the rest lands.
     await syncOnce(ctx);
     const queued = async () => h!.sql<{ number: string; state: string }>('SELECT number, state FROM booking_detail_queue ORDER BY number');
-    expect(await queued()).toEqual([
-      { number: fixed, state: 'quarantined' },
-      { number: broken, state: 'quarantined' },
-    ].sort((a, b) => a.number.localeCompare(b.number)));
+    expect(await queued()).toEqual(
+      [
+        { number: fixed, state: 'quarantined' },
+        { number: broken, state: 'quarantined' },
+      ].sort((a, b) => a.number.localeCompare(b.number)),
+    );
     expect((await h.sql('SELECT 1 FROM bookings WHERE number IN ($1, $2)', [fixed, broken])).length).toBe(0);
 
     // 4. A quarantined body older than the mirrored version of its booking: a fixed mapping
@@ -231,7 +293,9 @@ describe('quarantine retry', () => {
     const stale = (await ctx.client.getBooking(P, older, never)).raw as AnyRecord;
     stale.booking.modifiedDateTime = '2010-01-01T00:00:00Z';
     stale.booking.total = { ...stale.booking.total, priceAfterTax: 1 };
-    await ctx.write((trx) => quarantinePayload(trx, { stream: streamNames.bookingDetails, propertyId: P, entityKey: older, reason: oldReason, rawBody: JSON.stringify(stale) }));
+    await ctx.write((trx) =>
+      quarantinePayload(trx, { stream: streamNames.bookingDetails, propertyId: P, entityKey: older, reason: oldReason, rawBody: JSON.stringify(stale) }),
+    );
 
     const [brokenBefore] = await h.sql<AnyRecord>('SELECT occurrences, last_seen_at, reason FROM quarantine WHERE entity_key = $1', [broken]);
     h.sim.stats.requestLog = [];
@@ -258,7 +322,15 @@ describe('quarantine retry', () => {
     expect((await h.sql('SELECT 1 FROM bookings WHERE number = $1', [broken])).length).toBe(0);
 
     // A body that is not JSON can only come from the provider again: left as it is.
-    await ctx.write((trx) => quarantinePayload(trx, { stream: streamNames.bookingDetails, propertyId: P, entityKey: 'x-1', reason: 'HTTP 200 with a body that is not JSON', rawBody: '<html>502 Bad Gateway</html>' }));
+    await ctx.write((trx) =>
+      quarantinePayload(trx, {
+        stream: streamNames.bookingDetails,
+        propertyId: P,
+        entityKey: 'x-1',
+        reason: 'HTTP 200 with a body that is not JSON',
+        rawBody: '<html>502 Bad Gateway</html>',
+      }),
+    );
     const again = await retryQuarantine(replayEnv(h, ctx));
     expect(again.byStream).toEqual({ [streamNames.bookingDetails]: { retried: 2, mirrored: 0, superseded: 0, stillFailing: 1, notReplayable: 1 } });
     expect((await h.sql<{ occurrences: number }>('SELECT occurrences FROM quarantine WHERE entity_key = $1', ['x-1']))[0]!.occurrences).toBe(1);
@@ -266,7 +338,14 @@ describe('quarantine retry', () => {
   });
 
   it('replays a content payload an older mapping quarantined, and keeps the one that still fails', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }, { id: '500200', bookingCount: 5 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 5 },
+          { id: '500200', bookingCount: 5 },
+        ],
+      },
+    });
     const bad = '500200';
     // The provider serves the property with a body today's schema rejects.
     h.sim.faults.malformedPropertyIds.add(bad);
@@ -280,7 +359,13 @@ describe('quarantine retry', () => {
     // without the fault, written by the sync's own quarantine call.
     const served = h.sim.contentProperty(bad);
     await ctx.write((trx) =>
-      quarantinePayload(trx, { stream: streamNames.content, propertyId: bad, entityKey: bad, reason: 'property.images: expected at most 10 items (mapping version 1)', rawBody: JSON.stringify(served) }),
+      quarantinePayload(trx, {
+        stream: streamNames.content,
+        propertyId: bad,
+        entityKey: bad,
+        reason: 'property.images: expected at most 10 items (mapping version 1)',
+        rawBody: JSON.stringify(served),
+      }),
     );
 
     h.sim.stats.requestLog = [];
@@ -298,7 +383,10 @@ describe('quarantine retry', () => {
 describe('the commands', () => {
   it('`rebuild` and `quarantine retry` run as processes: summaries, exit 0, the lease respected, an unreachable database named', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 40 }] } });
-    const numbers = h.sim.bookings('500100').map((b) => b.number).sort();
+    const numbers = h.sim
+      .bookings('500100')
+      .map((b) => b.number)
+      .sort();
     h.sim.faults.malformedBookingNumbers.add(numbers[5]!);
     const env = daemonEnv(h, { config: { pms: { enabled: false }, occupancy: { enabled: false } } });
 
@@ -354,7 +442,10 @@ describe('the commands', () => {
     await h.release(ctx);
 
     h.sim.stats.requestLog = [];
-    const env = daemonEnv(h, { config: { content: { enabled: false }, pms: { enabled: false }, occupancy: { enabled: false } }, env: { STAYSYNC_LOG_LEVEL: 'info' } });
+    const env = daemonEnv(h, {
+      config: { content: { enabled: false }, pms: { enabled: false }, occupancy: { enabled: false } },
+      env: { STAYSYNC_LOG_LEVEL: 'info' },
+    });
     const run = await runCli(['sync', '--once'], env);
     expect(run.code).toBe(0);
     const msgs = logRecords(run.stdout).map((l) => l.msg);

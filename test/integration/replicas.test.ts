@@ -54,7 +54,11 @@ const TAKEOVER_MS = 2000;
 /** A connections directory with one file per connection. */
 function connectionsDir(list: typeof CONNECTIONS): string {
   const dir = mkdtempSync(join(tmpdir(), 'staysync-replicas-'));
-  for (const c of list) writeFileSync(join(dir, `${c.name}.json`), JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: c.rateLimits }));
+  for (const c of list)
+    writeFileSync(
+      join(dir, `${c.name}.json`),
+      JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: c.rateLimits }),
+    );
   return dir;
 }
 
@@ -79,7 +83,10 @@ describe('replicas sharing the connections of a schema', () => {
     await h.migrate();
     await installAudit(h);
     const dir = connectionsDir(CONNECTIONS);
-    const env = (port: number) => daemonEnv(h!, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(TAKEOVER_MS) } });
+    const env = (port: number) =>
+      daemonEnv(h!, {
+        env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(TAKEOVER_MS) },
+      });
     const [portA, portB] = [await freePort(), await freePort()];
     const a = startCli(['run'], env(portA));
     let b: ReturnType<typeof startCli> | undefined;
@@ -102,7 +109,9 @@ describe('replicas sharing the connections of a schema', () => {
       // sync --once does not wait: it names the holder of each connection and exits 1.
       const once = await runCli(['sync', '--once'], env(await freePort()));
       expect(once.code).toBe(1);
-      const busy = logRecords(once.stdout).map((l) => l.msg).filter((m) => /^another staysync process \(\S+ pid \d+, since .*\) is syncing connection c\d into schema/.test(m));
+      const busy = logRecords(once.stdout)
+        .map((l) => l.msg)
+        .filter((m) => /^another staysync process \(\S+ pid \d+, since .*\) is syncing connection c\d into schema/.test(m));
       expect(busy).toHaveLength(4);
 
       const before = await count('SELECT count(*) AS n FROM bookings');
@@ -172,7 +181,12 @@ describe('replicas sharing the connections of a schema', () => {
   it('sync --once renews its leases while it runs longer than a lease lasts, and a daemon does not count it among the replicas it balances with', async () => {
     h = await startHarness({
       sim: {
-        clients: CONNECTIONS.slice(0, 3).map((c) => ({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: { bookingDetails: [{ limit: 100, windowMs: 1000 }] } })),
+        clients: CONNECTIONS.slice(0, 3).map((c) => ({
+          clientId: c.clientId,
+          clientSecret: c.clientSecret,
+          propertyIds: c.propertyIds,
+          rateLimits: { bookingDetails: [{ limit: 100, windowMs: 1000 }] },
+        })),
         properties: CONNECTIONS.slice(0, 3).map((c) => ({ id: c.propertyIds[0]!, bookingCount: 300 })),
       },
     });
@@ -200,7 +214,9 @@ describe('replicas sharing the connections of a schema', () => {
     // No schema yet: status says so, exits 1, and creates nothing.
     const none = await runCli(['status'], env);
     expect(none.code).toBe(1);
-    expect(logRecords(none.stdout).map((l) => l.msg)).toContainEqual(expect.stringMatching(/has no staysync schema ".*" yet: start `staysync run` or run `staysync migrate` first/));
+    expect(logRecords(none.stdout).map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/has no staysync schema ".*" yet: start `staysync run` or run `staysync migrate` first/),
+    );
     const schemas = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM pg_namespace WHERE nspname = $1`, [h.schema]);
     expect(Number(schemas[0]!.n)).toBe(0);
 

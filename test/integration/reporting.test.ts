@@ -224,13 +224,34 @@ describe('the reporting layer', () => {
     const rs = h.config.database.reportingSchema;
     const opts: ReportingLayerOptions = { schema: h.schema, reportingSchema: rs };
     const oidOf = async (view: string) =>
-      (await h!.sql<{ oid: string }>(`SELECT c.oid::text AS oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, [rs, view]))[0]?.oid;
+      (
+        await h!.sql<{ oid: string }>(
+          `SELECT c.oid::text AS oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+          [rs, view],
+        )
+      )[0]?.oid;
     const schemaOid = async () => (await h!.sql<{ oid: string }>('SELECT oid::text AS oid FROM pg_namespace WHERE nspname = $1', [rs]))[0]!.oid;
     const columnsOf = async (view: string) =>
-      (await h!.sql<{ c: string }>(`SELECT column_name AS c FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`, [rs, view])).map((r) => r.c);
+      (
+        await h!.sql<{ c: string }>(
+          `SELECT column_name AS c FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
+          [rs, view],
+        )
+      ).map((r) => r.c);
 
-    const views = (await h.sql<{ relname: string }>(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'v' ORDER BY 1`, [rs])).map((r) => r.relname);
-    expect(views).toEqual(['booking_facts', 'channel_performance', 'daily_kpis', 'freshness', 'mirror_completeness', 'pickup', 'property_clock', 'room_nights']);
+    const views = (
+      await h.sql<{ relname: string }>(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'v' ORDER BY 1`, [rs])
+    ).map((r) => r.relname);
+    expect(views).toEqual([
+      'booking_facts',
+      'channel_performance',
+      'daily_kpis',
+      'freshness',
+      'mirror_completeness',
+      'pickup',
+      'property_clock',
+      'room_nights',
+    ]);
     const undocumented = await h.sql(
       `SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
         WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'v' AND col_description(c.oid, a.attnum) IS NULL
@@ -252,7 +273,9 @@ describe('the reporting layer', () => {
 
       // A changed definition, here a renamed column (which CREATE OR REPLACE VIEW refuses).
       const text = await readFile(reportingViewsFile, 'utf8');
-      const renamed = text.replace('r.position AS night_index', 'r.position AS night_position').replace('room_nights.night_index', 'room_nights.night_position');
+      const renamed = text
+        .replace('r.position AS night_index', 'r.position AS night_position')
+        .replace('room_nights.night_index', 'room_nights.night_position');
       expect(renamed).not.toBe(text);
       expect(await applyReportingLayer(db, { ...opts, viewsSql: renamed })).toBe(true);
       expect(await oidOf('room_nights')).not.toBe(first);
@@ -290,7 +313,15 @@ describe('the reporting layer', () => {
     const completeness = async () => (await reporting(h!, 'SELECT * FROM mirror_completeness WHERE property_id = $1', [PID]))[0]!;
     const roomNights = async () => Number((await reporting(h!, 'SELECT count(*) AS n FROM room_nights WHERE property_id = $1', [PID]))[0]!.n);
 
-    expect(await completeness()).toMatchObject({ phase: 'not started', complete: false, bookings_listed: '0', bookings_fetched: '0', fetched_share: null, content_mirrored: true, time_zone_known: true });
+    expect(await completeness()).toMatchObject({
+      phase: 'not started',
+      complete: false,
+      bookings_listed: '0',
+      bookings_fetched: '0',
+      fetched_share: null,
+      content_mirrored: true,
+      time_zone_known: true,
+    });
 
     // The booking list only: every booking is known, none has its details.
     const listOnly = { property: registeredStreams.property.filter((s) => s.name === 'booking_summaries'), queues: [], refreshes: [] };
@@ -328,7 +359,12 @@ describe('the reporting layer', () => {
 
   it('equals the figures computed from the bookings the simulator serves', async () => {
     h = await startHarness({
-      sim: { properties: [{ id: '500100', bookingCount: 250 }, { id: '500200', bookingCount: 350 }] },
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 250 },
+          { id: '500200', bookingCount: 350 },
+        ],
+      },
       config: { occupancy: { daysBack: 1, daysAhead: 14 } },
     });
     const sim = h.sim;
@@ -347,7 +383,15 @@ describe('the reporting layer', () => {
       return b;
     };
     const active = (b: BookingPayload) => b.status === 'Active';
-    const multiNight = pick('multi-night', (b) => active(b) && b.roomStays.length === 1 && nightsOfStay(b) >= 4 && stayTaxCents(b) > 0 && new Set(b.roomStays[0]!.dailyRates.map((r) => r.priceBeforeTax)).size > 1);
+    const multiNight = pick(
+      'multi-night',
+      (b) =>
+        active(b) &&
+        b.roomStays.length === 1 &&
+        nightsOfStay(b) >= 4 &&
+        stayTaxCents(b) > 0 &&
+        new Set(b.roomStays[0]!.dailyRates.map((r) => r.priceBeforeTax)).size > 1,
+    );
     const cancelled = pick('cancelled', (b) => b.status === 'Cancelled' && b.roomStays.length === 1 && nightsOfStay(b) >= 2);
     const multiRoom = pick('multi-room', (b) => active(b) && b.roomStays.length >= 2);
     const zero = pick('zero-rate', (b) => active(b) && b.roomStays.length === 1 && nightsOfStay(b) >= 2 && stayTaxCents(b) > 0);
@@ -422,7 +466,12 @@ describe('the reporting layer', () => {
           arrival_date: n.arrivalDate,
           lead_time_days: n.leadTime,
         }));
-      const actual = (await rowsOf(b.number)).map((r) => ({ ...r, net_amount: num(r.net_amount), tax_amount: num(r.tax_amount), gross_amount: num(r.gross_amount) }));
+      const actual = (await rowsOf(b.number)).map((r) => ({
+        ...r,
+        net_amount: num(r.net_amount),
+        tax_amount: num(r.tax_amount),
+        gross_amount: num(r.gross_amount),
+      }));
       expect(actual, b.number).toEqual(expected);
     }
     // What each hand-picked booking is.
@@ -465,7 +514,8 @@ describe('the reporting layer', () => {
       sold.set(k, e);
     }
     const datesSold = new Set([...sold.values()].map((e) => e.date));
-    for (const date of statsDates) if (!datesSold.has(date)) sold.set(kpiKey(date, content.currency), { date, currency: content.currency, rooms: 0, comp: 0, net: 0, gross: 0 });
+    for (const date of statsDates)
+      if (!datesSold.has(date)) sold.set(kpiKey(date, content.currency), { date, currency: content.currency, rooms: 0, comp: 0, net: 0, gross: 0 });
     const propertyRooms = (date: string) => [...sold.values()].filter((e) => e.date === date).reduce((a, e) => a + e.rooms, 0);
     const expectedKpis = [...sold.values()]
       .map((e) => {
@@ -522,11 +572,25 @@ describe('the reporting layer', () => {
     expect(fRow).toMatchObject({ rooms_sold: 1, room_revenue_net: fNight.net / 100, room_revenue_gross: fNight.gross / 100 });
     const homeRow = fRows.find((k) => k.currency_code === content.currency)!;
     expect(homeRow.property_rooms_sold).toBe(homeRow.rooms_sold + 1);
-    expect(cents(homeRow.room_revenue_net)).toBe(nights.filter((n) => n.date === fNight.date && !n.cancelled && n.currency === content.currency).reduce((a, n) => a + n.net, 0));
+    expect(cents(homeRow.room_revenue_net)).toBe(
+      nights.filter((n) => n.date === fNight.date && !n.cancelled && n.currency === content.currency).reduce((a, n) => a + n.net, 0),
+    );
 
     // ---- pickup: future nights by booking date
     const pickupKey = (n: Night) => `${n.currency}/${n.bookingDate}/${n.date}`;
-    const pickupMap = new Map<string, { currency_code: string; booking_date: string; stay_date: string; days_before_stay: number; room_nights: number; net: number; gross: number; cancelled_room_nights: number }>();
+    const pickupMap = new Map<
+      string,
+      {
+        currency_code: string;
+        booking_date: string;
+        stay_date: string;
+        days_before_stay: number;
+        room_nights: number;
+        net: number;
+        gross: number;
+        cancelled_room_nights: number;
+      }
+    >();
     for (const n of nights) {
       if (n.date < today) continue;
       const e = pickupMap.get(pickupKey(n)) ?? {
@@ -594,8 +658,20 @@ describe('the reporting layer', () => {
           avg_days_cancelled_before_arrival: gone.length > 0 ? ratio(sum(gone.map((f) => f.daysCancelledBeforeArrival!)), gone.length, 2) : null,
         };
       })
-      .sort((a, b) => a.booking_date.localeCompare(b.booking_date) || a.channel_code.localeCompare(b.channel_code) || a.currency_code.localeCompare(b.currency_code));
-    const moneyCols = ['cancellation_rate', 'room_revenue_net', 'room_revenue_gross', 'cancelled_room_revenue_net', 'cancelled_room_revenue_gross', 'cancellation_penalties', 'avg_lead_time_days', 'avg_days_cancelled_before_arrival'];
+      .sort(
+        (a, b) =>
+          a.booking_date.localeCompare(b.booking_date) || a.channel_code.localeCompare(b.channel_code) || a.currency_code.localeCompare(b.currency_code),
+      );
+    const moneyCols = [
+      'cancellation_rate',
+      'room_revenue_net',
+      'room_revenue_gross',
+      'cancelled_room_revenue_net',
+      'cancelled_room_revenue_gross',
+      'cancellation_penalties',
+      'avg_lead_time_days',
+      'avg_days_cancelled_before_arrival',
+    ];
     const channels = (
       await reporting(
         h,
@@ -606,7 +682,12 @@ describe('the reporting layer', () => {
         [P],
       )
     ).map((r) => ({ ...r, ...Object.fromEntries(moneyCols.map((c) => [c, num(r[c])])) }));
-    expectedChannels.sort((a, b) => a.booking_date.localeCompare(b.booking_date) || (a.channel_code < b.channel_code ? -1 : a.channel_code > b.channel_code ? 1 : 0) || a.currency_code.localeCompare(b.currency_code));
+    expectedChannels.sort(
+      (a, b) =>
+        a.booking_date.localeCompare(b.booking_date) ||
+        (a.channel_code < b.channel_code ? -1 : a.channel_code > b.channel_code ? 1 : 0) ||
+        a.currency_code.localeCompare(b.currency_code),
+    );
     expect(channels).toEqual(expectedChannels);
     // Cancellations by channel, over all dates: the cancelled booking counts under its channel.
     const byChannel = await reporting(
@@ -615,7 +696,9 @@ describe('the reporting layer', () => {
       [P, content.currency],
     );
     const cancelledChannel = facts.find((f) => f.number === cancelled.number)!.channelCode;
-    expect(byChannel.find((r) => r.channel_code === cancelledChannel)!.cancelled).toBe(facts.filter((f) => f.cancelled && f.channelCode === cancelledChannel && f.currency === content.currency).length);
+    expect(byChannel.find((r) => r.channel_code === cancelledChannel)!.cancelled).toBe(
+      facts.filter((f) => f.cancelled && f.channelCode === cancelledChannel && f.currency === content.currency).length,
+    );
     // Names: a documented code has its documented name; a code without one, the PMS reservation's channel name.
     const codes = new Set(facts.map((f) => f.channelCode));
     for (const code of codes) expect(channels.find((c) => c.channel_code === code)).toBeDefined();

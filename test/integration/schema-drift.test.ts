@@ -157,7 +157,12 @@ describe('schema drift', () => {
           WHERE c.table_schema = $1 AND c.table_name NOT LIKE 'kysely_%' ORDER BY c.table_name, c.ordinal_position`,
         [schema],
       )
-    ).map((r) => ({ table: r.table_name, column: r.column_name, dataType: r.data_type === 'ARRAY' ? `${r.udt_name.replace(/^_/, '')}[]` : r.data_type, nullable: r.is_nullable === 'YES' }));
+    ).map((r) => ({
+      table: r.table_name,
+      column: r.column_name,
+      dataType: r.data_type === 'ARRAY' ? `${r.udt_name.replace(/^_/, '')}[]` : r.data_type,
+      nullable: r.is_nullable === 'YES',
+    }));
     checks = await query<{ table: string; column: string; def: string }>(
       url,
       schema,
@@ -190,9 +195,12 @@ describe('schema drift', () => {
       const base = unions.has(col.base) ? 'string' : plain(col.base);
       if (expected === undefined) problems.push(`${c.table}.${c.column}: the test does not know the type ${c.dataType}`);
       else if (base !== expected) problems.push(`${c.table}.${c.column}: ${c.dataType} comes back as ${expected}, schema.ts says ${col.base}`);
-      if (col.nullable !== c.nullable) problems.push(`${c.table}.${c.column}: ${c.nullable ? 'nullable' : 'NOT NULL'} in the database, ${col.nullable ? 'nullable' : 'not'} in schema.ts`);
+      if (col.nullable !== c.nullable)
+        problems.push(`${c.table}.${c.column}: ${c.nullable ? 'nullable' : 'NOT NULL'} in the database, ${col.nullable ? 'nullable' : 'not'} in schema.ts`);
     }
-    for (const [t, cols] of ts) for (const col of cols.keys()) if (catalogTables.has(t) && !columns.some((c) => c.table === t && c.column === col)) problems.push(`${t}.${col}: in schema.ts, not in the database`);
+    for (const [t, cols] of ts)
+      for (const col of cols.keys())
+        if (catalogTables.has(t) && !columns.some((c) => c.table === t && c.column === col)) problems.push(`${t}.${col}: in schema.ts, not in the database`);
     expect(problems).toEqual([]);
   });
 
@@ -205,7 +213,8 @@ describe('schema drift', () => {
       if (values === undefined) continue;
       const expected = states.checkedColumns[key];
       if (!expected) problems.push(`${key}: a CHECK list in the database, not in checkedColumns`);
-      else if ([...values].sort().join() !== [...expected].sort().join()) problems.push(`${key}: the database allows ${values.join(', ')}; states.ts ${expected.join(', ')}`);
+      else if ([...values].sort().join() !== [...expected].sort().join())
+        problems.push(`${key}: the database allows ${values.join(', ')}; states.ts ${expected.join(', ')}`);
     }
     for (const [key, expected] of Object.entries(states.checkedColumns)) {
       if (!listed.get(key)) {

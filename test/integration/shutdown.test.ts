@@ -126,7 +126,10 @@ describe('SIGTERM in each phase', () => {
     // The session died with the process: its page was rolled back, and the run row is closed.
     // This daemon's sessions only (other test files' daemons share the server).
     const own = `staysync % pid ${daemon.child.pid}`;
-    await waitFor('the page session to end', async () => (await count(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE '${own}'`)) === 0);
+    await waitFor(
+      'the page session to end',
+      async () => (await count(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE '${own}'`)) === 0,
+    );
     expect(await count('SELECT count(*) AS n FROM booking_summaries')).toBe(20);
     expect(await h.sql('SELECT outcome, error FROM sync_runs')).toEqual([{ outcome: 'stopped', error: 'stopped at the end of the grace time' }]);
     const again = await runCli(['sync', '--once'], daemonEnv(h));

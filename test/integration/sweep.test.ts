@@ -55,7 +55,10 @@ const sweepOnce = (ctx: SyncContext, signal = new AbortController().signal) => b
 /** The simulator's modification time of each booking, and the mirror's. */
 async function versions(harness: Harness, numbers: readonly string[]) {
   const sim = new Map(harness.sim.bookings(P).map((b) => [b.number, b.modifiedDateTime]));
-  const rows = await harness.sql<{ number: string; modified_at: Date }>('SELECT number, modified_at FROM bookings WHERE property_id = $1 AND number = ANY($2)', [P, numbers]);
+  const rows = await harness.sql<{ number: string; modified_at: Date }>(
+    'SELECT number, modified_at FROM bookings WHERE property_id = $1 AND number = ANY($2)',
+    [P, numbers],
+  );
   const mirror = new Map(rows.map((r) => [r.number, r.modified_at.toISOString().replace('.000Z', 'Z')]));
   return numbers.map((n) => ({ number: n, sim: sim.get(n), mirror: mirror.get(n) ?? null }));
 }
@@ -96,7 +99,12 @@ describe('the reconciliation sweep', () => {
     running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams: bookingStreams(true) }).run(stop.signal);
     try {
       await waitFor('a sweep pass', async () => Number((await sweepRow(harness))?.passes ?? 0) >= 1, 15_000, 50);
-      await waitFor('the mirror to equal the simulator', async () => JSON.stringify(await mirrorSnapshot(harness)) === JSON.stringify(simulatorSnapshot(harness.sim)), 10_000, 50);
+      await waitFor(
+        'the mirror to equal the simulator',
+        async () => JSON.stringify(await mirrorSnapshot(harness)) === JSON.stringify(simulatorSnapshot(harness.sim)),
+        10_000,
+        50,
+      );
       const row = (await sweepRow(h))!;
       expect(Number(row.late_changes), 'the late changes found').toBe(late.length);
       expect(row.watching_since.getTime()).toBeLessThanOrEqual(row.last_started_at.getTime() - 1000);
@@ -192,7 +200,11 @@ describe('the reconciliation sweep', () => {
     const cursor = (await sweepCursor(h))!;
     expect(cursor.cursor, 'the pass position committed with its first page').toBeTruthy();
     const inPass = (await sweepRow(h))!;
-    expect({ pages: inPass.pass_pages, summaries: inPass.pass_summaries, started: inPass.pass_started_at !== null }).toEqual({ pages: 1, summaries: 40, started: true });
+    expect({ pages: inPass.pass_pages, summaries: inPass.pass_summaries, started: inPass.pass_started_at !== null }).toEqual({
+      pages: 1,
+      summaries: 40,
+      started: true,
+    });
 
     // A new run (as after a restart) goes on from the token: a pass in progress needs no due time.
     h.sim.stats.requestLog = [];
@@ -296,7 +308,12 @@ describe('the reconciliation sweep', () => {
   it('shows in status when each property was last swept and what the sweep found', async () => {
     const OTHER = '500200';
     h = await startHarness({
-      sim: { properties: [{ id: P, bookingCount: 60 }, { id: OTHER, bookingCount: 10 }] },
+      sim: {
+        properties: [
+          { id: P, bookingCount: 60 },
+          { id: OTHER, bookingCount: 10 },
+        ],
+      },
       config: { sync: { sweep: { enabled: true, everyMs: 300, lookbackMs: 3_600_000 } } },
     });
     await settle();
@@ -318,7 +335,13 @@ describe('the reconciliation sweep', () => {
     expect(json.code, json.stderr).toBe(0);
     const report = JSON.parse(json.stdout) as { sweeps: AnyRecord[] };
     const mine = report.sweeps.find((s) => s.propertyId === P)!;
-    expect(mine).toMatchObject({ enabled: true, passes: 1, lateChangesTotal: late.length, inProgress: null, last: { pages: 1, lateChanges: late.length, enqueued: late.length } });
+    expect(mine).toMatchObject({
+      enabled: true,
+      passes: 1,
+      lateChangesTotal: late.length,
+      inProgress: null,
+      last: { pages: 1, lateChanges: late.length, enqueued: late.length },
+    });
     expect(Date.parse(mine.nextDueAt)).toBe(Date.parse(mine.last.startedAt) + 300);
     expect(report.sweeps.find((s) => s.propertyId === OTHER)).toMatchObject({ last: null, nextDueAt: null });
 

@@ -12,11 +12,16 @@ afterEach(async () => {
   h = undefined;
 });
 
-
 describe('sync engine against the simulator', () => {
   it('mirrors several properties row for row', async () => {
     h = await startHarness({
-      sim: { properties: [{ id: '500100', bookingCount: 120 }, { id: '500200', bookingCount: 80 }, { id: '7291', bookingCount: 60 }] },
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 120 },
+          { id: '500200', bookingCount: 80 },
+          { id: '7291', bookingCount: 60 },
+        ],
+      },
       config: { sync: { summariesPageSize: 50 } },
     });
     const ctx = await h.context();
@@ -38,7 +43,14 @@ describe('sync engine against the simulator', () => {
   });
 
   it('converges while the data keeps changing, then stops changing', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 150 }, { id: '500200', bookingCount: 150 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 150 },
+          { id: '500200', bookingCount: 150 },
+        ],
+      },
+    });
     const ctx = await h.context();
     h.sim.startChurn({ intervalMs: 40, perTick: 3, newPerTick: 1 });
     await syncOnce(ctx);
@@ -94,7 +106,14 @@ describe('sync engine against the simulator', () => {
   });
 
   it('stops a property whose token is lost, changes nothing without --recover, and recovers with it', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 80 }, { id: '500200', bookingCount: 40 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 80 },
+          { id: '500200', bookingCount: 40 },
+        ],
+      },
+    });
     const ctx = await h.context();
     await syncOnce(ctx);
     h.sim.invalidateContinueTokens();
@@ -139,7 +158,14 @@ describe('sync engine against the simulator', () => {
 
   it('converges through a storm of 429, 503 and 401', async () => {
     // Every injected 429 and 503 says retry-after: 1 (whole seconds), so the storm is brief.
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }, { id: '500200', bookingCount: 40 }] } });
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 60 },
+          { id: '500200', bookingCount: 40 },
+        ],
+      },
+    });
     h.sim.faults.error5xxRate = 0.1;
     h.sim.faults.spurious429Rate = 0.1;
     h.sim.faults.spurious401Rate = 0.1;
@@ -169,8 +195,8 @@ describe('sync engine against the simulator', () => {
     expect(q.every((r) => r.stream === 'booking_details' && r.reason.length > 0 && r.raw_body.length > 0)).toBe(true);
     const parked = await h.sql<{ number: string; state: string }>('SELECT number, state FROM booking_detail_queue ORDER BY number');
     expect(parked).toEqual(
-      [...[...malformed].map((n) => ({ number: n, state: 'quarantined' })), ...[...missing].map((n) => ({ number: n, state: 'not_found' }))].sort(
-        (a, b) => a.number.localeCompare(b.number),
+      [...[...malformed].map((n) => ({ number: n, state: 'quarantined' })), ...[...missing].map((n) => ({ number: n, state: 'not_found' }))].sort((a, b) =>
+        a.number.localeCompare(b.number),
       ),
     );
     // Not retried forever: a second pass makes no detail call for them.

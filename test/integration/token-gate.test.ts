@@ -37,12 +37,14 @@ describe('the shared token budget', () => {
     const started = Date.now();
     const admittedAt: number[] = [];
     // Two replicas, four requests each, at once.
-    await Promise.all([a, b].map(async (g) => {
-      for (let i = 0; i < 4; i++) {
-        await g.admit(signal);
-        admittedAt.push(Date.now() - started);
-      }
-    }));
+    await Promise.all(
+      [a, b].map(async (g) => {
+        for (let i = 0; i < 4; i++) {
+          await g.admit(signal);
+          admittedAt.push(Date.now() - started);
+        }
+      }),
+    );
     admittedAt.sort((x, y) => x - y);
     // Within any 600 ms, at most 3; within any 2 s, at most 5 (a little slack for the clocks).
     for (let i = 3; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 3]!).toBeGreaterThanOrEqual(600 - 30);
@@ -62,7 +64,7 @@ describe('the shared token budget', () => {
     expect(Number(rows[0]!.oldest_ms)).toBeLessThan(2000 + 1000);
   });
 
-  it('lets token requests go on the process\'s own budget while the database is down, says so once, and counts again when it is back', async () => {
+  it("lets token requests go on the process's own budget while the database is down, says so once, and counts again when it is back", async () => {
     server = await startPostgresServer();
     h = await startHarness({ databaseUrl: server.url });
     await h.migrate();

@@ -37,7 +37,14 @@ async function post(port: number, body: unknown, headers: Record<string, string>
 async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
   const port = await freePort();
   const hooks = await freePort();
-  const env = { STAYSYNC_OPS_PORT: String(port), STAYSYNC_WEBHOOKS_ENABLED: 'true', STAYSYNC_WEBHOOK_HOST: '127.0.0.1', STAYSYNC_WEBHOOK_PORT: String(hooks), STAYSYNC_LOG_LEVEL: 'info', ...opts.env };
+  const env = {
+    STAYSYNC_OPS_PORT: String(port),
+    STAYSYNC_WEBHOOKS_ENABLED: 'true',
+    STAYSYNC_WEBHOOK_HOST: '127.0.0.1',
+    STAYSYNC_WEBHOOK_PORT: String(hooks),
+    STAYSYNC_LOG_LEVEL: 'info',
+    ...opts.env,
+  };
   const daemon = startCli(['run'], daemonEnv(harness, { env, config: { ...NO_POLLING, ...opts.config } }));
   await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200);
   return { daemon, port, hooks };
@@ -70,7 +77,10 @@ describe('change events', () => {
       const notArray = await post(hooks, { events: batch }, { 'API-KEY': 'k3y-of-the-hotel' });
       expect(notArray).toMatchObject({ status: 400, body: { error: expect.stringMatching(/JSON array of events/) } });
       const noId = await post(hooks, [{ eventType: 'webpms:check_in', payload: {} }], { 'API-KEY': 'k3y-of-the-hotel' });
-      expect(noId).toMatchObject({ status: 400, body: { stored: 0, refused: 1, refusedEvents: [{ index: 0, eventId: null, reason: expect.stringMatching(/eventId/) }] } });
+      expect(noId).toMatchObject({
+        status: 400,
+        body: { stored: 0, refused: 1, refusedEvents: [{ index: 0, eventId: null, reason: expect.stringMatching(/eventId/) }] },
+      });
       expect(await count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
       // Kept where an operator can see it, not lost.
       expect(await count(`SELECT count(*) AS n FROM quarantine WHERE stream = 'webhook_receiver'`)).toBe(1);
@@ -92,10 +102,18 @@ describe('change events', () => {
       expect(fetches).toHaveLength(1);
       // status shows the PMS side and the events.
       const env = daemonEnv(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
-      const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { pms: { propertyId: string; state: string; caughtUp: boolean; occupancyState: string }[]; events: unknown[] };
+      const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as {
+        pms: { propertyId: string; state: string; caughtUp: boolean; occupancyState: string }[];
+        events: unknown[];
+      };
       expect(status.pms).toEqual([expect.objectContaining({ propertyId: '500100', state: 'active', caughtUp: true, occupancyState: 'active' })]);
       // A type the provider does not document is counted as `other`: anyone may invent types.
-      expect(status.events).toEqual(expect.arrayContaining([{ eventType: 'webpms:check_out', state: 'processed', n: 1 }, { eventType: 'other', state: 'ignored', n: 1 }]));
+      expect(status.events).toEqual(
+        expect.arrayContaining([
+          { eventType: 'webpms:check_out', state: 'processed', n: 1 },
+          { eventType: 'other', state: 'ignored', n: 1 },
+        ]),
+      );
       const text = (await runCli(['status'], env)).stdout;
       expect(text).toMatch(/PMS property\s+state/);
       expect(text).toMatch(/Change events: .*2 processed/);
@@ -113,11 +131,17 @@ describe('change events', () => {
 
   it('brings a PMS change into the mirror in seconds through events delivered by the provider, without polling', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
-    const { daemon, hooks } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa55' } });
+    const { daemon, hooks } = await startDaemon(h, {
+      env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa55' },
+    });
     try {
       await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) === h!.sim.pmsReservations('500100').length);
       h.sim.stats.requestLog = [];
-      h.sim.webhooks.configure({ url: `http://127.0.0.1:${hooks}/webhooks/provider`, auth: { kind: 'basic', user: 'exely', password: 'pa55' }, duplicateRate: 1 });
+      h.sim.webhooks.configure({
+        url: `http://127.0.0.1:${hooks}/webhooks/provider`,
+        auth: { kind: 'basic', user: 'exely', password: 'pa55' },
+        duplicateRate: 1,
+      });
       const candidates = h.sim.pmsReservations('500100').filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]?.actualCheckInDateTime === null);
       // One change at a time: one batch each, every batch after the first repeating an event.
       for (const r of candidates.slice(0, 3)) {
@@ -125,7 +149,8 @@ describe('change events', () => {
         h.sim.pmsCheckIn('500100', r.number);
         await waitFor(
           `${r.number} checked in, in the mirror`,
-          async () => (await count(`SELECT count(*) AS n FROM pms_room_stays WHERE number = $1 AND position = 0 AND actual_check_in_at IS NOT NULL`, [r.number])) === 1,
+          async () =>
+            (await count(`SELECT count(*) AS n FROM pms_room_stays WHERE number = $1 AND position = 0 AND actual_check_in_at IS NOT NULL`, [r.number])) === 1,
           10_000,
           50,
         );
@@ -136,11 +161,15 @@ describe('change events', () => {
       const block = h.sim.inventoryBlocks('500100')[0]!;
       h.sim.touchIntegrationStorageBooking('500100', stored.id);
       h.sim.touchInventoryBlock('500100', block.id);
-      await waitFor('the storage booking and the block', async () =>
-        (await count(`SELECT count(*) AS n FROM integration_storage_bookings WHERE booking_id = $1`, [stored.id])) === 1 &&
-        (await count(`SELECT count(*) AS n FROM inventory_blocks WHERE inventory_block_id = $1`, [block.id])) === 1,
+      await waitFor(
+        'the storage booking and the block',
+        async () =>
+          (await count(`SELECT count(*) AS n FROM integration_storage_bookings WHERE booking_id = $1`, [stored.id])) === 1 &&
+          (await count(`SELECT count(*) AS n FROM inventory_blocks WHERE inventory_block_id = $1`, [block.id])) === 1,
       );
-      const [row] = await h.sql<{ updated_at: Date; raw: unknown }>('SELECT updated_at, raw FROM integration_storage_bookings WHERE booking_id = $1', [stored.id]);
+      const [row] = await h.sql<{ updated_at: Date; raw: unknown }>('SELECT updated_at, raw FROM integration_storage_bookings WHERE booking_id = $1', [
+        stored.id,
+      ]);
       expect(row!.updated_at.toISOString()).toBe(new Date(h.sim.integrationStorageBookings('500100')[0]!.updateDateTime).toISOString());
       await h.sim.webhooks.idle();
       // Duplicates were delivered, and stored once each.
@@ -152,11 +181,15 @@ describe('change events', () => {
       for (const r of candidates.slice(0, 3)) expect(detailsOf(r.number)).toEqual([]);
       // A cancellation may: the booking's details are fetched first in line.
       const listed = new Set(h.sim.bookings('500100').map((b) => b.number));
-      const cancelled = h.sim.pmsReservations('500100').find((r) => listed.has(r.number) && r.reservationStatus !== 'Cancelled' && !candidates.slice(0, 3).includes(r))!;
+      const cancelled = h.sim
+        .pmsReservations('500100')
+        .find((r) => listed.has(r.number) && r.reservationStatus !== 'Cancelled' && !candidates.slice(0, 3).includes(r))!;
       h.sim.pmsCancel('500100', cancelled.number);
-      await waitFor('the cancellation in the mirror, and the details asked for', async () =>
-        (await count(`SELECT count(*) AS n FROM pms_reservations WHERE number = $1 AND reservation_status = 'Cancelled'`, [cancelled.number])) === 1 &&
-        detailsOf(cancelled.number).length === 1,
+      await waitFor(
+        'the cancellation in the mirror, and the details asked for',
+        async () =>
+          (await count(`SELECT count(*) AS n FROM pms_reservations WHERE number = $1 AND reservation_status = 'Cancelled'`, [cancelled.number])) === 1 &&
+          detailsOf(cancelled.number).length === 1,
       );
     } finally {
       daemon.child.kill('SIGTERM');
@@ -186,8 +219,13 @@ describe('change events', () => {
     h.sim.faults.propertyStatus.clear();
     ({ daemon, hooks } = await startDaemon(h));
     try {
-      await waitFor('the event processed after the restart', async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'processed'`)) === 1);
-      expect(await count(`SELECT count(*) AS n FROM pms_room_stays WHERE number = $1 AND position = 0 AND actual_check_in_at IS NOT NULL`, [reservation.number])).toBe(1);
+      await waitFor(
+        'the event processed after the restart',
+        async () => (await count(`SELECT count(*) AS n FROM webhook_events WHERE state = 'processed'`)) === 1,
+      );
+      expect(
+        await count(`SELECT count(*) AS n FROM pms_room_stays WHERE number = $1 AND position = 0 AND actual_check_in_at IS NOT NULL`, [reservation.number]),
+      ).toBe(1);
     } finally {
       daemon.child.kill('SIGTERM');
     }

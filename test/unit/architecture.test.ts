@@ -47,7 +47,9 @@ function sourceFiles(): Map<string, SourceFile> {
         if (!existsSync(target)) throw new Error(`${relative(root, file)} imports ${s}, which is not a source file`);
         return relative(src, target);
       });
-    const packages = specs.filter((s) => !s.startsWith('.') && !s.startsWith('node:')).map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!));
+    const packages = specs
+      .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+      .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!));
     files.set(relative(src, file), { path: relative(src, file), local, packages });
   }
   return files;
@@ -78,14 +80,11 @@ describe('the layout', () => {
   const files = sourceFiles();
 
   it('reads the imports of a source file', () => {
-    expect(importsOf(`import { a } from './a.js';\nimport type {\n  B,\n} from '../b/index.js';\nexport * from "./c.js";\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\nimport pg from 'pg';`)).toEqual([
-      './a.js',
-      '../b/index.js',
-      './c.js',
-      'pg',
-      './d.js',
-      './e.js',
-    ]);
+    expect(
+      importsOf(
+        `import { a } from './a.js';\nimport type {\n  B,\n} from '../b/index.js';\nexport * from "./c.js";\nimport './d.js';\nconst e = await import('./e.js');\n// import { f } from './f.js';\nimport pg from 'pg';`,
+      ),
+    ).toEqual(['./a.js', '../b/index.js', './c.js', 'pg', './d.js', './e.js']);
   });
 
   it('src/ is what the image runs: every file is reached from the entry point, none imports from outside src/', () => {

@@ -3,7 +3,14 @@ import { Budgets, RateBudget, remainingFromHeaders, type Permit } from '../../sr
 import { FakeClock } from '../helpers/fake-clock.js';
 
 /** Starts an acquire and records when (fake time) and in which order it was granted. */
-function track(budget: RateBudget, clock: FakeClock, log: { name: string; at: number; permit: Permit }[], name: string, signal = new AbortController().signal, priority?: number) {
+function track(
+  budget: RateBudget,
+  clock: FakeClock,
+  log: { name: string; at: number; permit: Permit }[],
+  name: string,
+  signal = new AbortController().signal,
+  priority?: number,
+) {
   const p = budget.acquire(signal, priority).then((permit) => {
     log.push({ name, at: clock.now(), permit });
     return permit;
@@ -15,7 +22,14 @@ function track(budget: RateBudget, clock: FakeClock, log: { name: string; at: nu
 describe('RateBudget', () => {
   it('never grants more than the limit in any sliding window, counting in-flight permits', async () => {
     const clock = new FakeClock();
-    const budget = new RateBudget('test', [{ limit: 3, windowMs: 1000 }, { limit: 5, windowMs: 10_000 }], clock);
+    const budget = new RateBudget(
+      'test',
+      [
+        { limit: 3, windowMs: 1000 },
+        { limit: 5, windowMs: 10_000 },
+      ],
+      clock,
+    );
     const granted: { name: string; at: number; permit: Permit }[] = [];
     const releases: number[] = [];
     // 12 requests, each takes 300 ms from grant to response.
@@ -30,7 +44,10 @@ describe('RateBudget', () => {
     expect(granted).toHaveLength(12);
     // Check every grant against the windows: in-flight requests + releases inside the window.
     for (const g of granted) {
-      for (const [limit, windowMs] of [[3, 1000], [5, 10_000]] as const) {
+      for (const [limit, windowMs] of [
+        [3, 1000],
+        [5, 10_000],
+      ] as const) {
         const inFlight = granted.filter((o) => o.at <= g.at && o !== g && o.at + 300 > g.at).length;
         const recent = granted.filter((o) => o.at + 300 <= g.at && o.at + 300 > g.at - windowMs).length;
         expect(inFlight + recent + 1).toBeLessThanOrEqual(limit);
@@ -81,7 +98,14 @@ describe('RateBudget', () => {
 
   it('observeRemaining adds phantom usage when the provider saw more requests than the ledger', async () => {
     const clock = new FakeClock();
-    const budget = new RateBudget('test', [{ limit: 3, windowMs: 1000 }, { limit: 100, windowMs: 60_000 }], clock);
+    const budget = new RateBudget(
+      'test',
+      [
+        { limit: 3, windowMs: 1000 },
+        { limit: 100, windowMs: 60_000 },
+      ],
+      clock,
+    );
     const p = await budget.acquire(new AbortController().signal);
     // A predecessor process used 40 of the minute: the provider says 59 left after ours.
     p.release({ 'x-ratelimit-remaining-second': '2', 'x-ratelimit-remaining-minute': '59' });
@@ -122,7 +146,10 @@ describe('RateBudget', () => {
   });
 
   it('parses remaining headers and ignores junk', () => {
-    expect(remainingFromHeaders({ 'x-ratelimit-remaining-second': '4', 'x-ratelimit-remaining-hour': ['7'], 'x-ratelimit-remaining-minute': 'abc' })).toEqual({ second: 4, hour: 7 });
+    expect(remainingFromHeaders({ 'x-ratelimit-remaining-second': '4', 'x-ratelimit-remaining-hour': ['7'], 'x-ratelimit-remaining-minute': 'abc' })).toEqual({
+      second: 4,
+      hour: 7,
+    });
   });
 
   it('pauseFor blocks every acquire until the pause ends', async () => {
@@ -164,7 +191,14 @@ describe('RateBudget', () => {
 
   it('snapshot reports in flight, used per window and waiting; release is idempotent', async () => {
     const clock = new FakeClock();
-    const budget = new RateBudget('test', [{ limit: 2, windowMs: 1000 }, { limit: 10, windowMs: 60_000 }], clock);
+    const budget = new RateBudget(
+      'test',
+      [
+        { limit: 2, windowMs: 1000 },
+        { limit: 10, windowMs: 60_000 },
+      ],
+      clock,
+    );
     const a = await budget.acquire(new AbortController().signal);
     const b = await budget.acquire(new AbortController().signal);
     void budget.acquire(new AbortController().signal).catch(() => undefined);
@@ -190,7 +224,10 @@ describe('RateBudget', () => {
 describe('a budget handed over (ledger and seed)', () => {
   it('counts the requests another process sent: the new holder waits for them to leave the windows; shared scopes stay out', async () => {
     const clock = new FakeClock();
-    const windows = [{ limit: 2, windowMs: 1000 }, { limit: 3, windowMs: 10_000 }];
+    const windows = [
+      { limit: 2, windowMs: 1000 },
+      { limit: 3, windowMs: 10_000 },
+    ];
     const limits = { bookingList: windows, bookingDetails: windows, standard: windows, integrationStorage: windows, token: windows };
     const first = new Budgets(limits, clock, undefined, { token: new RateBudget('token', windows, clock) });
     const signal = new AbortController().signal;
@@ -208,10 +245,13 @@ describe('a budget handed over (ledger and seed)', () => {
     const second = new Budgets(limits, clock);
     second.seed(ledger, 100);
     const granted: number[] = [];
-    void second.get('bookingDetails').acquire(signal).then((p) => {
-      granted.push(clock.now());
-      p.release();
-    });
+    void second
+      .get('bookingDetails')
+      .acquire(signal)
+      .then((p) => {
+        granted.push(clock.now());
+        p.release();
+      });
     const start = clock.now();
     for (let i = 0; i < 120; i++) await clock.advance(100);
     expect(granted).toHaveLength(1);

@@ -30,7 +30,9 @@ describe('connections', () => {
     expect(rest).toEqual([]);
     expect(c).toMatchObject({ name: 'default', clientId: 'id', clientSecret: 's', propertyIds: ['1', '2'] });
     expect(c!.rateLimits).toEqual(config.rateLimits);
-    expect(errorOf(() => resolveConnections(loadConfig({ env: { STAYSYNC_CLIENT_ID: 'id' } })))).toMatch(/provider\.clientSecret \(STAYSYNC_CLIENT_SECRET or STAYSYNC_CLIENT_SECRET_FILE\): expected/);
+    expect(errorOf(() => resolveConnections(loadConfig({ env: { STAYSYNC_CLIENT_ID: 'id' } })))).toMatch(
+      /provider\.clientSecret \(STAYSYNC_CLIENT_SECRET or STAYSYNC_CLIENT_SECRET_FILE\): expected/,
+    );
   });
 
   it('from the configuration file: credentials inline, from a file or from a variable; limits of its own per scope', () => {
@@ -88,14 +90,18 @@ describe('connections', () => {
     };
     const inFile = (connections: unknown[]) => loadConfig({ env: { STAYSYNC_CONFIG: configFile({ connections }) } });
 
-    expect(errorOf(() => resolveConnections(inFile([{ name: 'a', clientId: 'x' }])))).toBe('connections[0] (a): expected clientSecret, clientSecretFile or clientSecretEnv, got none');
+    expect(errorOf(() => resolveConnections(inFile([{ name: 'a', clientId: 'x' }])))).toBe(
+      'connections[0] (a): expected clientSecret, clientSecretFile or clientSecretEnv, got none',
+    );
     expect(errorOf(() => resolveConnections(inFile([{ name: 'a', clientId: 'x', clientSecret: 'TOPSECRET', clientSecretEnv: 'S' }])))).toBe(
       'connections[0] (a): expected one of clientSecret, clientSecretEnv, got 2',
     );
     expect(errorOf(() => resolveConnections(inFile([{ name: 'a', clientId: 'x', clientSecretEnv: 'NOPE' }]), { env: {} }))).toBe(
       'connections[0] (a): clientSecretEnv: the environment variable NOPE is not set',
     );
-    expect(errorOf(() => resolveConnections(inFile([{ name: 'a', clientId: 'x', clientSecretFile: '/nonexistent/s' }])))).toMatch(/^connections\[0\] \(a\): clientSecretFile: cannot read \/nonexistent\/s \(ENOENT\)$/);
+    expect(errorOf(() => resolveConnections(inFile([{ name: 'a', clientId: 'x', clientSecretFile: '/nonexistent/s' }])))).toMatch(
+      /^connections\[0\] \(a\): clientSecretFile: cannot read \/nonexistent\/s \(ENOENT\)$/,
+    );
     expect(
       errorOf(() =>
         resolveConnections(
@@ -117,12 +123,18 @@ describe('connections', () => {
       ),
     ).toBe('connections[1]: the connection name a is also used by connections[0]: expected unique names');
     // In the configuration file, zod names the key.
-    expect(errorOf(() => inFile([{ name: 'Hotel A', clientId: 'x', clientSecret: 's' }]))).toMatch(/connections\.0\.name: expected a name of lower-case letters/);
+    expect(errorOf(() => inFile([{ name: 'Hotel A', clientId: 'x', clientSecret: 's' }]))).toMatch(
+      /connections\.0\.name: expected a name of lower-case letters/,
+    );
 
     const dirError = errorOf(() => resolveConnections(withDir({ 'x.json': { clientId: 'x', clientSecret: 'TOPSECRET', colour: 'red' } })));
     expect(dirError).toMatch(/x\.json: unknown key\(s\) colour: expected name, clientId\(File\|Env\), clientSecret\(File\|Env\), propertyIds, rateLimits/);
-    expect(errorOf(() => resolveConnections(withDir({ 'y.json': '{"clientId":' })))).toMatch(/y\.json is not a JSON object describing one connection: line 1, column 13: /);
-    expect(errorOf(() => resolveConnections(withDir({ 'z.json': [1] })))).toMatch(/z\.json is not a JSON object describing one connection: its top level is an array$/);
+    expect(errorOf(() => resolveConnections(withDir({ 'y.json': '{"clientId":' })))).toMatch(
+      /y\.json is not a JSON object describing one connection: line 1, column 13: /,
+    );
+    expect(errorOf(() => resolveConnections(withDir({ 'z.json': [1] })))).toMatch(
+      /z\.json is not a JSON object describing one connection: its top level is an array$/,
+    );
     expect(errorOf(() => resolveConnections(loadConfig({ env: { STAYSYNC_CONNECTIONS_DIR: '/nonexistent/dir' } })))).toMatch(
       /^connectionsDir \(STAYSYNC_CONNECTIONS_DIR\): cannot read the directory \/nonexistent\/dir \(ENOENT\)$/,
     );

@@ -156,7 +156,9 @@ describe('deployment files', () => {
 
     // Compose mounts a secret at /run/secrets/<name>: a file (its content), a directory, or a
     // variable of the shell or .env (here: a value standing in for it).
-    const secretNames = (svc.secrets as (string | AnyRecord)[]).map((s) => (typeof s === 'string' ? { source: s, target: s } : { source: s.source, target: s.target ?? s.source }));
+    const secretNames = (svc.secrets as (string | AnyRecord)[]).map((s) =>
+      typeof s === 'string' ? { source: s, target: s } : { source: s.source, target: s.target ?? s.source },
+    );
     const files = new Map<string, string>();
     const dirs = new Map<string, string>();
     for (const { source, target } of secretNames) {
@@ -236,13 +238,16 @@ describe('deployment files', () => {
     // empty, so that a forgotten one stops the daemon (exit 2) instead of opening the endpoint
     // to a key anyone can read here: the checks below fill it in.
     for (const [name, data] of secrets) {
-      for (const [key, value] of Object.entries(data)) expect(value === '' || /REPLACE-ME|replace-with-/.test(value), `Secret ${name}/${key} holds a placeholder`).toBe(true);
+      for (const [key, value] of Object.entries(data))
+        expect(value === '' || /REPLACE-ME|replace-with-/.test(value), `Secret ${name}/${key} holds a placeholder`).toBe(true);
     }
     const view: ContainerView = { env, files, fromSecret };
     if (env.STAYSYNC_WEBHOOK_API_KEY_FILE !== undefined && files.get(env.STAYSYNC_WEBHOOK_API_KEY_FILE) === '') {
       const asShipped = join(tmp, 'empty-api-key');
       writeFileSync(asShipped, '');
-      expect(() => loadConfig({ env: { ...env, STAYSYNC_WEBHOOK_API_KEY_FILE: asShipped, DATABASE_URL: 'postgres://u@h:5432/d' } })).toThrow(/webhooks\.apiKey/);
+      expect(() => loadConfig({ env: { ...env, STAYSYNC_WEBHOOK_API_KEY_FILE: asShipped, DATABASE_URL: 'postgres://u@h:5432/d' } })).toThrow(
+        /webhooks\.apiKey/,
+      );
       files.set(env.STAYSYNC_WEBHOOK_API_KEY_FILE, 'the-key-of-the-operator\n');
     }
     const { opsPort, graceMs, connectionsDir, webhooks } = daemonSettings(view);
@@ -266,7 +271,8 @@ describe('deployment files', () => {
     // Webhooks with their key from a Secret, as the daemon reads it.
     expect(webhooks.enabled).toBe(true);
     expectWebhooksSecured(view, webhooks);
-    if (webhooks.auth === 'apiKey' && env.STAYSYNC_WEBHOOK_API_KEY_FILE !== undefined) expect(webhooks.apiKey).toBe(files.get(env.STAYSYNC_WEBHOOK_API_KEY_FILE)!.trim());
+    if (webhooks.auth === 'apiKey' && env.STAYSYNC_WEBHOOK_API_KEY_FILE !== undefined)
+      expect(webhooks.apiKey).toBe(files.get(env.STAYSYNC_WEBHOOK_API_KEY_FILE)!.trim());
 
     const mount = (container!.volumeMounts as AnyRecord[]).find((m) => m.mountPath === connectionsDir);
     expect(mount, `a volume mounted at ${connectionsDir}`).toBeDefined();

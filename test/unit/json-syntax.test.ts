@@ -52,7 +52,11 @@ describe('jsonSyntaxError', () => {
     expect(jsonSyntaxError(depth(MAX_JSON_DEPTH))).toBeUndefined();
     expect(jsonSyntaxError(`[${depth(MAX_JSON_DEPTH)}]`)?.problem).toMatch(/^nested too deeply/);
     // The first bracket is level 1, the last of the second line level MAX_JSON_DEPTH + 1.
-    expect(jsonSyntaxError(`[\n${'['.repeat(MAX_JSON_DEPTH)}]`)).toEqual({ line: 2, column: MAX_JSON_DEPTH, problem: expect.stringMatching(/^nested too deeply/) });
+    expect(jsonSyntaxError(`[\n${'['.repeat(MAX_JSON_DEPTH)}]`)).toEqual({
+      line: 2,
+      column: MAX_JSON_DEPTH,
+      problem: expect.stringMatching(/^nested too deeply/),
+    });
     expect(jsonSyntaxError('['.repeat(1_000_000))?.problem).toMatch(/^nested too deeply/);
   });
 

@@ -86,7 +86,10 @@ describe('the poll schedule', () => {
     // As often as the budget allows: 2 h at one request per 1.2 s.
     expect(turns.length).toBeGreaterThanOrEqual(5_990);
     // Round robin: each of the 5 is polled about every 6 s.
-    const gaps = turns.filter((t) => t.id === '3').map((t, i, a) => (i === 0 ? 0 : t.at - a[i - 1]!.at)).slice(1);
+    const gaps = turns
+      .filter((t) => t.id === '3')
+      .map((t, i, a) => (i === 0 ? 0 : t.at - a[i - 1]!.at))
+      .slice(1);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(6_000 + 1_200);
   });
 
@@ -151,6 +154,12 @@ describe('the poll schedule', () => {
     const sweeps = turns.filter((t) => t.kind === 'sweep').length;
     expect(sweeps).toBeGreaterThanOrEqual(Math.floor(turns.length / 10) - 1);
     expect(sweeps).toBeLessThanOrEqual(Math.ceil(turns.length / 10) + 1);
-    for (const w of PRODUCTION_LIST_WINDOWS) expect(busiestWindow(turns.map((t) => t.at), w.windowMs)).toBeLessThanOrEqual(w.limit);
+    for (const w of PRODUCTION_LIST_WINDOWS)
+      expect(
+        busiestWindow(
+          turns.map((t) => t.at),
+          w.windowMs,
+        ),
+      ).toBeLessThanOrEqual(w.limit);
   });
 });

@@ -101,7 +101,11 @@ describe('parseJsonLossless on hostile bodies', () => {
 
   it('refuses 200,000 levels of nesting with a SyntaxError, not a RangeError', () => {
     const levels = 200_000;
-    for (const text of ['['.repeat(levels) + ']'.repeat(levels), '{"a":'.repeat(levels) + '0' + '}'.repeat(levels), '["\\u0000",' + '['.repeat(levels) + ']'.repeat(levels) + ']']) {
+    for (const text of [
+      '['.repeat(levels) + ']'.repeat(levels),
+      '{"a":'.repeat(levels) + '0' + '}'.repeat(levels),
+      '["\\u0000",' + '['.repeat(levels) + ']'.repeat(levels) + ']',
+    ]) {
       const { thrown } = timed(text);
       expect(thrown).toBeInstanceOf(SyntaxError);
       expect((thrown as Error).message).toMatch(/nested too deeply/);

@@ -48,19 +48,38 @@ describe('what an event names', () => {
       propertyId: '500360',
       key: '2026b319-500360-421894386',
     });
-    expect(eventTarget('pms_integration_storage:booking_changed', { bookingId: 606541, propertyId: '2490' })).toEqual({ kind: 'storageBooking', propertyId: '2490', key: '606541' });
-    expect(eventTarget('pms_integration_storage:inventory_block_changed', { InventoryBlockId: '12345', PropertyId: '2490' })).toMatchObject({ kind: 'inventoryBlock', key: '12345' });
+    expect(eventTarget('pms_integration_storage:booking_changed', { bookingId: 606541, propertyId: '2490' })).toEqual({
+      kind: 'storageBooking',
+      propertyId: '2490',
+      key: '606541',
+    });
+    expect(eventTarget('pms_integration_storage:inventory_block_changed', { InventoryBlockId: '12345', PropertyId: '2490' })).toMatchObject({
+      kind: 'inventoryBlock',
+      key: '12345',
+    });
     expect(eventTarget('pms_integration_storage:inventory_changed', { PropertyId: '2490' })).toEqual({ kind: 'other', propertyId: '2490', key: null });
     expect(eventTarget('webpms:create_booking', null)).toEqual({ kind: 'pmsReservation', propertyId: null, key: null });
   });
 });
 
 describe('personal data', () => {
-  it('is removed from a person and from a reservation\'s customer, names kept, input untouched', () => {
-    const customer = { pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, emails: [{ address: 'a@b.c' }], phones: [], birthDate: '1990-01-01', citizenship: 'GBR', gender: 'Female' };
+  it("is removed from a person and from a reservation's customer, names kept, input untouched", () => {
+    const customer = {
+      pmsPersonId: '1',
+      personName: { firstName: 'Ann', lastName: 'Lee' },
+      emails: [{ address: 'a@b.c' }],
+      phones: [],
+      birthDate: '1990-01-01',
+      citizenship: 'GBR',
+      gender: 'Female',
+    };
     expect(stripPerson(customer)).toEqual({ pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' });
     const reservation = { number: 'N', customer, roomStays: [] };
-    expect(stripReservation(reservation)).toEqual({ number: 'N', customer: { pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' }, roomStays: [] });
+    expect(stripReservation(reservation)).toEqual({
+      number: 'N',
+      customer: { pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' },
+      roomStays: [],
+    });
     expect(customer.emails).toHaveLength(1);
     expect(PERSONAL_KEYS).toEqual(expect.arrayContaining(['emails', 'phones', 'birthDate', 'citizenship']));
   });
@@ -77,14 +96,20 @@ describe('webhook settings', () => {
 
   it('refuse credentials of a mode other than the one in force, naming both settings', () => {
     // A key given while auth stays none would be ignored: every request accepted.
-    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_API_KEY: 'k' } })).toThrow(/webhooks\.apiKey \(STAYSYNC_WEBHOOK_API_KEY\) is set, but webhooks\.auth \(STAYSYNC_WEBHOOK_AUTH\) is none/);
+    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_API_KEY: 'k' } })).toThrow(
+      /webhooks\.apiKey \(STAYSYNC_WEBHOOK_API_KEY\) is set, but webhooks\.auth \(STAYSYNC_WEBHOOK_AUTH\) is none/,
+    );
     expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'p' } })).toThrow(
       /basicUser\/basicPassword .* are set, but webhooks\.auth \(STAYSYNC_WEBHOOK_AUTH\) is apiKey/,
     );
-    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'u', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'p', STAYSYNC_WEBHOOK_API_KEY: 'k' } })).toThrow(
-      /webhooks\.apiKey .* is set, but webhooks\.auth .* is basic/,
-    );
-    expect(() => loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k', STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED: 'true' } })).toThrow(/allowUnauthenticated is true, but webhooks\.auth/);
+    expect(() =>
+      loadConfig({
+        env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'u', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'p', STAYSYNC_WEBHOOK_API_KEY: 'k' },
+      }),
+    ).toThrow(/webhooks\.apiKey .* is set, but webhooks\.auth .* is basic/);
+    expect(() =>
+      loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k', STAYSYNC_WEBHOOK_ALLOW_UNAUTHENTICATED: 'true' } }),
+    ).toThrow(/allowUnauthenticated is true, but webhooks\.auth/);
     expect(() => loadConfig({ env: { STAYSYNC_WEBHOOKS_ENABLED: 'yes' } })).toThrow(/STAYSYNC_WEBHOOKS_ENABLED: expected true or false/);
   });
 
@@ -99,7 +124,9 @@ describe('webhook settings', () => {
     expect(authorized(config, { 'api-key': 'k3y' })).toBe(true);
     for (const key of ['', 'k3', 'k3yy', 'K3Y', 'x'.repeat(10_000)]) expect(authorized(config, { 'api-key': key }), key).toBe(false);
     expect(authorized(config, {})).toBe(false);
-    const basic = loadConfig({ env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa:55' } }).webhooks;
+    const basic = loadConfig({
+      env: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'exely', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'pa:55' },
+    }).webhooks;
     const header = (s: string) => ({ authorization: `Basic ${Buffer.from(s).toString('base64')}` });
     expect(authorized(basic, header('exely:pa:55'))).toBe(true);
     for (const s of ['exely:pa:5', 'exel:pa:55', ':exely', 'exelypa:55', '']) expect(authorized(basic, header(s)), s).toBe(false);
@@ -109,7 +136,9 @@ describe('webhook settings', () => {
 
 describe('provider URLs', () => {
   it('must be https, except to a loopback address (the simulator)', () => {
-    expect(() => loadConfig({ env: { STAYSYNC_PROVIDER_URL: 'http://connect.example.net' } })).toThrow(/provider\.url \(from STAYSYNC_PROVIDER_URL\): expected an https:\/\/ URL/);
+    expect(() => loadConfig({ env: { STAYSYNC_PROVIDER_URL: 'http://connect.example.net' } })).toThrow(
+      /provider\.url \(from STAYSYNC_PROVIDER_URL\): expected an https:\/\/ URL/,
+    );
     expect(() => loadConfig({ env: { STAYSYNC_REFERENCE_DATA_URL: 'http://10.0.0.1:8080' } })).toThrow(/provider\.referenceDataUrl/);
     for (const url of ['http://127.0.0.1:8080', 'http://localhost:1', 'http://[::1]:9', 'https://connect.example.net']) {
       expect(loadConfig({ env: { STAYSYNC_PROVIDER_URL: url } }).provider.url, url).toBe(url);

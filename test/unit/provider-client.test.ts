@@ -125,7 +125,9 @@ let provider: FakeProvider;
 let logLines: string[];
 let client: ProviderClient;
 
-function makeClient(overrides: { clientSecret?: string; maxAttempts?: number; requestTimeoutMs?: number; tokenRenewBeforeExpiryMs?: number } = {}): ProviderClient {
+function makeClient(
+  overrides: { clientSecret?: string; maxAttempts?: number; requestTimeoutMs?: number; tokenRenewBeforeExpiryMs?: number } = {},
+): ProviderClient {
   const config = loadConfig({
     env: {},
     overrides: {
@@ -215,7 +217,12 @@ describe('ProviderClient', () => {
     clock.t += 1_000;
     await client.getBookingSummaries(PROPERTY, {}, signal());
     expect(provider.tokenRequests).toHaveLength(2);
-    expect(client.budgets.get('token').snapshot().windows.map((w) => w.used)).toEqual([1, 2, 2]);
+    expect(
+      client.budgets
+        .get('token')
+        .snapshot()
+        .windows.map((w) => w.used),
+    ).toEqual([1, 2, 2]);
   });
 
   it('on 401 drops the token, gets one new token and retries once; concurrent 401s share one refresh', async () => {
@@ -325,7 +332,6 @@ describe('ProviderClient', () => {
     expect(e.reason).toMatch(/booking\.roomStays/);
     expect(e.propertyId).toBe(PROPERTY);
     expect(e.bookingNumber).toBe('N-1');
-
   });
 
   it('a 2xx body that is not JSON (cut short, an HTML page) is a transport fault: retried, then given up as unavailable', async () => {
@@ -397,7 +403,12 @@ describe('ProviderClient', () => {
       body: fixture('read-reservation-booking-summaries-page-propertyId-as-string.json'),
     });
     await client.getBookingSummaries(PROPERTY, {}, signal());
-    expect(client.budgets.get('bookingList').snapshot().windows.map((w) => w.used)).toEqual([1, 90, 10]);
+    expect(
+      client.budgets
+        .get('bookingList')
+        .snapshot()
+        .windows.map((w) => w.used),
+    ).toEqual([1, 90, 10]);
   });
 
   it('getBooking reports fetchedAt from the provider Date header', async () => {

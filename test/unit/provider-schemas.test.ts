@@ -2,12 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  parseBooking,
-  parseBookingSummary,
-  parseBookingsPage,
-  parseGetBookingResponse,
-} from '../../src/provider/schemas/bookings.js';
+import { parseBooking, parseBookingSummary, parseBookingsPage, parseGetBookingResponse } from '../../src/provider/schemas/bookings.js';
 import { parseJsonLossless } from '../../src/provider/json.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'provider');
@@ -164,7 +159,9 @@ describe('booking details', () => {
       number: 'N',
       status: 'Active',
       modifiedDateTime: '2024-01-01T00:00:00Z',
-      roomStays: [{ stayDates: { arrivalDateTime: '2024-13-99', departureDateTime: '2024-01-02T12:00' }, dailyRates: [{ priceBeforeTax: 'ten', date: '2024-02-30' }] }],
+      roomStays: [
+        { stayDates: { arrivalDateTime: '2024-13-99', departureDateTime: '2024-01-02T12:00' }, dailyRates: [{ priceBeforeTax: 'ten', date: '2024-02-30' }] },
+      ],
     });
     expect(r.ok).toBe(false);
     if (!r.ok) {

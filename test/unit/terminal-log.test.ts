@@ -19,13 +19,36 @@ function terminal(): { log: ReturnType<typeof createLogger>; output: () => strin
 
 describe('the log at a terminal', () => {
   it('writes one short line per record: time, level, where, message, the other fields', () => {
-    const line = recordLine({ level: 'warn', time: '2026-11-25T12:04:31.123Z', service: 'staysync', connection: 'default', component: 'details', propertyId: '500100', reason: 'body too large: more than 8388608 bytes', msg: 'booking details too large: quarantined' }, false);
-    expect(line).toBe('12:04:31  WARN   default/details  booking details too large: quarantined  propertyId=500100 reason="body too large: more than 8388608 bytes"');
+    const line = recordLine(
+      {
+        level: 'warn',
+        time: '2026-11-25T12:04:31.123Z',
+        service: 'staysync',
+        connection: 'default',
+        component: 'details',
+        propertyId: '500100',
+        reason: 'body too large: more than 8388608 bytes',
+        msg: 'booking details too large: quarantined',
+      },
+      false,
+    );
+    expect(line).toBe(
+      '12:04:31  WARN   default/details  booking details too large: quarantined  propertyId=500100 reason="body too large: more than 8388608 bytes"',
+    );
   });
 
   it('shows the progress as one line rewritten in place, and the other lines above it', async () => {
     const { log, output } = terminal();
-    const progress = { properties: [{ propertyId: '500100', position: '2024-05-01T00:00:00.000Z', caughtUp: false, rows: 5, state: 'active' }, { propertyId: '500200', position: null, caughtUp: true, rows: 9, state: 'active' }], detailsPerSecond: 12.5, queue: 40, queueEta: '4s', quarantined: 0 };
+    const progress = {
+      properties: [
+        { propertyId: '500100', position: '2024-05-01T00:00:00.000Z', caughtUp: false, rows: 5, state: 'active' },
+        { propertyId: '500200', position: null, caughtUp: true, rows: 9, state: 'active' },
+      ],
+      detailsPerSecond: 12.5,
+      queue: 40,
+      queueEta: '4s',
+      quarantined: 0,
+    };
     log.child({ component: 'progress' }).info(progress, 'progress');
     log.info('sync started');
     log.child({ component: 'progress' }).info({ ...progress, queue: 3 }, 'progress');
@@ -52,7 +75,7 @@ describe('the log at a terminal', () => {
     const isTTY = process.stdout.isTTY;
     const writes: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
-    process.stdout.write = ((chunk: string | Uint8Array) => (writes.push(String(chunk)), true));
+    process.stdout.write = (chunk: string | Uint8Array) => (writes.push(String(chunk)), true);
     try {
       Object.defineProperty(process.stdout, 'isTTY', { value: false, configurable: true });
       createLogger('info', undefined, 'auto').info('auto, not a terminal');

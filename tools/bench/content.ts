@@ -66,7 +66,12 @@ export async function runContentBench(opts: { properties: number; limits: Limits
     };
   } finally {
     await client.close();
-    await db.db.schema.dropSchema(schema).ifExists().cascade().execute().catch(() => undefined);
+    await db.db.schema
+      .dropSchema(schema)
+      .ifExists()
+      .cascade()
+      .execute()
+      .catch(() => undefined);
     await db.close();
     await sim.close();
   }

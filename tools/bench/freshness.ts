@@ -101,7 +101,6 @@ export interface FreshnessRunResult {
   log: DaemonLog;
 }
 
-
 /** `total` bookings over `count` properties (ids as the simulator's main.ts makes them). */
 function spread(total: number, count: number): { id: string; bookingCount: number }[] {
   return Array.from({ length: count }, (_, i) => ({ id: String(500_100 + i * 100), bookingCount: Math.floor(total / count) + (i < total % count ? 1 : 0) }));
@@ -230,7 +229,8 @@ export async function runFreshnessBench(opts: FreshnessBenchOptions): Promise<Fr
         const change: FreshChange = { propertyId: v.propertyId, number: v.number, madeMs, targetMs: Date.parse(v.modified) };
         changes.push(change);
         pending.set(key, [...earlier, change]);
-        if ((i + 1) % (wanted >= 100 ? 50 : 10) === 0) progress(`${opts.label}: ${i + 1}/${wanted} changes made, ${[...pending.values()].reduce((n, l) => n + l.length, 0)} not in the mirror yet`);
+        if ((i + 1) % (wanted >= 100 ? 50 : 10) === 0)
+          progress(`${opts.label}: ${i + 1}/${wanted} changes made, ${[...pending.values()].reduce((n, l) => n + l.length, 0)} not in the mirror yet`);
       }
     } finally {
       settleDeadline = Date.now() + settleMs(opts.properties, opts.limits);
@@ -272,7 +272,14 @@ export async function runFreshnessBench(opts: FreshnessBenchOptions): Promise<Fr
   } catch (err) {
     const message = err instanceof RunFailedError ? err.message : `${opts.label}: ${(err as Error).message}`;
     const tail = logs.finish().tail.trimEnd();
-    const shown = tail === '' ? '' : `\n  --- last output of the daemon ---\n${tail.split('\n').slice(-30).map((l) => `  | ${l}`).join('\n')}`;
+    const shown =
+      tail === ''
+        ? ''
+        : `\n  --- last output of the daemon ---\n${tail
+            .split('\n')
+            .slice(-30)
+            .map((l) => `  | ${l}`)
+            .join('\n')}`;
     throw new RunFailedError(`${message}${shown}`);
   } finally {
     if (child && child.exitCode === null && child.signalCode === null) {

@@ -62,7 +62,16 @@ import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncO
 import { runContentBench } from './content.js';
 import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
 import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
-import { FRESHNESS_DEFAULTS, freshnessLines, freshnessTimeoutMs, MANY_PROPERTIES_PACE, ONE_PROPERTY_PACE, paceText, runFreshnessBench, type ChangePace } from './freshness.js';
+import {
+  FRESHNESS_DEFAULTS,
+  freshnessLines,
+  freshnessTimeoutMs,
+  MANY_PROPERTIES_PACE,
+  ONE_PROPERTY_PACE,
+  paceText,
+  runFreshnessBench,
+  type ChangePace,
+} from './freshness.js';
 import { minTimeFor, scaleWindows } from './theory.js';
 import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
@@ -176,7 +185,8 @@ function parseOptions(argv: string[]): Options {
   };
   const changePair = (v: string): [number, number] => {
     const parts = v.split(',').map((x) => x.trim());
-    if (parts.length !== 2) throw new UsageError(`--freshness-changes: expected two whole numbers, for one property and for P properties (e.g. 30,200), got ${JSON.stringify(v)}`);
+    if (parts.length !== 2)
+      throw new UsageError(`--freshness-changes: expected two whole numbers, for one property and for P properties (e.g. 30,200), got ${JSON.stringify(v)}`);
     return [int('freshness-changes', parts[0]!, 1), int('freshness-changes', parts[1]!, 1)];
   };
   const scale = Number(values.scale);
@@ -264,7 +274,16 @@ function failureReport(err: RunFailedError): void {
 function failureText(err: RunFailedError): string[] {
   const r = err.result;
   if (!r) return [`  RUN FAILED: ${err.message}`];
-  return [`  RUN FAILED: ${err.message}`, `  ${logText(r)}`, '  --- last output of the daemon ---', ...r.log.tail.trimEnd().split('\n').slice(-40).map((l) => `  | ${l}`)];
+  return [
+    `  RUN FAILED: ${err.message}`,
+    `  ${logText(r)}`,
+    '  --- last output of the daemon ---',
+    ...r.log.tail
+      .trimEnd()
+      .split('\n')
+      .slice(-40)
+      .map((l) => `  | ${l}`),
+  ];
 }
 
 async function main(): Promise<number> {
@@ -276,7 +295,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
-  const needsDatabase = ![opts.skipBudget, opts.skipMemory, opts.skipContent, opts.skipPms, opts.skipWebhooks, opts.skipFreshness, opts.skipScale].every(Boolean);
+  const needsDatabase = ![opts.skipBudget, opts.skipMemory, opts.skipContent, opts.skipPms, opts.skipWebhooks, opts.skipFreshness, opts.skipScale].every(
+    Boolean,
+  );
   const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
 
   const abort = new AbortController();
@@ -567,7 +588,10 @@ async function runScenarioF(opts: Options, databaseUrl: string, signal: AbortSig
     }),
   );
   sizes.forEach((p, i) => {
-    const each = opts.freshnessBookings % p === 0 ? String(opts.freshnessBookings / p) : `${Math.floor(opts.freshnessBookings / p)}–${Math.ceil(opts.freshnessBookings / p)}`;
+    const each =
+      opts.freshnessBookings % p === 0
+        ? String(opts.freshnessBookings / p)
+        : `${Math.floor(opts.freshnessBookings / p)}–${Math.ceil(opts.freshnessBookings / p)}`;
     say(`  ${p === 1 ? `1 property, ${opts.freshnessBookings} bookings` : `${p} properties, ${each} bookings each`}:`);
     const run = runs[i]!;
     if (run.status === 'fulfilled') {

@@ -91,7 +91,9 @@ export function runParserBench(onProgress: (line: string) => void): ParserBenchR
     }
     throw new Error(`scenario P: a string that never ends (${bytes} bytes) was not refused`);
   };
-  onProgress(`scenario P: the former parser on strings that never end, ${PARSER_DEFAULTS.hostileBytesBefore.map((b) => `${b / 1024} KB`).join(' and ')} (a few seconds)`);
+  onProgress(
+    `scenario P: the former parser on strings that never end, ${PARSER_DEFAULTS.hostileBytesBefore.map((b) => `${b / 1024} KB`).join(' and ')} (a few seconds)`,
+  );
   const hostileMs = {
     after: refusalMs(parseJsonLossless, PARSER_DEFAULTS.hostileBytes),
     plain: refusalMs(JSON.parse, PARSER_DEFAULTS.hostileBytes),
@@ -108,7 +110,13 @@ export function parserLines(r: ParserBenchResult): Line[] {
   // Quadratic: time grows with the square of the size.
   const projectedMs = larger.ms * (PARSER_DEFAULTS.hostileBytes / larger.bytes) ** 2;
   return [
-    { label: 'before (regex tokenizer)', value: `${before.toFixed(1)} MB/s`, detail: 'reference: the former parser (copied into tools/bench/parser.ts)', goal: '', verdict: '' },
+    {
+      label: 'before (regex tokenizer)',
+      value: `${before.toFixed(1)} MB/s`,
+      detail: 'reference: the former parser (copied into tools/bench/parser.ts)',
+      goal: '',
+      verdict: '',
+    },
     {
       label: 'after (parseJsonLossless)',
       value: `${after.toFixed(1)} MB/s`,
@@ -132,9 +140,7 @@ export function parserLines(r: ParserBenchResult): Line[] {
       verdict: r.hostileMs.after < 1000 ? 'PASS' : 'MISS',
     },
     { label: 'unterminated, JSON.parse', value: ms(r.hostileMs.plain), detail: `${hostileSize}, for reference`, goal: '', verdict: '' },
-    ...r.hostileMs.before.map(
-      (b): Line => ({ label: 'unterminated, before', value: ms(b.ms), detail: `${b.bytes / 1024} KB only`, goal: '', verdict: '' }),
-    ),
+    ...r.hostileMs.before.map((b): Line => ({ label: 'unterminated, before', value: ms(b.ms), detail: `${b.bytes / 1024} KB only`, goal: '', verdict: '' })),
     {
       label: 'before, growth',
       value: `n^${growth.toFixed(1)}`,

@@ -133,7 +133,17 @@ const EDGE_MS = 2 * DAY_MS;
 
 /** Compares the mirror's reservation numbers with the simulator's reservations. */
 function truthOf(sim: Simulator, propertyIds: readonly string[], fromMs: number, toMs: number, rows: Map<string, Set<string>>): PmsTruth {
-  const t: PmsTruth = { inSpan: 0, mirrored: 0, unexpected: 0, missing: 0, guests: 0, searchWindows: 0, minSearches: 0, properties: propertyIds.length, byProperty: [] };
+  const t: PmsTruth = {
+    inSpan: 0,
+    mirrored: 0,
+    unexpected: 0,
+    missing: 0,
+    guests: 0,
+    searchWindows: 0,
+    minSearches: 0,
+    properties: propertyIds.length,
+    byProperty: [],
+  };
   const guests = new Set<string>();
   for (const id of propertyIds) {
     const all = sim.pmsReservations(id);

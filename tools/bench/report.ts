@@ -21,9 +21,7 @@ export function formatLines(lines: readonly Line[]): string[] {
   const wv = w((l) => l.value, 8);
   const wd = w((l) => l.detail, 30);
   const wg = w((l) => l.goal, 0);
-  return lines.map((l) =>
-    `  ${l.label.padEnd(wl)}  ${l.value.padStart(wv)}   ${l.detail.padEnd(wd)}  ${l.goal.padEnd(wg)}  ${l.verdict}`.trimEnd(),
-  );
+  return lines.map((l) => `  ${l.label.padEnd(wl)}  ${l.value.padStart(wv)}   ${l.detail.padEnd(wd)}  ${l.goal.padEnd(wg)}  ${l.verdict}`.trimEnd());
 }
 
 export const mb = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : `${Math.round(bytes / 1048576)} MB`);

@@ -112,11 +112,20 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
   try {
     await mkdir(connectionsDir, { recursive: true });
     for (const c of clients) {
-      await writeFile(join(connectionsDir, `${c.name}.json`), JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: c.rateLimits }));
+      await writeFile(
+        join(connectionsDir, `${c.name}.json`),
+        JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: c.rateLimits }),
+      );
     }
     await writeFile(
       configPath,
-      JSON.stringify({ rateLimits: opts.limits, content: { enabled: false }, pms: { enabled: false }, occupancy: { enabled: false }, webhooks: { enabled: false } }),
+      JSON.stringify({
+        rateLimits: opts.limits,
+        content: { enabled: false },
+        pms: { enabled: false },
+        occupancy: { enabled: false },
+        webhooks: { enabled: false },
+      }),
     );
     await db.connect();
     watchCounters(sim, tokenTimes, detailTimes);
@@ -147,9 +156,14 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
     let lastReport = Date.now();
     for (;;) {
       const dead = replicas.find((r) => !running(r));
-      if (dead) throw new RunFailedError(`${opts.label}: a replica exited with ${dead.child.exitCode ?? dead.child.signalCode} during the sync:\n${dead.logs.finish().tail.slice(-2000)}`);
+      if (dead)
+        throw new RunFailedError(
+          `${opts.label}: a replica exited with ${dead.child.exitCode ?? dead.child.signalCode} during the sync:\n${dead.logs.finish().tail.slice(-2000)}`,
+        );
       const r = await db
-        .query<{ b: string; q: string }>(`SELECT (SELECT count(*) FROM "${schema}".bookings) AS b, (SELECT count(*) FROM "${schema}".booking_detail_queue) AS q`)
+        .query<{ b: string; q: string }>(
+          `SELECT (SELECT count(*) FROM "${schema}".bookings) AS b, (SELECT count(*) FROM "${schema}".booking_detail_queue) AS q`,
+        )
         .catch(() => undefined);
       const row = r?.rows[0];
       if (row && Number(row.b) === total && Number(row.q) === 0) break;
@@ -167,7 +181,9 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
       const victimHolder = `pid ${victim.child.pid}`;
       // Wait until the victim holds its share, so that the takeover moves real connections.
       for (;;) {
-        const h = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".sync_connections WHERE holder LIKE $1 AND lease_expires_at > now()`, [`%${victimHolder}`]);
+        const h = await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".sync_connections WHERE holder LIKE $1 AND lease_expires_at > now()`, [
+          `%${victimHolder}`,
+        ]);
         if (Number(h.rows[0]?.n ?? 0) > 0) break;
         await sleep(250, signal);
       }
@@ -282,7 +298,13 @@ export function scaleLines(r: ScaleRunResult, takeoverGoalMs: number): Line[] {
       goal: '(goal within it)',
       verdict: r.tokenWindowFill.every((w) => w.maxSeen <= w.limit) ? 'PASS' : 'MISS',
     },
-    { label: '429 responses', value: String(r.rejected429), detail: 'all clients, token endpoint included', goal: '(goal 0)', verdict: r.rejected429 === 0 ? 'PASS' : 'MISS' },
+    {
+      label: '429 responses',
+      value: String(r.rejected429),
+      detail: 'all clients, token endpoint included',
+      goal: '(goal 0)',
+      verdict: r.rejected429 === 0 ? 'PASS' : 'MISS',
+    },
     {
       label: 'peak RSS per replica',
       value: r.peakRssBytes.map((b) => mb(b)).join(', '),
@@ -301,6 +323,13 @@ export function scaleLines(r: ScaleRunResult, takeoverGoalMs: number): Line[] {
     });
   }
   const bad = r.exits.filter((e, i) => !(i === 0 && r.takeoverMs !== undefined) && e.code !== 0);
-  if (bad.length > 0) lines.push({ label: 'exit', value: bad.map((e) => e.code ?? e.signal).join(', '), detail: 'SIGTERM should end each replica with 0', goal: '', verdict: 'MISS' });
+  if (bad.length > 0)
+    lines.push({
+      label: 'exit',
+      value: bad.map((e) => e.code ?? e.signal).join(', '),
+      detail: 'SIGTERM should end each replica with 0',
+      goal: '',
+      verdict: 'MISS',
+    });
   return lines;
 }

@@ -77,7 +77,6 @@ export interface WebhookBenchResult {
   log: DaemonLog;
 }
 
-
 /** Polls `check` until truthy; throws naming `what` after `timeoutMs`. */
 async function waitUntil<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs: number, signal?: AbortSignal): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -340,7 +339,14 @@ export async function runWebhookBench(opts: WebhookBenchOptions): Promise<Webhoo
   } catch (err) {
     const message = err instanceof RunFailedError ? err.message : `scenario E: ${(err as Error).message}`;
     const tail = logs.finish().tail.trimEnd();
-    const shown = tail === '' ? '' : `\n  --- last output of the daemon ---\n${tail.split('\n').slice(-30).map((l) => `  | ${l}`).join('\n')}`;
+    const shown =
+      tail === ''
+        ? ''
+        : `\n  --- last output of the daemon ---\n${tail
+            .split('\n')
+            .slice(-30)
+            .map((l) => `  | ${l}`)
+            .join('\n')}`;
     throw new RunFailedError(`${message}${shown}`);
   } finally {
     if (child && child.exitCode === null && child.signalCode === null) {
@@ -395,7 +401,10 @@ export function webhookLines(r: WebhookBenchResult, wanted: number): { lines: st
   lines.push({
     label: 'daemon histogram',
     value: h && h.count > 0 ? `${((h.sum / h.count) * 1000).toFixed(0)} ms` : 'n/a',
-    detail: h && h.count > 0 ? `mean of ${h.count} events (${LATENCY_METRIC}), median ${boundText(histogramQuantileBound(h, 0.5))}, p95 ${boundText(histogramQuantileBound(h, 0.95))}` : `${LATENCY_METRIC} not read`,
+    detail:
+      h && h.count > 0
+        ? `mean of ${h.count} events (${LATENCY_METRIC}), median ${boundText(histogramQuantileBound(h, 0.5))}, p95 ${boundText(histogramQuantileBound(h, 0.95))}`
+        : `${LATENCY_METRIC} not read`,
     goal: '',
     verdict: '',
   });

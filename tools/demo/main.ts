@@ -32,7 +32,7 @@ const examples: { title: string; query: string }[] = [
   FROM bookings GROUP BY property_id, status, currency_code ORDER BY property_id, status, currency_code`,
   },
   {
-    title: 'KPIs of the next 7 nights, from each property\'s local today (reporting.daily_kpis)',
+    title: "KPIs of the next 7 nights, from each property's local today (reporting.daily_kpis)",
     query: `SELECT property_id, stay_date, currency_code, rooms_sold, rooms_available, occupancy, adr_net, adr_gross, revpar_net
   FROM reporting.daily_kpis
  WHERE days_from_today BETWEEN 0 AND 6

@@ -13,7 +13,7 @@ function defaultOf(key: string | undefined): string {
   const defaults = JSON.parse(readFileSync(resolve(packageRoot, 'config', 'default.json'), 'utf8')) as Record<string, unknown>;
   const value = key.split('.').reduce<unknown>((node, k) => (node === undefined || node === null ? undefined : (node as Record<string, unknown>)[k]), defaults);
   if (value === undefined) return '';
-  return `\`${Array.isArray(value) && value.length === 0 ? '' : (typeof value === 'string' ? value : JSON.stringify(value))}\``.replace('``', '');
+  return `\`${Array.isArray(value) && value.length === 0 ? '' : typeof value === 'string' ? value : JSON.stringify(value)}\``.replace('``', '');
 }
 
 export function environmentTable(): string {
@@ -23,4 +23,3 @@ export function environmentTable(): string {
   });
   return ['| variable | config key | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
-

@@ -176,24 +176,64 @@ interface Place {
 /** One place per time zone of data.ts (the time zone is "determined by city"). */
 const PLACES: Record<string, Place> = {
   'Europe/Berlin': {
-    countryCode: 'DEU', region: 'Berlin', regionId: 'BE', cityName: 'Berlin', cityId: '2950159', postalCode: '10117',
-    streets: ['Friedrichstrasse', 'Unter den Linden', 'Torstrasse'], lat: 52.52, lon: 13.405, phonePrefix: '+49 30',
+    countryCode: 'DEU',
+    region: 'Berlin',
+    regionId: 'BE',
+    cityName: 'Berlin',
+    cityId: '2950159',
+    postalCode: '10117',
+    streets: ['Friedrichstrasse', 'Unter den Linden', 'Torstrasse'],
+    lat: 52.52,
+    lon: 13.405,
+    phonePrefix: '+49 30',
   },
   'Europe/Moscow': {
-    countryCode: 'RUS', region: 'Moscow', regionId: '077', cityName: 'Moscow', cityId: '524901', postalCode: '125009',
-    streets: ['Tverskaya St.', 'Arbat St.', 'Myasnitskaya St.'], lat: 55.7558, lon: 37.6173, phonePrefix: '+7 495',
+    countryCode: 'RUS',
+    region: 'Moscow',
+    regionId: '077',
+    cityName: 'Moscow',
+    cityId: '524901',
+    postalCode: '125009',
+    streets: ['Tverskaya St.', 'Arbat St.', 'Myasnitskaya St.'],
+    lat: 55.7558,
+    lon: 37.6173,
+    phonePrefix: '+7 495',
   },
   'Asia/Dubai': {
-    countryCode: 'ARE', region: 'Dubai', regionId: 'DU', cityName: 'Dubai', cityId: '292223', postalCode: '00000',
-    streets: ['Sheikh Zayed Road', 'Al Wasl Road', 'Jumeirah Beach Road'], lat: 25.2048, lon: 55.2708, phonePrefix: '+971 4',
+    countryCode: 'ARE',
+    region: 'Dubai',
+    regionId: 'DU',
+    cityName: 'Dubai',
+    cityId: '292223',
+    postalCode: '00000',
+    streets: ['Sheikh Zayed Road', 'Al Wasl Road', 'Jumeirah Beach Road'],
+    lat: 25.2048,
+    lon: 55.2708,
+    phonePrefix: '+971 4',
   },
   'America/New_York': {
-    countryCode: 'USA', region: 'New York', regionId: 'NY', cityName: 'New York', cityId: '5128581', postalCode: '10001',
-    streets: ['Broadway', '5th Avenue', 'Lexington Avenue'], lat: 40.7128, lon: -74.006, phonePrefix: '+1 212',
+    countryCode: 'USA',
+    region: 'New York',
+    regionId: 'NY',
+    cityName: 'New York',
+    cityId: '5128581',
+    postalCode: '10001',
+    streets: ['Broadway', '5th Avenue', 'Lexington Avenue'],
+    lat: 40.7128,
+    lon: -74.006,
+    phonePrefix: '+1 212',
   },
   'Asia/Bangkok': {
-    countryCode: 'THA', region: 'Bangkok', regionId: '10', cityName: 'Bangkok', cityId: '1609350', postalCode: '10110',
-    streets: ['Sukhumvit Road', 'Silom Road', 'Rama IV Road'], lat: 13.7563, lon: 100.5018, phonePrefix: '+66 2',
+    countryCode: 'THA',
+    region: 'Bangkok',
+    regionId: '10',
+    cityName: 'Bangkok',
+    cityId: '1609350',
+    postalCode: '10110',
+    streets: ['Sukhumvit Road', 'Silom Road', 'Rama IV Road'],
+    lat: 13.7563,
+    lon: 100.5018,
+    phonePrefix: '+66 2',
   },
 };
 
@@ -357,12 +397,8 @@ export function contentDetails(rng: Rng, core: ContentCore): Details {
     };
   });
 
-  const cancellationRules = [...new Set(core.ratePlans.map((rp) => rp.cancellationRuleId))].map((ruleId, k) =>
-    cancellationRule(rng, ruleId, id, currency, k),
-  );
-  const extraStayRules = [...new Set(core.ratePlans.map((rp) => rp.extraStayRuleId))].map((ruleId) =>
-    extraStayRule(rng, ruleId, core),
-  );
+  const cancellationRules = [...new Set(core.ratePlans.map((rp) => rp.cancellationRuleId))].map((ruleId, k) => cancellationRule(rng, ruleId, id, currency, k));
+  const extraStayRules = [...new Set(core.ratePlans.map((rp) => rp.extraStayRuleId))].map((ruleId) => extraStayRule(rng, ruleId, core));
 
   const legal = `${pick(rng, ['Hospitality', 'Hotels', 'Stay'])} ${pick(rng, ['Group', 'Holding', 'Partners'])} ${id}`;
   return {
@@ -497,18 +533,10 @@ function extraStayRule(rng: Rng, ruleId: string, core: ContentCore): ExtraStayRu
     propertyId: core.id,
     checkInTime,
     overridesPropertyCheckInTime: overridesIn,
-    earlyCheckInPeriods: [
-      period('00:00', '06:00', 'Forbidden'),
-      period('06:00', '10:00', middle()),
-      period('10:00', checkInTime, 'Percent'),
-    ],
+    earlyCheckInPeriods: [period('00:00', '06:00', 'Forbidden'), period('06:00', '10:00', middle()), period('10:00', checkInTime, 'Percent')],
     checkOutTime,
     overridesPropertyCheckOutTime: overridesOut,
-    lateCheckOutPeriods: [
-      period(checkOutTime, '16:00', 'Percent'),
-      period('16:00', '20:00', middle()),
-      period('20:00', '24:00', 'Forbidden'),
-    ],
+    lateCheckOutPeriods: [period(checkOutTime, '16:00', 'Percent'), period('16:00', '20:00', middle()), period('20:00', '24:00', 'Forbidden')],
   };
 }
 

@@ -233,9 +233,7 @@ export function deriveBooking(content: PropertyContent, b: BookingState): Bookin
   const bareDates = chance(fixed, 0.5);
   const withIndex = chance(fixed, 0.5);
   const source = pick(fixed, SOURCES);
-  const customer = chance(fixed, 0.3)
-    ? null
-    : { firstName: pick(fixed, FIRST_NAMES), lastName: pick(fixed, LAST_NAMES) };
+  const customer = chance(fixed, 0.3) ? null : { firstName: pick(fixed, FIRST_NAMES), lastName: pick(fixed, LAST_NAMES) };
   const withGuarantees = chance(fixed, 0.8);
   const paymentMethod = pick(fixed, PAYMENT_METHODS);
   const loyaltyCard = chance(fixed, 0.1) ? String(11039500000000 + Math.floor(fixed() * 99999999)) : null;
@@ -294,23 +292,27 @@ export function deriveBooking(content: PropertyContent, b: BookingState): Bookin
 
     const services: RoomStayService[] = [];
     if (chance(v, 0.4)) {
-      const meal = pick(v, content.services.filter((s) => s.kind === 'Meal'));
+      const meal = pick(
+        v,
+        content.services.filter((s) => s.kind === 'Meal'),
+      );
       const inclusive = chance(v, 0.6);
       const cents = inclusive ? 0 : meal.priceCents * nights * adultCount;
       sumBefore += cents;
       services.push({ ...serviceLine(meal, cents, inclusive, 'Meal'), mealPlanCode: meal.mealPlanCode ?? null });
     }
     if (chance(v, 0.2)) {
-      const svc = pick(v, content.services.filter((s) => s.kind === 'Common'));
+      const svc = pick(
+        v,
+        content.services.filter((s) => s.kind === 'Common'),
+      );
       const cents = svc.priceCents * nights;
       sumBefore += cents;
       services.push(serviceLine(svc, cents, false, 'Common'));
     }
 
     const extra = (at: string): ExtraStayDetails => {
-      const cents = wholeUnits
-        ? Math.round(firstNightCents / 200) * 100
-        : Math.round(firstNightCents / 2);
+      const cents = wholeUnits ? Math.round(firstNightCents / 200) * 100 : Math.round(firstNightCents / 2);
       sumBefore += cents;
       return { overriddenDateTime: at, total: { ...emptyTotal(), priceBeforeTax: money(cents), priceAfterTax: money(cents) } };
     };
@@ -342,7 +344,10 @@ export function deriveBooking(content: PropertyContent, b: BookingState): Bookin
 
   const services: BookingService[] = [];
   if (chance(v, 0.15)) {
-    const svc = pick(v, content.services.filter((s) => s.kind === 'Common'));
+    const svc = pick(
+      v,
+      content.services.filter((s) => s.kind === 'Common'),
+    );
     sumBefore += svc.priceCents;
     services.push({
       id: svc.id,
@@ -468,12 +473,7 @@ export class SimulatorStore {
       const created = Math.floor(now - span * rng() ** 2);
       const cancelled = chance(rng, 0.2);
       const r = rng();
-      let modified =
-        r < 0.45 && !cancelled
-          ? created
-          : r < 0.8
-            ? created + Math.floor(rng() * 3_600_000)
-            : created + Math.floor(rng() * (now - created));
+      let modified = r < 0.45 && !cancelled ? created : r < 0.8 ? created + Math.floor(rng() * 3_600_000) : created + Math.floor(rng() * (now - created));
       if (cancelled && modified === created) modified += 1000 + Math.floor(rng() * 600_000);
       raws.push({ store, created, modified: Math.min(now, modified), cancelled });
     }
@@ -598,9 +598,7 @@ export class SimulatorStore {
         // Change again a booking already changed in this very second: its modifiedDateTime
         // stays the same while its content differs.
         const sec = Math.floor(now / 1000);
-        const same = this.recent.filter(
-          (r) => Math.floor(r.b.modifiedMs / 1000) === sec && (!only || r.store === only),
-        );
+        const same = this.recent.filter((r) => Math.floor(r.b.modifiedMs / 1000) === sec && (!only || r.store === only));
         if (same.length > 0) target = pick(rng, same);
       }
       if (!target) {
@@ -667,18 +665,7 @@ export class SimulatorStore {
     this.listener?.beforeBookingChange(store, undefined);
     const id = this.nextId++;
     const arrivalDay = Math.floor(ms / DAY_MS) + intBetween(this.rng, 0, 120);
-    const b = new BookingState(
-      id,
-      bookingNumber(arrivalDay, store.content.id, id),
-      mix(this.opts.seed, id),
-      arrivalDay,
-      ms,
-      ms,
-      0,
-      0,
-      'Active',
-      0,
-    );
+    const b = new BookingState(id, bookingNumber(arrivalDay, store.content.id, id), mix(this.opts.seed, id), arrivalDay, ms, ms, 0, 0, 'Active', 0);
     store.byNumber.set(b.number, b);
     this.insert(store, b);
     this.listener?.bookingCreated(store, b);

@@ -4,15 +4,7 @@
  * for integration tests, the demo and the bench. See server.ts for the behaviour.
  */
 export { startSimulator } from './server.js';
-export type {
-  Faults,
-  PropertyStatusFault,
-  PropertyStatusScope,
-  RequestLogEntry,
-  Simulator,
-  SimulatorOptions,
-  SimulatorStats,
-} from './server.js';
+export type { Faults, PropertyStatusFault, PropertyStatusScope, RequestLogEntry, Simulator, SimulatorOptions, SimulatorStats } from './server.js';
 export type {
   BookingPayload,
   BookingService,

@@ -35,7 +35,14 @@ const CHANGES = Number.NaN;
 function offsetOf(at: number, timeZone: string): number {
   const parts: Record<string, string> = {};
   for (const p of formatter(timeZone).formatToParts(new Date(at))) parts[p.type] = p.value;
-  const wall = Date.UTC(Number(parts['year']), Number(parts['month']) - 1, Number(parts['day']), Number(parts['hour']), Number(parts['minute']), Number(parts['second']));
+  const wall = Date.UTC(
+    Number(parts['year']),
+    Number(parts['month']) - 1,
+    Number(parts['day']),
+    Number(parts['hour']),
+    Number(parts['minute']),
+    Number(parts['second']),
+  );
   return wall - at;
 }
 

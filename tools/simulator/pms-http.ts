@@ -181,8 +181,7 @@ export class PmsHttp {
     }
     const page = this.pms.search(pp, query, size, after);
     const last = page.items[page.items.length - 1];
-    const next =
-      page.more && last ? encodeToken({ kind: 'reservations', propertyId, query, size, after: { sec: last.sec, number: last.number } }) : null;
+    const next = page.more && last ? encodeToken({ kind: 'reservations', propertyId, query, size, after: { sec: last.sec, number: last.number } }) : null;
     return this.paged(
       'reservations',
       page.items.map((r) => ({ number: r.number })),

@@ -656,8 +656,7 @@ class SimulatorImpl implements Simulator {
   }
 
   bookings(propertyId?: string): BookingPayload[] {
-    const stores =
-      propertyId === undefined ? [...this.store.stores.values()] : [this.store.stores.get(propertyId)].filter((s) => !!s);
+    const stores = propertyId === undefined ? [...this.store.stores.values()] : [this.store.stores.get(propertyId)].filter((s) => !!s);
     return stores.flatMap((s) => s.order.map((b) => this.store.details(s, b)));
   }
 
@@ -1264,10 +1263,7 @@ class SimulatorImpl implements Simulator {
     const page = this.store.page(store, cursor, count);
     const body: BookingsPage = {
       // An empty page hands back the token it was given.
-      continueToken:
-        page.items.length === 0 && givenToken !== undefined
-          ? givenToken
-          : encodeContinueToken(page.cursor, this.continueEpoch),
+      continueToken: page.items.length === 0 && givenToken !== undefined ? givenToken : encodeContinueToken(page.cursor, this.continueEpoch),
       hasMoreData: page.hasMoreData,
       bookingSummaries: page.items.map((b) => summaryOf(store.content, b)),
     };

@@ -281,16 +281,12 @@ export class WebhookDispatcher implements SimulatorWebhooks {
         if (error !== undefined) entry.error = error;
         resolve(ok);
       };
-      const req = send(
-        s.url,
-        { method: 'POST', agent: false, headers: { ...s.headers, 'content-length': String(body.length) } },
-        (res: IncomingMessage) => {
-          res.resume();
-          const status = res.statusCode ?? 0;
-          res.on('end', () => finish(status >= 200 && status < 300, status));
-          res.on('error', (err) => finish(false, undefined, err.message));
-        },
-      );
+      const req = send(s.url, { method: 'POST', agent: false, headers: { ...s.headers, 'content-length': String(body.length) } }, (res: IncomingMessage) => {
+        res.resume();
+        const status = res.statusCode ?? 0;
+        res.on('end', () => finish(status >= 200 && status < 300, status));
+        res.on('error', (err) => finish(false, undefined, err.message));
+      });
       const timer = setTimeout(() => {
         req.destroy(new Error(`no answer within ${s.timeoutMs} ms`));
       }, s.timeoutMs);

@@ -4,7 +4,13 @@
  */
 import { type Config } from '../../config/config.js';
 import { type DatabaseHandle } from '../../store/database.js';
-import { DatabaseConfigurationError, DatabaseUnavailableError, describeDatabaseError, isDatabaseMisconfigured, isDatabaseUnavailable } from '../../store/errors.js';
+import {
+  DatabaseConfigurationError,
+  DatabaseUnavailableError,
+  describeDatabaseError,
+  isDatabaseMisconfigured,
+  isDatabaseUnavailable,
+} from '../../store/errors.js';
 import type { Logger } from '../../util/log.js';
 
 export interface CommandEnv {
@@ -28,7 +34,10 @@ export function databaseSentence(err: unknown, h: DatabaseHandle): string {
 export function rethrowDatabase(err: unknown, h: DatabaseHandle): never {
   if (isDatabaseMisconfigured(err)) throw new DatabaseConfigurationError(databaseSentence(err, h), { cause: err });
   if (isDatabaseUnavailable(err)) {
-    throw new DatabaseUnavailableError(`the database ${h.description} is unreachable: ${describeDatabaseError(err)}. Check DATABASE_URL and that PostgreSQL runs`, { cause: err });
+    throw new DatabaseUnavailableError(
+      `the database ${h.description} is unreachable: ${describeDatabaseError(err)}. Check DATABASE_URL and that PostgreSQL runs`,
+      { cause: err },
+    );
   }
   throw err;
 }

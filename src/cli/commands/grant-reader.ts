@@ -14,7 +14,9 @@ export async function grantReaderCommand(env: CommandEnv, role: string): Promise
   try {
     const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
     if (pending === null || pending.length > 0) {
-      env.logger.error(`the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`);
+      env.logger.error(
+        `the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`,
+      );
       return ExitCode.failure;
     }
     const password = process.env.STAYSYNC_READER_PASSWORD || undefined;

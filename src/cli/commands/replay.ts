@@ -22,7 +22,9 @@ async function openForReplay(env: CommandEnv, what: string): Promise<DatabaseHan
       const daemons = await liveReplicas(h.control);
       if (daemons.length > 0) {
         await h.schemaLock.close();
-        throw new HeldElsewhereError(`another staysync process (${daemons.map((d) => `${d.holder}, since ${d.startedAt.toISOString()}`).join('; ')}) is syncing into schema ${h.schema}`);
+        throw new HeldElsewhereError(
+          `another staysync process (${daemons.map((d) => `${d.holder}, since ${d.startedAt.toISOString()}`).join('; ')}) is syncing into schema ${h.schema}`,
+        );
       }
     } catch (err) {
       if (err instanceof HeldElsewhereError) {
@@ -57,7 +59,9 @@ export async function rebuildCommand(env: CommandEnv): Promise<number> {
 export async function quarantineRetryCommand(env: CommandEnv): Promise<number> {
   const h = await openForReplay(env, 'retry the quarantine');
   try {
-    const result = await retryQuarantine({ handle: h, config: env.config, logger: env.logger, signal: env.signal }).catch((err: unknown) => rethrowDatabase(err, h));
+    const result = await retryQuarantine({ handle: h, config: env.config, logger: env.logger, signal: env.signal }).catch((err: unknown) =>
+      rethrowDatabase(err, h),
+    );
     for (const line of formatRetry(result)) env.out(line);
     return ExitCode.ok;
   } finally {

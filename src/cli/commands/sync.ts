@@ -45,8 +45,21 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   const connections = resolveConnections(config);
   for (const c of connections) checkFollowsSomething(config, c);
   const h = await openDatabase(config, logger);
-  const replica = new Replica({ db: h.control, schema: h.schema, logger, clock: systemClock, takeoverMs: config.replicas.takeoverMs, command: mode === 'once' ? 'sync --once' : 'run' });
-  const tokenGate = new TokenGate({ db: h.control, egress: config.provider.egress, windows: config.rateLimits.token, clock: systemClock, logger: logger.child({ component: 'tokens' }) });
+  const replica = new Replica({
+    db: h.control,
+    schema: h.schema,
+    logger,
+    clock: systemClock,
+    takeoverMs: config.replicas.takeoverMs,
+    command: mode === 'once' ? 'sync --once' : 'run',
+  });
+  const tokenGate = new TokenGate({
+    db: h.control,
+    egress: config.provider.egress,
+    windows: config.rateLimits.token,
+    clock: systemClock,
+    logger: logger.child({ component: 'tokens' }),
+  });
   const fleet = new Fleet({ config, handle: h, logger, mode, recovery, stopSignal: env.signal, replica, tokenGate });
   let registered = false;
   warnAboutTokenCapacity(config, connections.length, logger);
@@ -112,7 +125,11 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     if (!(await prepare(env, h, mode, replica))) return ExitCode.ok;
     registered = true;
     logger.info(
-      { mode, connections: connections.map((c) => c.name), properties: connections.length === 1 && connections[0]!.propertyIds.length ? connections[0]!.propertyIds : undefined },
+      {
+        mode,
+        connections: connections.map((c) => c.name),
+        properties: connections.length === 1 && connections[0]!.propertyIds.length ? connections[0]!.propertyIds : undefined,
+      },
       'sync started',
     );
     const result = await Promise.race([fleet.run(env.signal, connections), graceOver(env.graceSignal)]);
@@ -141,7 +158,9 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     // Leases are let go first: another replica takes the connections at its next heartbeat.
     const closing = replica
       .deregister(fleet.ledgers())
-      .catch((err: unknown) => logger.warn({ err: describeDatabaseError(err) }, 'could not hand over the connections: other replicas take them when the leases expire'))
+      .catch((err: unknown) =>
+        logger.warn({ err: describeDatabaseError(err) }, 'could not hand over the connections: other replicas take them when the leases expire'),
+      )
       .then(() => h.close());
     if (abandonedGrace) await Promise.race([closing, new Promise((r) => setTimeout(r, 200).unref())]);
     else await closing;
@@ -251,7 +270,10 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
     if (env.signal.aborted) return false;
     if (wait.aborted) {
       const outage = h.availability.current;
-      if (!outage && !h.schemaLock.held) throw new HeldElsewhereError(`another staysync process holds the lock of schema ${h.schema} (a rebuild or a quarantine retry) since more than ${config.database.giveUpAfterMs} ms`);
+      if (!outage && !h.schemaLock.held)
+        throw new HeldElsewhereError(
+          `another staysync process holds the lock of schema ${h.schema} (a rebuild or a quarantine retry) since more than ${config.database.giveUpAfterMs} ms`,
+        );
       throw new DatabaseGaveUpError(h.description, config.database.giveUpAfterMs, outage?.lastError ?? describeDatabaseError(err));
     }
     return rethrowDatabase(err, h);
@@ -275,9 +297,14 @@ async function conclude(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, fl
   }
   if (code === ExitCode.ok && !env.signal.aborted && mode === 'once') {
     const left = await leftoverFetches(h.db, 'booking_detail_queue', ONCE_MAX_ATTEMPTS).catch(() => undefined);
-    const parts = left ? [`${left.retrying} failing`, `${left.notFound} not found (404)`, `${left.quarantined} quarantined`].filter((p) => !p.startsWith('0 ')) : [];
+    const parts = left
+      ? [`${left.retrying} failing`, `${left.notFound} not found (404)`, `${left.quarantined} quarantined`].filter((p) => !p.startsWith('0 '))
+      : [];
     if (parts.length > 0) {
-      logger.warn({ ...left }, `booking details left for later: ${parts.join(', ')}; they are fetched again on a growing backoff by the next run (see staysync status)`);
+      logger.warn(
+        { ...left },
+        `booking details left for later: ${parts.join(', ')}; they are fetched again on a growing backoff by the next run (see staysync status)`,
+      );
     }
   }
   return code;
@@ -315,7 +342,9 @@ function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, r
     return ExitCode.failure;
   }
   if (result.refreshFailures.length > 0) {
-    logger.error(`the streams are caught up, but ${result.refreshFailures.map((f) => `the ${f.stream.replace(/_/g, ' ')} refresh failed: ${f.reason}`).join('; ')}`);
+    logger.error(
+      `the streams are caught up, but ${result.refreshFailures.map((f) => `the ${f.stream.replace(/_/g, ' ')} refresh failed: ${f.reason}`).join('; ')}`,
+    );
     return ExitCode.failure;
   }
   logger.info({ ...stats }, mode === 'once' ? 'sync finished: caught up and queue drained' : 'daemon stopped');

@@ -99,15 +99,20 @@ const guestCountSchema = z.looseObject({
 const personNameSchema = z.looseObject({ firstName: optString, lastName: optString });
 
 // Services are written to booking_services.raw as parsed: they serialize as received.
-const roomStayServiceSchema = serializesAsSent(z.looseObject({
-  id: optId,
-  name: optString,
-  description: optString,
-  total: nullable(serviceTotalSchema),
-  inclusive: z.boolean().nullish().transform((v) => v ?? null),
-  kind: optString,
-  mealPlanCode: optString,
-}));
+const roomStayServiceSchema = serializesAsSent(
+  z.looseObject({
+    id: optId,
+    name: optString,
+    description: optString,
+    total: nullable(serviceTotalSchema),
+    inclusive: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? null),
+    kind: optString,
+    mealPlanCode: optString,
+  }),
+);
 
 const extraStayDetailsSchema = z.looseObject({
   overriddenDateTime: nullable(localDateTime),
@@ -133,12 +138,14 @@ export const roomStaySchema = z.looseObject({
 });
 export type RoomStay = z.output<typeof roomStaySchema>;
 
-const bookingServiceSchema = serializesAsSent(z.looseObject({
-  id: optId,
-  name: optString,
-  description: optString,
-  total: nullable(serviceTotalSchema),
-}));
+const bookingServiceSchema = serializesAsSent(
+  z.looseObject({
+    id: optId,
+    name: optString,
+    description: optString,
+    total: nullable(serviceTotalSchema),
+  }),
+);
 
 /** ReservationApi_Booking of the OpenAPI document (test/fixtures/openapi). */
 export const bookingSchema = z.looseObject({

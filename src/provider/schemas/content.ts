@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { asSent, dateOnly, id, list, nullable, optBool, optId, optInt, optNum, optString, serializesAsSent } from './primitives.js';
 import { safe, type ParseResult } from './bookings.js';
 
-
 const addressSchema = z.looseObject({
   postalCode: optString,
   countryCode: optString,
@@ -21,41 +20,47 @@ const addressSchema = z.looseObject({
 
 // Room types, rate plans, services and rules are written to `raw` columns as parsed entities:
 // they serialize as received (serializesAsSent), so those columns hold the payload as sent.
-const roomTypeSchema = serializesAsSent(z.looseObject({
-  id,
-  name: optString,
-  description: optString,
-  categoryCode: optString,
-  categoryName: optString,
-  amenities: list(z.looseObject({ code: optString, name: optString })),
-  size: nullable(z.looseObject({ value: optNum })),
-  occupancy: nullable(z.looseObject({ adultBed: optInt, extraBed: optInt })),
-  position: optInt,
-}));
+const roomTypeSchema = serializesAsSent(
+  z.looseObject({
+    id,
+    name: optString,
+    description: optString,
+    categoryCode: optString,
+    categoryName: optString,
+    amenities: list(z.looseObject({ code: optString, name: optString })),
+    size: nullable(z.looseObject({ value: optNum })),
+    occupancy: nullable(z.looseObject({ adultBed: optInt, extraBed: optInt })),
+    position: optInt,
+  }),
+);
 
 const vatSchema = z.looseObject({ applicable: optBool, included: optBool, percent: optNum });
 
-const ratePlanSchema = serializesAsSent(z.looseObject({
-  id,
-  name: optString,
-  description: optString,
-  currency: optString,
-  cancellationRuleId: optId,
-  extraStayRuleId: optId,
-  corporateOnly: optBool,
-  isStayWithChildrenOnly: optBool,
-  vat: nullable(vatSchema),
-}));
+const ratePlanSchema = serializesAsSent(
+  z.looseObject({
+    id,
+    name: optString,
+    description: optString,
+    currency: optString,
+    cancellationRuleId: optId,
+    extraStayRuleId: optId,
+    corporateOnly: optBool,
+    isStayWithChildrenOnly: optBool,
+    vat: nullable(vatSchema),
+  }),
+);
 
-const serviceSchema = serializesAsSent(z.looseObject({
-  id,
-  name: optString,
-  description: optString,
-  kind: optString,
-  mealPlanCode: optString,
-  mealPlanName: optString,
-  status: optString,
-}));
+const serviceSchema = serializesAsSent(
+  z.looseObject({
+    id,
+    name: optString,
+    description: optString,
+    kind: optString,
+    mealPlanCode: optString,
+    mealPlanName: optString,
+    status: optString,
+  }),
+);
 
 export const contentPropertySchema = z.looseObject({
   id,
@@ -103,12 +108,14 @@ const cancellationTermSchema = z.looseObject({
   // Date-times in the document; the calendar date as written is what a date column holds.
   arrivalDates: list(z.looseObject({ startDate: nullable(dateOnly), endDate: nullable(dateOnly), isEndless: optBool })),
 });
-export const cancellationRuleSchema = serializesAsSent(z.looseObject({
-  id,
-  referencePointKind: optString,
-  referencePointTime: optString,
-  cancellationTerms: list(cancellationTermSchema),
-}));
+export const cancellationRuleSchema = serializesAsSent(
+  z.looseObject({
+    id,
+    referencePointKind: optString,
+    referencePointTime: optString,
+    cancellationTerms: list(cancellationTermSchema),
+  }),
+);
 export type CancellationRule = z.output<typeof cancellationRuleSchema>;
 export const cancellationRulesResponseSchema = z.looseObject({ cancellationRules: list(z.unknown()) });
 
@@ -118,20 +125,20 @@ const extraStayPeriodSchema = z.looseObject({
   chargeType: optString,
   // Kept as sent (a JSON column): each rate with its amount exactly as written.
   rates: list(asSent(z.looseObject({ currency: optString, rate: optNum }))),
-  percentOptions: nullable(
-    z.looseObject({ percentage: optNum, extraPlacementEnabled: optBool, extraServiceOption: optString }),
-  ),
+  percentOptions: nullable(z.looseObject({ percentage: optNum, extraPlacementEnabled: optBool, extraServiceOption: optString })),
   occupyQuota: optBool,
 });
-export const extraStayRuleSchema = serializesAsSent(z.looseObject({
-  id,
-  checkInTime: optString,
-  overridesPropertyCheckInTime: optBool,
-  earlyCheckInPeriods: list(extraStayPeriodSchema),
-  checkOutTime: optString,
-  overridesPropertyCheckOutTime: optBool,
-  lateCheckOutPeriods: list(extraStayPeriodSchema),
-}));
+export const extraStayRuleSchema = serializesAsSent(
+  z.looseObject({
+    id,
+    checkInTime: optString,
+    overridesPropertyCheckInTime: optBool,
+    earlyCheckInPeriods: list(extraStayPeriodSchema),
+    checkOutTime: optString,
+    overridesPropertyCheckOutTime: optBool,
+    lateCheckOutPeriods: list(extraStayPeriodSchema),
+  }),
+);
 export type ExtraStayRule = z.output<typeof extraStayRuleSchema>;
 export const extraStayRulesResponseSchema = z.looseObject({ extraStayRules: list(z.unknown()) });
 
@@ -144,9 +151,7 @@ const codeName = z.looseObject({ code: optString, name: optString });
 export const mealPlansSchema = z.array(codeName).nullable();
 export const roomTypeCategoriesSchema = z.array(codeName).nullable();
 /** Nested per the OpenAPI document: categories with their amenities. */
-export const roomAmenityCategoriesSchema = z
-  .array(z.looseObject({ name: optString, amenities: list(codeName) }))
-  .nullable();
+export const roomAmenityCategoriesSchema = z.array(z.looseObject({ name: optString, amenities: list(codeName) })).nullable();
 export const paymentMethodsSchema = z.looseObject({
   paymentMethods: z.array(z.looseObject({ code: optString, type: optString })).nullish(),
 });

@@ -117,7 +117,10 @@ export type PmsRoom = z.output<typeof roomSchema>;
 
 const roomsPageSchema = z.looseObject({
   ...envelope,
-  rooms: z.array(z.unknown()).nullish().transform((v) => v ?? []),
+  rooms: z
+    .array(z.unknown())
+    .nullish()
+    .transform((v) => v ?? []),
   hasNextPage: optBool,
   nextPageToken: optString,
   pageToken: optString,
@@ -126,7 +129,9 @@ const roomsPageSchema = z.looseObject({
 /** A rooms page; the rooms stay raw so that one bad room can be quarantined. */
 export function parseRoomsPage(raw: unknown): ParseResult<{ rooms: unknown[]; hasNextPage: boolean; nextPageToken: string | null }> {
   const r = safe(roomsPageSchema, raw, 'page');
-  return r.ok ? { ok: true, value: { rooms: r.value.rooms, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken } } : r;
+  return r.ok
+    ? { ok: true, value: { rooms: r.value.rooms, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken } }
+    : r;
 }
 
 export function parseRoom(raw: unknown): ParseResult<PmsRoom> {
@@ -224,6 +229,9 @@ export const webhookEventSchema = z.looseObject({
   eventId: eventText('eventId'),
   eventType: eventText('eventType'),
   creationTime: optUtcDateTime,
-  payload: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? null),
+  payload: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((v) => v ?? null),
 });
 export type WebhookEvent = z.output<typeof webhookEventSchema>;

@@ -62,7 +62,10 @@ export const id = z
   })
   .transform((v) => (typeof v === 'string' ? v : integerTextOf(v)!));
 
-export const optString = z.string().nullish().transform((v) => v ?? null);
+export const optString = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? null);
 export const optNum = num.nullish().transform((v) => v ?? null);
 export const optInt = int.nullish().transform((v) => v ?? null);
 export const optBigInt = bigInt.nullish().transform((v) => v ?? null);
@@ -75,7 +78,10 @@ export const optId = z
   .transform((v) => (typeof v === 'string' ? v : integerTextOf(v)!))
   .nullish()
   .transform((v) => v ?? null);
-export const optBool = z.boolean().nullish().transform((v) => v ?? null);
+export const optBool = z
+  .boolean()
+  .nullish()
+  .transform((v) => v ?? null);
 
 // ---------------------------------------------------------------------------- dates and times
 
@@ -91,8 +97,7 @@ export function isRealDate(y: number, m: number, d: number): boolean {
  * Every RFC 3339 / ISO-8601 form of a date with an optional time: `T` or a space, minutes with
  * or without seconds and fraction, and a zone that is absent, `Z`, `±HH`, `±HHMM` or `±HH:MM`.
  */
-const dateTimeRe =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+const dateTimeRe = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 export interface DateTimeParts {
   /** `YYYY-MM-DD` as written. */
@@ -175,7 +180,10 @@ export const optUtcDateTime = utcDateTime.nullish().transform((v) => v ?? null);
 
 /** An optional array: absent or null → []. */
 export function list<T extends z.ZodType>(item: T) {
-  return z.array(item).nullish().transform((v) => v ?? []);
+  return z
+    .array(item)
+    .nullish()
+    .transform((v) => v ?? []);
 }
 /**
  * A value checked against `schema` and handed on exactly as received, for JSON columns that

@@ -36,9 +36,7 @@ export async function upsertSummariesAndEnqueue(trx: Executor, summaries: Summar
   // One statement over arrays (unnest), not a VALUES list: a page holds up to 1,000 rows, and
   // a query builder's tree of 7,000 values was the largest transient object of a backfill
   // (the heap V8 grows for it, it keeps).
-  const keepNewer = opts.keepNewer
-    ? sql`WHERE booking_summaries.modified_at IS NULL OR excluded.modified_at >= booking_summaries.modified_at`
-    : sql``;
+  const keepNewer = opts.keepNewer ? sql`WHERE booking_summaries.modified_at IS NULL OR excluded.modified_at >= booking_summaries.modified_at` : sql``;
   await sql`
     INSERT INTO booking_summaries (property_id, number, status, created_at, modified_at, listed_at, raw)
     SELECT s.property_id, s.number, s.status, s.created_at, s.modified_at, ${listedAt}, s.raw

@@ -36,7 +36,15 @@ export interface ConnectionStatusRow {
 
 /** Every connection the schema knows, with who syncs it now (for `status`; reads only). */
 export async function connectionStatus(db: Executor): Promise<ConnectionStatusRow[]> {
-  const r = await sql<{ connection: string; state: string; state_since: Date; reason: string | null; synced_by: string | null; properties: string; pending: string }>`
+  const r = await sql<{
+    connection: string;
+    state: string;
+    state_since: Date;
+    reason: string | null;
+    synced_by: string | null;
+    properties: string;
+    pending: string;
+  }>`
     SELECT c.connection, c.state, c.state_since, c.reason,
            CASE WHEN c.lease_expires_at > now() AND EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now())
                 THEN c.holder END AS synced_by,

@@ -28,11 +28,7 @@ export type RemovableTable = keyof typeof removable;
 
 /** Child tables replaced whole when their parent changed. */
 export type ChildTable =
-  | 'room_type_amenities'
-  | 'property_amenities'
-  | 'cancellation_rule_terms'
-  | 'cancellation_rule_arrival_dates'
-  | 'extra_stay_rule_periods';
+  'room_type_amenities' | 'property_amenities' | 'cancellation_rule_terms' | 'cancellation_rule_arrival_dates' | 'extra_stay_rule_periods';
 
 type Row = Record<string, unknown>;
 

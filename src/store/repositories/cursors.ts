@@ -22,14 +22,8 @@ export interface CursorRow {
   errorSince: Date | null;
 }
 
-
 export async function findCursor(db: Executor, propertyId: string, stream: CursorStream): Promise<CursorRow | undefined> {
-  const r = await db
-    .selectFrom('sync_cursors')
-    .selectAll()
-    .where('property_id', '=', propertyId)
-    .where('stream', '=', stream)
-    .executeTakeFirst();
+  const r = await db.selectFrom('sync_cursors').selectAll().where('property_id', '=', propertyId).where('stream', '=', stream).executeTakeFirst();
   return r && toCursor(r);
 }
 

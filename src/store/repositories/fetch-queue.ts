@@ -35,7 +35,15 @@ const drainOrder: Record<FetchQueue, ReturnType<typeof sql>> = {
  */
 export async function nextDueFetches(db: Executor, queue: FetchQueue, connection: string, limit: number, exclude: ReadonlySet<string>): Promise<QueuedFetch[]> {
   const wanted = queue === 'booking_detail_queue' ? sql`wanted_modified_at` : sql`NULL::timestamptz`;
-  const r = await sql<{ property_id: string; number: string; generation: string; wanted_modified_at: Date | null; state: string; attempts: number; priority: number }>`
+  const r = await sql<{
+    property_id: string;
+    number: string;
+    generation: string;
+    wanted_modified_at: Date | null;
+    state: string;
+    attempts: number;
+    priority: number;
+  }>`
     SELECT property_id, number, generation, ${wanted} AS wanted_modified_at, state, attempts, priority
     FROM ${sql.table(queue)}
     WHERE connection = ${connection} AND next_attempt_at <= now()
@@ -150,7 +158,11 @@ export async function pendingCount(db: Executor, queue: FetchQueue, opts: { maxA
 }
 
 /** Fetches that `sync --once` leaves for later, by state (for its closing line). */
-export async function leftoverFetches(db: Executor, queue: FetchQueue, maxAttempts: number): Promise<{ retrying: number; notFound: number; quarantined: number }> {
+export async function leftoverFetches(
+  db: Executor,
+  queue: FetchQueue,
+  maxAttempts: number,
+): Promise<{ retrying: number; notFound: number; quarantined: number }> {
   const r = await sql<{ retrying: string; not_found: string; quarantined: string }>`
     SELECT count(*) FILTER (WHERE state = 'pending' AND attempts >= ${maxAttempts}) AS retrying,
            count(*) FILTER (WHERE state = 'not_found') AS not_found,

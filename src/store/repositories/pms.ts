@@ -111,7 +111,12 @@ export async function settleQuarantinedPmsFetch(trx: Executor, propertyId: strin
 
 /** When the mirrored profile of a person was fetched; undefined when it is not mirrored. */
 export async function pmsGuestFetchedAt(db: Executor, propertyId: string, personId: string): Promise<Date | undefined> {
-  const r = await db.selectFrom('pms_guests').select('fetched_at').where('property_id', '=', propertyId).where('pms_person_id', '=', personId).executeTakeFirst();
+  const r = await db
+    .selectFrom('pms_guests')
+    .select('fetched_at')
+    .where('property_id', '=', propertyId)
+    .where('pms_person_id', '=', personId)
+    .executeTakeFirst();
   return r?.fetched_at;
 }
 
@@ -133,18 +138,16 @@ export async function storedOccupancyDay(
   stayDate: string,
 ): Promise<{ currency_code: string | null; property_room_count: number; refreshed_at: Date } | undefined> {
   const r = await sql<{ currency_code: string | null; property_room_count: number; refreshed_at: Date }>`
-    SELECT currency_code, property_room_count, refreshed_at FROM daily_occupancy WHERE property_id = ${propertyId} AND stay_date::text = ${stayDate}`.execute(db);
+    SELECT currency_code, property_room_count, refreshed_at FROM daily_occupancy WHERE property_id = ${propertyId} AND stay_date::text = ${stayDate}`.execute(
+    db,
+  );
   return r.rows[0];
 }
 
 // ------------------------------------------------------------------ integration storage
 
 /** Upserts a row of a storage table unless the stored one is newer (updated_at). */
-export async function saveVersioned(
-  db: Executor,
-  table: 'integration_storage_bookings' | 'inventory_blocks',
-  row: Record<string, unknown>,
-): Promise<boolean> {
+export async function saveVersioned(db: Executor, table: 'integration_storage_bookings' | 'inventory_blocks', row: Record<string, unknown>): Promise<boolean> {
   const keys = table === 'integration_storage_bookings' ? ['property_id', 'booking_id'] : ['property_id', 'inventory_block_id'];
   const cols = Object.keys(row);
   const r = await sql<{ k: string }>`

@@ -153,9 +153,7 @@ export async function upsertDerived(trx: Trx, table: string, keys: readonly stri
 /** Deletes the rows of `tables` that belong to the given (property_id, number) pairs, in one statement. */
 export async function deleteChildren(trx: Trx, tables: readonly string[], keys: readonly (readonly [string, string])[]): Promise<void> {
   if (keys.length === 0 || tables.length === 0) return;
-  const deletes = tables.map(
-    (t, i) => `d${i} AS (DELETE FROM ${id(t)} WHERE (property_id, number) IN (SELECT * FROM unnest($1::text[], $2::text[])))`,
-  );
+  const deletes = tables.map((t, i) => `d${i} AS (DELETE FROM ${id(t)} WHERE (property_id, number) IN (SELECT * FROM unnest($1::text[], $2::text[])))`);
   await run(trx, `WITH ${deletes.join(', ')} SELECT 1`, [keys.map((k) => k[0]), keys.map((k) => k[1])]);
 }
 
@@ -213,13 +211,17 @@ export async function newerSummaryStored(trx: Trx, quarantineId: string, propert
 /** True when the reference list was fetched again after the quarantine row was last seen. */
 export async function referenceListFetchedSince(trx: Trx, quarantineId: string, listName: string): Promise<boolean> {
   const r = await sql<{ e: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM reference_lists l, quarantine q WHERE q.id = ${quarantineId} AND l.list_name = ${listName} AND l.fetched_at > q.last_seen_at) AS e`.execute(trx);
+    SELECT EXISTS (SELECT 1 FROM reference_lists l, quarantine q WHERE q.id = ${quarantineId} AND l.list_name = ${listName} AND l.fetched_at > q.last_seen_at) AS e`.execute(
+    trx,
+  );
   return r.rows[0]?.e === true;
 }
 
 /** True when the PMS room was written after the quarantine row was last seen. */
 export async function pmsRoomUpdatedSince(trx: Trx, quarantineId: string, propertyId: string, roomId: string): Promise<boolean> {
   const r = await sql<{ e: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM pms_rooms r, quarantine q WHERE q.id = ${quarantineId} AND r.property_id = ${propertyId} AND r.room_id = ${roomId} AND r.updated_at > q.last_seen_at) AS e`.execute(trx);
+    SELECT EXISTS (SELECT 1 FROM pms_rooms r, quarantine q WHERE q.id = ${quarantineId} AND r.property_id = ${propertyId} AND r.room_id = ${roomId} AND r.updated_at > q.last_seen_at) AS e`.execute(
+    trx,
+  );
   return r.rows[0]?.e === true;
 }

@@ -19,7 +19,12 @@ export interface ReplicaRow {
 
 /** The replicas alive now (their heartbeat has not expired), oldest first. */
 export async function liveReplicaRows(db: Executor): Promise<{ host: string; pid: number; startedAt: Date }[]> {
-  const rows = await db.selectFrom('sync_replicas').select(['host', 'pid', 'started_at']).where('expires_at', '>', sql<Date>`now()`).orderBy('started_at').execute();
+  const rows = await db
+    .selectFrom('sync_replicas')
+    .select(['host', 'pid', 'started_at'])
+    .where('expires_at', '>', sql<Date>`now()`)
+    .orderBy('started_at')
+    .execute();
   return rows.map((r) => ({ host: r.host, pid: r.pid, startedAt: r.started_at }));
 }
 
@@ -31,7 +36,10 @@ export async function replicasOfHost(db: Executor, host: string): Promise<{ repl
 
 export async function removeReplicas(db: Executor, replicaIds: readonly string[]): Promise<void> {
   if (replicaIds.length === 0) return;
-  await db.deleteFrom('sync_replicas').where('replica_id', 'in', [...replicaIds]).execute();
+  await db
+    .deleteFrom('sync_replicas')
+    .where('replica_id', 'in', [...replicaIds])
+    .execute();
 }
 
 /** Registers (or renews) a replica until `ttlMs` from now. */
@@ -46,7 +54,12 @@ export async function registerReplica(db: Executor, r: ReplicaRow, ttlMs: number
  * One heartbeat, one round trip: the registration renewed, the leases of `connections` this
  * replica still holds renewed (with their epochs), and how many other daemon replicas are alive.
  */
-export async function heartbeat(db: Executor, r: ReplicaRow, ttlMs: number, connections: readonly string[]): Promise<{ renewed: Map<string, string>; otherDaemons: number }> {
+export async function heartbeat(
+  db: Executor,
+  r: ReplicaRow,
+  ttlMs: number,
+  connections: readonly string[],
+): Promise<{ renewed: Map<string, string>; otherDaemons: number }> {
   const rows = await sql<{ kind: string; connection: string | null; epoch: string | null; live: string | null }>`
     WITH me AS (
       INSERT INTO sync_replicas (replica_id, host, pid, expires_at, command)
@@ -68,7 +81,11 @@ export async function heartbeat(db: Executor, r: ReplicaRow, ttlMs: number, conn
 }
 
 /** Who holds a connection's lease when another replica cannot take it now; undefined when it can be taken. */
-export async function leaseHolderIfBusy(db: Executor, connection: string, replicaId: string): Promise<{ holder: string | null; acquiredAt: Date | null } | undefined> {
+export async function leaseHolderIfBusy(
+  db: Executor,
+  connection: string,
+  replicaId: string,
+): Promise<{ holder: string | null; acquiredAt: Date | null } | undefined> {
   const busy = await sql<{ holder: string | null; acquired_at: Date | null }>`
     SELECT c.holder, c.acquired_at FROM sync_connections c
     WHERE c.connection = ${connection}
@@ -117,7 +134,13 @@ export async function takeLease(
 }
 
 /** Lets go of a lease held with `epoch`, leaving the connection's state and its budget ledger (when given). */
-export async function releaseLease(db: Executor, connection: string, replicaId: string, epoch: string, end: { state: string; reason: string | null; ledger: unknown }): Promise<void> {
+export async function releaseLease(
+  db: Executor,
+  connection: string,
+  replicaId: string,
+  epoch: string,
+  end: { state: string; reason: string | null; ledger: unknown },
+): Promise<void> {
   const ledger = end.ledger === undefined ? null : JSON.stringify(end.ledger);
   await sql`
     UPDATE sync_connections SET replica_id = NULL, lease_expires_at = NULL, state = ${end.state}, reason = ${end.reason}, state_since = now(),

@@ -8,7 +8,6 @@ import type { BookingSweepsTable } from '../schema.js';
 import { streamNames } from '../states.js';
 import type { Executor } from '../types.js';
 
-
 /** The figures of one pass. */
 export interface SweepCounts {
   pages: number;
@@ -80,7 +79,11 @@ export async function listSweeps(db: Executor): Promise<SweepRow[]> {
 
 /** The sweep saw the property caught up for the first time: its schedule starts now (a second call changes nothing). */
 export async function startWatching(db: Executor, propertyId: string, at: Date): Promise<void> {
-  await db.insertInto('booking_sweeps').values({ property_id: propertyId, watching_since: at }).onConflict((oc) => oc.column('property_id').doNothing()).execute();
+  await db
+    .insertInto('booking_sweeps')
+    .values({ property_id: propertyId, watching_since: at })
+    .onConflict((oc) => oc.column('property_id').doNothing())
+    .execute();
 }
 
 /**
@@ -122,7 +125,12 @@ export async function recordSweepPage(
  * (the token goes, the figures so far stay: they are what the pass cost and found).
  */
 export async function restartSweepPass(trx: Executor, propertyId: string, at: Date): Promise<void> {
-  await trx.updateTable('booking_sweeps').set((eb) => ({ pass_restarts: eb('pass_restarts', '+', 1) })).where('property_id', '=', propertyId).where('pass_started_at', 'is not', null).execute();
+  await trx
+    .updateTable('booking_sweeps')
+    .set((eb) => ({ pass_restarts: eb('pass_restarts', '+', 1) }))
+    .where('property_id', '=', propertyId)
+    .where('pass_started_at', 'is not', null)
+    .execute();
   await trx
     .updateTable('sync_cursors')
     .set({ cursor: null, updated_at: at })

@@ -31,7 +31,9 @@ export async function admitTokenRequest(db: Db, egress: string, windows: readonl
     if (r.rows.length > 0) return Math.max(1, ...r.rows.map((x) => Math.ceil(Number(x.frees_in_ms ?? 1))));
     await sql`INSERT INTO token_requests (egress, sent_at) VALUES (${egress}, clock_timestamp())`.execute(trx);
     // Keep the table to the longest window, a few rows at a time.
-    await sql`DELETE FROM token_requests WHERE ctid IN (SELECT ctid FROM token_requests WHERE egress = ${egress} AND sent_at < now() - make_interval(secs => ${longestMs / 1000}) LIMIT 100)`.execute(trx);
+    await sql`DELETE FROM token_requests WHERE ctid IN (SELECT ctid FROM token_requests WHERE egress = ${egress} AND sent_at < now() - make_interval(secs => ${longestMs / 1000}) LIMIT 100)`.execute(
+      trx,
+    );
     return 0;
   });
 }

@@ -11,7 +11,6 @@ import { isDataRefused, describeDatabaseError } from '../errors.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from './quarantine.js';
 import type { Executor } from '../types.js';
 
-
 export interface NewEvent {
   eventId: string;
   eventType: string;
@@ -80,12 +79,23 @@ export async function storeWebhookBatch(
         } catch (err2) {
           if (!isDataRefused(err2)) throw err2;
           await sql`ROLLBACK TO SAVEPOINT event`.execute(trx);
-          refused.push({ index: e.index, eventId: e.eventId, reason: `${WRITE_FAILED_PREFIX}${describeDatabaseError(err2)}`, body: JSON.stringify({ eventId: e.eventId, eventType: e.eventType, creationTime: e.creationTime, payload: e.payload }) });
+          refused.push({
+            index: e.index,
+            eventId: e.eventId,
+            reason: `${WRITE_FAILED_PREFIX}${describeDatabaseError(err2)}`,
+            body: JSON.stringify({ eventId: e.eventId, eventType: e.eventType, creationTime: e.creationTime, payload: e.payload }),
+          });
         }
       }
     }
     for (const r of [...invalid, ...refused]) {
-      await quarantinePayload(trx, { stream: streamNames.webhookReceiver, propertyId: null, entityKey: r.eventId === null ? null : printable(r.eventId), reason: r.reason, rawBody: r.body });
+      await quarantinePayload(trx, {
+        stream: streamNames.webhookReceiver,
+        propertyId: null,
+        entityKey: r.eventId === null ? null : printable(r.eventId),
+        reason: r.reason,
+        rawBody: r.body,
+      });
     }
     return { stored, refused };
   });
@@ -114,7 +124,11 @@ export interface StoredEvent {
  * that name none) once they have waited `unfollowedAfterMs` for a connection to follow them:
  * they are kept and counted, never fetched.
  */
-export async function nextDueEvents(db: Executor, limit: number, route: { connection: string; unrouted: boolean; unfollowedAfterMs: number }): Promise<StoredEvent[]> {
+export async function nextDueEvents(
+  db: Executor,
+  limit: number,
+  route: { connection: string; unrouted: boolean; unfollowedAfterMs: number },
+): Promise<StoredEvent[]> {
   const mine = sql<boolean>`property_id IN (SELECT property_id FROM sync_cursors WHERE connection = ${route.connection})`;
   const followed = sql<boolean>`coalesce(property_id IN (SELECT property_id FROM sync_cursors), false)`;
   const waited = sql<boolean>`received_at <= now() - ${`${route.unfollowedAfterMs} milliseconds`}::interval`;
@@ -154,7 +168,9 @@ const refreshedTables = {
  */
 export async function mirroredReadAt(db: Executor, kind: keyof typeof refreshedTables, propertyId: string, key: string): Promise<Date | null> {
   const { table, key: column } = refreshedTables[kind];
-  const r = await sql<{ fetched_at: Date }>`SELECT fetched_at FROM ${sql.table(table)} WHERE property_id = ${propertyId} AND ${sql.id(column)} = ${key}`.execute(db);
+  const r = await sql<{
+    fetched_at: Date;
+  }>`SELECT fetched_at FROM ${sql.table(table)} WHERE property_id = ${propertyId} AND ${sql.id(column)} = ${key}`.execute(db);
   return r.rows[0]?.fetched_at ?? null;
 }
 

@@ -30,7 +30,6 @@ import { WaitList } from '../../util/wait-list.js';
 import { registeredStreams } from '../streams/registry.js';
 import { type EngineMode, type PropertyStream, type QueueDrain, type RefreshStream, type StreamRegistry } from '../streams/types.js';
 
-
 export interface EngineOptions {
   mode: EngineMode;
   recovery: Recovery;
@@ -136,9 +135,7 @@ export class Engine {
       for (const q of this.streams.queues) {
         const drain = q.create(ctx);
         this.drains.push(drain);
-        this.spawn(() =>
-          drain.run(this.inner.signal, { mode: this.mode, upstreamDone: () => this.catchingUp === 0, onFatal: (err) => this.fail(err) }),
-        );
+        this.spawn(() => drain.run(this.inner.signal, { mode: this.mode, upstreamDone: () => this.catchingUp === 0, onFatal: (err) => this.fail(err) }));
       }
       stopWaking = ctx.events.on('enqueued', () => this.wakeDrains());
       this.spawn(() => this.initialRefreshes(discovered.refreshed));
@@ -299,8 +296,10 @@ export class Engine {
                 return;
               }
               const delay = streamBackoffMs(failures);
-              if (verdict.unexpected) log.error({ err: verdict.reason, retryInMs: delay }, `property ${propertyId}: ${stream.title}: unexpected error, retrying`);
-              else if (shownState !== 'retrying') log.warn({ err: verdict.reason, retryInMs: delay }, `property ${propertyId}: ${stream.title} failed, retrying with backoff`);
+              if (verdict.unexpected)
+                log.error({ err: verdict.reason, retryInMs: delay }, `property ${propertyId}: ${stream.title}: unexpected error, retrying`);
+              else if (shownState !== 'retrying')
+                log.warn({ err: verdict.reason, retryInMs: delay }, `property ${propertyId}: ${stream.title} failed, retrying with backoff`);
               shownState = 'retrying';
               await this.recordProblem(stream, [propertyId], 'retrying', verdict.reason);
               await this.backoff(delay, signal);
@@ -350,9 +349,7 @@ export class Engine {
         if (outage) {
           void this.recordProblem(stream, ids, 'retrying', `provider ${host} unreachable since ${new Date(outage.since).toISOString()}: ${outage.lastError}`);
         } else {
-          void this.ctx
-            .write((trx) => clearRetrying(trx, ids, stream.name, new Date(this.ctx.clock.now())))
-            .catch(() => undefined);
+          void this.ctx.write((trx) => clearRetrying(trx, ids, stream.name, new Date(this.ctx.clock.now()))).catch(() => undefined);
         }
       }
     });
@@ -411,7 +408,10 @@ export class Engine {
         failures += 1;
         const reason = verdict.reason;
         if (this.mode === 'once' || verdict.kind === 'permanent' || failures > 5) {
-          this.log.error({ stream: r.name, reason }, `${r.name} refresh failed: ${reason}; ${this.mode === 'once' ? 'reported at the end' : 'the next scheduled refresh tries again'}`);
+          this.log.error(
+            { stream: r.name, reason },
+            `${r.name} refresh failed: ${reason}; ${this.mode === 'once' ? 'reported at the end' : 'the next scheduled refresh tries again'}`,
+          );
           this.result.refreshFailures.push({ stream: r.name, reason });
           return false;
         }

@@ -5,8 +5,7 @@
 
 /** What to do after a lost token: said once, here, wherever a token is reported lost. */
 export const TOKEN_LOST_ADVICE =
-  'Restart with --recover to resume from the last mirrored modification minus two days ' +
-  '(or --recover=<ISO time> to choose the point).';
+  'Restart with --recover to resume from the last mirrored modification minus two days ' + '(or --recover=<ISO time> to choose the point).';
 
 /** The provider rejected the stored cursor of a property, or it vanished: restart with --recover. */
 export class ContinueTokenLostError extends Error {
@@ -78,6 +77,8 @@ export class RefreshIncompleteError extends Error {
     readonly failures: { propertyId: string; reason: string }[],
     readonly transient: boolean,
   ) {
-    super(`${what} of ${failures.length} propert${failures.length === 1 ? 'y' : 'ies'} failed: ${failures.map((f) => `${f.propertyId}: ${f.reason}`).join('; ')}`);
+    super(
+      `${what} of ${failures.length} propert${failures.length === 1 ? 'y' : 'ies'} failed: ${failures.map((f) => `${f.propertyId}: ${f.reason}`).join('; ')}`,
+    );
   }
 }

@@ -4,13 +4,7 @@
  * the property failing, stop the property (token lost), or stop the process.
  */
 import { isDatabaseMisconfigured, isTransactionConflict, FenceLostError } from '../../store/errors.js';
-import {
-  AuthenticationError,
-  InvalidPayloadError,
-  NotFoundError,
-  ProviderUnavailableError,
-  RequestRejectedError,
-} from '../../provider/errors.js';
+import { AuthenticationError, InvalidPayloadError, NotFoundError, ProviderUnavailableError, RequestRejectedError } from '../../provider/errors.js';
 import { describeNetworkError } from '../../provider/token.js';
 import type { SyncContext } from './context.js';
 import { RefreshIncompleteError, ContinueTokenLostError } from './errors.js';
@@ -40,7 +34,8 @@ export function classify(err: unknown, signal: AbortSignal, ctx: Pick<SyncContex
   if (err instanceof RequestRejectedError || err instanceof NotFoundError) return { kind: 'permanent', reason: err.message };
   if (err instanceof InvalidPayloadError) return { kind: 'permanent', reason: `the answer is not the documented shape: ${err.reason}` };
   if (err instanceof ProviderUnavailableError) return { kind: 'transient', reason: err.message, unexpected: false };
-  if (err instanceof RefreshIncompleteError) return err.transient ? { kind: 'transient', reason: err.message, unexpected: false } : { kind: 'permanent', reason: err.message };
+  if (err instanceof RefreshIncompleteError)
+    return err.transient ? { kind: 'transient', reason: err.message, unexpected: false } : { kind: 'permanent', reason: err.message };
   if (isTransactionConflict(err)) return { kind: 'transient', reason: describeNetworkError(err), unexpected: false };
   return { kind: 'transient', reason: err instanceof Error ? err.message : String(err), unexpected: true };
 }

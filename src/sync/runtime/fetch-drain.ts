@@ -16,7 +16,16 @@
  * Enqueueing the entity again (it changed) makes the row due at once.
  */
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, FenceLostError } from '../../store/errors.js';
-import { fetchAgainLater, nextDueFetches, PARKED_UNTIL_NEXT_VERSION, pendingCount, queueKey, vacuumTable, type FetchQueue, type QueuedFetch } from '../../store/repositories/fetch-queue.js';
+import {
+  fetchAgainLater,
+  nextDueFetches,
+  PARKED_UNTIL_NEXT_VERSION,
+  pendingCount,
+  queueKey,
+  vacuumTable,
+  type FetchQueue,
+  type QueuedFetch,
+} from '../../store/repositories/fetch-queue.js';
 import { quarantinePayload, WRITE_FAILED_PREFIX } from '../../store/repositories/quarantine.js';
 import type { QueueState, QuarantineStream } from '../../store/states.js';
 import type { Logger } from '../../util/log.js';
@@ -97,7 +106,12 @@ export class FetchDrain implements QueueDrain {
             await Promise.race([...running, this.idle.pause(signal, 1_000)]);
             continue;
           }
-          if (opts.mode === 'once' && opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0) return;
+          if (
+            opts.mode === 'once' &&
+            opts.upstreamDone() &&
+            (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0
+          )
+            return;
           await this.idle.pause(signal, 1_000);
           continue;
         }
@@ -233,7 +247,12 @@ export class FetchOutcomes {
     return this.later(item, 'pending', fetchRetryDelayMs(item.attempts), message);
   }
 
-  private async quarantine(item: QueuedFetch, reason: string, rawBody: string, delayMs = this.parkedDelay(item.state === 'quarantined' ? item.attempts : 0)): Promise<void> {
+  private async quarantine(
+    item: QueuedFetch,
+    reason: string,
+    rawBody: string,
+    delayMs = this.parkedDelay(item.state === 'quarantined' ? item.attempts : 0),
+  ): Promise<void> {
     await this.guarded(() =>
       this.ctx.write(async (trx) => {
         await quarantinePayload(trx, { stream: this.stream, propertyId: item.propertyId, entityKey: item.number, reason, rawBody });

@@ -279,7 +279,9 @@ export class Fleet {
       const holder = await this.opts.replica.tryTake(c.name);
       if (holder) {
         const since = holder.acquiredAt ? `, since ${holder.acquiredAt.toISOString()}` : '';
-        const busy = new HeldElsewhereError(`another staysync process (${holder.holder}${since}) is syncing connection ${c.name} into schema ${this.opts.handle.schema}`);
+        const busy = new HeldElsewhereError(
+          `another staysync process (${holder.holder}${since}) is syncing connection ${c.name} into schema ${this.opts.handle.schema}`,
+        );
         this.ended.set(c.name, { ...emptyResult(), fatal: busy });
         continue;
       }
@@ -295,9 +297,11 @@ export class Fleet {
 
   /** One heartbeat and balancing pass (queued behind the one running). */
   private rebalance(): Promise<void> {
-    this.balancing = this.balancing.then(() => this.balanceOnce()).catch((err: unknown) => {
-      this.log.debug({ err: (err as Error).message }, 'replica heartbeat failed: retried at the next one');
-    });
+    this.balancing = this.balancing
+      .then(() => this.balanceOnce())
+      .catch((err: unknown) => {
+        this.log.debug({ err: (err as Error).message }, 'replica heartbeat failed: retried at the next one');
+      });
     return this.balancing;
   }
 
@@ -317,7 +321,10 @@ export class Fleet {
     if (mine.length > share) {
       // One at a time: the others take it at their next heartbeat, then the count is looked at again.
       const name = mine.sort().at(-1)!;
-      this.log.info({ connection: name, share, replicas: live }, `handing connection ${name} over to another replica (${live} replicas share ${wanted.length} connections)`);
+      this.log.info(
+        { connection: name, share, replicas: live },
+        `handing connection ${name} over to another replica (${live} replicas share ${wanted.length} connections)`,
+      );
       await this.stopConnection(name, 'handed over to another replica');
       return;
     }
@@ -336,7 +343,11 @@ export class Fleet {
   }
 
   /** Stops a connection's engine, then lets go of its lease (`waiting`: another replica may take it). */
-  private async stopConnection(name: string, why: string, end: { state: 'waiting' | 'stopped'; reason: string | null } = { state: 'waiting', reason: null }): Promise<void> {
+  private async stopConnection(
+    name: string,
+    why: string,
+    end: { state: 'waiting' | 'stopped'; reason: string | null } = { state: 'waiting', reason: null },
+  ): Promise<void> {
     const rt = this.runtimes.get(name);
     if (!rt) return;
     rt.stop.abort(new Error(why));
@@ -425,7 +436,11 @@ export class Fleet {
         return;
       }
       if (mode === 'once' || signal.aborted) {
-        this.setState(rt, result.continueTokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped', result.fatal?.message);
+        this.setState(
+          rt,
+          result.continueTokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped',
+          result.fatal?.message,
+        );
         return;
       }
       if (result.continueTokenLost.length > 0) {
@@ -434,7 +449,10 @@ export class Fleet {
         this.ended.set(rt.name, result);
         // No replica takes it again until a restart with --recover.
         await this.opts.replica.release(rt.name, 'token_lost', reason).catch(() => undefined);
-        if (several()) log.error(`connection ${ctx.connection} stopped: a continue token was lost; its properties are followed again after a restart with --recover. The other connections go on`);
+        if (several())
+          log.error(
+            `connection ${ctx.connection} stopped: a continue token was lost; its properties are followed again after a restart with --recover. The other connections go on`,
+          );
         this.runtimes.delete(rt.name);
         return;
       }
@@ -514,7 +532,8 @@ function isProcessWide(err: Error): boolean {
 
 /** The outcome of one engine run, for its run row. */
 export function runOutcome(result: EngineResult, stopped: boolean): { outcome: RunOutcome; error?: string } {
-  if (result.stoppedBeforeWriting || (result.continueTokenLost.length > 0 && !result.fatal)) return { outcome: 'token_lost', error: result.continueTokenLost.map((e) => e.message).join('\n') };
+  if (result.stoppedBeforeWriting || (result.continueTokenLost.length > 0 && !result.fatal))
+    return { outcome: 'token_lost', error: result.continueTokenLost.map((e) => e.message).join('\n') };
   if (result.fatal) return { outcome: 'failed', error: result.fatal.message };
   if (stopped) return { outcome: 'stopped' };
   if (result.failed.length > 0) return { outcome: 'failed', error: result.failed.map((f) => f.message).join('\n') };

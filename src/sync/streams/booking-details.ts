@@ -14,7 +14,6 @@ import { FRESH_CHANGE_PRIORITY } from './booking-summaries.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
 import type { QueueStream } from './types.js';
 
-
 class BookingDetails implements FetchHandler {
   constructor(
     private readonly ctx: SyncContext,

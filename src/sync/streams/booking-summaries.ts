@@ -51,12 +51,7 @@ export const FRESH_CHANGE_PRIORITY = 0;
  * Throws ContinueTokenLostError when the provider rejects the stored token, or when the mirror has
  * rows of the property but its cursor is gone (both would otherwise silently re-sync from 2009).
  */
-export async function pollSummariesUntilCaughtUp(
-  ctx: SyncContext,
-  propertyId: string,
-  start: SummariesStart,
-  signal: AbortSignal,
-): Promise<PollResult> {
+export async function pollSummariesUntilCaughtUp(ctx: SyncContext, propertyId: string, start: SummariesStart, signal: AbortSignal): Promise<PollResult> {
   const log = ctx.logger.child({ component: 'summaries', propertyId });
   try {
     return await readPages(ctx, propertyId, start, signal, log);
@@ -65,13 +60,7 @@ export async function pollSummariesUntilCaughtUp(
   }
 }
 
-async function readPages(
-  ctx: SyncContext,
-  propertyId: string,
-  start: SummariesStart,
-  signal: AbortSignal,
-  log: SyncContext['logger'],
-): Promise<PollResult> {
+async function readPages(ctx: SyncContext, propertyId: string, start: SummariesStart, signal: AbortSignal, log: SyncContext['logger']): Promise<PollResult> {
   const result: PollResult = { pages: 0, summaries: 0, enqueued: 0 };
   let recoverFrom = start.recoverFrom;
 

@@ -20,7 +20,15 @@ import { findCursor, saveCursorAfterPage, type CursorRow } from '../../store/rep
 import { upsertSummariesAndEnqueue, enqueueDetailFetches } from '../../store/repositories/booking-summaries.js';
 import type { SummaryRow } from '../../mapping/bookings.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
-import { findSweep, listedVersions, nextSweepDueAt, recordSweepPage, restartSweepPass, startWatching, type SweepCounts } from '../../store/repositories/sweeps.js';
+import {
+  findSweep,
+  listedVersions,
+  nextSweepDueAt,
+  recordSweepPage,
+  restartSweepPass,
+  startWatching,
+  type SweepCounts,
+} from '../../store/repositories/sweeps.js';
 import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import type { BookingsPage } from '../../provider/schemas/bookings.js';
 import { EARLIEST_MODIFICATION, FRESH_CHANGE_PRIORITY, parseSummariesPage } from './booking-summaries.js';
@@ -114,7 +122,10 @@ export async function sweepPass(ctx: SyncContext, propertyId: string, signal: Ab
     if (counts.enqueued > 0) ctx.events.emit('enqueued');
     if (last) {
       const level = total.late > 0 ? 'info' : 'debug';
-      log[level]({ pages: total.pages, summaries: total.summaries, lateChanges: total.late, enqueued: total.enqueued }, `sweep of property ${propertyId}: ${total.late} late change(s) found`);
+      log[level](
+        { pages: total.pages, summaries: total.summaries, lateChanges: total.late, enqueued: total.enqueued },
+        `sweep of property ${propertyId}: ${total.late} late change(s) found`,
+      );
       break;
     }
   }
@@ -145,7 +156,9 @@ async function writeSweepPage(
     }
     // A summary that fails validation tells no version: its details are fetched only when the
     // mirror has never listed the booking (else every sweep would fetch them again).
-    const unknown = bad.flatMap((b) => (b.number !== null && !listed.has(b.number) ? [{ propertyId, number: b.number, modifiedAt: null, priority: FRESH_CHANGE_PRIORITY }] : []));
+    const unknown = bad.flatMap((b) =>
+      b.number !== null && !listed.has(b.number) ? [{ propertyId, number: b.number, modifiedAt: null, priority: FRESH_CHANGE_PRIORITY }] : [],
+    );
     const enqueued = (await upsertSummariesAndEnqueue(trx, rows, new Date(now), { keepNewer: true })) + (await enqueueDetailFetches(trx, unknown));
     await saveCursorAfterPage(trx, {
       propertyId,

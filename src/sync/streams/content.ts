@@ -76,7 +76,14 @@ export async function writeReferenceList(
   const { table, rows } = mapped;
   if (rows === null) return 0;
   const written = (await upsertChanged(trx, table, rows)).size;
-  return written + (await markMissingRemoved(trx, table, rows.map((r) => String(r[Object.keys(r)[0]!]))));
+  return (
+    written +
+    (await markMissingRemoved(
+      trx,
+      table,
+      rows.map((r) => String(r[Object.keys(r)[0]!])),
+    ))
+  );
 }
 
 /**
@@ -101,9 +108,27 @@ export async function writeProperty(trx: Trx, p: ContentProperty, raw: unknown):
   // A list the provider sent as null (or left out) says nothing about its entries: only a
   // list that was sent can show that an entry is gone.
   const sent = (field: string) => Array.isArray((raw as Record<string, unknown> | null)?.[field]);
-  if (sent('roomTypes')) written += await markMissingRemoved(trx, 'room_types', p.roomTypes.map((r) => r.id), { propertyId });
-  if (sent('ratePlans')) written += await markMissingRemoved(trx, 'rate_plans', p.ratePlans.map((r) => r.id), { propertyId });
-  if (sent('services')) written += await markMissingRemoved(trx, 'services', p.services.map((s) => s.id), { propertyId });
+  if (sent('roomTypes'))
+    written += await markMissingRemoved(
+      trx,
+      'room_types',
+      p.roomTypes.map((r) => r.id),
+      { propertyId },
+    );
+  if (sent('ratePlans'))
+    written += await markMissingRemoved(
+      trx,
+      'rate_plans',
+      p.ratePlans.map((r) => r.id),
+      { propertyId },
+    );
+  if (sent('services'))
+    written += await markMissingRemoved(
+      trx,
+      'services',
+      p.services.map((s) => s.id),
+      { propertyId },
+    );
   return written;
 }
 
@@ -138,7 +163,11 @@ export function parseRulesBody<T>(
 /** Upserts cancellation rules (children replaced for those that changed), without removing any. Returns the rules written. */
 export async function saveCancellationRules(trx: Trx, propertyId: string, rules: readonly CancellationRule[]): Promise<number> {
   const mapped = rules.map((r) => ({ id: r.id, ...cancellationRuleRows(propertyId, r) }));
-  const changed = await upsertChanged(trx, 'cancellation_rules', mapped.map((m) => m.rule));
+  const changed = await upsertChanged(
+    trx,
+    'cancellation_rules',
+    mapped.map((m) => m.rule),
+  );
   for (const m of mapped.filter((x) => changed.has(x.id))) {
     const match = { property_id: propertyId, rule_id: m.id };
     await replaceChildren(trx, 'cancellation_rule_terms', match, m.terms);
@@ -156,7 +185,11 @@ export async function writeCancellationRules(trx: Trx, propertyId: string, { rul
 /** Upserts extra-stay rules (periods replaced for those that changed), without removing any. Returns the rules written. */
 export async function saveExtraStayRules(trx: Trx, propertyId: string, rules: readonly ExtraStayRule[]): Promise<number> {
   const mapped = rules.map((r) => ({ id: r.id, ...extraStayRuleRows(propertyId, r) }));
-  const changed = await upsertChanged(trx, 'extra_stay_rules', mapped.map((m) => m.rule));
+  const changed = await upsertChanged(
+    trx,
+    'extra_stay_rules',
+    mapped.map((m) => m.rule),
+  );
   for (const m of mapped.filter((x) => changed.has(x.id))) {
     await replaceChildren(trx, 'extra_stay_rule_periods', { property_id: propertyId, rule_id: m.id }, m.periods);
   }
@@ -235,7 +268,10 @@ class Refresh {
         // Without a valid envelope there is no `next`: the refresh cannot go on (and must not
         // mark the unseen properties removed).
         await this.quarantine('properties page', null, page.reason, res.rawBody);
-        throw new InvalidPayloadError({ rawBody: res.rawBody, reason: `the property list page is malformed: ${page.reason}`, propertyId: null }, { status: res.status, path: '/api/content/v1/properties' });
+        throw new InvalidPayloadError(
+          { rawBody: res.rawBody, reason: `the property list page is malformed: ${page.reason}`, propertyId: null },
+          { status: res.status, path: '/api/content/v1/properties' },
+        );
       }
       // Keyed by id: a page that lists a property twice writes it once (the last occurrence),
       // not twice concurrently by two workers.
@@ -278,7 +314,13 @@ class Refresh {
   private async rules(propertyId: string): Promise<void> {
     const path = `/api/content/v1/properties/${encodeURIComponent(propertyId)}`;
     try {
-      const cancellation = await this.parseRules(propertyId, `${path}/cancellation-rules`, cancellationRulesResponseSchema, 'cancellationRules', parseCancellationRule);
+      const cancellation = await this.parseRules(
+        propertyId,
+        `${path}/cancellation-rules`,
+        cancellationRulesResponseSchema,
+        'cancellationRules',
+        parseCancellationRule,
+      );
       const extraStay = await this.parseRules(propertyId, `${path}/extra-stay-rules`, extraStayRulesResponseSchema, 'extraStayRules', parseExtraStayRule);
       await this.ctx.write(async (trx) => {
         if (cancellation) this.count(await writeCancellationRules(trx, propertyId, cancellation));

@@ -116,7 +116,8 @@ export function eventTarget(eventType: string, payload: Record<string, unknown> 
   const propertyId = field(payload, ['PropertyId', 'propertyId']);
   if (eventType.startsWith('webpms:')) return { kind: 'pmsReservation', propertyId, key: field(payload, ['BookingNumber', 'Number']) };
   if (eventType === 'pms_integration_storage:booking_changed') return { kind: 'storageBooking', propertyId, key: field(payload, ['BookingId', 'Id']) };
-  if (eventType === 'pms_integration_storage:inventory_block_changed') return { kind: 'inventoryBlock', propertyId, key: field(payload, ['InventoryBlockId', 'BlockId', 'Id']) };
+  if (eventType === 'pms_integration_storage:inventory_block_changed')
+    return { kind: 'inventoryBlock', propertyId, key: field(payload, ['InventoryBlockId', 'BlockId', 'Id']) };
   return { kind: 'other', propertyId, key: null };
 }
 
@@ -193,7 +194,11 @@ class EventProcessor implements QueueDrain {
         await ctx.database.waitUntilAvailable(signal);
         await ctx.fence.waitUntilHeld(signal);
         if (ctx.handlesUnroutedEvents()) await this.purgeNowAndThen(signal);
-        const due = await nextDueEvents(ctx.db, 64, { connection: ctx.connection, unrouted: ctx.handlesUnroutedEvents(), unfollowedAfterMs: ctx.config.webhooks.unfollowedAfterMs });
+        const due = await nextDueEvents(ctx.db, 64, {
+          connection: ctx.connection,
+          unrouted: ctx.handlesUnroutedEvents(),
+          unfollowedAfterMs: ctx.config.webhooks.unfollowedAfterMs,
+        });
         if (due.length === 0) {
           // sync --once: the properties' first pages create the cursors that route events here.
           if (opts.mode === 'once' && opts.upstreamDone()) return;
@@ -247,7 +252,8 @@ class EventProcessor implements QueueDrain {
     const { ctx } = this;
     const first = events[0]!;
     const target = eventTarget(first.eventType, first.payload);
-    const finishAll = (trx: Trx, state: 'processed' | 'ignored' | 'failed', error?: string) => Promise.all(events.map((e) => finishEvent(trx, e.eventId, state, error)));
+    const finishAll = (trx: Trx, state: 'processed' | 'ignored' | 'failed', error?: string) =>
+      Promise.all(events.map((e) => finishEvent(trx, e.eventId, state, error)));
     try {
       if (target.kind === 'other') {
         await ctx.write((trx) => finishAll(trx, 'ignored', `event type ${first.eventType.slice(0, 200)} is kept but not acted on`));
@@ -255,7 +261,9 @@ class EventProcessor implements QueueDrain {
         return;
       }
       if (target.propertyId === null || target.key === null) {
-        await ctx.write((trx) => finishAll(trx, 'failed', `the payload does not name the property and the ${target.kind === 'pmsReservation' ? 'booking number' : 'id'} to refresh`));
+        await ctx.write((trx) =>
+          finishAll(trx, 'failed', `the payload does not name the property and the ${target.kind === 'pmsReservation' ? 'booking number' : 'id'} to refresh`),
+        );
         ctx.counters.webhookEventsFailed += events.length;
         return;
       }
@@ -268,7 +276,9 @@ class EventProcessor implements QueueDrain {
       }
       const readAt = await mirroredReadAt(ctx.db, target.kind, propertyId, key);
       if (readAt !== null && events.every((e) => e.creationTime !== null && e.creationTime <= readAt)) {
-        await ctx.write((trx) => finishAll(trx, 'processed', `the mirror's copy was read after the event was created (${readAt.toISOString()}): nothing to fetch`));
+        await ctx.write((trx) =>
+          finishAll(trx, 'processed', `the mirror's copy was read after the event was created (${readAt.toISOString()}): nothing to fetch`),
+        );
         ctx.counters.webhookEventsCovered += events.length;
         return;
       }
@@ -276,7 +286,13 @@ class EventProcessor implements QueueDrain {
       const now = ctx.clock.now();
       const wait = this.recentFetches.waitFor(thing, now) || this.pace.take(propertyId, now);
       if (wait > 0) {
-        await ctx.write((trx) => deferEvents(trx, events.map((e) => e.eventId), wait));
+        await ctx.write((trx) =>
+          deferEvents(
+            trx,
+            events.map((e) => e.eventId),
+            wait,
+          ),
+        );
         ctx.counters.webhookEventsDeferred += events.length;
         return;
       }
@@ -308,22 +324,35 @@ class EventProcessor implements QueueDrain {
         });
       }
       ctx.counters.webhookEventsProcessed += events.length;
-      for (const e of events) if (e.creationTime) ctx.events.emit('eventProcessed', eventTypeLabel(e.eventType), (ctx.clock.now() - e.creationTime.getTime()) / 1000);
+      for (const e of events)
+        if (e.creationTime) ctx.events.emit('eventProcessed', eventTypeLabel(e.eventType), (ctx.clock.now() - e.creationTime.getTime()) / 1000);
     } catch (err) {
       if (signal.aborted) return;
       for (const e of events) await this.failed(e, err, onFatal);
     }
   }
 
-  private storageRow(propertyId: string, key: string, res: { body: unknown; rawBody: string; status: number; fetchedAt: Date }, path: string): Record<string, unknown> {
+  private storageRow(
+    propertyId: string,
+    key: string,
+    res: { body: unknown; rawBody: string; status: number; fetchedAt: Date },
+    path: string,
+  ): Record<string, unknown> {
     const parsed = parseStorageBooking(res.body);
-    if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
+    if (!parsed.ok)
+      throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
     return storageBookingToRow(propertyId, parsed.value, (res.body as { booking: unknown }).booking, res.fetchedAt);
   }
 
-  private blockRow(propertyId: string, key: string, res: { body: unknown; rawBody: string; status: number; fetchedAt: Date }, path: string): Record<string, unknown> {
+  private blockRow(
+    propertyId: string,
+    key: string,
+    res: { body: unknown; rawBody: string; status: number; fetchedAt: Date },
+    path: string,
+  ): Record<string, unknown> {
     const parsed = parseInventoryBlock(res.body);
-    if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
+    if (!parsed.ok)
+      throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
     return inventoryBlockToRow(propertyId, parsed.value, (res.body as { inventoryBlock: unknown }).inventoryBlock, res.fetchedAt);
   }
 
@@ -336,7 +365,8 @@ class EventProcessor implements QueueDrain {
       try {
         await ctx.write(fn);
       } catch (e2) {
-        if (!(e2 instanceof FenceLostError) && !ctx.database.report(e2)) this.log.error({ err: describeDatabaseError(e2) }, 'could not record the outcome of an event');
+        if (!(e2 instanceof FenceLostError) && !ctx.database.report(e2))
+          this.log.error({ err: describeDatabaseError(e2) }, 'could not record the outcome of an event');
       }
     };
     if (err instanceof NotFoundError && e.attempts === 0) {
@@ -346,15 +376,29 @@ class EventProcessor implements QueueDrain {
     if (err instanceof InvalidPayloadError) {
       ctx.counters.quarantined += 1;
       await write(async (trx) => {
-        await quarantinePayload(trx, { stream: streamNames.webhookEvents, propertyId: err.propertyId ?? e.propertyId, entityKey: err.bookingNumber ?? e.entityKey, reason: err.reason, rawBody: err.rawBody });
+        await quarantinePayload(trx, {
+          stream: streamNames.webhookEvents,
+          propertyId: err.propertyId ?? e.propertyId,
+          entityKey: err.bookingNumber ?? e.entityKey,
+          reason: err.reason,
+          rawBody: err.rawBody,
+        });
         await finishEvent(trx, e.eventId, 'failed', err.reason);
       });
       ctx.counters.webhookEventsFailed += 1;
       return;
     }
     if (verdict.kind === 'permanent' || err instanceof NotFoundError) {
-      const reason = err instanceof NotFoundError ? `${err.message}, twice: not asked again (polling finds it if it exists)` : verdict.kind === 'permanent' ? verdict.reason : String(err);
-      this.log.warn({ eventId: e.eventId, eventType: eventTypeLabel(e.eventType), reason }, 'change event could not be acted on: failed (polling still covers it)');
+      const reason =
+        err instanceof NotFoundError
+          ? `${err.message}, twice: not asked again (polling finds it if it exists)`
+          : verdict.kind === 'permanent'
+            ? verdict.reason
+            : String(err);
+      this.log.warn(
+        { eventId: e.eventId, eventType: eventTypeLabel(e.eventType), reason },
+        'change event could not be acted on: failed (polling still covers it)',
+      );
       await write((trx) => finishEvent(trx, e.eventId, 'failed', reason));
       ctx.counters.webhookEventsFailed += 1;
       return;

@@ -53,13 +53,24 @@ async function eachProperty(
       if (stream) {
         await ctx
           .write((trx) =>
-            markCursorProblem(trx, { propertyIds: [propertyId], stream, state: verdict.kind === 'transient' ? 'retrying' : 'failing', message: verdict.reason.slice(0, 1000), at: new Date(ctx.clock.now()) }),
+            markCursorProblem(trx, {
+              propertyIds: [propertyId],
+              stream,
+              state: verdict.kind === 'transient' ? 'retrying' : 'failing',
+              message: verdict.reason.slice(0, 1000),
+              at: new Date(ctx.clock.now()),
+            }),
           )
           .catch(() => undefined);
       }
     }
   }
-  if (failures.length > 0) throw new RefreshIncompleteError(what, failures, failures.every((f) => f.transient));
+  if (failures.length > 0)
+    throw new RefreshIncompleteError(
+      what,
+      failures,
+      failures.every((f) => f.transient),
+    );
 }
 
 // ------------------------------------------------------------------ rooms
@@ -71,9 +82,11 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
   const seen: string[] = [];
   let pageToken: string | null = null;
   do {
-    const res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, REFRESH_PRIORITY).catch((err: unknown) => {
-      throw withAccessHint(err, 'the PMS API', 'pms.enabled');
-    });
+    const res = await ctx.client
+      .requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, REFRESH_PRIORITY)
+      .catch((err: unknown) => {
+        throw withAccessHint(err, 'the PMS API', 'pms.enabled');
+      });
     const page = parseRoomsPage(res.body);
     if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
     for (const raw of page.value.rooms) {
@@ -82,7 +95,9 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
       if (rawId !== null) seen.push(rawId);
       if (!room.ok) {
         ctx.counters.quarantined += 1;
-        await ctx.write((trx) => quarantinePayload(trx, { stream: streamNames.pmsRooms, propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) }));
+        await ctx.write((trx) =>
+          quarantinePayload(trx, { stream: streamNames.pmsRooms, propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) }),
+        );
         continue;
       }
       rows.push(roomToRow(propertyId, room.value, raw));
@@ -127,13 +142,15 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
   let days = 0;
   for (const w of occupancyWindows(addDays(today, -daysBack), addDays(today, daysAhead))) {
     if (signal.aborted) return;
-    const res = await ctx.client.requestJson('standard', 'provider', path, { startStayDate: w.from, endStayDate: w.to }, signal, REFRESH_PRIORITY).catch((err: unknown) => {
-      throw withAccessHint(err, 'the PMS analytics API', 'occupancy.enabled');
-    });
+    const res = await ctx.client
+      .requestJson('standard', 'provider', path, { startStayDate: w.from, endStayDate: w.to }, signal, REFRESH_PRIORITY)
+      .catch((err: unknown) => {
+        throw withAccessHint(err, 'the PMS analytics API', 'occupancy.enabled');
+      });
     const parsed = parseDailyOccupancy(res.body);
     if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId }, { status: res.status, path });
     const v = parsed.value;
-    const rawDays = ((res.body as { dailyOccupancies?: unknown[] }).dailyOccupancies ?? []);
+    const rawDays = (res.body as { dailyOccupancies?: unknown[] }).dailyOccupancies ?? [];
     const refreshedAt = new Date(ctx.clock.now());
     const byDate = new Map<string, NewDailyOccupancy>();
     v.dailyOccupancies.forEach((d, i) => {
@@ -146,7 +163,15 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
     days += byDate.size;
   }
   await ctx.write((trx) =>
-    saveCursorAfterPage(trx, { propertyId, stream: streamNames.dailyOccupancy, cursor: null, position: new Date(ctx.clock.now()), caughtUp: true, rows: days, polledAt: new Date(ctx.clock.now()) }),
+    saveCursorAfterPage(trx, {
+      propertyId,
+      stream: streamNames.dailyOccupancy,
+      cursor: null,
+      position: new Date(ctx.clock.now()),
+      caughtUp: true,
+      rows: days,
+      polledAt: new Date(ctx.clock.now()),
+    }),
   );
 }
 

@@ -34,7 +34,6 @@ import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-d
 import { guestRow, reservationRows, type PmsReservationRows } from '../../mapping/pms.js';
 import type { EngineMode, PropertyStream, QueueStream } from './types.js';
 
-
 /** Budget priorities in the standard scope (lower first): events 0, following 2, backfill 5; content is 10. */
 export const PMS_PRIORITY = { event: 0, following: 2, backfill: 5 } as const;
 /** Queue priorities: event 0, following 1, backfill 2. */
@@ -108,7 +107,14 @@ export async function zoneOf(ctx: SyncContext, propertyId: string, signal: Abort
   if (cache.has(propertyId)) return cache.get(propertyId)!;
   let zone: string | null = null;
   try {
-    const res = await ctx.client.requestJson('standard', 'provider', `/api/content/v1/properties/${encodeURIComponent(propertyId)}`, {}, signal, PMS_PRIORITY.following);
+    const res = await ctx.client.requestJson(
+      'standard',
+      'provider',
+      `/api/content/v1/properties/${encodeURIComponent(propertyId)}`,
+      {},
+      signal,
+      PMS_PRIORITY.following,
+    );
     const id = (res.body as { timeZone?: { id?: unknown } } | null)?.timeZone?.id;
     zone = typeof id === 'string' && isKnownTimeZone(id) ? id : null;
   } catch (err) {
@@ -164,7 +170,15 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
         log.warn({ state: window.state }, 'PMS search: the stored page token was refused; reading the window again from its start');
         const restart: SearchCursor = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: null } };
         await ctx.write((trx) =>
-          saveCursorAfterPage(trx, { propertyId, stream: streamNames.pmsReservations, cursor: JSON.stringify(restart), position: new Date(cursor.coveredTo + MINUTE), caughtUp: false, rows: 0, polledAt: new Date(now) }),
+          saveCursorAfterPage(trx, {
+            propertyId,
+            stream: streamNames.pmsReservations,
+            cursor: JSON.stringify(restart),
+            position: new Date(cursor.coveredTo + MINUTE),
+            caughtUp: false,
+            rows: 0,
+            polledAt: new Date(now),
+          }),
         );
         continue;
       }
@@ -218,11 +232,14 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
  */
 export function withAccessHint(err: unknown, api: string, setting: string): unknown {
   if (err instanceof RequestRejectedError && err.status === 403) {
-    return new RequestRejectedError(`${err.message} (the API connection has no access to ${api}: enable it in the extranet's API connection, or set ${setting} to false)`, {
-      status: 403,
-      path: err.path,
-      cause: err,
-    });
+    return new RequestRejectedError(
+      `${err.message} (the API connection has no access to ${api}: enable it in the extranet's API connection, or set ${setting} to false)`,
+      {
+        status: 403,
+        path: err.path,
+        cause: err,
+      },
+    );
   }
   return err;
 }
@@ -239,12 +256,19 @@ export interface FetchedReservation {
  * and, with pms.personalData, contact data; stripped otherwise). Throws the client's errors
  * (NotFoundError, InvalidPayloadError, …) for the caller to record.
  */
-export async function fetchPmsReservation(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<FetchedReservation> {
+export async function fetchPmsReservation(
+  ctx: SyncContext,
+  propertyId: string,
+  number: string,
+  signal: AbortSignal,
+  priority: number,
+): Promise<FetchedReservation> {
   const base = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}`;
   const path = `${base}/reservations/${encodeURIComponent(number)}`;
   const res = await ctx.client.requestJson('standard', 'provider', path, {}, signal, priority);
   const parsed = parseReservationResponse(res.body);
-  if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
+  if (!parsed.ok)
+    throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
   const personal = ctx.config.pms.personalData;
   const rawReservation = (res.body as { reservation?: unknown }).reservation;
   const { rows, stored } = reservationRows(propertyId, parsed.value, rawReservation, personal, res.fetchedAt);
@@ -287,7 +311,8 @@ class PmsReservationFetches implements FetchHandler {
 
   async fetchOne(item: QueuedFetch, signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {
     const { ctx } = this;
-    const priority = item.priority === QUEUE_PRIORITY.event ? PMS_PRIORITY.event : item.priority === QUEUE_PRIORITY.following ? PMS_PRIORITY.following : PMS_PRIORITY.backfill;
+    const priority =
+      item.priority === QUEUE_PRIORITY.event ? PMS_PRIORITY.event : item.priority === QUEUE_PRIORITY.following ? PMS_PRIORITY.following : PMS_PRIORITY.backfill;
     let fetched: FetchedReservation;
     try {
       fetched = await fetchPmsReservation(ctx, item.propertyId, item.number, signal, priority);

@@ -8,7 +8,12 @@ describe('quantile', () => {
     expect(quantile([1, 2, 3, 4, 5], 0)).toBe(1);
     expect(quantile([1, 2, 3, 4, 5], 1)).toBe(5);
     // 20 values 1..20: position 0.95 × 19 = 18.05 → 19 + 0.05.
-    expect(quantile(Array.from({ length: 20 }, (_, i) => i + 1), 0.95)).toBeCloseTo(19.05, 10);
+    expect(
+      quantile(
+        Array.from({ length: 20 }, (_, i) => i + 1),
+        0.95,
+      ),
+    ).toBeCloseTo(19.05, 10);
   });
 
   it('is NaN without values and refuses a q outside [0, 1]', () => {

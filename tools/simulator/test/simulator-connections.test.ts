@@ -59,7 +59,9 @@ describe('simulator: several API connections', () => {
     const res = await list(sim, '500200', a);
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({ errors: [{ code: 'Forbidden', message: 'the API connection has no access to property 500200' }] });
-    const details = await fetch(`${sim.url}/api/read-reservation/v1/properties/500200/bookings/${sim.bookings('500200')[0]!.number}`, { headers: { authorization: `Bearer ${a}` } });
+    const details = await fetch(`${sim.url}/api/read-reservation/v1/properties/500200/bookings/${sim.bookings('500200')[0]!.number}`, {
+      headers: { authorization: `Bearer ${a}` },
+    });
     expect(details.status).toBe(403);
     expect(sim.stats.acceptedByClient['conn-a']).toBeUndefined();
 

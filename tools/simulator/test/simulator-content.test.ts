@@ -19,11 +19,7 @@ async function getJson<T>(sim: Simulator, path: string, token: string, q: Record
 }
 
 /** Pages the properties list to the end. */
-async function pageProperties(
-  sim: Simulator,
-  token: string,
-  q: Record<string, string>,
-): Promise<ContentPropertyPage[]> {
+async function pageProperties(sim: Simulator, token: string, q: Record<string, string>): Promise<ContentPropertyPage[]> {
   const pages: ContentPropertyPage[] = [];
   let since: string | null = null;
   for (let i = 0; i < 1000; i++) {
@@ -85,7 +81,16 @@ describe('simulator content: properties paging', () => {
 
   it('rejects bad count, since, include and languageCode with 400; accepts languageCode=en', async () => {
     const list = '/api/content/v1/properties';
-    const bad: Record<string, string>[] = [{ count: '0' }, { count: '201' }, { count: 'ten' }, { count: '-1' }, { since: 'not a cursor!' }, { since: 'aGVsbG8=' }, { include: 'Everything' }, { languageCode: 'de' }];
+    const bad: Record<string, string>[] = [
+      { count: '0' },
+      { count: '201' },
+      { count: 'ten' },
+      { count: '-1' },
+      { since: 'not a cursor!' },
+      { since: 'aGVsbG8=' },
+      { include: 'Everything' },
+      { languageCode: 'de' },
+    ];
     for (const q of bad) {
       const res = await get(sim, list, token, q);
       expect(res.status, JSON.stringify(q)).toBe(400);
@@ -381,7 +386,10 @@ describe('simulator content: edits, new properties and malformed faults', () => 
 
   it('a malformed property is served with a schema-breaking body in the list and the single endpoint', async () => {
     sim.faults.malformedPropertyIds.add('900002');
-    for (const body of [await getJson<Record<string, unknown>>(sim, PROPERTY('900002'), token), (await listed('900002')) as unknown as Record<string, unknown>]) {
+    for (const body of [
+      await getJson<Record<string, unknown>>(sim, PROPERTY('900002'), token),
+      (await listed('900002')) as unknown as Record<string, unknown>,
+    ]) {
       expect(body['ratePlans']).toBe('n/a');
       expect(typeof body['name']).toBe('number');
       expect(body['id']).toBe('900002');

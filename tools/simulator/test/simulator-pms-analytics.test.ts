@@ -4,14 +4,7 @@
  * provider's schemas; and the simulator's faults and rate limits on the PMS paths.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  computeDailyOccupancy,
-  startSimulator,
-  type DailyOccupancy,
-  type IntegrationStorageBooking,
-  type InventoryBlock,
-  type Simulator,
-} from '../index.js';
+import { computeDailyOccupancy, startSimulator, type DailyOccupancy, type IntegrationStorageBooking, type InventoryBlock, type Simulator } from '../index.js';
 import { schemaProblemsIn, type SchemaDef } from '../../../test/helpers/schema-check.js';
 import { accessToken, noLimits } from '../../../test/helpers/simulator-http.js';
 
@@ -22,118 +15,215 @@ import { accessToken, noLimits } from '../../../test/helpers/simulator-http.js';
 
 const SCHEMAS: Record<string, SchemaDef> = {
   PmsAnalyticsApi_GetDailyOccupancyResponse: {
-    required: ["currencyCode","propertyRoomCount"],
-    props: { warnings: "@PmsAnalyticsApi_ResponseError[]?", errors: "@PmsAnalyticsApi_ResponseError[]?", currencyCode: "string?", propertyRoomCount: "integer:int32", dailyOccupancies: "@PmsAnalyticsApi_DailyOccupancy[]" },
+    required: ['currencyCode', 'propertyRoomCount'],
+    props: {
+      warnings: '@PmsAnalyticsApi_ResponseError[]?',
+      errors: '@PmsAnalyticsApi_ResponseError[]?',
+      currencyCode: 'string?',
+      propertyRoomCount: 'integer:int32',
+      dailyOccupancies: '@PmsAnalyticsApi_DailyOccupancy[]',
+    },
   },
   PmsAnalyticsApi_ResponseError: {
     required: [],
-    props: { code: "string?", message: "string?" },
+    props: { code: 'string?', message: 'string?' },
   },
   PmsAnalyticsApi_DailyOccupancy: {
-    required: ["arrivalCount","closedRoomCount","complimentaryOccupancyRoomCount","date","guestCount","mealRevenue","occupancyRate","occupancyRoomCount","revenue","roomRevenue"],
-    props: { date: "string:date", occupancyRate: "number:double", closedRoomCount: "integer:int32", occupancyRoomCount: "integer:int32", complimentaryOccupancyRoomCount: "integer:int32", roomRevenue: "number:double", revenue: "number:double", mealRevenue: "number:double", arrivalCount: "integer:int32", guestCount: "integer:int32" },
+    required: [
+      'arrivalCount',
+      'closedRoomCount',
+      'complimentaryOccupancyRoomCount',
+      'date',
+      'guestCount',
+      'mealRevenue',
+      'occupancyRate',
+      'occupancyRoomCount',
+      'revenue',
+      'roomRevenue',
+    ],
+    props: {
+      date: 'string:date',
+      occupancyRate: 'number:double',
+      closedRoomCount: 'integer:int32',
+      occupancyRoomCount: 'integer:int32',
+      complimentaryOccupancyRoomCount: 'integer:int32',
+      roomRevenue: 'number:double',
+      revenue: 'number:double',
+      mealRevenue: 'number:double',
+      arrivalCount: 'integer:int32',
+      guestCount: 'integer:int32',
+    },
   },
   PmsAnalyticsApi_ApiResponse: {
     required: [],
-    props: { warnings: "@PmsAnalyticsApi_ResponseError[]?", errors: "@PmsAnalyticsApi_ResponseError[]?" },
+    props: { warnings: '@PmsAnalyticsApi_ResponseError[]?', errors: '@PmsAnalyticsApi_ResponseError[]?' },
   },
   PmsIntegrationApi_BookingRs: {
     required: [],
-    props: { booking: "@PmsIntegrationApi_Booking" },
+    props: { booking: '@PmsIntegrationApi_Booking' },
   },
   PmsIntegrationApi_Booking: {
-    required: ["bookingChannels","id","propertyId","roomRevenues","roomStays","uniqueIds"],
-    props: { id: "string", status: "@PmsIntegrationApi_BookingStatus", uniqueIds: "@PmsIntegrationApi_BookingUniqueId[]", bookingChannels: "@PmsIntegrationApi_BookingChannel[]", roomStays: "@PmsIntegrationApi_BookingRoomStay[]", total: "@PmsIntegrationApi_BookingAmount", guaranteeInfo: "@PmsIntegrationApi_BookingGuaranteeInfo", propertyId: "string", pmsSideUpdateDateTime: "string:date-time", pmsSideCreateDateTime: "string:date-time", updateDateTime: "string:date-time", cancellationInfo: "@PmsIntegrationApi_BookingCancellationInfo", roomRevenues: "@PmsIntegrationApi_BookingRoomRevenue[]" },
+    required: ['bookingChannels', 'id', 'propertyId', 'roomRevenues', 'roomStays', 'uniqueIds'],
+    props: {
+      id: 'string',
+      status: '@PmsIntegrationApi_BookingStatus',
+      uniqueIds: '@PmsIntegrationApi_BookingUniqueId[]',
+      bookingChannels: '@PmsIntegrationApi_BookingChannel[]',
+      roomStays: '@PmsIntegrationApi_BookingRoomStay[]',
+      total: '@PmsIntegrationApi_BookingAmount',
+      guaranteeInfo: '@PmsIntegrationApi_BookingGuaranteeInfo',
+      propertyId: 'string',
+      pmsSideUpdateDateTime: 'string:date-time',
+      pmsSideCreateDateTime: 'string:date-time',
+      updateDateTime: 'string:date-time',
+      cancellationInfo: '@PmsIntegrationApi_BookingCancellationInfo',
+      roomRevenues: '@PmsIntegrationApi_BookingRoomRevenue[]',
+    },
   },
-  PmsIntegrationApi_BookingStatus: { enum: ["Unknown","Confirmed","Waitlisted","InHouse","CheckedOut","Cancelled"] },
+  PmsIntegrationApi_BookingStatus: { enum: ['Unknown', 'Confirmed', 'Waitlisted', 'InHouse', 'CheckedOut', 'Cancelled'] },
   PmsIntegrationApi_BookingUniqueId: {
     required: [],
-    props: { id: "string?", idContext: "@PmsIntegrationApi_BookingUniqueIdContext" },
+    props: { id: 'string?', idContext: '@PmsIntegrationApi_BookingUniqueIdContext' },
   },
-  PmsIntegrationApi_BookingUniqueIdContext: { enum: ["Unknown","Pms","Internal","External"] },
+  PmsIntegrationApi_BookingUniqueIdContext: { enum: ['Unknown', 'Pms', 'Internal', 'External'] },
   PmsIntegrationApi_BookingChannel: {
     required: [],
-    props: { code: "string?", codeType: "@PmsIntegrationApi_BookingChannelCodeType", name: "string?", bookingChannelType: "@PmsIntegrationApi_BookingChannelType" },
+    props: {
+      code: 'string?',
+      codeType: '@PmsIntegrationApi_BookingChannelCodeType',
+      name: 'string?',
+      bookingChannelType: '@PmsIntegrationApi_BookingChannelType',
+    },
   },
-  PmsIntegrationApi_BookingChannelCodeType: { enum: ["Unknown","Pms"] },
-  PmsIntegrationApi_BookingChannelType: { enum: ["Unknown","TravelAgent","Company"] },
+  PmsIntegrationApi_BookingChannelCodeType: { enum: ['Unknown', 'Pms'] },
+  PmsIntegrationApi_BookingChannelType: { enum: ['Unknown', 'TravelAgent', 'Company'] },
   PmsIntegrationApi_BookingRoomStay: {
-    required: ["guestCounts","inventoryBlocks","ratePlans","roomRates","roomTypes","services"],
-    props: { index: "integer:int32", sourceOfBusiness: "string?", marketCode: "string?", roomTypes: "@PmsIntegrationApi_BookingRoomType[]", ratePlans: "@PmsIntegrationApi_BookingRatePlan[]", inventoryBlocks: "@PmsIntegrationApi_BookingInventoryBlock[]", roomRates: "@PmsIntegrationApi_BookingRoomRate[]", services: "@PmsIntegrationApi_BookingService[]", guestCounts: "@PmsIntegrationApi_BookingGuestCount[]", stayDates: "@PmsIntegrationApi_BookingStayDates", roomShare: "@PmsIntegrationApi_BookingRoomShare" },
+    required: ['guestCounts', 'inventoryBlocks', 'ratePlans', 'roomRates', 'roomTypes', 'services'],
+    props: {
+      index: 'integer:int32',
+      sourceOfBusiness: 'string?',
+      marketCode: 'string?',
+      roomTypes: '@PmsIntegrationApi_BookingRoomType[]',
+      ratePlans: '@PmsIntegrationApi_BookingRatePlan[]',
+      inventoryBlocks: '@PmsIntegrationApi_BookingInventoryBlock[]',
+      roomRates: '@PmsIntegrationApi_BookingRoomRate[]',
+      services: '@PmsIntegrationApi_BookingService[]',
+      guestCounts: '@PmsIntegrationApi_BookingGuestCount[]',
+      stayDates: '@PmsIntegrationApi_BookingStayDates',
+      roomShare: '@PmsIntegrationApi_BookingRoomShare',
+    },
   },
   PmsIntegrationApi_BookingRoomType: {
     required: [],
-    props: { index: "integer:int32", pmsSideCode: "string?", pmsSideRoomNumber: "string?" },
+    props: { index: 'integer:int32', pmsSideCode: 'string?', pmsSideRoomNumber: 'string?' },
   },
   PmsIntegrationApi_BookingRatePlan: {
     required: [],
-    props: { index: "integer:int32", pmsSideCode: "string?" },
+    props: { index: 'integer:int32', pmsSideCode: 'string?' },
   },
   PmsIntegrationApi_BookingInventoryBlock: {
     required: [],
-    props: { index: "integer:int32", pmsSideCode: "string?" },
+    props: { index: 'integer:int32', pmsSideCode: 'string?' },
   },
   PmsIntegrationApi_BookingRoomRate: {
     required: [],
-    props: { stayDate: "string:date", roomTypeIndex: "integer:int32", ratePlanIndex: "integer:int32", inventoryBlockIndex: "integer:int32?", total: "@PmsIntegrationApi_BookingAmount" },
+    props: {
+      stayDate: 'string:date',
+      roomTypeIndex: 'integer:int32',
+      ratePlanIndex: 'integer:int32',
+      inventoryBlockIndex: 'integer:int32?',
+      total: '@PmsIntegrationApi_BookingAmount',
+    },
   },
   PmsIntegrationApi_BookingAmount: {
-    required: ["currencyCode"],
-    props: { amountAfterTax: "number:double", currencyCode: "string" },
+    required: ['currencyCode'],
+    props: { amountAfterTax: 'number:double', currencyCode: 'string' },
   },
   PmsIntegrationApi_BookingService: {
     required: [],
-    props: { quantity: "integer:int32", pmsSideCode: "string?", name: "string?", startDate: "string:date", durationStayUnits: "integer:int32", total: "@PmsIntegrationApi_BookingAmount", inclusive: "boolean" },
+    props: {
+      quantity: 'integer:int32',
+      pmsSideCode: 'string?',
+      name: 'string?',
+      startDate: 'string:date',
+      durationStayUnits: 'integer:int32',
+      total: '@PmsIntegrationApi_BookingAmount',
+      inclusive: 'boolean',
+    },
   },
   PmsIntegrationApi_BookingGuestCount: {
     required: [],
-    props: { ageQualifyingCode: "@PmsIntegrationApi_BookingAgeQualifyingCode", count: "integer:int32", age: "integer:int32?" },
+    props: { ageQualifyingCode: '@PmsIntegrationApi_BookingAgeQualifyingCode', count: 'integer:int32', age: 'integer:int32?' },
   },
-  PmsIntegrationApi_BookingAgeQualifyingCode: { enum: ["AdultBed","ChildBandBed"] },
+  PmsIntegrationApi_BookingAgeQualifyingCode: { enum: ['AdultBed', 'ChildBandBed'] },
   PmsIntegrationApi_BookingStayDates: {
     required: [],
-    props: { arrivalDateTime: "string:date-time", departureDateTime: "string:date-time", actualCheckInDateTime: "string:date-time?", actualCheckOutDateTime: "string:date-time?" },
+    props: {
+      arrivalDateTime: 'string:date-time',
+      departureDateTime: 'string:date-time',
+      actualCheckInDateTime: 'string:date-time?',
+      actualCheckOutDateTime: 'string:date-time?',
+    },
   },
   PmsIntegrationApi_BookingRoomShare: {
-    required: ["roomShareCode"],
-    props: { roomShareCode: "string", isPrimaryRoomShare: "boolean" },
+    required: ['roomShareCode'],
+    props: { roomShareCode: 'string', isPrimaryRoomShare: 'boolean' },
   },
   PmsIntegrationApi_BookingGuaranteeInfo: {
     required: [],
-    props: { guaranteeCode: "string?" },
+    props: { guaranteeCode: 'string?' },
   },
   PmsIntegrationApi_BookingCancellationInfo: {
     required: [],
-    props: { pmsSideCancelDateTime: "string:date-time", cancelReason: "string?" },
+    props: { pmsSideCancelDateTime: 'string:date-time', cancelReason: 'string?' },
   },
   PmsIntegrationApi_BookingRoomRevenue: {
     required: [],
-    props: { stayDate: "string:date", amount: "@PmsIntegrationApi_BookingAmount" },
+    props: { stayDate: 'string:date', amount: '@PmsIntegrationApi_BookingAmount' },
   },
   PmsIntegrationApi_InventoryBlockRs: {
     required: [],
-    props: { inventoryBlock: "@PmsIntegrationApi_InventoryBlock" },
+    props: { inventoryBlock: '@PmsIntegrationApi_InventoryBlock' },
   },
   PmsIntegrationApi_InventoryBlock: {
-    required: ["dailyItems","id","propertyId","ratePlanCodes"],
-    props: { id: "string", propertyId: "string", pmsSideId: "string?", pmsSideCode: "string?", updateDateTime: "string:date-time", pmsSideCreateDateTime: "string:date-time", pmsSideCancelDateTime: "string:date-time?", ratePlanCodes: "string[]", blockStatus: "@PmsIntegrationApi_InventoryBlockStatus", pmsBlockStatus: "string?", dailyItems: "@PmsIntegrationApi_DailyInventoryBlock[]" },
+    required: ['dailyItems', 'id', 'propertyId', 'ratePlanCodes'],
+    props: {
+      id: 'string',
+      propertyId: 'string',
+      pmsSideId: 'string?',
+      pmsSideCode: 'string?',
+      updateDateTime: 'string:date-time',
+      pmsSideCreateDateTime: 'string:date-time',
+      pmsSideCancelDateTime: 'string:date-time?',
+      ratePlanCodes: 'string[]',
+      blockStatus: '@PmsIntegrationApi_InventoryBlockStatus',
+      pmsBlockStatus: 'string?',
+      dailyItems: '@PmsIntegrationApi_DailyInventoryBlock[]',
+    },
   },
-  PmsIntegrationApi_InventoryBlockStatus: { enum: ["Unknown","Inquiry","Active","Cancelled"] },
+  PmsIntegrationApi_InventoryBlockStatus: { enum: ['Unknown', 'Inquiry', 'Active', 'Cancelled'] },
   PmsIntegrationApi_DailyInventoryBlock: {
     required: [],
-    props: { date: "string:date", roomTypeCode: "string?", blockedCount: "integer:int32", realizedCount: "integer:int32?", cutoffDate: "string:date?", pricing: "@PmsIntegrationApi_DailyInventoryBlockPricing" },
+    props: {
+      date: 'string:date',
+      roomTypeCode: 'string?',
+      blockedCount: 'integer:int32',
+      realizedCount: 'integer:int32?',
+      cutoffDate: 'string:date?',
+      pricing: '@PmsIntegrationApi_DailyInventoryBlockPricing',
+    },
   },
   PmsIntegrationApi_DailyInventoryBlockPricing: {
-    required: ["currencyCode"],
-    props: { oneAdultPrice: "number:double?", servicesPrice: "number:double?", currencyCode: "string" },
+    required: ['currencyCode'],
+    props: { oneAdultPrice: 'number:double?', servicesPrice: 'number:double?', currencyCode: 'string' },
   },
   PmsIntegrationApi_ErrorRs: {
     required: [],
-    props: { errors: "@PmsIntegrationApi_Error[]?" },
+    props: { errors: '@PmsIntegrationApi_Error[]?' },
   },
   PmsIntegrationApi_Error: {
     required: [],
-    props: { code: "string?", message: "string?" },
+    props: { code: 'string?', message: 'string?' },
   },
 };
 
@@ -268,7 +358,9 @@ describe('simulator PMS analytics: daily occupancy', () => {
     const date = before.find((d) => d.occupancyRoomCount > 0)!.date;
     const victim = sim
       .pmsReservations(P)
-      .find((r) => r.reservationStatus !== 'Cancelled' && r.roomStays.some((s) => s.checkInDateTime.slice(0, 10) <= date && s.checkOutDateTime.slice(0, 10) > date))!;
+      .find(
+        (r) => r.reservationStatus !== 'Cancelled' && r.roomStays.some((s) => s.checkInDateTime.slice(0, 10) <= date && s.checkOutDateTime.slice(0, 10) > date),
+      )!;
     const stays = sim.occupancyInput(P).stays.filter((s) => s.number === victim.number);
     const nightIndex = dayOf(date) - dayOf(stays[0]!.arrivalDate);
     const roomCents = stays.reduce((c, s) => c + Math.round(s.nights[nightIndex]!.room * 100), 0);
@@ -302,7 +394,16 @@ describe('simulator PMS analytics: daily occupancy', () => {
     expect(res.status).toBe(200);
     expect(res.body.dailyOccupancies).toHaveLength(5);
     for (const d of res.body.dailyOccupancies) {
-      expect(d).toMatchObject({ occupancyRate: 0, occupancyRoomCount: 0, complimentaryOccupancyRoomCount: 0, roomRevenue: 0, revenue: 0, mealRevenue: 0, arrivalCount: 0, guestCount: 0 });
+      expect(d).toMatchObject({
+        occupancyRate: 0,
+        occupancyRoomCount: 0,
+        complimentaryOccupancyRoomCount: 0,
+        roomRevenue: 0,
+        revenue: 0,
+        mealRevenue: 0,
+        arrivalCount: 0,
+        guestCount: 0,
+      });
     }
   });
 

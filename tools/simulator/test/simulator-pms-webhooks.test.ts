@@ -36,7 +36,12 @@ class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        this.received.push({ at, method: req.method ?? '', headers: req.headers, events: JSON.parse(Buffer.concat(chunks).toString('utf8')) as WebhookEvent[] });
+        this.received.push({
+          at,
+          method: req.method ?? '',
+          headers: req.headers,
+          events: JSON.parse(Buffer.concat(chunks).toString('utf8')) as WebhookEvent[],
+        });
         const status = this.statuses.shift() ?? 200;
         setTimeout(() => {
           this.inFlight--;
@@ -271,9 +276,7 @@ describe('simulator webhooks: the events of PMS changes', () => {
   }
 
   it('webpms events carry {BookingNumber, PropertyId}; storage events {BookingId | InventoryBlockId, PropertyId}', async () => {
-    const storageNumbers = new Map(
-      sim.integrationStorageBookings(P).map((s) => [s.uniqueIds.find((u) => u.idContext === 'External')!.id!, s.id] as const),
-    );
+    const storageNumbers = new Map(sim.integrationStorageBookings(P).map((s) => [s.uniqueIds.find((u) => u.idContext === 'External')!.id!, s.id] as const));
     const candidates = sim
       .pmsReservations(P)
       .filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]!.status === 'New' && r.roomStays[0]!.roomId !== null);

@@ -18,104 +18,154 @@ import { accessToken, noLimits } from '../../../test/helpers/simulator-http.js';
 const SCHEMAS: Record<string, SchemaDef> = {
   PmsApi_GetReservationResponse: {
     required: [],
-    props: { warnings: "@PmsApi_ResponseError[]?", errors: "@PmsApi_ResponseError[]?", reservation: "@PmsApi_Reservation" },
+    props: { warnings: '@PmsApi_ResponseError[]?', errors: '@PmsApi_ResponseError[]?', reservation: '@PmsApi_Reservation' },
   },
   PmsApi_ResponseError: {
     required: [],
-    props: { code: "string?", message: "string?" },
+    props: { code: 'string?', message: 'string?' },
   },
   PmsApi_Reservation: {
-    required: ["creationSource","currencyCode","customerLanguageCode"],
-    props: { number: "string?", customerLanguageCode: "string?", visitPurpose: "@PmsApi_VisitPurpose?", customerComment: "string?", modifyDateTime: "string?", groupName: "string?", currencyCode: "string?", customer: "@PmsApi_Person?", customerCompany: "@PmsApi_Company?", creationSource: "@PmsApi_ReservationCreationSource?", channelInformation: "@PmsApi_ReservationChannelInformation?", reservationStatus: "@PmsApi_ReservationStatus", roomStays: "@PmsApi_RoomStay[]?", agentCommission: "@PmsApi_AgentCommission?" },
+    required: ['creationSource', 'currencyCode', 'customerLanguageCode'],
+    props: {
+      number: 'string?',
+      customerLanguageCode: 'string?',
+      visitPurpose: '@PmsApi_VisitPurpose?',
+      customerComment: 'string?',
+      modifyDateTime: 'string?',
+      groupName: 'string?',
+      currencyCode: 'string?',
+      customer: '@PmsApi_Person?',
+      customerCompany: '@PmsApi_Company?',
+      creationSource: '@PmsApi_ReservationCreationSource?',
+      channelInformation: '@PmsApi_ReservationChannelInformation?',
+      reservationStatus: '@PmsApi_ReservationStatus',
+      roomStays: '@PmsApi_RoomStay[]?',
+      agentCommission: '@PmsApi_AgentCommission?',
+    },
   },
   PmsApi_VisitPurpose: {
     required: [],
-    props: { id: "string?", displayName: "string?" },
+    props: { id: 'string?', displayName: 'string?' },
   },
   PmsApi_Person: {
     required: [],
-    props: { pmsPersonId: "string?", personName: "@PmsApi_PersonName?", birthDate: "string?", citizenship: "string?", status: "@PmsApi_GuestStatus?", emails: "@PmsApi_Email[]?", phones: "@PmsApi_Phone[]?", gender: "@PmsApi_Gender" },
+    props: {
+      pmsPersonId: 'string?',
+      personName: '@PmsApi_PersonName?',
+      birthDate: 'string?',
+      citizenship: 'string?',
+      status: '@PmsApi_GuestStatus?',
+      emails: '@PmsApi_Email[]?',
+      phones: '@PmsApi_Phone[]?',
+      gender: '@PmsApi_Gender',
+    },
   },
   PmsApi_PersonName: {
     required: [],
-    props: { lastName: "string?", firstName: "string?", middleName: "string?" },
+    props: { lastName: 'string?', firstName: 'string?', middleName: 'string?' },
   },
   PmsApi_GuestStatus: {
     required: [],
-    props: { id: "string?", displayName: "string?" },
+    props: { id: 'string?', displayName: 'string?' },
   },
   PmsApi_Email: {
     required: [],
-    props: { address: "string?" },
+    props: { address: 'string?' },
   },
   PmsApi_Phone: {
     required: [],
-    props: { phoneNumber: "string?" },
+    props: { phoneNumber: 'string?' },
   },
-  PmsApi_Gender: { enum: ["Male","Female","Unknown"] },
+  PmsApi_Gender: { enum: ['Male', 'Female', 'Unknown'] },
   PmsApi_Company: {
     required: [],
-    props: { id: "string?", name: "string?", type: "@PmsApi_CompanyType" },
+    props: { id: 'string?', name: 'string?', type: '@PmsApi_CompanyType' },
   },
-  PmsApi_CompanyType: { enum: ["Customer","Payer"] },
+  PmsApi_CompanyType: { enum: ['Customer', 'Payer'] },
   PmsApi_ReservationCreationSource: {
-    required: ["id","name"],
-    props: { id: "string?", name: "string?" },
+    required: ['id', 'name'],
+    props: { id: 'string?', name: 'string?' },
   },
   PmsApi_ReservationChannelInformation: {
-    required: ["channelName"],
-    props: { channelName: "string?" },
+    required: ['channelName'],
+    props: { channelName: 'string?' },
   },
-  PmsApi_ReservationStatus: { enum: ["Unconfirmed","Confirmed","Cancelled","Released","Pending","Edited"] },
+  PmsApi_ReservationStatus: { enum: ['Unconfirmed', 'Confirmed', 'Cancelled', 'Released', 'Pending', 'Edited'] },
   PmsApi_RoomStay: {
     required: [],
-    props: { pmsRoomStayId: "string?", roomId: "string?", roomTypeId: "string?", guestsIds: "string[]?", checkInDateTime: "string?", checkOutDateTime: "string?", actualCheckInDateTime: "string?", actualCheckOutDateTime: "string?", status: "@PmsApi_RoomStayStatus", guestCount: "@PmsApi_GuestCount?", deposit: "@PmsApi_Amount?", totalPrice: "@PmsApi_TotalPrice?", amenities: "@PmsApi_Amenity[]?" },
+    props: {
+      pmsRoomStayId: 'string?',
+      roomId: 'string?',
+      roomTypeId: 'string?',
+      guestsIds: 'string[]?',
+      checkInDateTime: 'string?',
+      checkOutDateTime: 'string?',
+      actualCheckInDateTime: 'string?',
+      actualCheckOutDateTime: 'string?',
+      status: '@PmsApi_RoomStayStatus',
+      guestCount: '@PmsApi_GuestCount?',
+      deposit: '@PmsApi_Amount?',
+      totalPrice: '@PmsApi_TotalPrice?',
+      amenities: '@PmsApi_Amenity[]?',
+    },
   },
-  PmsApi_RoomStayStatus: { enum: ["New","CheckedIn","CheckedOut","Cancelled"] },
+  PmsApi_RoomStayStatus: { enum: ['New', 'CheckedIn', 'CheckedOut', 'Cancelled'] },
   PmsApi_GuestCount: {
     required: [],
-    props: { adults: "integer:int32", children: "integer:int32" },
+    props: { adults: 'integer:int32', children: 'integer:int32' },
   },
   PmsApi_Amount: {
     required: [],
-    props: { value: "number:double", currencyCode: "string?" },
+    props: { value: 'number:double', currencyCode: 'string?' },
   },
   PmsApi_TotalPrice: {
     required: [],
-    props: { amount: "@PmsApi_Amount?", payAmount: "@PmsApi_Amount?", refundAmount: "@PmsApi_Amount?" },
+    props: { amount: '@PmsApi_Amount?', payAmount: '@PmsApi_Amount?', refundAmount: '@PmsApi_Amount?' },
   },
   PmsApi_Amenity: {
     required: [],
-    props: { name: "string?" },
+    props: { name: 'string?' },
   },
   PmsApi_AgentCommission: {
     required: [],
-    props: { percent: "number:double?", calculationSource: "@PmsApi_CommissionCalculationSource", amount: "@PmsApi_Amount?", discount: "@PmsApi_Amount?" },
+    props: { percent: 'number:double?', calculationSource: '@PmsApi_CommissionCalculationSource', amount: '@PmsApi_Amount?', discount: '@PmsApi_Amount?' },
   },
-  PmsApi_CommissionCalculationSource: { enum: ["Pms","Ota"] },
+  PmsApi_CommissionCalculationSource: { enum: ['Pms', 'Ota'] },
   PmsApi_GetGuestResponse: {
     required: [],
-    props: { warnings: "@PmsApi_ResponseError[]?", errors: "@PmsApi_ResponseError[]?", guest: "@PmsApi_Person" },
+    props: { warnings: '@PmsApi_ResponseError[]?', errors: '@PmsApi_ResponseError[]?', guest: '@PmsApi_Person' },
   },
   PmsApi_FindRoomsResponse: {
-    required: ["hasNextPage","nextPageToken"],
-    props: { warnings: "@PmsApi_ResponseError[]?", errors: "@PmsApi_ResponseError[]?", nextPageToken: "string?", hasNextPage: "boolean", rooms: "@PmsApi_Room[]" },
+    required: ['hasNextPage', 'nextPageToken'],
+    props: {
+      warnings: '@PmsApi_ResponseError[]?',
+      errors: '@PmsApi_ResponseError[]?',
+      nextPageToken: 'string?',
+      hasNextPage: 'boolean',
+      rooms: '@PmsApi_Room[]',
+    },
   },
   PmsApi_Room: {
     required: [],
-    props: { id: "string?", displayName: "string?", roomTypeId: "string?", floorId: "string?" },
+    props: { id: 'string?', displayName: 'string?', roomTypeId: 'string?', floorId: 'string?' },
   },
   PmsApi_FindReservationsResponse: {
-    required: ["hasNextPage","nextPageToken"],
-    props: { warnings: "@PmsApi_ResponseError[]?", errors: "@PmsApi_ResponseError[]?", nextPageToken: "string?", hasNextPage: "boolean", reservations: "@PmsApi_ReservationInfo[]" },
+    required: ['hasNextPage', 'nextPageToken'],
+    props: {
+      warnings: '@PmsApi_ResponseError[]?',
+      errors: '@PmsApi_ResponseError[]?',
+      nextPageToken: 'string?',
+      hasNextPage: 'boolean',
+      reservations: '@PmsApi_ReservationInfo[]',
+    },
   },
   PmsApi_ReservationInfo: {
-    required: ["number"],
-    props: { number: "string?" },
+    required: ['number'],
+    props: { number: 'string?' },
   },
   PmsApi_ApiResponse: {
     required: [],
-    props: { warnings: "@PmsApi_ResponseError[]?", errors: "@PmsApi_ResponseError[]?" },
+    props: { warnings: '@PmsApi_ResponseError[]?', errors: '@PmsApi_ResponseError[]?' },
   },
 };
 
@@ -177,7 +227,12 @@ const expectEnvelopeError = (body: Envelope) => {
 };
 
 /** Every page of a search, following the page tokens; checks each page's envelope and paging fields. */
-async function searchAll(sim: Simulator, token: string, propertyId: string, query: Record<string, string>): Promise<{ numbers: string[]; pages: SearchPage[] }> {
+async function searchAll(
+  sim: Simulator,
+  token: string,
+  propertyId: string,
+  query: Record<string, string>,
+): Promise<{ numbers: string[]; pages: SearchPage[] }> {
   const size = Number(query['maxPageSize'] ?? 100);
   const pages: SearchPage[] = [];
   let res = await get<SearchPage>(sim, token, `${PMS(propertyId)}/reservations/search`, query);
@@ -299,7 +354,12 @@ describe('simulator PMS: reservations consistent with the bookings', () => {
 
     const truth = sim.pmsReservations('500100');
     expect([...active, ...cancelled].sort()).toEqual(truth.map((r) => r.number).sort());
-    expect(active.sort()).toEqual(truth.filter((r) => r.reservationStatus !== 'Cancelled').map((r) => r.number).sort());
+    expect(active.sort()).toEqual(
+      truth
+        .filter((r) => r.reservationStatus !== 'Cancelled')
+        .map((r) => r.number)
+        .sort(),
+    );
 
     const bookings = sim.bookings('500100').map((b) => b.number);
     const all = new Set([...active, ...cancelled]);
@@ -520,7 +580,11 @@ describe('simulator PMS: reservation search', () => {
     // The same digits read as UTC find neither.
     expect(await found('2025-06-01T12:00', '2025-06-01T12:01')).toEqual([]);
     // Active no longer has them.
-    const stillActive = await searchAll(sim, token, '500100', { state: 'Active', startModifyDateTime: '2024-06-02T00:00', endModifyDateTime: '2025-06-01T23:59' });
+    const stillActive = await searchAll(sim, token, '500100', {
+      state: 'Active',
+      startModifyDateTime: '2024-06-02T00:00',
+      endModifyDateTime: '2025-06-01T23:59',
+    });
     expect(stillActive.numbers).not.toContain(x);
   });
 
@@ -555,7 +619,12 @@ describe('simulator PMS: reservation search', () => {
     const cancelled = await searchAll(sim, token, '500100', { state: 'Cancelled', startAffectPeriodDateTime: aStart, endAffectPeriodDateTime: aEnd });
     expect(active.numbers.length).toBeGreaterThan(0);
     expect(active.numbers.filter((n) => cancelled.numbers.includes(n))).toEqual([]);
-    expect([...active.numbers, ...cancelled.numbers].sort()).toEqual(truth.filter(overlapping).map((r) => r.number).sort());
+    expect([...active.numbers, ...cancelled.numbers].sort()).toEqual(
+      truth
+        .filter(overlapping)
+        .map((r) => r.number)
+        .sort(),
+    );
     // Both windows: both must match.
     const both = await searchAll(sim, token, '500100', {
       state: 'Active',
@@ -617,7 +686,12 @@ describe('simulator PMS: reservation search', () => {
     const cases: Record<string, string>[] = [
       { startModifyDateTime: '2024-06-01T00:00', endModifyDateTime: '2025-06-01T00:01' },
       { startAffectPeriodDateTime: '2024-06-01T00:00', endAffectPeriodDateTime: '2025-06-01T00:01' },
-      { startModifyDateTime: '2024-06-01T00:00', endModifyDateTime: '2024-07-01T00:00', startAffectPeriodDateTime: '2020-01-01T00:00', endAffectPeriodDateTime: '2025-01-01T00:00' },
+      {
+        startModifyDateTime: '2024-06-01T00:00',
+        endModifyDateTime: '2024-07-01T00:00',
+        startAffectPeriodDateTime: '2020-01-01T00:00',
+        endAffectPeriodDateTime: '2025-01-01T00:00',
+      },
       {},
       { startModifyDateTime: '2025-05-01T00:00' },
       { endAffectPeriodDateTime: '2025-05-01T00:00' },

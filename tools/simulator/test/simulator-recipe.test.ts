@@ -20,9 +20,13 @@ afterEach(async () => {
 describe('the simulator recipe', () => {
   it('prints the daemon command with the scaled windows; the daemon syncs with them, no 429', async () => {
     const configPath = join(mkdtempSync(join(tmpdir(), 'staysync-sim-')), 'staysync.json');
-    const sim = spawn(process.execPath, [resolve('dist-tools/tools/simulator/main.js'), '--scale', '60', '--port', '0', '--properties', '2', '--bookings', '40', '--daemon-config', configPath], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const sim = spawn(
+      process.execPath,
+      [resolve('dist-tools/tools/simulator/main.js'), '--scale', '60', '--port', '0', '--properties', '2', '--bookings', '40', '--daemon-config', configPath],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     sim.stdout.on('data', (d) => (out += d));
     sim.stderr.on('data', (d) => (out += d));
@@ -60,7 +64,13 @@ describe('the simulator recipe', () => {
     const url = await testDatabaseUrl();
     const schema = uniqueSchema('simrecipe');
     cleanups.push(() => dropSchema(url, schema));
-    const run = await runCli(['sync', '--once'], { ...env, DATABASE_URL: url, STAYSYNC_DB_SCHEMA: schema, STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(schema), STAYSYNC_LOG_LEVEL: 'info' });
+    const run = await runCli(['sync', '--once'], {
+      ...env,
+      DATABASE_URL: url,
+      STAYSYNC_DB_SCHEMA: schema,
+      STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(schema),
+      STAYSYNC_LOG_LEVEL: 'info',
+    });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const [row] = await query<{ n: string }>(url, schema, 'SELECT count(*) AS n FROM bookings');
     expect(Number(row!.n)).toBe(80);

@@ -28,13 +28,7 @@ async function get(url: string, token: string | undefined): Promise<Response> {
 }
 
 /** Pages to the end from `start` (a token, or none for a full sync). */
-async function pageAll(
-  sim: Simulator,
-  token: string,
-  propertyId: string,
-  count: number,
-  start?: string,
-): Promise<{ pages: Page[]; lastToken: string }> {
+async function pageAll(sim: Simulator, token: string, propertyId: string, count: number, start?: string): Promise<{ pages: Page[]; lastToken: string }> {
   const pages: Page[] = [];
   let continueToken = start;
   for (let i = 0; i < 10_000; i++) {
@@ -316,8 +310,7 @@ describe('simulator: booking details', () => {
     const b = first.booking;
     const roomStays = b['roomStays'];
     const broken =
-      !Array.isArray(roomStays) ||
-      (b['total'] === undefined && roomStays.every((rs: Record<string, unknown>) => !Array.isArray(rs['dailyRates'])));
+      !Array.isArray(roomStays) || (b['total'] === undefined && roomStays.every((rs: Record<string, unknown>) => !Array.isArray(rs['dailyRates'])));
     expect(broken).toBe(true);
     expect(b['number']).toBe(number);
 
