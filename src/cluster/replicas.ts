@@ -47,7 +47,7 @@ import {
   type ReplicaRow,
 } from '../store/repositories/replicas.js';
 import { FenceLostError } from '../store/errors.js';
-import { processIdentity, type FenceQuery, type WriteFence } from './schema-lock.js';
+import { processIdentity, type FenceQuery, type WriteFence } from '../store/schema-lock.js';
 
 export interface ReplicaOptions {
   /** The control pool (small, separate from the sync's writes). */

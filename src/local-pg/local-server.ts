@@ -23,6 +23,7 @@
  * is stopped by the owner's watchdog; a start that finds it still stopping waits for it, then
  * starts its own.
  */
+import type { LocalLogins } from '../store/database.js';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -40,20 +41,6 @@ export interface LocalServerOptions {
 }
 
 /** A login as it may be shown: the URL without the password, and the file that keeps the password. */
-export interface ShownLogin {
-  readonly role: string;
-  /** postgres://ROLE@127.0.0.1:PORT/postgres */
-  readonly url: string;
-  readonly passwordFile: string;
-}
-
-export interface LocalLogins {
-  /** The daemon's login, for administration only (a superuser can run programs on the host). */
-  readonly superuser: ShownLogin;
-  /** The read-only login for reporting tools, created by `run` and `sync --once` (reader-login.ts). */
-  readonly reader: ShownLogin;
-}
-
 /** The role that reporting tools use on the local server. */
 export const LOCAL_READER_ROLE = 'staysync_reader';
 

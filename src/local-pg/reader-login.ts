@@ -14,7 +14,8 @@
 import { access } from 'node:fs/promises';
 import type { Logger } from '../util/log.js';
 import type { Db } from '../store/types.js';
-import { readOrCreatePassword, type LocalLogins, type ShownLogin } from './local-server.js';
+import { readOrCreatePassword } from './local-server.js';
+import type { LocalLogins, ShownLogin } from '../store/database.js';
 import { grantReader, roleExists } from '../store/reader-role.js';
 
 /** Creates or updates the reader login and says, once, how reporting tools connect. */

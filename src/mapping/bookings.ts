@@ -4,18 +4,7 @@
  * derives the same rows again from the payloads the mirror keeps.
  */
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
-import type {
-  NewBooking,
-  NewBookingDailyRate,
-  NewBookingDiscount,
-  NewBookingGuest,
-  NewBookingLoyaltyCard,
-  NewBookingRoomStay,
-  NewBookingRoomStayRatePlan,
-  NewBookingService,
-  NewBookingTax,
-  NewBookingTaxAmount,
-} from '../store/schema.js';
+import type { BookingRows, SummaryRow } from '../store/schema.js';
 import type { TaxLevel } from '../store/states.js';
 
 // ------------------------------------------------------------------ booking details
@@ -24,20 +13,6 @@ type Num = string | null | undefined;
 type Total = NonNullable<Booking['total']>;
 type RoomStayService = Booking['roomStays'][number]['services'][number];
 type Service = Booking['services'][number] | RoomStayService;
-/** The rows of one booking version: header plus children. */
-export interface BookingRows {
-  booking: NewBooking;
-  roomStays: NewBookingRoomStay[];
-  dailyRates: NewBookingDailyRate[];
-  services: NewBookingService[];
-  guests: NewBookingGuest[];
-  taxes: NewBookingTax[];
-  discounts: NewBookingDiscount[];
-  taxAmounts: NewBookingTaxAmount[];
-  ratePlans: NewBookingRoomStayRatePlan[];
-  loyaltyCards: NewBookingLoyaltyCard[];
-}
-
 /** Money arrives as its exact text (schema-primitives `num`) and goes to numeric columns as text. */
 const money = (v: Num): string | null => v ?? null;
 /** Text as sent: an empty string is a value the provider gave, not an absent one. */
@@ -199,21 +174,6 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
 }
 
 // ------------------------------------------------------------------ booking summaries
-
-/** A summary of the booking list as its booking_summaries row, with the detail fetch it asks for. */
-export interface SummaryRow {
-  propertyId: string;
-  number: string;
-  status: string | null;
-  createdAt: Date | null;
-  modifiedAt: Date | null;
-  /** The same instants as the provider wrote them (normalized, to the microsecond): what the columns get. */
-  createdText?: string | null;
-  modifiedText?: string | null;
-  /** The priority of the detail fetch (booking_detail_queue.priority, lowest first): see priorityOf. */
-  priority: number;
-  raw: unknown;
-}
 
 /** Stays arriving within this many days (or yesterday) are fetched first. */
 const SOON_DAYS = 30;

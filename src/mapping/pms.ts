@@ -6,7 +6,7 @@
  * derives the same rows again from the payloads the mirror keeps.
  */
 import type { DailyOccupancy, InventoryBlock, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
-import type { NewDailyOccupancy, NewIntegrationStorageBooking, NewInventoryBlock, NewPmsGuest, NewPmsReservation, NewPmsRoomStay } from '../store/schema.js';
+import type { NewDailyOccupancy, NewIntegrationStorageBooking, NewInventoryBlock, NewPmsGuest, PmsReservationRows } from '../store/schema.js';
 import { hashOf } from './content.js';
 import { stripPerson, stripReservation } from './personal-data.js';
 
@@ -18,14 +18,6 @@ const money = (v: string | null | undefined): string | null => v ?? null;
 const str = (v: string | null | undefined): string | null => (v === undefined || v === null || v === '' ? null : v);
 /** A calendar date or null: the typed column only takes what is a date. */
 const date = (v: string | null | undefined): string | null => (v && /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : null);
-
-/** The rows of one reservation version: header, room stays and customer. */
-export interface PmsReservationRows {
-  reservation: NewPmsReservation;
-  roomStays: NewPmsRoomStay[];
-  /** The customer, as a person row (when the reservation has one with an id). */
-  customer: NewPmsGuest | null;
-}
 
 /**
  * A person as a row. `raw` is the object to store (already without personal data when it is

@@ -1,13 +1,13 @@
 /**
  * The database handle: kysely over a pg pool, to the server of DATABASE_URL, or without it to
- * the local server that staysync runs itself (local-server.ts). Every connection works in the
- * configured schema (search_path), so
- * repositories and migrations use unqualified table names.
+ * the local server that staysync runs itself (given as `server`: src/local-pg/open-database.ts).
+ * Every connection works in the configured schema (search_path), so repositories and
+ * migrations use unqualified table names.
  *
  * Besides the query pool the handle owns:
  * - `availability`: whether the server answers (streams wait on it during an outage);
  * - `schemaLock`: the schema's lock on a session of its own, and `write()`, the only way the sync
- *   writes: a transaction whose first statement is the lease fence;
+ *   writes: a transaction whose first statement is its fence;
  * - `control`: a second, tiny pool for the process's own bookkeeping (sync_runs) and for
  *   status reads, so that closing a run never waits behind the sync's busy connections.
  */
@@ -19,12 +19,44 @@ import { packageRoot, type Config } from '../config/config.js';
 import type { Logger } from '../util/log.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { DatabaseAvailability } from './availability.js';
-import { describeDatabaseUrl, FenceLostError } from './errors.js';
-import { SchemaLock, processIdentity, type LockSession, type WriteFence } from '../cluster/schema-lock.js';
-import { openLocalServer, type LocalLogins, type LocalServer } from '../local-pg/local-server.js';
+import { describeDatabaseUrl, FenceLostError, LocalServerError } from './errors.js';
+import { SchemaLock, processIdentity, type LockSession, type WriteFence } from './schema-lock.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
 import { applyReportingLayer } from './reporting.js';
 import type { Database } from './schema.js';
+
+export interface ShownLogin {
+  readonly role: string;
+  /** postgres://ROLE@127.0.0.1:PORT/postgres */
+  readonly url: string;
+  readonly passwordFile: string;
+}
+
+export interface LocalLogins {
+  /** The daemon's login, for administration only (a superuser can run programs on the host). */
+  readonly superuser: ShownLogin;
+  /** The read-only login for reporting tools, created by `run` and `sync --once` (reader-login.ts). */
+  readonly reader: ShownLogin;
+}
+
+/**
+ * A PostgreSQL server the handle connects to and closes with it: the local server that
+ * staysync runs itself without DATABASE_URL (src/local-pg/open-database.ts opens it first).
+ */
+export interface OwnServer {
+  /** With the password: for this process's own connections, never for output. */
+  readonly url: string;
+  /** For messages: where the data lives and which settings chose it. */
+  readonly description: string;
+  readonly logins: LocalLogins;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  clock?: Clock;
+  /** The server to use when DATABASE_URL is not set. */
+  server?: OwnServer;
+}
 
 export interface DatabaseHandle {
   /** Reads (and the migrator). Writes of the sync go through `write`. */
@@ -79,10 +111,6 @@ export const exactTypes = {
 /** How long a new connection may take before it counts as a failure (a black-holed network never answers). */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-export interface OpenDatabaseOptions {
-  clock?: Clock;
-}
-
 export async function openDatabase(config: Config, logger: Logger, opts: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
   const { schema } = config.database;
   const clock = opts.clock ?? systemClock;
@@ -90,13 +118,14 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   const log = logger.child({ component: 'database' });
   let url = config.database.url;
   let description: string;
-  let local: LocalServer | undefined;
+  const local = url ? undefined : opts.server;
   if (url) {
     description = `${describeDatabaseUrl(url)} (DATABASE_URL)`;
-  } else {
-    local = await openLocalServer({ dataDir: config.database.dataDir, port: config.database.localPort }, log);
+  } else if (local) {
     url = local.url;
     description = local.description;
+  } else {
+    throw new LocalServerError('DATABASE_URL is not set, and no local server was started for this process: open the database with openConfiguredDatabase (src/local-pg/open-database.ts)');
   }
   const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
   const connection = (role: string): pg.ClientConfig => ({

@@ -807,3 +807,43 @@ export type NewPmsGuest = Insertable<PmsGuestsTable>;
 export type NewDailyOccupancy = Insertable<DailyOccupancyTable>;
 export type NewIntegrationStorageBooking = Insertable<IntegrationStorageBookingsTable>;
 export type NewInventoryBlock = Insertable<InventoryBlocksTable>;
+
+// ---------------------------------------------------------------- what the mapping hands the store
+// The rows of one payload, as src/mapping/ builds them and the repositories write them.
+
+/** A booking's details as rows: the header and every child table. */
+export interface BookingRows {
+  booking: NewBooking;
+  roomStays: NewBookingRoomStay[];
+  dailyRates: NewBookingDailyRate[];
+  services: NewBookingService[];
+  guests: NewBookingGuest[];
+  taxes: NewBookingTax[];
+  discounts: NewBookingDiscount[];
+  taxAmounts: NewBookingTaxAmount[];
+  ratePlans: NewBookingRoomStayRatePlan[];
+  loyaltyCards: NewBookingLoyaltyCard[];
+}
+
+/** A booking summary as a row (booking_summaries), with the priority its detail fetch gets. */
+export interface SummaryRow {
+  propertyId: string;
+  number: string;
+  status: string | null;
+  createdAt: Date | null;
+  modifiedAt: Date | null;
+  /** The same instants as the provider wrote them (normalized, to the microsecond): what the columns get. */
+  createdText?: string | null;
+  modifiedText?: string | null;
+  /** The priority of the detail fetch (booking_detail_queue.priority, lowest first): see priorityOf. */
+  priority: number;
+  raw: unknown;
+}
+
+/** A PMS reservation as rows. */
+export interface PmsReservationRows {
+  reservation: NewPmsReservation;
+  roomStays: NewPmsRoomStay[];
+  /** The customer, as a person row (when the reservation has one with an id). */
+  customer: NewPmsGuest | null;
+}

@@ -6,6 +6,7 @@
  * `status` (URLs without password, the password files named; reporting tools get a read-only
  * login, never the superuser), exit codes, the port closing when the daemon ends, however it ends.
  */
+import { openConfiguredDatabase } from '../../src/local-pg/open-database.js';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,6 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/config.js';
-import { openDatabase } from '../../src/store/database.js';
 import { rawQuery } from '../../tools/shared/database.js';
 import { missingBinaries } from '../../src/local-pg/local-server.js';
 import { createLogger } from '../../src/util/log.js';
@@ -128,7 +128,7 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     const { sim, dataDir, port } = await setup();
     const config = configFor(sim, dataDir, port);
     const logger = createLogger('warn');
-    const first = await openDatabase(config, logger);
+    const first = await openConfiguredDatabase(config, logger);
     cleanups.push(() => first.close());
     expect(first.local).toBe(true);
     expect(first.url).toMatch(new RegExp(`^postgres://postgres:[^@]+@127\\.0\\.0\\.1:${port}/postgres$`));
@@ -151,7 +151,7 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     expect(await scalar(first.url, "SELECT setting FROM pg_settings WHERE name = 'fsync'")).toBe('on');
 
     // A second process's handle (status, a waiting daemon) uses the running server; closing it leaves the server up.
-    const second = await openDatabase(config, logger);
+    const second = await openConfiguredDatabase(config, logger);
     expect(second.url).toBe(first.url);
     expect(
       Number(
@@ -169,7 +169,7 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     await first.close();
     expect(await listening(port)).toBe(false);
 
-    const again = await openDatabase(config, logger);
+    const again = await openConfiguredDatabase(config, logger);
     cleanups.push(() => again.close());
     expect(await again.migrate()).toEqual([]);
     const numbers = (await again.db.selectFrom('bookings').select('number').orderBy('number').execute()).map((r) => r.number);
@@ -246,7 +246,7 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     // Someone with the superuser makes the reader more than a reader and changes its password:
     // the next start brings it back to a plain login with the file's password. This process now
     // runs the server; the daemon and status use it.
-    const admin = await openDatabase(configFor(sim, dataDir, port), createLogger('warn'));
+    const admin = await openConfiguredDatabase(configFor(sim, dataDir, port), createLogger('warn'));
     cleanups.push(() => admin.close());
     await rawQuery(admin.db, "ALTER ROLE staysync_reader SUPERUSER CREATEROLE CREATEDB PASSWORD 'changed-by-hand'");
 
@@ -358,7 +358,7 @@ describe('the local PostgreSQL server (no DATABASE_URL)', () => {
     // The server was still up while the daemon finished: no outage, the run row closed.
     expect(records.filter((r) => /database unreachable|could not close the run row|lost the lock of schema/.test(r.msg))).toEqual([]);
     expect(await listening(port)).toBe(false);
-    const again = await openDatabase(configFor(sim, dataDir, port), createLogger('warn'));
+    const again = await openConfiguredDatabase(configFor(sim, dataDir, port), createLogger('warn'));
     cleanups.push(() => again.close());
     const runs = await again.db.selectFrom('sync_runs').select(['outcome']).execute();
     expect(runs.map((r) => r.outcome)).toEqual(['stopped']);

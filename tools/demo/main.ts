@@ -6,11 +6,11 @@
  * from its file (the demo prints no password) (`--exit` ends after the look).
  * Nothing leaves this machine: the simulator and the database listen on 127.0.0.1.
  */
+import { openConfiguredDatabase } from '../../src/local-pg/open-database.js';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { loadConfig, type RateWindow } from '../../src/config/config.js';
 import { ExitCode } from '../../src/cli/exit.js';
 import { syncCommand } from '../../src/cli/commands/sync.js';
-import { openDatabase } from '../../src/store/database.js';
 import { rawQuery } from '../shared/database.js';
 import { createLogger } from '../../src/util/log.js';
 import { startSimulator } from '../simulator/index.js';
@@ -116,7 +116,7 @@ async function main(): Promise<number> {
   const never = new AbortController().signal;
   const env = { config, logger, signal: stop.signal, graceSignal: never, out: (l: string) => console.log(l) };
   // Held for the whole demo, so that the local server stays up between the steps (each command shares it).
-  const h = await openDatabase(config, logger);
+  const h = await openConfiguredDatabase(config, logger);
   let changes: NodeJS.Timeout | undefined;
   try {
     console.log(`\nstaysync demo: simulator at ${sim.url} with ${sim.bookings().length} bookings in ${sim.propertyIds().length} properties;`);

@@ -3,9 +3,10 @@
  * ready for writes without the CLI's start-up (to run streams directly), and SQL text run as
  * it is (the demo's example reports, tests that change a role by hand).
  */
+import { openConfiguredDatabase } from '../../src/local-pg/open-database.js';
 import { sql } from 'kysely';
 import type { Config } from '../../src/config/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
+import { type DatabaseHandle } from '../../src/store/database.js';
 import type { Db } from '../../src/store/types.js';
 import type { Logger } from '../../src/util/log.js';
 
@@ -15,7 +16,7 @@ import type { Logger } from '../../src/util/log.js';
  * times (src/cli/commands/sync.ts).
  */
 export async function openForWriting(config: Config, logger: Logger, signal: AbortSignal = new AbortController().signal): Promise<DatabaseHandle> {
-  const h = await openDatabase(config, logger);
+  const h = await openConfiguredDatabase(config, logger);
   try {
     await h.schemaLock.acquire(signal, { wait: false });
     await h.migrate();

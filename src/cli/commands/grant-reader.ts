@@ -1,7 +1,7 @@
 /** `grant-reader <role>`: a read-only login for a reporting tool. */
+import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ExitCode } from '../exit.js';
 import { rethrowDatabase, type CommandEnv } from './env.js';
-import { openDatabase } from '../../store/database.js';
 import { grantReader, readerUrl } from '../../store/reader-role.js';
 
 /**
@@ -10,7 +10,7 @@ import { grantReader, readerUrl } from '../../store/reader-role.js';
  * mirror row).
  */
 export async function grantReaderCommand(env: CommandEnv, role: string): Promise<number> {
-  const h = await openDatabase(env.config, env.logger);
+  const h = await openConfiguredDatabase(env.config, env.logger);
   try {
     const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
     if (pending === null || pending.length > 0) {

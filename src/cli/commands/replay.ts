@@ -1,7 +1,8 @@
 /** `rebuild` and `quarantine retry`: the mirror derived again from what it stores, without the provider. */
+import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ExitCode } from '../exit.js';
 import { rethrowDatabase, type CommandEnv } from './env.js';
-import { openDatabase, type DatabaseHandle } from '../../store/database.js';
+import { type DatabaseHandle } from '../../store/database.js';
 import { HeldElsewhereError } from '../../store/errors.js';
 import { liveReplicas } from '../../cluster/replicas.js';
 import { formatRetry, retryQuarantine } from '../../replay/quarantine-retry.js';
@@ -13,7 +14,7 @@ import { formatRebuild, rebuild } from '../../replay/rebuild.js';
  * `run` does. A database that does not answer ends them at once with the usual sentence.
  */
 async function openForReplay(env: CommandEnv, what: string): Promise<DatabaseHandle> {
-  const h = await openDatabase(env.config, env.logger);
+  const h = await openConfiguredDatabase(env.config, env.logger);
   try {
     // A first statement that fails fast: taking the lease would wait for an unreachable database.
     await h.pending().catch((err: unknown) => rethrowDatabase(err, h));

@@ -1,13 +1,13 @@
 /** `status [--json]`: what the mirror holds and how its streams, connections and replicas are doing. */
+import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ExitCode } from '../exit.js';
 import { rethrowDatabase, type CommandEnv } from './env.js';
-import { openDatabase } from '../../store/database.js';
 import { localServerLines, localServerStatus } from '../../local-pg/reader-login.js';
 import { formatStatus, gatherStatus } from '../../ops/status.js';
 
 /** `status [--json]`: reads only; never takes the lease, never migrates. */
 export async function statusCommand(env: CommandEnv, json: boolean): Promise<number> {
-  const h = await openDatabase(env.config, env.logger);
+  const h = await openConfiguredDatabase(env.config, env.logger);
   try {
     const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
     if (pending === null || pending.length > 0) {

@@ -2,13 +2,14 @@
  * `run` and `sync --once`: the fleet of engines, one per API connection, with its listeners,
  * its start-up under the schema's lock, its reloads and its closing lines.
  */
+import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ConfigError, isLoopbackHost, type Config } from '../../config/config.js';
 import { ExitCode } from '../exit.js';
 import { databaseSentence, rethrowDatabase, type CommandEnv } from './env.js';
 import { checkWebhookExposure, opsExposure, webhookExposure } from '../../ops/exposure.js';
 import { DEFAULT_CONNECTION, resolveConnections, type Connection } from '../../config/connections.js';
 import { watch, type FSWatcher } from 'node:fs';
-import { openDatabase, type DatabaseHandle } from '../../store/database.js';
+import { type DatabaseHandle } from '../../store/database.js';
 import { ensureLocalReader } from '../../local-pg/reader-login.js';
 import { describeDatabaseError, isDatabaseMisconfigured, HeldElsewhereError } from '../../store/errors.js';
 import { leftoverFetches } from '../../store/repositories/fetch-queue.js';
@@ -44,7 +45,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   if (mode === 'daemon') checkWebhookExposure(config);
   const connections = resolveConnections(config);
   for (const c of connections) checkFollowsSomething(config, c);
-  const h = await openDatabase(config, logger);
+  const h = await openConfiguredDatabase(config, logger);
   const replica = new Replica({
     db: h.control,
     schema: h.schema,

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { requeueSet } from './fetch-queue.js';
 import type { Executor } from '../types.js';
-import type { SummaryRow } from '../../mapping/bookings.js';
+import type { SummaryRow } from '../schema.js';
 
 /**
  * Upserts the summaries of one page and enqueues a detail fetch for each booking whose stored

@@ -3,7 +3,7 @@
  * written under the version guard, and what the recovery asks of the mirrored bookings.
  */
 import { sql, type RawBuilder, type Transaction } from 'kysely';
-import type { BookingRows } from '../../mapping/bookings.js';
+import type { BookingRows } from '../schema.js';
 import type { Database } from '../schema.js';
 import type { Executor } from '../types.js';
 

@@ -6,7 +6,7 @@
  * overwrites a newer one); occupancy windows are replaced whole.
  */
 import { sql, type Transaction } from 'kysely';
-import type { PmsReservationRows } from '../../mapping/pms.js';
+import type { PmsReservationRows } from '../schema.js';
 import type { Database, NewDailyOccupancy, NewPmsGuest } from '../schema.js';
 import { requeueSet } from './fetch-queue.js';
 import type { Executor } from '../types.js';

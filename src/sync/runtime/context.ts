@@ -2,7 +2,7 @@ import type { Config } from '../../config/config.js';
 import type { DatabaseAvailability } from '../../store/availability.js';
 import type { DatabaseHandle } from '../../store/database.js';
 import type { Db, Trx } from '../../store/types.js';
-import type { WriteFence } from '../../cluster/schema-lock.js';
+import type { WriteFence } from '../../store/schema-lock.js';
 import type { Logger } from '../../util/log.js';
 import type { ProviderClient } from '../../provider/client.js';
 import { systemClock, type Clock } from '../../util/clock.js';

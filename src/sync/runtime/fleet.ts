@@ -27,7 +27,7 @@ import type { TokenGate } from '../../cluster/token-gate.js';
 import { adoptProperties } from '../../store/repositories/connections.js';
 import { finishRun, startRun } from '../../store/repositories/runs.js';
 import { streamNames, type RunOutcome } from '../../store/states.js';
-import { processIdentity } from '../../cluster/schema-lock.js';
+import { processIdentity } from '../../store/schema-lock.js';
 import type { Logger } from '../../util/log.js';
 import { RateBudget } from '../../provider/budget.js';
 import { ProviderClient } from '../../provider/client.js';

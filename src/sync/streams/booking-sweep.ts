@@ -18,7 +18,7 @@
 import { streamNames } from '../../store/states.js';
 import { findCursor, saveCursorAfterPage, type CursorRow } from '../../store/repositories/cursors.js';
 import { upsertSummariesAndEnqueue, enqueueDetailFetches } from '../../store/repositories/booking-summaries.js';
-import type { SummaryRow } from '../../mapping/bookings.js';
+import type { SummaryRow } from '../../store/schema.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
 import {
   findSweep,

@@ -31,7 +31,8 @@ import { parseGuestResponse, parseReservationResponse, parseReservationSearchPag
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
-import { guestRow, reservationRows, type PmsReservationRows } from '../../mapping/pms.js';
+import { guestRow, reservationRows } from '../../mapping/pms.js';
+import { type PmsReservationRows } from '../../store/schema.js';
 import type { EngineMode, PropertyStream, QueueStream } from './types.js';
 
 /** Budget priorities in the standard scope (lower first): events 0, following 2, backfill 5; content is 10. */

@@ -20,8 +20,8 @@ import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
 import { WaitList } from '../util/wait-list.js';
 import { DEFAULT_CONNECTION } from '../config/connections.js';
-import type { DatabaseAvailability } from '../store/availability.js';
-import { describeDatabaseError, isDatabaseMisconfigured, HeldElsewhereError, FenceLostError } from '../store/errors.js';
+import type { DatabaseAvailability } from './availability.js';
+import { describeDatabaseError, isDatabaseMisconfigured, HeldElsewhereError, FenceLostError } from './errors.js';
 
 /** A dedicated database session: a pg Client, or the embedded database's single connection. */
 export interface LockSession {
