@@ -125,7 +125,9 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
     url = local.url;
     description = local.description;
   } else {
-    throw new LocalServerError('DATABASE_URL is not set, and no local server was started for this process: open the database with openConfiguredDatabase (src/local-pg/open-database.ts)');
+    throw new LocalServerError(
+      'DATABASE_URL is not set, and no local server was started for this process: open the database with openConfiguredDatabase (src/local-pg/open-database.ts)',
+    );
   }
   const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
   const connection = (role: string): pg.ClientConfig => ({

@@ -2,7 +2,8 @@
  * The layout's rules, read from the sources' own imports (docs/architecture.md states them):
  * - src/ holds what the production image runs: every file is reached from the entry point,
  *   and none imports from outside src/ (tools/, test/);
- * - no import cycle inside src/;
+ * - no import cycle inside src/, and imports point down the layers (util, config, provider,
+ *   store, then mapping/cluster/local-pg, sync, replay/ops, cli);
  * - only the store (src/store/) speaks to PostgreSQL: nothing else imports pg or kysely;
  * - the mapping from provider payloads to rows (src/mapping/) is pure: besides itself it imports
  *   only the provider's schemas and JSON parser, the store's table types and states, and util/
@@ -113,6 +114,22 @@ describe('the layout', () => {
       ['c.ts', { path: 'c.ts', local: ['a.ts'], packages: [] }],
     ]);
     expect(cycles(fake)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+  });
+
+  it('imports point down: no folder of src/ imports one of a layer above it', () => {
+    // Bottom to top; a folder may import its own layer's folder and those below.
+    const layers = [['util'], ['config'], ['provider'], ['store'], ['mapping', 'cluster', 'local-pg'], ['sync'], ['replay', 'ops'], ['cli']];
+    const layerOf = (path: string) => layers.findIndex((l) => l.includes(path.split(sep)[0]!));
+    const upward = [...files.values()].flatMap((f) =>
+      f.local
+        .filter((d) => {
+          const [from, to] = [layerOf(f.path), layerOf(d)];
+          return from < to || (from === to && f.path.split(sep)[0] !== d.split(sep)[0]);
+        })
+        .map((d) => `${f.path} imports ${d}`),
+    );
+    expect([...files.keys()].filter((f) => layerOf(f) < 0)).toEqual([]);
+    expect(upward).toEqual([]);
   });
 
   it('only the store imports pg or kysely', () => {
