@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fastRateLimits, SIM_CLIENT_ID, SIM_CLIENT_SECRET, TEST_POLL_INTERVAL, type Harness } from './harness.js';
 import { reportingSchemaOf } from './database.js';
+import { freePort } from '../../src/util/free-port.js';
 
 const cli = resolve('dist/cli/main.js');
 
@@ -77,7 +78,7 @@ export function daemonEnv(harness: Harness, opts: { config?: Record<string, unkn
 }
 
 /** A TCP port that was free a moment ago (for the daemon's ops endpoint). */
-export { freePort } from '../../src/util/free-port.js';
+export { freePort };
 
 /** Polls `check` every `everyMs` until it returns a truthy value; throws after `timeoutMs` naming `what`. */
 export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 30_000, everyMs = 100): Promise<NonNullable<T>> {
@@ -144,4 +145,27 @@ function parseSample(sample: string): { name: string; labels: Map<string, string
   const labels = new Map<string, string>();
   for (const m of sample.slice(brace + 1, -1).matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels.set(m[1]!, m[2]!);
   return { name: sample.slice(0, brace), labels };
+}
+
+/**
+ * A daemon (`run`) receiving change events on 127.0.0.1, where it needs no authentication:
+ * `port` is its ops endpoint, `hooks` its webhook receiver. Resolves once it is ready.
+ */
+export async function startReceivingDaemon(
+  harness: Harness,
+  opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {},
+): Promise<{ daemon: ReturnType<typeof startCli>; port: number; hooks: number }> {
+  const port = await freePort();
+  const hooks = await freePort();
+  const env = {
+    STAYSYNC_OPS_PORT: String(port),
+    STAYSYNC_WEBHOOKS_ENABLED: 'true',
+    STAYSYNC_WEBHOOK_HOST: '127.0.0.1',
+    STAYSYNC_WEBHOOK_PORT: String(hooks),
+    STAYSYNC_LOG_LEVEL: 'info',
+    ...opts.env,
+  };
+  const daemon = startCli(['run'], daemonEnv(harness, { env, config: opts.config ?? {} }));
+  await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200, 60_000);
+  return { daemon, port, hooks };
 }

@@ -6,7 +6,7 @@ import { streamNames } from '../../src/store/states.js';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config, type RateWindow } from '../../src/config/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
-import { openForWriting } from '../../tools/shared/database.js';
+import { openForWriting } from '../../tools/common/database.js';
 import { createLogger, type Logger } from '../../src/util/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
 import { createSyncContext, type SyncContext } from '../../src/sync/runtime/context.js';

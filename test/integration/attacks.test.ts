@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, startReceivingDaemon, waitFor } from '../helpers/cli.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -25,25 +25,14 @@ const count = async (sql: string, params: unknown[] = []): Promise<number> => Nu
 /** Polls rarely: what changes, changes through the events. */
 const NO_POLLING = { sync: { pollCron: '0 0 1 1 *' }, pms: { pollCron: '0 0 1 1 *' }, occupancy: { enabled: false }, content: { enabled: false } };
 
-/** A daemon with its webhook receiver on 127.0.0.1 (no authentication needed there): `port` is the ops endpoint, `hooks` the receiver. */
+/** A daemon receiving events, polling rarely; stopped after the test. */
 async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
-  const port = await freePort();
-  const hooks = await freePort();
-  const env = {
-    STAYSYNC_OPS_PORT: String(port),
-    STAYSYNC_WEBHOOKS_ENABLED: 'true',
-    STAYSYNC_WEBHOOK_HOST: '127.0.0.1',
-    STAYSYNC_WEBHOOK_PORT: String(hooks),
-    STAYSYNC_LOG_LEVEL: 'info',
-    ...opts.env,
-  };
-  const daemon = startCli(['run'], daemonEnv(harness, { env, config: { ...NO_POLLING, ...opts.config } }));
+  const started = await startReceivingDaemon(harness, { env: opts.env ?? {}, config: { ...NO_POLLING, ...opts.config } });
   stop = async () => {
-    daemon.child.kill('SIGTERM');
-    return daemon.done;
+    started.daemon.child.kill('SIGTERM');
+    return started.daemon.done;
   };
-  await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200, 60_000);
-  return { daemon, port, hooks };
+  return started;
 }
 
 /**

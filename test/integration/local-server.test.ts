@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/config.js';
-import { rawQuery } from '../../tools/shared/database.js';
+import { rawQuery } from '../../tools/common/database.js';
 import { missingBinaries } from '../../src/local-pg/local-server.js';
 import { createLogger } from '../../src/util/log.js';
 import { ProviderClient } from '../../src/provider/client.js';

@@ -4,7 +4,7 @@
  * simulator delivering as the provider does, and a daemon killed right after acknowledging.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
+import { daemonEnv, logRecords, metricValue, opsGet, runCli, startReceivingDaemon, waitFor } from '../helpers/cli.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -33,22 +33,9 @@ async function post(port: number, body: unknown, headers: Record<string, string>
   return { status: res.status, body: parsed };
 }
 
-/** A daemon receiving events: `port` is its ops endpoint, `hooks` its webhook receiver (on 127.0.0.1). */
-async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
-  const port = await freePort();
-  const hooks = await freePort();
-  const env = {
-    STAYSYNC_OPS_PORT: String(port),
-    STAYSYNC_WEBHOOKS_ENABLED: 'true',
-    STAYSYNC_WEBHOOK_HOST: '127.0.0.1',
-    STAYSYNC_WEBHOOK_PORT: String(hooks),
-    STAYSYNC_LOG_LEVEL: 'info',
-    ...opts.env,
-  };
-  const daemon = startCli(['run'], daemonEnv(harness, { env, config: { ...NO_POLLING, ...opts.config } }));
-  await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200);
-  return { daemon, port, hooks };
-}
+/** A daemon receiving events, polling rarely. */
+const startDaemon = (harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) =>
+  startReceivingDaemon(harness, { env: opts.env ?? {}, config: { ...NO_POLLING, ...opts.config } });
 
 function event(type: string, payload: Record<string, unknown>, id = crypto.randomUUID()) {
   return { eventId: id, eventType: type, creationTime: new Date().toISOString(), payload };

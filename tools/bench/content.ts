@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/config/config.js';
-import { openForWriting } from '../shared/database.js';
+import { openForWriting } from '../common/database.js';
 import { createLogger } from '../../src/util/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
 import { startSimulator } from '../simulator/index.js';

@@ -11,7 +11,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { loadConfig, type RateWindow } from '../../src/config/config.js';
 import { ExitCode } from '../../src/cli/exit.js';
 import { syncCommand } from '../../src/cli/commands/sync.js';
-import { rawQuery } from '../shared/database.js';
+import { rawQuery } from '../common/database.js';
 import { createLogger } from '../../src/util/log.js';
 import { startSimulator } from '../simulator/index.js';
 import { defaultRateLimits } from '../simulator/rate-limit.js';
