@@ -25,6 +25,7 @@
  *   finds a replica of its host whose process is gone removes that replica's row at once, so
  *   its leases are free without waiting for the expiry.
  */
+import type { ConnectionState } from '../store/states.js';
 import { randomUUID } from 'node:crypto';
 import type { RateLimitScope } from '../config/config.js';
 import type { Logger } from '../util/log.js';
@@ -197,7 +198,7 @@ export class Replica {
   }
 
   /** Records a connection's state for `status` (only while this replica holds it). */
-  async recordState(connection: string, state: string, reason: string | undefined): Promise<void> {
+  async recordState(connection: string, state: ConnectionState, reason: string | undefined): Promise<void> {
     await recordConnectionState(this.opts.db, connection, this.id, state, reason ?? null);
   }
 

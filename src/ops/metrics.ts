@@ -20,7 +20,7 @@ import { newestChangeByProperty } from '../store/repositories/freshness.js';
 import { failureCauses } from '../provider/health.js';
 import { registerSweepMetrics } from './sweep-status.js';
 import { SyncCounters } from '../sync/runtime/counters.js';
-import { connectionStates, type ConnectionView, type Fleet } from '../sync/runtime/fleet.js';
+import { heldConnectionStates, type ConnectionView, type Fleet } from '../sync/runtime/fleet.js';
 
 export interface MetricSources {
   /** The process's API connections: their counters and provider figures carry a `connection` label. */
@@ -66,7 +66,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     collect() {
       this.reset();
-      for (const v of views()) for (const state of connectionStates) this.set({ connection: v.name, state }, v.state === state ? 1 : 0);
+      for (const v of views()) for (const state of heldConnectionStates) this.set({ connection: v.name, state }, v.state === state ? 1 : 0);
     },
   });
   new client.Gauge({

@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db, Executor } from '../types.js';
+import type { ConnectionState } from '../states.js';
 
 function interval(ms: number): string {
   return `${Math.round(ms)} milliseconds`;
@@ -139,7 +140,7 @@ export async function releaseLease(
   connection: string,
   replicaId: string,
   epoch: string,
-  end: { state: string; reason: string | null; ledger: unknown },
+  end: { state: ConnectionState; reason: string | null; ledger: unknown },
 ): Promise<void> {
   const ledger = end.ledger === undefined ? null : JSON.stringify(end.ledger);
   await sql`
@@ -149,7 +150,7 @@ export async function releaseLease(
 }
 
 /** Records a connection's state (only while `replicaId` holds it). */
-export async function recordConnectionState(db: Executor, connection: string, replicaId: string, state: string, reason: string | null): Promise<void> {
+export async function recordConnectionState(db: Executor, connection: string, replicaId: string, state: ConnectionState, reason: string | null): Promise<void> {
   await sql`
     UPDATE sync_connections SET state = ${state}, reason = ${reason},
       state_since = CASE WHEN state = ${state} THEN state_since ELSE now() END

@@ -26,7 +26,7 @@ import type { BudgetLedger, ConnectionLease, Replica } from '../../cluster/repli
 import type { TokenGate } from '../../cluster/token-gate.js';
 import { adoptProperties } from '../../store/repositories/connections.js';
 import { finishRun, startRun } from '../../store/repositories/runs.js';
-import { streamNames, type RunOutcome } from '../../store/states.js';
+import { connectionStates, type ConnectionState, streamNames, type RunOutcome } from '../../store/states.js';
 import { processIdentity } from '../../store/schema-lock.js';
 import type { Logger } from '../../util/log.js';
 import { RateBudget } from '../../provider/budget.js';
@@ -41,15 +41,16 @@ import type { Recovery } from './recovery.js';
 import type { StreamRegistry } from '../streams/types.js';
 
 /** What a connection is doing, for status, /metrics and the log. */
-export type ConnectionState = 'starting' | 'running' | 'credentials_refused' | 'token_lost' | 'failed' | 'stopped';
-export const connectionStates: readonly ConnectionState[] = ['starting', 'running', 'credentials_refused', 'token_lost', 'failed', 'stopped'];
+/** The states a connection of this process can be in (every one of sync_connections but `waiting`, which no process holds). */
+export type HeldConnectionState = Exclude<ConnectionState, 'waiting'>;
+export const heldConnectionStates = connectionStates.filter((s): s is HeldConnectionState => s !== 'waiting');
 
 /** One connection as the rest of the process sees it (metrics, readiness). */
 export interface ConnectionView {
   readonly name: string;
   readonly ctx: SyncContext;
   readonly client: ProviderClient;
-  readonly state: ConnectionState;
+  readonly state: HeldConnectionState;
 }
 
 export interface FleetOptions {
@@ -86,7 +87,7 @@ function settingsOf(c: Connection): string {
 }
 
 class ConnectionRuntime implements ConnectionView {
-  state: ConnectionState = 'starting';
+  state: HeldConnectionState = 'starting';
   readonly ctx: SyncContext;
   readonly client: ProviderClient;
   /** Aborts this connection only (removed, changed, or the process stops). */
@@ -397,7 +398,7 @@ export class Fleet {
     rt.done = this.supervise(rt).finally(() => this.changed());
   }
 
-  private setState(rt: ConnectionRuntime, state: ConnectionState, reason?: string): void {
+  private setState(rt: ConnectionRuntime, state: HeldConnectionState, reason?: string): void {
     rt.state = state;
     void this.opts.replica.recordState(rt.name, state, reason).catch(() => undefined);
   }
