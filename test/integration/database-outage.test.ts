@@ -102,7 +102,7 @@ describe('the database goes away', () => {
 
   it('sync --once: gives up after database.giveUpAfterMs with exit 1 and a sentence naming the database; nothing committed is lost', async () => {
     server = await startPostgresServer();
-    h = await startHarness({ databaseUrl: server.url, sim: { properties: [{ id: '500100', bookingCount: 1500 }] } });
+    h = await startHarness({ databaseUrl: server.url, sim: { properties: [{ id: '500100', bookingCount: 800 }] } });
     const env = daemonEnv(h, { config: { database: { giveUpAfterMs: 2_000 } } });
     const once = startCli(['sync', '--once'], env);
     await waitFor('a part of the bookings', async () => (await count('SELECT count(*) AS n FROM bookings')) > 200);
