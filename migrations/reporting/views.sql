@@ -15,8 +15,11 @@
 -- Unqualified names: objects created here land in the reporting schema (first in search_path);
 -- mirror tables are found in the mirror schema. No view may share a name with a mirror table.
 
+-- PARALLEL RESTRICTED, not SAFE: the exception block starts a subtransaction, which a parallel
+-- worker cannot ("cannot start subtransactions during a parallel operation"). Restricted, the
+-- planner keeps it in the leader and still runs the rest of a plan in parallel.
 CREATE FUNCTION known_time_zone(zone text) RETURNS text
-LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED AS $$
 BEGIN
   IF zone IS NULL OR zone = '' THEN
     RETURN NULL;
@@ -71,8 +74,8 @@ SELECT r.property_id,
        COALESCE(pc.name, pr.channel_name, b.source_code, b.source_type) AS channel_name,
        b.source_type,
        r.price_before_tax AS net_amount,
-       t.tax_share AS tax_amount,
-       r.price_before_tax + t.tax_share AS gross_amount,
+       r.gross_amount - r.price_before_tax AS tax_amount,
+       r.gross_amount,
        r.price_before_tax = 0 AS is_complimentary,
        b.created_at AS booked_at,
        (b.created_at AT TIME ZONE COALESCE(c.time_zone, 'UTC'))::date AS booking_date,
@@ -88,35 +91,9 @@ LEFT JOIN property_clock c ON c.property_id = r.property_id
 LEFT JOIN room_types rt ON rt.property_id = s.property_id AND rt.room_type_id = s.room_type_id
 LEFT JOIN rate_plans rp ON rp.property_id = r.property_id AND rp.rate_plan_id = COALESCE(r.rate_plan_id, s.rate_plan_id)
 LEFT JOIN pos_codes pc ON pc.code = COALESCE(b.source_code, b.source_type)
-LEFT JOIN pms_reservations pr ON pr.property_id = b.property_id AND pr.number = b.number
--- The provider gives taxes per room stay, not per night: each night gets a share of its stay's
--- taxes (price after tax minus price before tax) in proportion to its net price (evenly when the
--- stay's nights are all zero-rate). Shares are rounded cumulatively to the amounts' scale (at
--- least cents): a night's share is round(taxes x net of the nights up to it / net of the stay)
--- minus the same for the nights before it, so a stay's nightly shares add up to its taxes
--- exactly and its nightly gross amounts to its price after tax.
-CROSS JOIN LATERAL (
-  SELECT COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount, 0) AS stay_tax
-) st
-CROSS JOIN LATERAL (
-  SELECT count(*) AS nights,
-         count(*) FILTER (WHERE x.position <= r.position) AS nights_through,
-         sum(x.price_before_tax) AS net_sum,
-         COALESCE(sum(x.price_before_tax) FILTER (WHERE x.position <= r.position), 0) AS net_through,
-         greatest(2, scale(st.stay_tax)) AS places
-  FROM booking_daily_rates x
-  WHERE x.property_id = r.property_id AND x.number = r.number AND x.stay_index = r.stay_index
-) n
-CROSS JOIN LATERAL (
-  SELECT CASE
-           WHEN n.net_sum <> 0 THEN
-             round(st.stay_tax * n.net_through / n.net_sum, n.places)
-             - round(st.stay_tax * (n.net_through - COALESCE(r.price_before_tax, 0)) / n.net_sum, n.places)
-           ELSE
-             round(st.stay_tax * n.nights_through / n.nights, n.places)
-             - round(st.stay_tax * (n.nights_through - 1) / n.nights, n.places)
-         END AS tax_share
-) t;
+LEFT JOIN pms_reservations pr ON pr.property_id = b.property_id AND pr.number = b.number;
+-- A night's gross (net plus its share of the stay's taxes) is computed once, when the booking is
+-- written (src/mapping/room-revenue.ts): booking_daily_rates.gross_amount.
 COMMENT ON VIEW room_nights IS 'One row per night of each room stay of each mirrored booking (a booking of 2 rooms for 3 nights has 6 rows), cancelled bookings included (is_cancelled): sold room-nights are the rows with NOT is_cancelled. Amounts are in the booking''s currency; net = before tax, gross = after tax.';
 COMMENT ON COLUMN room_nights.property_id IS 'Provider property id.';
 COMMENT ON COLUMN room_nights.property_name IS 'Property name (content); NULL until content is mirrored.';
@@ -164,32 +141,36 @@ SELECT b.property_id,
        b.departure_at::date AS departure_date,
        b.arrival_at::date - (b.created_at AT TIME ZONE COALESCE(c.time_zone, 'UTC'))::date AS lead_time_days,
        b.room_stay_count AS rooms,
-       n.room_nights,
-       n.room_revenue_net,
-       n.room_revenue_net + tx.stay_taxes AS room_revenue_gross,
+       COALESCE(cur.room_nights, 0) AS room_nights,
+       COALESCE(cur.room_revenue_net, 0) AS room_revenue_net,
+       COALESCE(cur.room_revenue_gross, 0) AS room_revenue_gross,
        b.price_before_tax AS total_net,
        b.price_after_tax AS total_gross,
        b.cancelled_at,
        (b.cancelled_at AT TIME ZONE COALESCE(c.time_zone, 'UTC'))::date AS cancelled_date,
        b.arrival_at::date - (b.cancelled_at AT TIME ZONE COALESCE(c.time_zone, 'UTC'))::date AS days_cancelled_before_arrival,
-       b.cancellation_penalty
+       b.cancellation_penalty,
+       -- Its life, from booking_versions: the version it was booked as, and how often it changed.
+       seen.first_seen_at,
+       first.reconstructed AS first_version_reconstructed,
+       cur.version AS versions,
+       cur.version - 1 AS times_modified,
+       first.room_type_ids AS booked_room_type_ids,
+       cur.room_type_ids,
+       first.room_type_ids IS DISTINCT FROM cur.room_type_ids AS room_type_changed,
+       first.room_nights AS booked_room_nights,
+       first.room_revenue_net AS booked_room_revenue_net,
+       first.room_revenue_gross AS booked_room_revenue_gross
 FROM bookings b
 LEFT JOIN property_clock c ON c.property_id = b.property_id
 LEFT JOIN pos_codes pc ON pc.code = COALESCE(b.source_code, b.source_type)
 LEFT JOIN pms_reservations pr ON pr.property_id = b.property_id AND pr.number = b.number
-CROSS JOIN LATERAL (
-  SELECT count(*) AS room_nights, COALESCE(sum(x.price_before_tax), 0) AS room_revenue_net
-  FROM booking_daily_rates x
-  WHERE x.property_id = b.property_id AND x.number = b.number
-) n
--- The taxes of the stays that have nights: what room_nights spreads over those nights.
-CROSS JOIN LATERAL (
-  SELECT COALESCE(sum(COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount, 0)), 0) AS stay_taxes
-  FROM booking_room_stays s
-  WHERE s.property_id = b.property_id AND s.number = b.number
-    AND EXISTS (SELECT 1 FROM booking_daily_rates x
-                WHERE x.property_id = s.property_id AND x.number = s.number AND x.stay_index = s.stay_index)
-) tx;
+-- The current version holds the room figures (the sums of its nights), written with the booking.
+LEFT JOIN booking_versions cur ON cur.property_id = b.property_id AND cur.number = b.number AND cur.valid_to IS NULL
+LEFT JOIN booking_versions first ON first.property_id = b.property_id AND first.number = b.number AND first.version = 1
+LEFT JOIN LATERAL (
+  SELECT min(v.fetched_at) AS first_seen_at FROM booking_versions v WHERE v.property_id = b.property_id AND v.number = b.number
+) seen ON true;
 COMMENT ON VIEW booking_facts IS 'One row per mirrored booking with what reports group and count it by: channel, property-local booking and cancellation dates, lead time, room-nights and room revenue (the sum of its room_nights rows), booking totals. Amounts are in the booking''s currency; net = before tax, gross = after tax.';
 COMMENT ON COLUMN booking_facts.property_id IS 'Provider property id.';
 COMMENT ON COLUMN booking_facts.property_name IS 'Property name (content); NULL until content is mirrored.';
@@ -206,7 +187,7 @@ COMMENT ON COLUMN booking_facts.arrival_date IS 'Earliest arrival date of its ro
 COMMENT ON COLUMN booking_facts.departure_date IS 'Latest departure date of its room stays (property-local).';
 COMMENT ON COLUMN booking_facts.lead_time_days IS 'Days from booking_date to arrival_date.';
 COMMENT ON COLUMN booking_facts.rooms IS 'Number of room stays (rooms booked).';
-COMMENT ON COLUMN booking_facts.room_nights IS 'Room-nights of the booking (its rows in room_nights).';
+COMMENT ON COLUMN booking_facts.room_nights IS 'Room-nights of the booking now (its rows in room_nights).';
 COMMENT ON COLUMN booking_facts.room_revenue_net IS 'Room revenue before tax: the sum of its nightly net amounts.';
 COMMENT ON COLUMN booking_facts.room_revenue_gross IS 'Room revenue after tax: the sum of its nightly gross amounts.';
 COMMENT ON COLUMN booking_facts.total_net IS 'Booking total before tax as sent: rooms, services and early/late charges, after discounts.';
@@ -215,19 +196,26 @@ COMMENT ON COLUMN booking_facts.cancelled_at IS 'When the booking was cancelled 
 COMMENT ON COLUMN booking_facts.cancelled_date IS 'Property-local date of the cancellation.';
 COMMENT ON COLUMN booking_facts.days_cancelled_before_arrival IS 'Days from cancelled_date to arrival_date.';
 COMMENT ON COLUMN booking_facts.cancellation_penalty IS 'Cancellation penalty as sent, in the booking''s currency.';
+COMMENT ON COLUMN booking_facts.first_seen_at IS 'When the mirror first fetched the booking (UTC).';
+COMMENT ON COLUMN booking_facts.first_version_reconstructed IS 'True when the booking was first seen after it changed: its version at creation is reconstructed from the first version fetched (booking_history.reconstructed), so the booked_* columns are that version''s.';
+COMMENT ON COLUMN booking_facts.versions IS 'Versions of the booking in booking_history (reconstructed ones included).';
+COMMENT ON COLUMN booking_facts.times_modified IS 'How often the booking changed after it was made, as far as the mirror saw (versions - 1).';
+COMMENT ON COLUMN booking_facts.booked_room_type_ids IS 'Room type of each room stay when the booking was made.';
+COMMENT ON COLUMN booking_facts.room_type_ids IS 'Room type of each room stay now.';
+COMMENT ON COLUMN booking_facts.room_type_changed IS 'True when the room types differ from those booked: an upgrade, a downgrade or a move to another type.';
+COMMENT ON COLUMN booking_facts.booked_room_nights IS 'Room-nights when the booking was made.';
+COMMENT ON COLUMN booking_facts.booked_room_revenue_net IS 'Room revenue before tax when the booking was made.';
+COMMENT ON COLUMN booking_facts.booked_room_revenue_gross IS 'Room revenue after tax when the booking was made.';
 
 -- ------------------------------------------------------------------ daily_kpis
 
 CREATE VIEW daily_kpis AS
 WITH days AS (
-  SELECT n.property_id, n.stay_date, n.currency_code,
-         count(*) AS rooms_sold,
-         count(*) FILTER (WHERE n.is_complimentary) AS complimentary_rooms,
-         sum(n.net_amount) AS room_revenue_net,
-         sum(n.gross_amount) AS room_revenue_gross
-  FROM room_nights n
-  WHERE NOT n.is_cancelled
-  GROUP BY n.property_id, n.stay_date, n.currency_code
+  -- The nights on the books, as the daemon keeps them with every booking it writes.
+  SELECT f.property_id, f.stay_date, f.currency_code, f.rooms_sold, f.complimentary_rooms,
+         f.room_revenue_net, f.room_revenue_gross
+  FROM nightly_facts f
+  WHERE f.rooms_sold > 0
   UNION ALL
   -- Nights the PMS statistics cover and no booking occupies: a row of zeros, so that averages
   -- over a period count the empty nights too.
@@ -235,9 +223,8 @@ WITH days AS (
   FROM daily_occupancy d
   LEFT JOIN properties p ON p.property_id = d.property_id
   WHERE NOT EXISTS (
-    SELECT 1 FROM booking_daily_rates r
-    JOIN bookings b ON b.property_id = r.property_id AND b.number = r.number
-    WHERE r.property_id = d.property_id AND r.stay_date = d.stay_date AND b.status <> 'Cancelled')
+    SELECT 1 FROM nightly_facts f
+    WHERE f.property_id = d.property_id AND f.stay_date = d.stay_date AND f.rooms_sold > 0)
 ), counted AS (
   SELECT days.*,
          sum(days.rooms_sold) OVER (PARTITION BY days.property_id, days.stay_date) AS property_rooms_sold
@@ -263,13 +250,14 @@ SELECT x.property_id,
 FROM counted x
 LEFT JOIN property_clock c ON c.property_id = x.property_id
 LEFT JOIN daily_occupancy d ON d.property_id = x.property_id AND d.stay_date = x.stay_date
-LEFT JOIN (
-  SELECT pr.property_id, count(*) AS rooms FROM pms_rooms pr WHERE pr.removed_at IS NULL GROUP BY pr.property_id
-) listed ON listed.property_id = x.property_id
-LEFT JOIN (
-  SELECT DISTINCT ON (d2.property_id) d2.property_id, d2.property_room_count FROM daily_occupancy d2
-  ORDER BY d2.property_id, d2.refreshed_at DESC, d2.stay_date DESC
-) profile ON profile.property_id = x.property_id
+-- Per row, by index: a report of one property reads that property's rooms and statistics only.
+LEFT JOIN LATERAL (
+  SELECT count(*) AS rooms FROM pms_rooms pr WHERE pr.property_id = x.property_id AND pr.removed_at IS NULL
+) listed ON true
+LEFT JOIN LATERAL (
+  SELECT d2.property_room_count FROM daily_occupancy d2 WHERE d2.property_id = x.property_id
+  ORDER BY d2.refreshed_at DESC, d2.stay_date DESC LIMIT 1
+) profile ON true
 CROSS JOIN LATERAL (
   SELECT CASE WHEN d.property_id IS NOT NULL THEN d.property_room_count - d.closed_room_count
               WHEN listed.rooms > 0 THEN listed.rooms
@@ -278,7 +266,7 @@ CROSS JOIN LATERAL (
               WHEN listed.rooms > 0 THEN 'pms_rooms'
               WHEN profile.property_room_count IS NOT NULL THEN 'property_room_count' END AS source
 ) a;
-COMMENT ON VIEW daily_kpis IS 'Daily KPIs per property, night and currency from the sold room-nights (room_nights, cancelled bookings left out): rooms sold, room revenue net (before tax) and gross (after tax), ADR, RevPAR, occupancy. A property with bookings in two currencies has two rows for a night; money is never added across them. Nights the PMS statistics cover without any booking have a row of zeros; other nights without bookings have no row.';
+COMMENT ON VIEW daily_kpis IS 'Daily KPIs per property, night and currency from the sold room-nights (the nights of room_nights whose booking is not cancelled, as the daemon adds them up in nightly_facts when it writes a booking): rooms sold, room revenue net (before tax) and gross (after tax), ADR, RevPAR, occupancy. A property with bookings in two currencies has two rows for a night; money is never added across them. Nights the PMS statistics cover without any booking have a row of zeros; other nights without bookings have no row.';
 COMMENT ON COLUMN daily_kpis.property_id IS 'Provider property id.';
 COMMENT ON COLUMN daily_kpis.property_name IS 'Property name (content).';
 COMMENT ON COLUMN daily_kpis.stay_date IS 'The night (property-local date).';
@@ -300,29 +288,40 @@ COMMENT ON COLUMN daily_kpis.revpar_gross IS 'Revenue per available room after t
 -- ------------------------------------------------------------------ pickup
 
 CREATE VIEW pickup AS
-SELECT n.property_id,
-       n.currency_code,
-       n.booking_date,
-       n.stay_date,
-       n.stay_date - n.booking_date AS days_before_stay,
-       count(*) FILTER (WHERE NOT n.is_cancelled) AS room_nights,
-       COALESCE(sum(n.net_amount) FILTER (WHERE NOT n.is_cancelled), 0) AS room_revenue_net,
-       COALESCE(sum(n.gross_amount) FILTER (WHERE NOT n.is_cancelled), 0) AS room_revenue_gross,
-       count(*) FILTER (WHERE n.is_cancelled) AS cancelled_room_nights
-FROM room_nights n
-LEFT JOIN property_clock c ON c.property_id = n.property_id
-WHERE n.stay_date >= COALESCE(c.today, (now() AT TIME ZONE 'UTC')::date)
-GROUP BY n.property_id, n.currency_code, n.booking_date, n.stay_date;
-COMMENT ON VIEW pickup IS 'Pickup for future nights (from the property''s local today on): room-nights and room revenue by the property-local date the bookings were made, per property, night and currency. Bookings since cancelled are not in room_nights and the revenue; they count in cancelled_room_nights on the date they were made. A booking changed after it was made counts with its current nights and prices.';
+WITH moves AS (
+  -- A night joins the books when its row opens and leaves when it closes: pickup is the sum of
+  -- both, so a booking changed after it was made counts each change on the day it was made.
+  SELECT h.property_id, h.currency_code, h.stay_date, h.valid_from AS at, 1 AS rooms, h.net_amount AS net, h.gross_amount AS gross
+  FROM booking_night_history h
+  UNION ALL
+  SELECT h.property_id, h.currency_code, h.stay_date, h.valid_to, -1, -h.net_amount, -h.gross_amount
+  FROM booking_night_history h
+  WHERE h.valid_to IS NOT NULL
+), dated AS (
+  SELECT m.*, (m.at AT TIME ZONE COALESCE(c.time_zone, 'UTC'))::date AS pickup_date
+  FROM moves m
+  LEFT JOIN property_clock c ON c.property_id = m.property_id
+)
+SELECT d.property_id,
+       d.currency_code,
+       d.pickup_date,
+       d.stay_date,
+       d.stay_date - d.pickup_date AS days_before_stay,
+       sum(d.rooms) AS room_nights,
+       COALESCE(sum(d.net), 0) AS room_revenue_net,
+       COALESCE(sum(d.gross), 0) AS room_revenue_gross
+FROM dated d
+GROUP BY d.property_id, d.currency_code, d.pickup_date, d.stay_date
+HAVING sum(d.rooms) <> 0 OR COALESCE(sum(d.net), 0) <> 0 OR COALESCE(sum(d.gross), 0) <> 0;
+COMMENT ON VIEW pickup IS 'Pickup: how the books of each night changed on each day, per property, currency, property-local day of the change and night. New bookings add their nights; cancellations, shortened or moved stays take them away; a re-price moves the revenue. The sum over the days up to D of a night''s pickup is that night on the books at the close of D (on_the_books), so pickup between two dates is the difference of the books at their closes. Reconstructed versions count on the day the booking was made.';
 COMMENT ON COLUMN pickup.property_id IS 'Provider property id.';
 COMMENT ON COLUMN pickup.currency_code IS 'ISO 4217 currency of the amounts of this row.';
-COMMENT ON COLUMN pickup.booking_date IS 'Property-local date the bookings were made.';
-COMMENT ON COLUMN pickup.stay_date IS 'The night (property-local date), today or later.';
-COMMENT ON COLUMN pickup.days_before_stay IS 'stay_date minus booking_date.';
-COMMENT ON COLUMN pickup.room_nights IS 'Room-nights of that night booked that day and still on the books (not cancelled).';
-COMMENT ON COLUMN pickup.room_revenue_net IS 'Their room revenue before tax.';
-COMMENT ON COLUMN pickup.room_revenue_gross IS 'Their room revenue after tax.';
-COMMENT ON COLUMN pickup.cancelled_room_nights IS 'Room-nights of that night booked that day whose booking has been cancelled since.';
+COMMENT ON COLUMN pickup.pickup_date IS 'Property-local day the books changed (by the provider''s modification times).';
+COMMENT ON COLUMN pickup.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN pickup.days_before_stay IS 'stay_date minus pickup_date.';
+COMMENT ON COLUMN pickup.room_nights IS 'Room-nights that night gained that day (negative: lost to cancellations and changes).';
+COMMENT ON COLUMN pickup.room_revenue_net IS 'Room revenue before tax gained that day (negative: lost).';
+COMMENT ON COLUMN pickup.room_revenue_gross IS 'Room revenue after tax gained that day (negative: lost).';
 
 -- ------------------------------------------------------------------ channel_performance
 
@@ -491,3 +490,230 @@ COMMENT ON COLUMN freshness.data_as_of IS 'Every booking change made before this
 COMMENT ON COLUMN freshness.lag_p50_seconds IS 'Median lag of the fresh changes written in the last hour: from the modification time the booking list announced (whole seconds, so up to 1 s more than the true lag) to the details written in the mirror. NULL when there was none.';
 COMMENT ON COLUMN freshness.lag_p95_seconds IS '95th percentile of the same lags. NULL when there was none.';
 COMMENT ON COLUMN freshness.changes_last_hour IS 'Fresh changes written in the last hour: booking versions found by polling the caught-up list or announced by a change event (backfill fetches are not counted).';
+
+-- ------------------------------------------------------------------ booking_history
+
+CREATE VIEW booking_history AS
+SELECT v.property_id,
+       v.number,
+       v.version,
+       v.valid_from,
+       v.valid_to,
+       v.valid_to IS NULL AS is_current,
+       v.reconstructed,
+       v.modified_at,
+       v.fetched_at,
+       v.status,
+       v.status = 'Cancelled' AS is_cancelled,
+       v.created_at AS booked_at,
+       v.cancelled_at,
+       v.arrival_date,
+       v.departure_date,
+       v.rooms,
+       v.room_nights,
+       v.room_type_ids,
+       v.currency_code,
+       v.room_revenue_net,
+       v.room_revenue_gross,
+       v.total_net,
+       v.total_gross,
+       v.changes,
+       array_to_string(v.changes, ', ') AS changes_text
+FROM booking_versions v;
+COMMENT ON VIEW booking_history IS 'Every version of each booking (type 2 history, dbt snapshot column names): valid from the provider''s modification time of the version until the next version''s (valid_to NULL for the current one), with what changed. A booking first seen after it changed starts with reconstructed versions (from its creation, as the first fetched version says). Amounts are in the version''s currency; net = before tax, gross = after tax.';
+COMMENT ON COLUMN booking_history.property_id IS 'Provider property id.';
+COMMENT ON COLUMN booking_history.number IS 'Booking number.';
+COMMENT ON COLUMN booking_history.version IS 'Position of the version in the booking''s history, from 1.';
+COMMENT ON COLUMN booking_history.valid_from IS 'From when this version was the booking (UTC): the provider''s modification time (a reconstructed version: the creation, or the cancellation, it stands for).';
+COMMENT ON COLUMN booking_history.valid_to IS 'Until when (UTC, exclusive): the next version''s valid_from; NULL for the current version. Equal to valid_from for a version replaced within its own second.';
+COMMENT ON COLUMN booking_history.is_current IS 'True for the booking as it is now (valid_to IS NULL).';
+COMMENT ON COLUMN booking_history.reconstructed IS 'True when the mirror did not fetch this version: the booking was first seen later, and this version is derived from the first one fetched.';
+COMMENT ON COLUMN booking_history.modified_at IS 'The provider''s modifiedDateTime of the payload the version comes from.';
+COMMENT ON COLUMN booking_history.fetched_at IS 'When the mirror fetched it (UTC); NULL for a reconstructed version.';
+COMMENT ON COLUMN booking_history.status IS 'Booking status in this version: Active, Cancelled, Unconfirmed (or a newer provider value).';
+COMMENT ON COLUMN booking_history.is_cancelled IS 'True when the booking is cancelled in this version: its nights are not on the books.';
+COMMENT ON COLUMN booking_history.booked_at IS 'When the booking was created (UTC).';
+COMMENT ON COLUMN booking_history.cancelled_at IS 'When it was cancelled (UTC), as this version says.';
+COMMENT ON COLUMN booking_history.arrival_date IS 'Earliest arrival of its room stays (property-local).';
+COMMENT ON COLUMN booking_history.departure_date IS 'Latest departure of its room stays (property-local).';
+COMMENT ON COLUMN booking_history.rooms IS 'Room stays (rooms booked).';
+COMMENT ON COLUMN booking_history.room_nights IS 'Room-nights of its room stays.';
+COMMENT ON COLUMN booking_history.room_type_ids IS 'Room type of each room stay, in stay order.';
+COMMENT ON COLUMN booking_history.currency_code IS 'ISO 4217 currency of the amounts.';
+COMMENT ON COLUMN booking_history.room_revenue_net IS 'Room revenue before tax (the sum of its nights).';
+COMMENT ON COLUMN booking_history.room_revenue_gross IS 'Room revenue after tax (the sum of its nights).';
+COMMENT ON COLUMN booking_history.total_net IS 'Booking total before tax as sent (rooms, services, early/late charges).';
+COMMENT ON COLUMN booking_history.total_gross IS 'Booking total after tax as sent.';
+COMMENT ON COLUMN booking_history.changes IS 'What changed from the version before: created, cancelled, reinstated, dates (nights moved, added or removed: moved or shortened stays), rooms (room stays added or removed), room_type (an upgrade, a downgrade or another type), price (nightly or total amounts), other (nothing a report reads).';
+COMMENT ON COLUMN booking_history.changes_text IS 'The same, as text: "cancelled", "dates, price"...';
+
+-- ------------------------------------------------------------------ on_the_books
+
+-- SQL-standard bodies (BEGIN ATOMIC): names are bound when the function is created, as a view's
+-- are, so the function reads this mirror whatever the caller's search_path; and PostgreSQL
+-- inlines it into the calling query, so a filter on property or night reaches the index.
+CREATE FUNCTION on_the_books(as_of timestamptz)
+RETURNS TABLE (property_id text, stay_date date, currency_code text, room_nights bigint,
+               room_revenue_net numeric, room_revenue_gross numeric, reconstructed_room_nights bigint)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT h.property_id, h.stay_date, h.currency_code,
+         count(*),
+         COALESCE(sum(h.net_amount), 0),
+         COALESCE(sum(h.gross_amount), 0),
+         count(*) FILTER (WHERE as_of < h.reconstructed_until)
+    FROM booking_night_history h
+   WHERE h.valid_from <= as_of AND (h.valid_to IS NULL OR h.valid_to > as_of)
+   GROUP BY h.property_id, h.stay_date, h.currency_code;
+END;
+COMMENT ON FUNCTION on_the_books(timestamptz) IS 'The books as they stood at as_of: per property, night and currency, the room-nights and room revenue (net before tax, gross after tax) of the bookings as they were then (the version valid at that instant, not cancelled then, created at or before it). When the mirror was caught up at as_of, this equals what daily_kpis showed at that moment. reconstructed_room_nights: of room_nights, those of bookings first seen later, whose version then is reconstructed. Filter it like a table: SELECT * FROM reporting.on_the_books(''2026-01-31 23:00+00'') WHERE property_id = ''500100'' AND stay_date BETWEEN ...';
+
+-- ------------------------------------------------------------------ otb_snapshots
+
+CREATE VIEW otb_snapshots AS
+SELECT d.property_id,
+       d.snapshot_date,
+       d.as_of,
+       n.stay_date,
+       n.stay_date - d.snapshot_date AS days_before_stay,
+       n.currency_code,
+       n.room_nights,
+       n.room_revenue_net,
+       n.room_revenue_gross,
+       n.reconstructed_room_nights,
+       d.taken_at
+FROM otb_snapshot_days d
+JOIN otb_snapshot_nights n ON n.property_id = d.property_id AND n.snapshot_date = d.snapshot_date;
+COMMENT ON VIEW otb_snapshots IS 'The books recorded at each property''s local day close for the 365 nights from that day on (written once a day per property by the daemon, from booking_history as of the close). A night with nothing on the books has no row in a snapshot: see otb_snapshot_days in the mirror schema for the days recorded.';
+COMMENT ON COLUMN otb_snapshots.property_id IS 'Provider property id.';
+COMMENT ON COLUMN otb_snapshots.snapshot_date IS 'The property-local day whose close is recorded.';
+COMMENT ON COLUMN otb_snapshots.as_of IS 'The instant of that close: the following local midnight (UTC).';
+COMMENT ON COLUMN otb_snapshots.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN otb_snapshots.days_before_stay IS 'stay_date minus snapshot_date.';
+COMMENT ON COLUMN otb_snapshots.currency_code IS 'ISO 4217 currency of the amounts.';
+COMMENT ON COLUMN otb_snapshots.room_nights IS 'Room-nights on the books at the close.';
+COMMENT ON COLUMN otb_snapshots.room_revenue_net IS 'Their room revenue before tax.';
+COMMENT ON COLUMN otb_snapshots.room_revenue_gross IS 'Their room revenue after tax.';
+COMMENT ON COLUMN otb_snapshots.reconstructed_room_nights IS 'Of room_nights, those of bookings whose version at the close is reconstructed.';
+COMMENT ON COLUMN otb_snapshots.taken_at IS 'When the daemon wrote the snapshot (UTC).';
+
+-- ------------------------------------------------------------------ pace
+
+CREATE FUNCTION books_at_close(property text, night date, currency text, day date, time_zone text)
+RETURNS TABLE (room_nights bigint, room_revenue_net numeric, room_revenue_gross numeric,
+               reconstructed_room_nights bigint, source text)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT COALESCE(n.room_nights, 0), COALESCE(n.room_revenue_net, 0), COALESCE(n.room_revenue_gross, 0),
+         COALESCE(n.reconstructed_room_nights, 0), 'snapshot'
+    FROM otb_snapshot_days d
+    LEFT JOIN otb_snapshot_nights n
+      ON n.property_id = d.property_id AND n.snapshot_date = d.snapshot_date AND n.stay_date = night
+     AND n.currency_code IS NOT DISTINCT FROM currency
+   WHERE d.property_id = property AND d.snapshot_date = day
+  UNION ALL
+  SELECT a.room_nights, a.room_revenue_net, a.room_revenue_gross, a.reconstructed_room_nights, 'history'
+    FROM (SELECT count(*) AS room_nights,
+                 COALESCE(sum(h.net_amount), 0) AS room_revenue_net,
+                 COALESCE(sum(h.gross_amount), 0) AS room_revenue_gross,
+                 count(*) FILTER (WHERE ((day + 1)::timestamp AT TIME ZONE time_zone) < h.reconstructed_until) AS reconstructed_room_nights
+            FROM booking_night_history h
+           WHERE h.property_id = property AND h.stay_date = night AND h.currency_code IS NOT DISTINCT FROM currency
+             AND h.valid_from <= ((day + 1)::timestamp AT TIME ZONE time_zone)
+             AND (h.valid_to IS NULL OR h.valid_to > ((day + 1)::timestamp AT TIME ZONE time_zone))) a
+   WHERE NOT EXISTS (SELECT 1 FROM otb_snapshot_days d WHERE d.property_id = property AND d.snapshot_date = day);
+END;
+COMMENT ON FUNCTION books_at_close(text, date, text, date, text) IS 'One night of a property on the books at the close of a local day (the next local midnight in time_zone), in one currency: from that day''s snapshot when the daemon recorded one (source snapshot), else from booking_history (source history). What pace reads.';
+
+CREATE VIEW pace AS
+WITH nights AS (
+  -- Every night with history, and the night 364 days after it (whose STLY it is).
+  SELECT h.property_id, h.stay_date, h.currency_code FROM booking_night_history h
+  UNION
+  SELECT h.property_id, h.stay_date + 364, h.currency_code FROM booking_night_history h
+), offsets (days_before) AS (
+  VALUES (0), (1), (3), (7), (14), (30), (60), (90)
+)
+SELECT n.property_id,
+       c.property_name,
+       n.stay_date,
+       n.currency_code,
+       o.days_before,
+       n.stay_date - o.days_before AS as_of_date,
+       (n.stay_date - o.days_before + 1)::timestamp AT TIME ZONE z.zone AS as_of,
+       cur.room_nights,
+       cur.room_revenue_net,
+       cur.room_revenue_gross,
+       cur.reconstructed_room_nights,
+       cur.source,
+       n.stay_date - 364 AS stly_stay_date,
+       ly.room_nights AS stly_room_nights,
+       ly.room_revenue_net AS stly_room_revenue_net,
+       ly.room_revenue_gross AS stly_room_revenue_gross,
+       ly.reconstructed_room_nights AS stly_reconstructed_room_nights,
+       cur.room_nights - ly.room_nights AS room_nights_vs_stly,
+       cur.room_revenue_net - ly.room_revenue_net AS room_revenue_net_vs_stly
+FROM nights n
+CROSS JOIN offsets o
+LEFT JOIN property_clock c ON c.property_id = n.property_id
+CROSS JOIN LATERAL (SELECT COALESCE(c.time_zone, 'UTC') AS zone) z
+CROSS JOIN LATERAL books_at_close(n.property_id, n.stay_date, n.currency_code, n.stay_date - o.days_before, z.zone) cur
+CROSS JOIN LATERAL books_at_close(n.property_id, n.stay_date - 364, n.currency_code, n.stay_date - 364 - o.days_before, z.zone) ly
+WHERE (n.stay_date - o.days_before + 1)::timestamp AT TIME ZONE z.zone <= now();
+COMMENT ON VIEW pace IS 'Pace: per property, night and currency, the books at the local day close 0, 1, 3, 7, 14, 30, 60 and 90 days before the night (days_before; 0 is the close of the night''s own day), next to the same figures for the same weekday 364 days earlier (STLY, same time last year). From the daemon''s day-close snapshots where it recorded them, else from booking_history; only closes already passed have a row. Filter by property and stay_date: a property''s year reads in well under a second.';
+COMMENT ON COLUMN pace.property_id IS 'Provider property id.';
+COMMENT ON COLUMN pace.property_name IS 'Property name (content).';
+COMMENT ON COLUMN pace.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN pace.currency_code IS 'ISO 4217 currency of the amounts of this row.';
+COMMENT ON COLUMN pace.days_before IS 'Days before the night: 0, 1, 3, 7, 14, 30, 60 or 90.';
+COMMENT ON COLUMN pace.as_of_date IS 'The property-local day whose close the figures are: stay_date - days_before.';
+COMMENT ON COLUMN pace.as_of IS 'The instant of that close (the next local midnight, UTC).';
+COMMENT ON COLUMN pace.room_nights IS 'Room-nights of the night on the books at that close.';
+COMMENT ON COLUMN pace.room_revenue_net IS 'Their room revenue before tax.';
+COMMENT ON COLUMN pace.room_revenue_gross IS 'Their room revenue after tax.';
+COMMENT ON COLUMN pace.reconstructed_room_nights IS 'Of room_nights, those of bookings whose version then is reconstructed (first seen later).';
+COMMENT ON COLUMN pace.source IS 'snapshot (the daemon recorded that close) or history (read from booking_history).';
+COMMENT ON COLUMN pace.stly_stay_date IS 'Same time last year: the same weekday 364 days earlier.';
+COMMENT ON COLUMN pace.stly_room_nights IS 'Room-nights of stly_stay_date on the books the same number of days before it.';
+COMMENT ON COLUMN pace.stly_room_revenue_net IS 'Their room revenue before tax.';
+COMMENT ON COLUMN pace.stly_room_revenue_gross IS 'Their room revenue after tax.';
+COMMENT ON COLUMN pace.stly_reconstructed_room_nights IS 'Of stly_room_nights, those of reconstructed versions.';
+COMMENT ON COLUMN pace.room_nights_vs_stly IS 'room_nights - stly_room_nights: ahead (positive) or behind last year''s pace.';
+COMMENT ON COLUMN pace.room_revenue_net_vs_stly IS 'room_revenue_net - stly_room_revenue_net.';
+
+-- ------------------------------------------------------------------ reconciliation
+
+CREATE VIEW reconciliation AS
+SELECT d.property_id,
+       c.property_name,
+       d.stay_date,
+       d.stay_date - c.today AS days_from_today,
+       d.currency_code,
+       COALESCE(m.rooms_sold, 0) AS mirror_rooms_sold,
+       d.occupancy_room_count + d.complimentary_occupancy_room_count AS provider_rooms_sold,
+       COALESCE(m.rooms_sold, 0) - (d.occupancy_room_count + d.complimentary_occupancy_room_count) AS rooms_difference,
+       COALESCE(r.room_revenue_net, 0) AS mirror_room_revenue_net,
+       d.room_revenue AS provider_room_revenue,
+       COALESCE(r.room_revenue_net, 0) - d.room_revenue AS room_revenue_difference,
+       COALESCE(m.rooms_sold, 0) - COALESCE(r.rooms_sold, 0) AS mirror_rooms_in_other_currencies,
+       d.refreshed_at AS provider_refreshed_at
+FROM daily_occupancy d
+LEFT JOIN property_clock c ON c.property_id = d.property_id
+LEFT JOIN LATERAL (
+  SELECT sum(f.rooms_sold) AS rooms_sold FROM nightly_facts f WHERE f.property_id = d.property_id AND f.stay_date = d.stay_date
+) m ON true
+LEFT JOIN nightly_facts r ON r.property_id = d.property_id AND r.stay_date = d.stay_date AND r.currency_code IS NOT DISTINCT FROM d.currency_code;
+COMMENT ON VIEW reconciliation IS 'Trust: per property and night the PMS statistics cover (daily_occupancy), the rooms sold and room revenue the mirror holds next to the provider''s own figures, and the difference (mirror minus provider). A difference means rooms the booking list does not carry (a walk-in or a stay entered in the PMS only), a booking not fetched yet (see mirror_completeness), or a stay the PMS has changed (early departure, no-show, room moved) that the booking has not; room revenue differs also by what the PMS takes out (commissions) or puts in. See docs/history.md.';
+COMMENT ON COLUMN reconciliation.property_id IS 'Provider property id.';
+COMMENT ON COLUMN reconciliation.property_name IS 'Property name (content).';
+COMMENT ON COLUMN reconciliation.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN reconciliation.days_from_today IS 'stay_date minus the property''s local today.';
+COMMENT ON COLUMN reconciliation.currency_code IS 'Currency of the provider''s revenue figures (and of mirror_room_revenue_net).';
+COMMENT ON COLUMN reconciliation.mirror_rooms_sold IS 'Room-nights the mirror has on the books that night, every currency (daily_kpis.property_rooms_sold).';
+COMMENT ON COLUMN reconciliation.provider_rooms_sold IS 'Rooms occupied that night in the PMS statistics, paid and complimentary.';
+COMMENT ON COLUMN reconciliation.rooms_difference IS 'mirror_rooms_sold - provider_rooms_sold.';
+COMMENT ON COLUMN reconciliation.mirror_room_revenue_net IS 'Room revenue before tax the mirror has that night, in currency_code.';
+COMMENT ON COLUMN reconciliation.provider_room_revenue IS 'Room revenue of the PMS statistics (net of VAT, commissions and extra services).';
+COMMENT ON COLUMN reconciliation.room_revenue_difference IS 'mirror_room_revenue_net - provider_room_revenue.';
+COMMENT ON COLUMN reconciliation.mirror_rooms_in_other_currencies IS 'Room-nights of the mirror that night in currencies other than currency_code (their revenue is not compared).';
+COMMENT ON COLUMN reconciliation.provider_refreshed_at IS 'When the PMS statistics of the night were last read (UTC).';

@@ -6,6 +6,7 @@
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
 import type { BookingRows, SummaryRow } from '../store/schema.js';
 import type { TaxLevel } from '../store/states.js';
+import { nightlyGross } from './room-revenue.js';
 
 // ------------------------------------------------------------------ booking details
 
@@ -154,6 +155,11 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
       late_departure_price_before_tax: money(late?.total?.priceBeforeTax),
       late_departure_price_after_tax: money(late?.total?.priceAfterTax),
     });
+    const nets = stay.dailyRates.map((r) => money(r.priceBeforeTax));
+    const gross = nightlyGross(
+      { price_before_tax: money(stay.total.priceBeforeTax), price_after_tax: money(stay.total.priceAfterTax), tax_amount: money(stay.total.taxAmount) },
+      nets,
+    );
     stay.dailyRates.forEach((r, position) =>
       rows.dailyRates.push({
         ...key,
@@ -161,7 +167,8 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
         position,
         stay_date: r.date,
         rate_plan_id: str(r.ratePlanId),
-        price_before_tax: money(r.priceBeforeTax),
+        price_before_tax: nets[position]!,
+        gross_amount: gross[position]!,
       }),
     );
     (stay.guests ?? []).forEach((g, position) =>

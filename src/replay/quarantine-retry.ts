@@ -39,6 +39,7 @@ import {
 } from '../store/repositories/quarantine.js';
 import { contentRefreshedSince, newerSummaryStored, pmsRoomUpdatedSince, referenceListFetchedSince, updateDerived } from '../store/repositories/replay.js';
 import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
 import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import {
@@ -136,7 +137,7 @@ const handlers: Record<string, Handler> = {
     // modification is one: a summary of the same second then asks for them again rather than
     // taking them as covering the whole second.
     const rows = bookingToRows(q.property_id, b, response, new Date(b.modifiedDateTime));
-    const w = (await saveBookingVersion(trx, rows)).written;
+    const w = (await saveBookingVersion(trx, rows, bookingHistoryOf(rows))).written;
     await settleQuarantinedBookingFetch(trx, q.property_id, b.number);
     return written(w);
   },

@@ -4,6 +4,7 @@
  */
 import type { ColumnType, Generated, Insertable } from 'kysely';
 import type {
+  ChangeKind,
   ConnectionState,
   CursorState,
   CursorStream,
@@ -158,6 +159,8 @@ export interface BookingDailyRatesTable {
   stay_date: string;
   rate_plan_id: string | null;
   price_before_tax: Numeric;
+  /** migrations/0012_history.sql: the night after tax (src/mapping/room-revenue.ts). */
+  gross_amount: Numeric;
 }
 
 export interface BookingServicesTable {
@@ -733,7 +736,87 @@ export interface ServicesTable {
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
+/** migrations/0012_history.sql: every version of each booking. */
+export interface BookingVersionsTable {
+  property_id: string;
+  number: string;
+  version: number;
+  valid_from: Timestamptz;
+  valid_to: NullableTimestamptz;
+  modified_at: Timestamptz;
+  reconstructed: boolean;
+  fetched_at: NullableTimestamptz;
+  content_hash: string | null;
+  status: string;
+  created_at: NullableTimestamptz;
+  cancelled_at: NullableTimestamptz;
+  currency_code: string | null;
+  arrival_date: string | null;
+  departure_date: string | null;
+  rooms: number;
+  room_nights: number;
+  room_type_ids: (string | null)[];
+  room_revenue_net: Numeric;
+  room_revenue_gross: Numeric;
+  total_net: Numeric;
+  total_gross: Numeric;
+  changes: ChangeKind[];
+  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** migrations/0012_history.sql: the nights on the books, with their validity. */
+export interface BookingNightHistoryTable {
+  property_id: string;
+  number: string;
+  stay_index: number;
+  stay_date: string;
+  currency_code: string | null;
+  room_type_id: string | null;
+  net_amount: Numeric;
+  gross_amount: Numeric;
+  valid_from: Timestamptz;
+  valid_to: NullableTimestamptz;
+  reconstructed_until: NullableTimestamptz;
+}
+
+/** migrations/0012_history.sql: the current books per property, night and currency. */
+export interface NightlyFactsTable {
+  property_id: string;
+  stay_date: string;
+  currency_code: string | null;
+  rooms_sold: BigIntColumn;
+  complimentary_rooms: BigIntColumn;
+  room_revenue_net: ColumnType<string, string | number, string | number>;
+  room_revenue_gross: ColumnType<string, string | number, string | number>;
+  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** migrations/0012_history.sql: the day closes whose books are recorded. */
+export interface OtbSnapshotDaysTable {
+  property_id: string;
+  snapshot_date: string;
+  as_of: Timestamptz;
+  taken_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** migrations/0012_history.sql: the books at a day close, per night and currency. */
+export interface OtbSnapshotNightsTable {
+  property_id: string;
+  snapshot_date: string;
+  stay_date: string;
+  currency_code: string | null;
+  room_nights: BigIntColumn;
+  room_revenue_net: ColumnType<string, string | number, string | number>;
+  room_revenue_gross: ColumnType<string, string | number, string | number>;
+  reconstructed_room_nights: BigIntColumn;
+}
+
 export interface Database {
+  booking_versions: BookingVersionsTable;
+  booking_night_history: BookingNightHistoryTable;
+  nightly_facts: NightlyFactsTable;
+  otb_snapshot_days: OtbSnapshotDaysTable;
+  otb_snapshot_nights: OtbSnapshotNightsTable;
   token_requests: TokenRequestsTable;
   sync_replicas: SyncReplicasTable;
   sync_connections: SyncConnectionsTable;
@@ -846,4 +929,106 @@ export interface PmsReservationRows {
   roomStays: NewPmsRoomStay[];
   /** The customer, as a person row (when the reservation has one with an id). */
   customer: NewPmsGuest | null;
+}
+
+// ---------------------------------------------------------------- history of a booking
+// What src/mapping/history.ts derives from a version and src/store/repositories/history.ts
+// writes (migrations/0012_history.sql).
+
+/** A night of a version on the books. */
+export interface NightFact {
+  stay_index: number;
+  stay_date: string;
+  currency_code: string | null;
+  room_type_id: string | null;
+  net_amount: string | null;
+  gross_amount: string | null;
+}
+
+/** The figures of one version (booking_versions without its validity and bookkeeping). */
+export interface VersionFacts {
+  status: string;
+  created_at: string | null;
+  cancelled_at: string | null;
+  modified_at: string;
+  currency_code: string | null;
+  arrival_date: string | null;
+  departure_date: string | null;
+  rooms: number;
+  room_nights: number;
+  room_type_ids: (string | null)[];
+  room_revenue_net: string | null;
+  room_revenue_gross: string | null;
+  total_net: string | null;
+  total_gross: string | null;
+}
+
+/** A version of the history as it is written (booking_versions' figures and validity). */
+export interface HistoryVersion {
+  facts: VersionFacts;
+  validFrom: string;
+  reconstructed: boolean;
+  changes: ChangeKind[];
+  /** Whether its nights are on the books (the booking is not cancelled). */
+  onTheBooks: boolean;
+}
+
+/** An open row of booking_night_history: a night on the books since `valid_from`. */
+export interface OpenNight extends NightFact {
+  valid_from: string;
+  reconstructed_until: string | null;
+}
+
+/** A row of booking_night_history to insert (closed already when a reconstructed version ended it). */
+export interface NightRow extends OpenNight {
+  valid_to: string | null;
+}
+
+/** What history holds of a booking before a write: its current version and its open nights. */
+export interface StoredHistory {
+  version: number;
+  facts: VersionFacts;
+  contentHash: string | null;
+  /** Every night of the current version (from the rows the write replaces). */
+  nights: NightFact[];
+  open: OpenNight[];
+}
+
+/** A version row to insert. */
+export interface VersionRow extends HistoryVersion {
+  version: number;
+  validTo: string | null;
+  fetched: boolean;
+  contentHash: string | null;
+}
+
+/** The change of the current books a write makes, per night and currency (nightly_facts). */
+export interface FactDelta {
+  stay_date: string;
+  currency_code: string | null;
+  rooms_sold: number;
+  complimentary_rooms: number;
+  room_revenue_net: string;
+  room_revenue_gross: string;
+}
+
+/** What a booking write adds to history. */
+export interface HistoryPlan {
+  versions: VersionRow[];
+  /** The instant the current version ends (the first new version's valid_from); null for a new booking. */
+  closeCurrentAt: string | null;
+  /** Open rows that end, and when (a row that would end where it starts is deleted by the store). */
+  close: { night: OpenNight; at: string }[];
+  insert: NightRow[];
+  facts: FactDelta[];
+}
+
+/**
+ * What a booking write needs of history: the hash of its payload (a re-fetch of the stored
+ * version adds nothing), and how to plan what it adds given what history holds of the booking
+ * (read by the write itself, after it locked the booking).
+ */
+export interface BookingHistory {
+  contentHash: string;
+  plan(stored: StoredHistory | null): HistoryPlan | null;
 }

@@ -87,6 +87,10 @@ export type TaxLevel = (typeof taxLevels)[number];
 export const posCodeKinds = ['channel', 'pos_type'] as const;
 export type PosCodeKind = (typeof posCodeKinds)[number];
 
+/** What changed from one booking version to the next (each element of booking_versions.changes). */
+export const changeKinds = ['created', 'cancelled', 'reinstated', 'dates', 'rooms', 'room_type', 'price', 'other'] as const;
+export type ChangeKind = (typeof changeKinds)[number];
+
 /** Each column a CHECK constraint holds to a list, with its list. */
 export const checkedColumns: Readonly<Record<string, readonly string[]>> = {
   'sync_cursors.stream': cursorStreams,
@@ -101,4 +105,5 @@ export const checkedColumns: Readonly<Record<string, readonly string[]>> = {
   'quarantine.stream': quarantineStreams,
   'booking_tax_amounts.level': taxLevels,
   'pos_codes.kind': posCodeKinds,
+  'booking_versions.changes': changeKinds,
 };

@@ -16,6 +16,7 @@ import type { BookingPayload, Simulator } from '../../tools/simulator/index.js';
 import { readFile } from 'node:fs/promises';
 import { query } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { addDays, cents, dayNo, localDate, nightsOf, num, ratio, type Fact, type Night } from '../helpers/books-model.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -29,124 +30,6 @@ type AnyRecord = Record<string, any>;
 /** Reads a reporting view of the harness's schema. */
 function reporting<T extends AnyRecord = AnyRecord>(harness: Harness, text: string, params: unknown[] = []): Promise<T[]> {
   return query<T>(harness.dbUrl, `${harness.config.database.reportingSchema},${harness.schema}`, text, params);
-}
-
-// ------------------------------------------------------------------ exact arithmetic
-
-const cents = (x: number | null | undefined): number => Math.round((x ?? 0) * 100);
-/** numerator / denominator rounded half away from zero, as PostgreSQL rounds numeric. */
-function roundDiv(numerator: number, denominator: number): number {
-  const n = BigInt(numerator);
-  const d = BigInt(denominator);
-  const neg = n < 0n !== d < 0n;
-  const an = n < 0n ? -n : n;
-  const ad = d < 0n ? -d : d;
-  const q = (2n * an + ad) / (2n * ad);
-  return Number(neg ? -q : q);
-}
-/** numerator / denominator rounded to `places` decimals, as a number. */
-const ratio = (numerator: number, denominator: number, places: number): number => roundDiv(numerator * 10 ** places, denominator) / 10 ** places;
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
-const DAY = 86_400_000;
-const dayNo = (date: string): number => Date.parse(`${date}T00:00:00Z`) / DAY;
-const addDays = (date: string, n: number): string => new Date((dayNo(date) + n) * DAY).toISOString().slice(0, 10);
-function localDate(instant: string | number, zone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(instant));
-}
-
-// ------------------------------------------------------------------ the independent model
-
-/** Names of the point-of-sale codes the mirror documents (migrations/0006_reporting.sql), by hand. */
-const POS_NAMES: Record<string, string | null> = {
-  BGC: 'Booking.com',
-  EXP: 'Expedia',
-  AGD: 'Agoda',
-  OTK: 'Ostrovok',
-  CTP: 'Trip.com',
-  OTG: null,
-  PA2: null,
-  BookingEngine: 'Booking engine (direct)',
-  PMS: 'PMS (entered at the property)',
-  Other: 'Other',
-  Channel: 'Channel (no code)',
-};
-
-interface Night {
-  number: string;
-  stayIndex: number;
-  nightIndex: number;
-  date: string;
-  cancelled: boolean;
-  currency: string;
-  roomTypeId: string;
-  ratePlanId: string;
-  channelCode: string;
-  channelName: string;
-  net: number; // cents
-  tax: number; // cents
-  gross: number; // cents
-  bookingDate: string;
-  arrivalDate: string;
-  leadTime: number;
-}
-
-interface Fact {
-  number: string;
-  cancelled: boolean;
-  currency: string;
-  channelCode: string;
-  channelName: string;
-  bookingDate: string;
-  arrivalDate: string;
-  leadTime: number;
-  roomNights: number;
-  net: number;
-  gross: number;
-  penalty: number | null;
-  daysCancelledBeforeArrival: number | null;
-}
-
-/**
- * Every night of a booking as the provider served it. A stay's taxes (after minus before tax)
- * go to its nights in proportion to their net prices (evenly when all are zero), rounded to the
- * cent cumulatively: a night's share is the rounded share of the nights up to it minus that of
- * the nights before it.
- */
-function nightsOf(b: BookingPayload, zone: string, pmsChannel: string | null): Night[] {
-  const channelCode = b.source.code ?? b.source.type;
-  const channelName = POS_NAMES[channelCode] ?? pmsChannel ?? channelCode;
-  const bookingDate = localDate(b.createdDateTime, zone);
-  const out: Night[] = [];
-  b.roomStays.forEach((stay, stayIndex) => {
-    const arrivalDate = stay.stayDates.arrivalDateTime.slice(0, 10);
-    const stayTax = cents(stay.total.priceAfterTax) - cents(stay.total.priceBeforeTax);
-    const nets = stay.dailyRates.map((r) => cents(r.priceBeforeTax));
-    const netSum = nets.reduce((a, x) => a + x, 0);
-    const upTo = (i: number) => (netSum !== 0 ? roundDiv(stayTax * nets.slice(0, i).reduce((a, x) => a + x, 0), netSum) : roundDiv(stayTax * i, nets.length));
-    const shares = nets.map((_, i) => upTo(i + 1) - upTo(i));
-    stay.dailyRates.forEach((r, nightIndex) => {
-      out.push({
-        number: b.number,
-        stayIndex,
-        nightIndex,
-        date: r.date.slice(0, 10),
-        cancelled: b.status === 'Cancelled',
-        currency: b.currencyCode,
-        roomTypeId: stay.roomType.id,
-        ratePlanId: r.ratePlanId,
-        channelCode,
-        channelName,
-        net: nets[nightIndex]!,
-        tax: shares[nightIndex]!,
-        gross: nets[nightIndex]! + shares[nightIndex]!,
-        bookingDate,
-        arrivalDate,
-        leadTime: dayNo(arrivalDate) - dayNo(bookingDate),
-      });
-    });
-  });
-  return out;
 }
 
 function factOf(b: BookingPayload, nights: Night[], zone: string): Fact {
@@ -244,12 +127,16 @@ describe('the reporting layer', () => {
     ).map((r) => r.relname);
     expect(views).toEqual([
       'booking_facts',
+      'booking_history',
       'channel_performance',
       'daily_kpis',
       'freshness',
       'mirror_completeness',
+      'otb_snapshots',
+      'pace',
       'pickup',
       'property_clock',
+      'reconciliation',
       'room_nights',
     ]);
     const undocumented = await h.sql(
@@ -576,50 +463,51 @@ describe('the reporting layer', () => {
       nights.filter((n) => n.date === fNight.date && !n.cancelled && n.currency === content.currency).reduce((a, n) => a + n.net, 0),
     );
 
-    // ---- pickup: future nights by booking date
-    const pickupKey = (n: Night) => `${n.currency}/${n.bookingDate}/${n.date}`;
-    const pickupMap = new Map<
-      string,
-      {
-        currency_code: string;
-        booking_date: string;
-        stay_date: string;
-        days_before_stay: number;
-        room_nights: number;
-        net: number;
-        gross: number;
-        cancelled_room_nights: number;
+    // ---- pickup: how the books of each night changed each day. Every booking is first seen
+    // here at its current version: it joined the books when it was made (reconstructed), and a
+    // cancelled one left them at its cancellation (or when first seen, if that came first).
+    const pickupMap = new Map<string, { currency_code: string; pickup_date: string; stay_date: string; room_nights: number; net: number; gross: number }>();
+    const move = (n: Night, at: string, sign: 1 | -1) => {
+      const day = localDate(at, zone);
+      const key = `${n.currency}/${day}/${n.date}`;
+      const e = pickupMap.get(key) ?? { currency_code: n.currency, pickup_date: day, stay_date: n.date, room_nights: 0, net: 0, gross: 0 };
+      e.room_nights += sign;
+      e.net += sign * n.net;
+      e.gross += sign * n.gross;
+      pickupMap.set(key, e);
+    };
+    for (const b of served) {
+      const created = Date.parse(b.createdDateTime);
+      const modified = Date.parse(b.modifiedDateTime);
+      const cancelledAt = b.status === 'Cancelled' && b.cancellation ? Date.parse(b.cancellation.cancelledDateTime) : null;
+      const own = nights.filter((n) => n.number === b.number);
+      if (cancelledAt === null) for (const n of own) move(n, b.createdDateTime, 1);
+      else if (created < modified && cancelledAt > created) {
+        for (const n of own) {
+          move(n, b.createdDateTime, 1);
+          move(n, new Date(Math.min(cancelledAt, modified)).toISOString(), -1);
+        }
       }
-    >();
-    for (const n of nights) {
-      if (n.date < today) continue;
-      const e = pickupMap.get(pickupKey(n)) ?? {
-        currency_code: n.currency,
-        booking_date: n.bookingDate,
-        stay_date: n.date,
-        days_before_stay: dayNo(n.date) - dayNo(n.bookingDate),
-        room_nights: 0,
-        net: 0,
-        gross: 0,
-        cancelled_room_nights: 0,
-      };
-      if (n.cancelled) e.cancelled_room_nights += 1;
-      else {
-        e.room_nights += 1;
-        e.net += n.net;
-        e.gross += n.gross;
-      }
-      pickupMap.set(pickupKey(n), e);
     }
     const expectedPickup = [...pickupMap.values()]
-      .map(({ net, gross, ...e }) => ({ ...e, room_revenue_net: net / 100, room_revenue_gross: gross / 100 }))
-      .sort((a, b) => a.stay_date.localeCompare(b.stay_date) || a.booking_date.localeCompare(b.booking_date) || a.currency_code.localeCompare(b.currency_code));
+      .filter((e) => e.room_nights !== 0 || e.net !== 0 || e.gross !== 0)
+      .map(({ net, gross, ...e }) => ({
+        ...e,
+        days_before_stay: dayNo(e.stay_date) - dayNo(e.pickup_date),
+        room_revenue_net: net / 100,
+        room_revenue_gross: gross / 100,
+      }))
+      .sort((a, b) => a.stay_date.localeCompare(b.stay_date) || a.pickup_date.localeCompare(b.pickup_date) || a.currency_code.localeCompare(b.currency_code));
     expect(expectedPickup.length).toBeGreaterThan(0);
+    expect(
+      expectedPickup.some((e) => e.room_nights < 0),
+      'cancellations take nights away',
+    ).toBe(true);
     const pickup = (
       await reporting(
         h,
-        `SELECT currency_code, booking_date::text, stay_date::text, days_before_stay, room_nights::int, cancelled_room_nights::int, room_revenue_net, room_revenue_gross
-           FROM pickup WHERE property_id = $1 ORDER BY stay_date, booking_date, currency_code`,
+        `SELECT currency_code, pickup_date::text, stay_date::text, room_nights::int, days_before_stay, room_revenue_net, room_revenue_gross
+           FROM pickup WHERE property_id = $1 ORDER BY stay_date, pickup_date, currency_code`,
         [P],
       )
     ).map((r) => ({ ...r, room_revenue_net: num(r.room_revenue_net), room_revenue_gross: num(r.room_revenue_gross) }));

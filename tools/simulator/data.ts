@@ -50,7 +50,25 @@ export class BookingState {
    * their answer; the server's replica-lag fault compares it with `Faults.replicaLag404s`.
    */
   detailReadsSinceChange = 0;
+
+  /** What amend() changed on top of the generated content (Simulator.amendBooking). */
+  amended: Amended = { dayShift: 0, nightsDelta: 0, roomTypeShift: 0, nightPriceDeltaCents: 0 };
 }
+
+/** Changes a test makes to a booking, on top of its generated content. */
+export interface Amended {
+  /** Days every stay moves (a moved booking). */
+  dayShift: number;
+  /** Nights added to (negative: taken from) every stay, at least one night left. */
+  nightsDelta: number;
+  /** The first room stay's room type: this many places further in the property's list (an upgrade). */
+  roomTypeShift: number;
+  /** Added to every night of the first room stay (a re-price). */
+  nightPriceDeltaCents: number;
+}
+
+/** What Simulator.amendBooking can do to a booking. */
+export type BookingAmendment = 'reprice' | 'move' | 'upgrade' | 'shorten' | 'cancel' | 'reinstate';
 
 export interface PropertyStore {
   content: PropertyContent;
@@ -239,11 +257,13 @@ export function deriveBooking(content: PropertyContent, b: BookingState): Bookin
   const loyaltyCard = chance(fixed, 0.1) ? String(11039500000000 + Math.floor(fixed() * 99999999)) : null;
   const wholeUnits = content.currency === 'RUB' || content.currency === 'THB';
 
-  const nights = chance(v, 0.6) ? intBetween(v, 1, 3) : intBetween(v, 4, 10);
+  const a = b.amended;
+  const nights = Math.max(1, (chance(v, 0.6) ? intBetween(v, 1, 3) : intBetween(v, 4, 10)) + a.nightsDelta);
   const roll = v();
   const roomCount = roll < 0.8 ? 1 : roll < 0.95 ? 2 : 3;
-  const arrivalDate = formatDay(b.arrivalDay);
-  const departureDate = formatDay(b.arrivalDay + nights);
+  const arrivalDay = b.arrivalDay + a.dayShift;
+  const arrivalDate = formatDay(arrivalDay);
+  const departureDate = formatDay(arrivalDay + nights);
   const tax = content.lodgingTax;
 
   let sumBefore = 0;
@@ -252,7 +272,8 @@ export function deriveBooking(content: PropertyContent, b: BookingState): Bookin
   let firstNightCents = 0;
   const roomStays: RoomStay[] = [];
   for (let r = 0; r < roomCount; r++) {
-    const roomType = pick(v, content.roomTypes);
+    const drawn = pick(v, content.roomTypes);
+    const roomType = r === 0 ? content.roomTypes[(content.roomTypes.indexOf(drawn) + a.roomTypeShift) % content.roomTypes.length]! : drawn;
     const ratePlan = pick(v, content.ratePlans);
     const adultCount = intBetween(v, 1, 3);
     const childAges = chance(v, 0.2) ? Array.from({ length: intBetween(v, 1, 2) }, () => intBetween(v, 0, 17)) : [];
@@ -267,9 +288,10 @@ export function deriveBooking(content: PropertyContent, b: BookingState): Bookin
     for (let n = 0; n < nights; n++) {
       let cents = Math.round(roomType.baseRateCents * ratePlan.priceFactor * (0.85 + v() * 0.4));
       if (wholeUnits) cents = Math.round(cents / 100) * 100;
+      if (r === 0) cents += a.nightPriceDeltaCents;
       if (r === 0 && n === 0) firstNightCents = cents;
       stayCents += cents;
-      const date = formatDay(b.arrivalDay + n);
+      const date = formatDay(arrivalDay + n);
       dailyRates.push({ ratePlanId: ratePlan.id, priceBeforeTax: money(cents), date: bareDates ? date : `${date}T00:00:00` });
     }
     const taxCents = tax ? tax.perGuestNightCents * adultCount * nights : 0;
@@ -656,6 +678,29 @@ export class SimulatorStore {
     } else {
       b.variant++;
     }
+    this.reposition(store, b, ms);
+    this.listener?.afterBookingChange(store, b);
+  }
+
+  /** See Simulator.amendBooking. */
+  amend(propertyId: string, number: string, amendment: BookingAmendment): void {
+    const store = this.stores.get(propertyId);
+    const b = store?.byNumber.get(number);
+    if (!store || !b) throw new Error(`amend: no booking ${number} of property ${propertyId}`);
+    if (amendment === 'cancel' && b.status === 'Cancelled') throw new Error(`amend: booking ${number} is already cancelled`);
+    if (amendment === 'reinstate' && b.status !== 'Cancelled') throw new Error(`amend: booking ${number} is not cancelled`);
+    const ms = Math.max(this.opts.now(), this.maxMs(store), b.modifiedMs + 1);
+    this.listener?.beforeBookingChange(store, b);
+    b.version++;
+    b.detailReadsSinceChange = 0;
+    const a = b.amended;
+    if (amendment === 'cancel' || amendment === 'reinstate') {
+      b.status = amendment === 'cancel' ? 'Cancelled' : 'Active';
+      b.cancelledMs = amendment === 'cancel' ? ms : 0;
+    } else if (amendment === 'reprice') a.nightPriceDeltaCents += 1_000;
+    else if (amendment === 'move') a.dayShift += 7;
+    else if (amendment === 'upgrade') a.roomTypeShift += 1;
+    else a.nightsDelta -= 1;
     this.reposition(store, b, ms);
     this.listener?.afterBookingChange(store, b);
   }

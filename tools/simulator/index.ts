@@ -52,4 +52,4 @@ export type { OccupancyInput, OccupancyNight, OccupancyStay } from './occupancy.
 export type { PmsEventType } from './pms.js';
 export type { SimulatorWebhooks, WebhookAuth, WebhookConfig, WebhookDelivery, WebhookEvent } from './webhooks.js';
 export { defaultRateLimits } from './rate-limit.js';
-export { EPOCH_2009_MS, formatUtcSeconds } from './data.js';
+export { EPOCH_2009_MS, formatUtcSeconds, type BookingAmendment } from './data.js';

@@ -22,7 +22,7 @@ import {
   withDuplicateContent,
   withDuplicateExtraStayRule,
 } from './content.js';
-import { EPOCH_2009_MS, SimulatorStore, servedProperty, summaryOf, type Cursor, type PropertyStore } from './data.js';
+import { EPOCH_2009_MS, SimulatorStore, servedProperty, summaryOf, type BookingAmendment, type Cursor, type PropertyStore } from './data.js';
 import type { OccupancyInput } from './occupancy.js';
 import { PmsModel } from './pms.js';
 import { PmsHttp } from './pms-http.js';
@@ -257,6 +257,14 @@ export interface Simulator {
    * booking already changed within the same second.
    */
   mutate(opts: { count: number; newCount?: number; propertyId?: string }): void;
+  /**
+   * One change of a chosen kind to booking `number` of `propertyId`, modified now (strictly
+   * after its last change and the end of the property's stream): `reprice` adds 10.00 to each
+   * night of its first room stay, `move` moves it a week later, `upgrade` gives its first room
+   * stay the next room type of the property, `shorten` takes the last night of each stay (one
+   * night stays), `cancel` and `reinstate` flip its status (throws when it already is).
+   */
+  amendBooking(propertyId: string, number: string, amendment: BookingAmendment): void;
   /**
    * Writes that become visible late, as the provider's can: `count` existing bookings change
    * (as mutate changes them) and `newCount` are created, each with its modification time
@@ -622,6 +630,10 @@ class SimulatorImpl implements Simulator {
 
   mutate(opts: { count: number; newCount?: number; propertyId?: string }): void {
     this.store.mutate(opts);
+  }
+
+  amendBooking(propertyId: string, number: string, amendment: BookingAmendment): void {
+    this.store.amend(propertyId, number, amendment);
   }
 
   setClientSecret(clientId: string, secret: string | undefined): void {

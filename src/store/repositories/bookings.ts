@@ -3,9 +3,10 @@
  * written under the version guard, and what the recovery asks of the mirrored bookings.
  */
 import { sql, type RawBuilder, type Transaction } from 'kysely';
-import type { BookingRows } from '../schema.js';
+import type { BookingHistory, BookingRows } from '../schema.js';
 import type { Database } from '../schema.js';
 import type { Executor } from '../types.js';
+import { historyWrites, storedHistoryColumns, storedHistoryOf, type StoredHistoryColumns } from './history.js';
 
 const childTables = [
   'booking_room_stays',
@@ -21,19 +22,23 @@ const childTables = [
 
 /**
  * Writes one booking version: the header only if it is not older than the stored one
- * (version guard), then its children replaced whole. `written` is false when the stored
- * version was newer and nothing was written.
+ * (version guard), then its children replaced whole, and what the version adds to history
+ * (src/store/repositories/history.ts). `written` is false when nothing was written: the
+ * stored version was newer, or the payload is a version the booking already left within the
+ * same second (a lagging replica serving the version before a same-second change).
  *
+ * `history`: the version as history (src/mapping/history.ts bookingHistoryOf).
  * `alongside`: a statement (e.g. completing the queue row) run after the header, as part of
- * the children's statement when there is one (one round trip less per booking on a full
- * sync), on its own otherwise. `alongsideRows`: how many rows it returned (0 without it).
+ * the children's statement (one round trip less per booking on a full sync).
+ * `alongsideRows`: how many rows it returned (0 without it).
  */
 export async function saveBookingVersion(
   trx: Transaction<Database>,
   rows: BookingRows,
+  history: BookingHistory,
   alongside?: RawBuilder<unknown>,
 ): Promise<{ written: boolean; alongsideRows: number }> {
-  const { property_id, number } = rows.booking;
+  const key = { property_id: rows.booking.property_id, number: rows.booking.number };
   // Few statements instead of one per table: on a full sync the round trips to the database,
   // not the SQL, dominate the cost of a booking.
   const header = await trx
@@ -49,23 +54,38 @@ export async function saveBookingVersion(
           }
           return set;
         })
-        .where('bookings.modified_at', '<=', (eb) => eb.ref('excluded.modified_at')),
+        .where(
+          sql<boolean>`bookings.modified_at < excluded.modified_at OR (bookings.modified_at = excluded.modified_at AND NOT EXISTS (
+            SELECT 1 FROM booking_versions v
+             WHERE v.property_id = excluded.property_id AND v.number = excluded.number AND v.modified_at = excluded.modified_at
+               AND v.valid_to IS NOT NULL AND v.content_hash = ${history.contentHash}))`,
+        ),
     )
     // xmax = 0 on the returned row means it was inserted: a new booking has no children to delete.
     .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
     .executeTakeFirst();
-  const alone = async () => (alongside ? (await alongside.execute(trx)).rows.length : 0);
   // 1. The header, under the version guard: no row means the stored version is newer.
-  if (!header) return { written: false, alongsideRows: await alone() };
+  if (!header) return { written: false, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
+  let stored = null;
   if (!header.inserted) {
-    // An update: the old version's children go, in one statement.
-    await sql`
-      WITH ${sql.join(
-        childTables.map((table, i) => sql`${sql.id(`d${i}`)} AS (DELETE FROM ${sql.table(table)} WHERE property_id = ${property_id} AND number = ${number})`),
-      )}
-      SELECT 1`.execute(trx);
+    // An update: the old version's children go, in one statement that also reads what history
+    // holds of the booking (the deleted room stays and nights are the replaced version's).
+    const deletes = childTables.map((table, i) => {
+      const returning =
+        table === 'booking_room_stays'
+          ? sql` RETURNING stay_index, room_type_id`
+          : table === 'booking_daily_rates'
+            ? sql` RETURNING stay_index, stay_date, price_before_tax, gross_amount`
+            : sql``;
+      return sql`${sql.id(`d${i}`)} AS (DELETE FROM ${sql.table(table)} WHERE property_id = ${key.property_id} AND number = ${key.number}${returning})`;
+    });
+    const r = await sql<StoredHistoryColumns>`
+      WITH ${sql.join(deletes)}
+      SELECT ${storedHistoryColumns(key, `d${childTables.indexOf('booking_room_stays')}`, `d${childTables.indexOf('booking_daily_rates')}`)}`.execute(trx);
+    stored = storedHistoryOf(r.rows[0]!);
   }
-  // 2. The children of this version.
+  const plan = history.plan(stored);
+  // 2. The children of this version, its history and the alongside statement, in one statement.
   const inserts = [
     rows.roomStays.length ? trx.insertInto('booking_room_stays').values(rows.roomStays) : null,
     rows.dailyRates.length ? trx.insertInto('booking_daily_rates').values(rows.dailyRates) : null,
@@ -77,8 +97,8 @@ export async function saveBookingVersion(
     rows.ratePlans.length ? trx.insertInto('booking_room_stay_rate_plans').values(rows.ratePlans) : null,
     rows.loyaltyCards.length ? trx.insertInto('booking_loyalty_cards').values(rows.loyaltyCards) : null,
   ].filter((q) => q !== null);
-  if (inserts.length === 0) return { written: true, alongsideRows: await alone() };
-  const ctes = inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`);
+  const ctes = [...inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`), ...(plan ? historyWrites(key, plan) : [])];
+  if (ctes.length === 0) return { written: true, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
   const last = alongside ? sql`${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside` : sql`${sql.join(ctes)} SELECT 0 AS n`;
   const r = await sql<{ n: number }>`WITH ${last}`.execute(trx);
   return { written: true, alongsideRows: r.rows[0]!.n };

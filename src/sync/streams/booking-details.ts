@@ -7,6 +7,7 @@ import { streamNames } from '../../store/states.js';
 import { completeFetchStatement } from '../../store/repositories/booking-queue.js';
 import { saveBookingVersion } from '../../store/repositories/bookings.js';
 import { bookingToRows } from '../../mapping/bookings.js';
+import { bookingHistoryOf } from '../../mapping/history.js';
 import { recordChangeLag } from '../../store/repositories/freshness.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import type { SyncContext } from '../runtime/context.js';
@@ -48,7 +49,7 @@ class BookingDetails implements FetchHandler {
             })
           : undefined;
         // The queue row is completed by the details' own last statement.
-        const saved = await saveBookingVersion(trx, rows, completeFetchStatement(item));
+        const saved = await saveBookingVersion(trx, rows, bookingHistoryOf(rows), completeFetchStatement(item));
         return { lag, written: saved.written, completed: saved.alongsideRows > 0 };
       });
       if (written) ctx.counters.detailsWritten += 1;
