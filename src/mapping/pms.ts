@@ -6,6 +6,7 @@
  * derives the same rows again from the payloads the mirror keeps.
  */
 import type { DailyOccupancy, InventoryBlock, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
+import { isRealDate } from '../provider/schemas/primitives.js';
 import type { NewDailyOccupancy, NewIntegrationStorageBooking, NewInventoryBlock, NewPmsGuest, PmsReservationRows } from '../store/schema.js';
 import { hashOf } from './content.js';
 import { stripPerson, stripReservation } from './personal-data.js';
@@ -16,8 +17,14 @@ import { stripPerson, stripReservation } from './personal-data.js';
 const money = (v: string | null | undefined): string | null => v ?? null;
 /** Text, or null when absent or empty. */
 const str = (v: string | null | undefined): string | null => (v === undefined || v === null || v === '' ? null : v);
-/** A calendar date or null: the typed column only takes what is a date. */
-const date = (v: string | null | undefined): string | null => (v && /^\d{4}-\d{2}-\d{2}/.test(v) ? v.slice(0, 10) : null);
+/**
+ * A calendar date or null: the typed column only takes what is a date, and a text that only
+ * looks like one (2024-02-30, year 0000) would make PostgreSQL refuse the whole reservation.
+ */
+function date(v: string | null | undefined): string | null {
+  const m = v ? /^(\d{4})-(\d{2})-(\d{2})/.exec(v) : null;
+  return m && Number(m[1]) > 0 && isRealDate(Number(m[1]), Number(m[2]), Number(m[3])) ? m[0] : null;
+}
 
 /**
  * A person as a row. `raw` is the object to store (already without personal data when it is
@@ -42,7 +49,13 @@ export function personToRow(propertyId: string, p: PmsPerson, raw: unknown, pers
   };
 }
 
-/** Maps a parsed reservation to its rows. `raw` is what is stored (see personToRow). Pure. */
+/**
+ * Maps a parsed reservation to its rows. `raw` is what is stored (see personToRow). Pure.
+ * The key is `r.number`, the number the reservation was fetched by (parseReservationResponse),
+ * even when the answer's own is null; `modified_at` is null when the answer's modifyDateTime
+ * is null or not an instant (raw keeps the text), and the version guard then goes by
+ * fetched_at (savePmsReservation).
+ */
 export function pmsReservationToRows(
   propertyId: string,
   r: PmsReservation,

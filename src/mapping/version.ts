@@ -11,4 +11,4 @@
  * migration that adds the columns of a new mapping goes with it. Version 1 was the mapping
  * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
  */
-export const MAPPING_VERSION = 2;
+export const MAPPING_VERSION = 3;

@@ -330,13 +330,10 @@ function sources(personal: boolean): Source[] {
         const keys: [string, string][] = [];
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
-          const parsed = parseReservationResponse({ reservation: body });
+          // Under its stored key, the number it was fetched by, as the sync keyed it: the raw's own number may be null.
+          const parsed = parseReservationResponse({ reservation: body }, r.number);
           if (!parsed.ok) {
             await b.quarantine(streamNames.pmsReservations, r.property_id, r.number, parsed.reason, wrapped('reservation', r.raw_text));
-            continue;
-          }
-          if (parsed.value.number !== r.number) {
-            b.leave('PMS reservation', r.number, parsed.value.number);
             continue;
           }
           // The customer's profile row is rebuilt from its own raw (pms_guests), which a later

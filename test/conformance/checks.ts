@@ -56,6 +56,24 @@ function parts(s: string) {
   return { date: date!, time: hh === undefined ? null : `${hh}:${mm}:${ss ?? '00'}${fraction ?? ''}`, offset };
 }
 
+/**
+ * Whether a text is a date-time the mirror can type: a form the suite reads, with a time, of
+ * a day that exists (from year 1), hours to 23, minutes and seconds to 59, a zone to ±23:59.
+ * Any other text (the PMS API's date-times are bare strings in the document) leaves the typed
+ * column NULL and stays in raw.
+ */
+export function isReadableDateTime(s: string): boolean {
+  const m = DATE_TIME.exec(s);
+  if (!m || m[2] === undefined) return false;
+  const [y, mo, d] = m[1]!.split('-').map(Number) as [number, number, number];
+  const day = new Date(0);
+  day.setUTCFullYear(y, mo - 1, d);
+  if (y < 1 || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return false;
+  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) return false;
+  const zone = /^[+-](\d{2}):?(\d{2})?$/.exec(m[6] ?? '');
+  return !zone || (Number(zone[1]) <= 23 && Number(zone[2] ?? 0) <= 59);
+}
+
 /** The instant a date-time denotes, for PostgreSQL (no zone: UTC). */
 export function instant(s: string | null | undefined): string | null {
   if (s === null || s === undefined) return null;

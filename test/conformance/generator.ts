@@ -12,6 +12,9 @@
  * - int64 values beyond 2^53, int32 values at the edges of their range;
  * - every date-time form: `T`, `t` or a space; minutes with or without seconds and a fraction
  *   of 1 to 7 digits; no zone, `Z`, `z`, `+03:00`, `-0530`, `+05`;
+ * - where the document gives a date or date-time format only in prose (the PMS API's
+ *   "in ISO-8601 YYYY-MM-DDThh:mm format"), that format in every form above, and sometimes
+ *   other text: the document's type there is a bare string, so any text is valid;
  * - strings with quotes, backslashes, line breaks, non-ASCII letters and emoji;
  * - enum strings the document does not list (the provider adds values).
  * What the document constrains (`required`, `type`, `nullable`, `minLength`, `enum` apart from
@@ -178,15 +181,17 @@ export function toJsonSchema(root: OpenApiSchema, mode: Mode): Converted {
           // Some strings give their format in prose only (the PMS API: "in ISO-8601 YYYY-MM-DDThh:mm format").
           const prose = typeof s.description === 'string' ? s.description : '';
           const format =
-            s.format === 'date-time' || /YYYY-MM-DDThh:mm/.test(prose)
+            s.format === 'date-time'
               ? 'x-date-time'
-              : /YYYY-MM-DD\b/.test(prose)
-                ? 'x-date'
-                : s.format === 'time'
-                  ? 'x-time'
-                  : min === 1
-                    ? 'x-text-nonempty'
-                    : 'x-text';
+              : /YYYY-MM-DDThh:mm/.test(prose)
+                ? 'x-prose-date-time'
+                : /YYYY-MM-DD\b/.test(prose)
+                  ? 'x-prose-date'
+                  : s.format === 'time'
+                    ? 'x-time'
+                    : min === 1
+                      ? 'x-text-nonempty'
+                      : 'x-text';
           out = { type: 'string', format };
           break;
         }
@@ -311,6 +316,34 @@ export function dateTimeText(r: Random): string {
   return `${date}${sep}${time}${zone}`;
 }
 
+/**
+ * Texts that are not an ISO-8601 date-time: dates as other serializers write them, a date
+ * alone, ISO's basic form, dates and times that do not exist, and plain words.
+ */
+export const NOT_ISO_DATE_TIMES = [
+  '11.07.2024 13:15',
+  '07/11/2024 1:15 PM',
+  'Thu, 11 Jul 2024 13:15:18 GMT',
+  '/Date(1720703718000)/',
+  '20240711T131518Z',
+  '2024-07-11',
+  '2024-02-30T10:00:00Z',
+  '2024-07-11T25:00',
+  '2024-07-11T13:15:60Z',
+  '0000-01-01T00:00:00',
+  'unknown',
+  '',
+] as const;
+
+/** How often a string whose format only the document's prose gives is some other text. */
+const PROSE_FORMAT_BROKEN = 0.25;
+
+/** A string the document describes as a date-time in prose only: mostly one, sometimes not. */
+function proseDateTimeText(r: Random, dateOnly: boolean): string {
+  if (!r.bool(PROSE_FORMAT_BROKEN)) return dateOnly ? dateTimeText(r).slice(0, 10) : dateTimeText(r);
+  return r.bool(0.6) ? r.pick(NOT_ISO_DATE_TIMES) : text(r, false);
+}
+
 export function timeText(r: Random): string {
   const hm = `${pad(r.int(0, 23))}:${pad(r.int(0, 59))}`;
   return r.pick([hm, `${hm}:00`, `${hm}:${pad(r.int(0, 59))}`, `${hm}:00.000`, `${hm}:00+03:00`]);
@@ -377,7 +410,8 @@ export function generate(what: Operation | `#${string}`, seed: number, mode: Mod
     'x-int32': (r) => NUMBER_MARK + int32Text(r),
     'x-int64': (r) => NUMBER_MARK + int64Text(r),
     'x-date-time': dateTimeText,
-    'x-date': (r) => dateTimeText(r).slice(0, 10),
+    'x-prose-date-time': (r) => proseDateTimeText(r, false),
+    'x-prose-date': (r) => proseDateTimeText(r, true),
     'x-time': timeText,
     'x-text': (r) => text(r, false),
     'x-text-nonempty': (r) => text(r, true),

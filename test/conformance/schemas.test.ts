@@ -24,7 +24,7 @@ import {
 } from '../../src/provider/schemas/content.js';
 import { parseReservationResponse } from '../../src/provider/schemas/pms.js';
 import { parseBookingSummary, parseBookingsPage, parseGetBookingResponse, type ParseResult } from '../../src/provider/schemas/bookings.js';
-import { calendarDate, wallClock } from './checks.js';
+import { calendarDate, isReadableDateTime, wallClock } from './checks.js';
 import { generate, generateMany, withValue, type Operation, type Payload } from './generator.js';
 
 const PER_SCHEMA = 120;
@@ -61,21 +61,23 @@ const parsers: Record<Operation, (body: unknown) => ParseResult<unknown>> = {
   paymentMethods: (b) => parseWith(paymentMethodsSchema, b, 'paymentMethods'),
   propertyAmenityTypes: (b) => parseWith(propertyAmenityTypesSchema, b, 'propertyAmenityTypes'),
   propertyKinds: (b) => parseWith(propertyKindsSchema, b, 'propertyKinds'),
-  pmsReservation: parseReservationResponse,
+  // A reservation is fetched by its number, which the sync hands to the parser as its key.
+  pmsReservation: (b) => parseReservationResponse(b, 'R-requested'),
 };
 
+/** The payloads of an operation as generated. */
+const generated = (op: Operation): Payload[] => generateMany(op, PER_SCHEMA, 1_000 * (Object.keys(parsers).indexOf(op) + 1));
+
 /**
- * The payloads of an operation. A PMS reservation is fetched by its number and mirrored under
- * it: the document lets a response leave the reservation out and lets its number be null,
- * but a response without either has nothing to mirror, so each one is given both here.
+ * The payloads of an operation. The document lets a PMS reservation answer leave the
+ * reservation out; such an answer has nothing to mirror (it is refused, see below), so each one
+ * is given a reservation here. Everything else is as generated: the reservation's number
+ * (null, absent and empty included) and its date-times (some of them other text).
  */
 function payloads(op: Operation): Payload[] {
-  const out = generateMany(op, PER_SCHEMA, 1_000 * (Object.keys(parsers).indexOf(op) + 1));
+  const out = generated(op);
   if (op !== 'pmsReservation') return out;
-  return out.map((p, i) => {
-    const reservation = p.value.reservation ?? generate('#PmsApi_Reservation', p.seed, p.mode).value;
-    return withValue(p, { ...p.value, reservation: { ...reservation, number: `R-${i}` } });
-  });
+  return out.map((p) => (p.value.reservation ? p : withValue(p, { ...p.value, reservation: generate('#PmsApi_Reservation', p.seed, p.mode).value })));
 }
 
 describe('conformance with the OpenAPI document: the parsers accept every spec-valid payload', () => {
@@ -89,6 +91,54 @@ describe('conformance with the OpenAPI document: the parsers accept every spec-v
       expect(failures).toEqual([]);
     });
   }
+
+  it('PMS reservations: every one is kept under the number it was fetched by, with the date-times that can be read', () => {
+    const problems: string[] = [];
+    const seen = { parsed: 0, numberNull: 0, numberAbsent: 0, numberEmpty: 0, modifyReadable: 0, modifyOtherText: 0, stayTimeOtherText: 0 };
+    /** What the parser should give for a date-time text: the wall clock as written when the suite reads it, else null. */
+    const readable = (v: unknown) => (typeof v === 'string' && isReadableDateTime(v) ? wallClock(v)!.replace(' ', 'T') : null);
+    const otherText = (v: unknown) => typeof v === 'string' && !isReadableDateTime(v);
+    for (const p of payloads('pmsReservation')) {
+      const requested = `R-${p.seed}`;
+      const r = parseReservationResponse(parseJsonLossless(p.body), requested);
+      if (!r.ok) {
+        problems.push(`seed ${p.seed}: refused: ${r.reason}`);
+        continue;
+      }
+      seen.parsed += 1;
+      const sent = p.value.reservation;
+      if (sent.number === null) seen.numberNull += 1;
+      if (!('number' in sent)) seen.numberAbsent += 1;
+      if (sent.number === '') seen.numberEmpty += 1;
+      if (r.value.number !== requested) problems.push(`seed ${p.seed}: keyed ${r.value.number}, fetched by ${requested}`);
+      const modify = readable(sent.modifyDateTime);
+      if (modify !== null) seen.modifyReadable += 1;
+      if (otherText(sent.modifyDateTime)) seen.modifyOtherText += 1;
+      // The instant keeps the wall clock as written, followed by its zone (UTC when none).
+      const parsedModify = r.value.modifyDateTime;
+      if (modify === null ? parsedModify !== null : !parsedModify?.startsWith(modify))
+        problems.push(`seed ${p.seed} modifyDateTime: sent ${JSON.stringify(sent.modifyDateTime)}, parsed ${JSON.stringify(parsedModify)}`);
+      r.value.roomStays.forEach((stay, i) => {
+        for (const key of ['checkInDateTime', 'checkOutDateTime', 'actualCheckInDateTime', 'actualCheckOutDateTime'] as const) {
+          const text = sent.roomStays[i][key];
+          if (otherText(text)) seen.stayTimeOtherText += 1;
+          if (stay[key] !== readable(text))
+            problems.push(`seed ${p.seed} roomStays[${i}].${key}: sent ${JSON.stringify(text)}, parsed ${JSON.stringify(stay[key])}`);
+        }
+      });
+    }
+    expect(problems).toEqual([]);
+    // None refused, and the generated answers carry every case this test is about.
+    expect(seen.parsed).toBe(PER_SCHEMA);
+    for (const [what, count] of Object.entries(seen)) expect(count, what).toBeGreaterThan(0);
+  });
+
+  it('PMS reservations: an answer without a reservation is refused, saying so', () => {
+    const without = generated('pmsReservation').filter((p) => p.value.reservation === undefined);
+    expect(without.length).toBeGreaterThan(0);
+    const reasons = new Set(without.map((p) => parseReservationResponse(parseJsonLossless(p.body), `R-${p.seed}`)).map((r) => (r.ok ? 'parsed' : r.reason)));
+    expect([...reasons]).toEqual(['response.reservation: absent or null: the answer holds no reservation to mirror']);
+  });
 
   it('booking details: the parsed numbers and dates are the ones in the body', () => {
     const problems: string[] = [];

@@ -2,11 +2,12 @@
  * Tolerant schemas of the PMS, PMS analytics and PMS integration storage APIs (OpenAPI
  * PmsApi_*, PmsAnalyticsApi_*, PmsIntegrationApi_*). Same rules as schemas.ts: unknown fields
  * kept, enums as plain strings (the document marks several as open), ids as strings, nullable
- * objects and arrays may be null or absent. What a row cannot do without (a reservation
- * number, a person id, a room id, a date) is required; everything else is optional.
+ * objects and arrays may be null or absent. What a row cannot do without (a person id, a room
+ * id, a date) is required; everything else is optional. A reservation is keyed by the number
+ * it was fetched by (see parseReservationResponse), so its own `number` may be missing.
  */
 import { z } from 'zod';
-import { dateOnly, id, int, list, localDateTime, nullable, num, optBool, optId, optInt, optNum, optString, optUtcDateTime } from './primitives.js';
+import { dateOnly, id, int, list, localDateTime, nullable, num, optBool, optId, optInt, optNum, optString, optUtcDateTime, utcDateTime } from './primitives.js';
 import { safe, type ParseResult } from './bookings.js';
 
 /**
@@ -15,6 +16,34 @@ import { safe, type ParseResult } from './bookings.js';
  * the wall-clock time as written, `YYYY-MM-DDTHH:mm:ss[.fraction]`.
  */
 const optLocal = nullable(localDateTime);
+
+/**
+ * A date-time whose format the document gives only in its description (the reservation's
+ * `modifyDateTime`, a room stay's check-in and check-out times): the document's type is a bare
+ * string, so any text is valid there and must not cost the reservation its mirror. What
+ * `read` reads (every ISO-8601 form of the description's format) is the typed value; any
+ * other text gives null, and `raw` keeps it as sent. Null rather than a guess: a reading of
+ * another form (is 01/02/2024 in January or February?) could be wrong, and a wrong
+ * modification time is a wrong version for the guard, where a missing one is only missing.
+ * Nor is a value JavaScript or PostgreSQL cannot take (year 0000, 24:30, a second 60), which
+ * `read` lets through: one refused column would quarantine the whole reservation.
+ * `asInstant` makes the typed value an instant text for that check (a local time as UTC).
+ */
+function readableOrNull(read: z.ZodType<string, string>, asInstant: (typed: string) => string) {
+  return z
+    .string()
+    .nullish()
+    .transform((text) => {
+      if (text === null || text === undefined) return null;
+      const r = read.safeParse(text);
+      if (!r.success || r.data.startsWith('0000-') || Number.isNaN(Date.parse(asInstant(r.data)))) return null;
+      return r.data;
+    });
+}
+/** An instant of the reservation (`YYYY-MM-DDTHH:mm:ss[.fraction]` and a zone), or null when the text is not one. */
+const readableInstant = readableOrNull(utcDateTime, (v) => v);
+/** A property-local wall-clock time (`YYYY-MM-DDTHH:mm:ss[.fraction]`), or null when the text is not one. */
+const readableLocal = readableOrNull(localDateTime, (v) => `${v}Z`);
 
 /** Every PMS answer, success or error, may carry these. */
 const responseError = z.looseObject({ code: optString, message: optString });
@@ -64,10 +93,10 @@ const roomStaySchema = z.looseObject({
   // Ids of the stay's guests, whose profiles are fetched: an empty id (the document allows
   // one) names no guest and is left out here; `raw` keeps it.
   guestsIds: list(optId).transform((ids) => ids.filter((v): v is string => v !== null && v !== '')),
-  checkInDateTime: optLocal,
-  checkOutDateTime: optLocal,
-  actualCheckInDateTime: optLocal,
-  actualCheckOutDateTime: optLocal,
+  checkInDateTime: readableLocal,
+  checkOutDateTime: readableLocal,
+  actualCheckInDateTime: readableLocal,
+  actualCheckOutDateTime: readableLocal,
   status: optString,
   guestCount: nullable(z.looseObject({ adults: optInt, children: optInt })),
   deposit: nullable(amount),
@@ -76,11 +105,12 @@ const roomStaySchema = z.looseObject({
 });
 
 export const reservationSchema = z.looseObject({
-  number: z.string().min(1, 'expected the reservation number'),
+  // The document lets it be null; the key is the number the reservation was fetched by.
+  number: optString,
   customerLanguageCode: optString,
   visitPurpose: nullable(z.looseObject({ id: optId, displayName: optString })),
   customerComment: optString,
-  modifyDateTime: optUtcDateTime,
+  modifyDateTime: readableInstant,
   groupName: optString,
   currencyCode: optString,
   customer: nullable(personSchema),
@@ -91,14 +121,30 @@ export const reservationSchema = z.looseObject({
   roomStays: list(roomStaySchema),
   agentCommission: nullable(z.looseObject({ percent: optNum, calculationSource: optString, amount: nullable(amount), discount: nullable(amount) })),
 });
-export type PmsReservation = z.output<typeof reservationSchema>;
+/** A parsed reservation; `number` is its key in the mirror (see parseReservationResponse). */
+export type PmsReservation = z.output<typeof reservationSchema> & { number: string };
 
-const reservationResponseSchema = z.looseObject({ ...envelope, reservation: reservationSchema });
+// The document does not make `reservation` required: an answer without one is refused below
+// with a reason of its own rather than zod's "expected object".
+const reservationResponseSchema = z.looseObject({ ...envelope, reservation: nullable(reservationSchema) });
 const guestResponseSchema = z.looseObject({ ...envelope, guest: personSchema });
 
-export function parseReservationResponse(raw: unknown): ParseResult<PmsReservation> {
+/**
+ * A reservation answer. `requestedNumber` is the number the reservation was fetched by (the
+ * sync's queue, a change event, the row being rebuilt): it is the reservation's key, whatever
+ * the answer's own `number` says (the document lets that be null; `raw` keeps it as sent), so
+ * that the queue row, the recheck and the events that name the number all find the row.
+ * Without one (a quarantined body replayed) the answer's own number is the key. An answer
+ * without a reservation has nothing to mirror and is refused.
+ */
+export function parseReservationResponse(raw: unknown, requestedNumber?: string): ParseResult<PmsReservation> {
   const r = safe(reservationResponseSchema, raw, 'response');
-  return r.ok ? { ok: true, value: r.value.reservation } : r;
+  if (!r.ok) return r;
+  const reservation = r.value.reservation;
+  if (reservation === null) return { ok: false, reason: 'response.reservation: absent or null: the answer holds no reservation to mirror' };
+  const number = requestedNumber || reservation.number;
+  if (!number) return { ok: false, reason: 'response.reservation.number: absent, null or empty, and no requested number to key the reservation by' };
+  return { ok: true, value: { ...reservation, number } };
 }
 
 export function parseGuestResponse(raw: unknown): ParseResult<PmsPerson> {

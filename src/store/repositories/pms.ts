@@ -12,9 +12,19 @@ import { requeueSet } from './fetch-queue.js';
 import type { Executor } from '../types.js';
 
 /**
- * Writes one reservation version: the header only if not older than the stored one (version
- * guard on modified_at), then its room stays replaced and its customer upserted. Returns false
+ * Writes one reservation version: the header only if not older than the stored one (the
+ * version guard below), then its room stays replaced and its customer upserted. Returns false
  * when the stored version was newer and nothing was written.
+ *
+ * The guard: when both versions have a modification time (modified_at), the later
+ * modification wins, ties to the one written now. When either has none (the
+ * answer's modifyDateTime was null or not an instant: see the PMS schemas), the later read
+ * wins (fetched_at, ties likewise). Why: the provider answers with the reservation as it is
+ * when it reads it, so without both modification times the order of the reads (fetched_at is
+ * a lower bound of when the provider read the answer) is the order of the versions. A missing
+ * time taken as older would let one unreadable answer block every readable version after it;
+ * taken as newer, an answer written late (a fetch in flight, a quarantine retry) would
+ * overwrite one the provider gave after it.
  */
 export async function savePmsReservation(trx: Transaction<Database>, rows: PmsReservationRows): Promise<boolean> {
   const { property_id, number } = rows.reservation;
@@ -31,7 +41,11 @@ export async function savePmsReservation(trx: Transaction<Database>, rows: PmsRe
           }
           return set;
         })
-        .where(sql<boolean>`pms_reservations.modified_at IS NULL OR excluded.modified_at IS NULL OR pms_reservations.modified_at <= excluded.modified_at`),
+        .where(
+          sql<boolean>`CASE WHEN pms_reservations.modified_at IS NOT NULL AND excluded.modified_at IS NOT NULL
+            THEN pms_reservations.modified_at <= excluded.modified_at
+            ELSE pms_reservations.fetched_at <= excluded.fetched_at END`,
+        ),
     )
     .returning('number')
     .executeTakeFirst();

@@ -267,7 +267,8 @@ export async function fetchPmsReservation(
   const base = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}`;
   const path = `${base}/reservations/${encodeURIComponent(number)}`;
   const res = await ctx.client.requestJson('standard', 'provider', path, {}, signal, priority);
-  const parsed = parseReservationResponse(res.body);
+  // Keyed by the number it was fetched by: the answer's own may be null (raw keeps it as sent).
+  const parsed = parseReservationResponse(res.body, number);
   if (!parsed.ok)
     throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
   const personal = ctx.config.pms.personalData;
