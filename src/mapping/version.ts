@@ -12,3 +12,6 @@
  * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
  */
 export const MAPPING_VERSION = 3;
+// 3: PMS reservations the document allows (a null number, an unreadable modifyDateTime) are
+// mirrored; a night's gross is computed by the mapping (booking_daily_rates.gross_amount); and
+// the upgrade's rebuild derives history for bookings that have none (src/replay/rebuild.ts).

@@ -111,7 +111,8 @@ const READ_BATCH = 500;
 async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, personal: boolean): Promise<Outcome> {
   if (q.property_id === null) return notReplayable('no property id');
   const response = isObject(body) && 'reservation' in body ? body : { reservation: body };
-  const parsed = parseReservationResponse(response);
+  // The number the reservation was fetched by (its key): the body's own may be null.
+  const parsed = parseReservationResponse(response, q.entity_key ?? undefined);
   if (!parsed.ok) return failing(parsed.reason);
   const r = parsed.value;
   const fetchedAt = r.modifyDateTime ? new Date(r.modifyDateTime) : q.received_at;
