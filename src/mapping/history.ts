@@ -11,11 +11,11 @@
  * - a booking first seen after it changed gets reconstructed versions before its first fetched
  *   one: on the books from its creation, cancelled from its cancellation, as that version says.
  */
-import { createHash } from 'node:crypto';
 import type {
   BookingHistory,
   BookingRows,
   FactDelta,
+  HistoryRederived,
   HistoryPlan,
   HistoryVersion,
   NightFact,
@@ -30,10 +30,9 @@ import { equalDecimals, formatDecimal, parseDecimal, sum } from '../util/decimal
 
 export const CANCELLED = 'Cancelled';
 
-/** A version as the store writes it: its figures, its payload's hash and its nights. */
+/** A version as the store writes it: its figures and its nights. */
 export interface BookingVersion {
   facts: VersionFacts;
-  contentHash: string;
   /** Every night of the version (cancelled or not); `onTheBooks` says whether they count. */
   nights: NightFact[];
   onTheBooks: boolean;
@@ -78,7 +77,6 @@ export function bookingVersionOf(rows: BookingRows): BookingVersion {
       total_net: text(b.price_before_tax),
       total_gross: text(b.price_after_tax),
     },
-    contentHash: createHash('sha256').update(b.raw).digest('hex'),
     nights,
     onTheBooks: b.status !== CANCELLED,
   };
@@ -202,8 +200,8 @@ function factDeltas(removed: readonly NightFact[], added: readonly NightFact[]):
  * change. Nights a version leaves as they were keep their rows: a version that changes nothing
  * a report reads adds no night.
  */
-export function planHistory(stored: StoredHistory | null, incoming: BookingVersion, fetched = true): HistoryPlan | null {
-  if (stored && stored.contentHash !== null && stored.contentHash === incoming.contentHash) return null;
+export function planHistory(stored: StoredHistory | null, incoming: BookingVersion, contentHash: string, fetched = true): HistoryPlan | null {
+  if (stored && stored.contentHash !== null && stored.contentHash === contentHash) return null;
   const steps: { v: HistoryVersion; fetched: boolean }[] = [];
   if (stored) {
     steps.push({
@@ -232,7 +230,7 @@ export function planHistory(stored: StoredHistory | null, incoming: BookingVersi
     version: firstVersion + i,
     validTo: steps[i + 1]?.v.validFrom ?? null,
     fetched: f,
-    contentHash: f ? incoming.contentHash : null,
+    contentHash: f ? contentHash : null,
   }));
 
   // The nights: the open rows carried through each version in turn.
@@ -284,5 +282,44 @@ export function planHistory(stored: StoredHistory | null, incoming: BookingVersi
 /** What the store needs to write the history of a booking's details (rows from bookingToRows). */
 export function bookingHistoryOf(rows: BookingRows): BookingHistory {
   const version = bookingVersionOf(rows);
-  return { contentHash: version.contentHash, plan: (stored) => planHistory(stored, version) };
+  return { plan: (stored, contentHash) => planHistory(stored, version, contentHash) };
+}
+
+const sameInstant = (a: string | null, b: string | null) => (a === null || b === null ? a === b : instant(a) === instant(b));
+
+/** True when two versions' figures are the same (times as instants, amounts as numbers). */
+function sameFigures(a: VersionFacts, b: VersionFacts): boolean {
+  return (
+    a.status === b.status &&
+    a.currency_code === b.currency_code &&
+    a.arrival_date === b.arrival_date &&
+    a.departure_date === b.departure_date &&
+    a.rooms === b.rooms &&
+    a.room_nights === b.room_nights &&
+    sameList(a.room_type_ids, b.room_type_ids) &&
+    sameInstant(a.created_at, b.created_at) &&
+    sameInstant(a.cancelled_at, b.cancelled_at) &&
+    sameAmount(a.room_revenue_net, b.room_revenue_net) &&
+    sameAmount(a.room_revenue_gross, b.room_revenue_gross) &&
+    sameAmount(a.total_net, b.total_net) &&
+    sameAmount(a.total_gross, b.total_gross)
+  );
+}
+
+/**
+ * History re-derived from what is stored: past versions stay as they were (history only grows),
+ * the current version's figures and its open nights are derived again from the current payload
+ * (each night keeps the instant it joined the books), and a booking without history gets its
+ * history. Null when nothing differs.
+ */
+export function rederiveHistory(stored: (StoredHistory & { validFrom: string }) | null, current: BookingVersion, contentHash: string): HistoryRederived | null {
+  if (!stored) return { kind: 'started', plan: planHistory(null, current, contentHash)! };
+  const since = new Map(stored.open.map((n) => [nightKey(n), n]));
+  const open: NightRow[] = (current.onTheBooks ? current.nights : []).map((n) => {
+    const was = since.get(nightKey(n));
+    return { ...n, valid_from: was?.valid_from ?? stored.validFrom, reconstructed_until: was?.reconstructed_until ?? null, valid_to: null };
+  });
+  const sameOpen = open.length === stored.open.length && open.every((n) => since.has(nightKey(n)) && sameNight(n, since.get(nightKey(n))!));
+  if (sameFigures(stored.facts, current.facts) && sameOpen && stored.contentHash === contentHash) return null;
+  return { kind: 'corrected', facts: current.facts, contentHash, open };
 }

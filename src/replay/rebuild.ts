@@ -15,6 +15,10 @@
  * - A raw that no longer passes the schemas goes to the quarantine with the reason, as the
  *   sync would have put it there (same stream, entity key and body shape), and its rows are
  *   left as they were.
+ * - History (booking_versions, booking_night_history) only grows: past versions stay as they
+ *   were written; the current version's figures and open nights are derived again from raw;
+ *   a booking without history (a mirror from before history) gets it, as if first seen now
+ *   (reconstructed from its creation); nightly_facts is counted again from the open nights.
  * What raw does not hold is not rebuilt: daily_occupancy keeps the currency and room count of
  * the answer it came in (raw is one day of it); rows that no raw yields any more (a removed
  * room type, an entry a new mapping drops) are left for the next refresh to mark.
@@ -27,6 +31,8 @@ import { prepare, replaceChildren } from '../store/repositories/content.js';
 import { quarantinePayload } from '../store/repositories/quarantine.js';
 import { deleteChildren, insertRows, readRawBatch, updateDerived, upsertDerived, type RawRow, type Row } from '../store/repositories/replay.js';
 import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mapping/history.js';
+import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
 import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import type { Logger } from '../util/log.js';
@@ -65,11 +71,22 @@ export interface SourceCounts {
   left: number;
 }
 
+/** What the rebuild did to the history of bookings (src/mapping/history.ts rederiveHistory). */
+export interface HistoryCounts {
+  /** Bookings that had no history (a mirror from before history): given it, from their stored version. */
+  started: number;
+  /** Bookings whose current version's figures or open nights were derived again. */
+  corrected: number;
+  /** Rows of nightly_facts counted again from the open nights at the end. */
+  nightlyFacts: number;
+}
+
 export interface RebuildResult {
   /** Per table with a raw column. */
   sources: Record<string, SourceCounts>;
   /** Rows written per child table (replaced whole from their parent's raw). */
   children: Record<string, number>;
+  history: HistoryCounts;
   ms: number;
   /** True when stopped by the signal before the end. */
   stopped: boolean;
@@ -89,6 +106,7 @@ interface Batch {
   trx: Trx;
   counts: SourceCounts;
   children: Record<string, number>;
+  history: HistoryCounts;
   quarantine(stream: QuarantineStream, propertyId: string | null, entityKey: string | null, reason: string, rawBody: string): Promise<void>;
   leave(what: string, stored: string, derived: string): void;
 }
@@ -272,6 +290,7 @@ function sources(personal: boolean): Source[] {
         const headers: Row[] = [];
         const children = new Map<string, Row[]>(BOOKING_CHILDREN.map(([, t]) => [t, []]));
         const keys: [string, string][] = [];
+        const versions: { key: { property_id: string; number: string }; version: BookingVersion }[] = [];
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
           const parsed = parseBookingRaw(body);
@@ -287,6 +306,7 @@ function sources(personal: boolean): Source[] {
           headers.push({ ...mapped.booking, synced_at: r.synced_at });
           for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...(mapped[field] as Row[]));
           keys.push([r.property_id, r.number]);
+          versions.push({ key: { property_id: r.property_id, number: r.number }, version: bookingVersionOf(mapped) });
         }
         b.counts.rebuilt += headers.length;
         b.counts.changed += await updateDerived(b.trx, 'bookings', ['property_id', 'number'], headers, ['fetched_at', 'synced_at', 'raw']);
@@ -295,6 +315,18 @@ function sources(personal: boolean): Source[] {
           b.children[table] = (b.children[table] ?? 0) + rs.length;
           await insertRows(b.trx, table, rs);
         }
+        // History: past versions stay; the current one is derived again, or started.
+        const stored = await readHistories(
+          b.trx,
+          versions.map((v) => v.key),
+        );
+        const rederived = versions.flatMap(({ key, version }) => {
+          const found = stored.get(`${key.property_id}/${key.number}`);
+          const r = found ? rederiveHistory(found.stored, version, found.contentHash) : null;
+          return r ? [{ key, rederived: r }] : [];
+        });
+        for (const { rederived: r } of rederived) b.history[r.kind] += 1;
+        await writeRederivedHistories(b.trx, rederived);
       },
     },
     {
@@ -460,7 +492,7 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
   const log = logger.child({ component: 'rebuild' });
   const batchSize = opts.batchSize ?? REBUILD_BATCH;
   const started = Date.now();
-  const result: RebuildResult = { sources: {}, children: {}, ms: 0, stopped: false };
+  const result: RebuildResult = { sources: {}, children: {}, history: { started: 0, corrected: 0, nightlyFacts: 0 }, ms: 0, stopped: false };
   let warned = 0;
   for (const source of sources(env.config.pms.personalData)) {
     const counts: SourceCounts = { rebuilt: 0, changed: 0, quarantined: 0, left: 0 };
@@ -480,6 +512,7 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
             trx,
             counts,
             children: result.children,
+            history: result.history,
             quarantine: async (stream, propertyId, entityKey, reason, rawBody) => {
               counts.quarantined += 1;
               if (warned++ < 20)
@@ -504,6 +537,8 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
     }
     if (result.stopped) break;
   }
+  // The current books, counted again from the open nights they are kept equal to.
+  if (!result.stopped) result.history.nightlyFacts = await handle.write((trx) => recountNightlyFacts(trx));
   result.ms = Date.now() - started;
   return result;
 }
@@ -525,5 +560,9 @@ export function formatRebuild(r: RebuildResult): string[] {
     lines.push(`  ${table.padEnd(width)}  ${String(c.rebuilt).padStart(7)} rows from raw, ${extra}`);
   }
   for (const [table, n] of Object.entries(r.children)) lines.push(`  ${table.padEnd(width)}  ${String(n).padStart(7)} rows written`);
+  const h = r.history;
+  lines.push(
+    `  history: ${h.started} bookings given their history, ${h.corrected} current versions derived again, ${h.nightlyFacts} nights of nightly_facts counted again`,
+  );
   return lines;
 }

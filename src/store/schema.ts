@@ -1023,12 +1023,18 @@ export interface HistoryPlan {
   facts: FactDelta[];
 }
 
+/** What a rebuild does to a booking's history (src/replay/rebuild.ts). */
+export type HistoryRederived =
+  /** The booking had no history (a mirror from before history): all of it, as if first seen now. */
+  | { kind: 'started'; plan: HistoryPlan }
+  /** Its current version's figures and open nights derived again (a mapping fix), in place. */
+  | { kind: 'corrected'; facts: VersionFacts; contentHash: string; open: NightRow[] };
+
 /**
- * What a booking write needs of history: the hash of its payload (a re-fetch of the stored
- * version adds nothing), and how to plan what it adds given what history holds of the booking
- * (read by the write itself, after it locked the booking).
+ * What a booking write needs of history: how to plan what it adds, given what history holds of
+ * the booking (read by the write itself, after it locked the booking) and the hash of the payload
+ * as stored (a re-fetch of the stored version adds nothing).
  */
 export interface BookingHistory {
-  contentHash: string;
-  plan(stored: StoredHistory | null): HistoryPlan | null;
+  plan(stored: StoredHistory | null, contentHash: string): HistoryPlan | null;
 }

@@ -6,7 +6,7 @@ import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { BookingHistory, BookingRows } from '../schema.js';
 import type { Database } from '../schema.js';
 import type { Executor } from '../types.js';
-import { historyWrites, storedHistoryColumns, storedHistoryOf, type StoredHistoryColumns } from './history.js';
+import { contentHashOf, historyWrites, storedHistoryColumns, storedHistoryOf, type StoredHistoryColumns } from './history.js';
 
 const childTables = [
   'booking_room_stays',
@@ -58,11 +58,11 @@ export async function saveBookingVersion(
           sql<boolean>`bookings.modified_at < excluded.modified_at OR (bookings.modified_at = excluded.modified_at AND NOT EXISTS (
             SELECT 1 FROM booking_versions v
              WHERE v.property_id = excluded.property_id AND v.number = excluded.number AND v.modified_at = excluded.modified_at
-               AND v.valid_to IS NOT NULL AND v.content_hash = ${history.contentHash}))`,
+               AND v.valid_to IS NOT NULL AND v.content_hash = ${contentHashOf(sql`excluded.raw`)}))`,
         ),
     )
     // xmax = 0 on the returned row means it was inserted: a new booking has no children to delete.
-    .returning(sql<boolean>`(xmax = 0)`.as('inserted'))
+    .returning([sql<boolean>`(xmax = 0)`.as('inserted'), contentHashOf(sql`bookings.raw`).as('content_hash')])
     .executeTakeFirst();
   // 1. The header, under the version guard: no row means the stored version is newer.
   if (!header) return { written: false, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
@@ -84,7 +84,7 @@ export async function saveBookingVersion(
       SELECT ${storedHistoryColumns(key, `d${childTables.indexOf('booking_room_stays')}`, `d${childTables.indexOf('booking_daily_rates')}`)}`.execute(trx);
     stored = storedHistoryOf(r.rows[0]!);
   }
-  const plan = history.plan(stored);
+  const plan = history.plan(stored, header.content_hash);
   // 2. The children of this version, its history and the alongside statement, in one statement.
   const inserts = [
     rows.roomStays.length ? trx.insertInto('booking_room_stays').values(rows.roomStays) : null,
@@ -97,7 +97,7 @@ export async function saveBookingVersion(
     rows.ratePlans.length ? trx.insertInto('booking_room_stay_rate_plans').values(rows.ratePlans) : null,
     rows.loyaltyCards.length ? trx.insertInto('booking_loyalty_cards').values(rows.loyaltyCards) : null,
   ].filter((q) => q !== null);
-  const ctes = [...inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`), ...(plan ? historyWrites(key, plan) : [])];
+  const ctes = [...inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`), ...(plan ? historyWrites([{ key, plan }]) : [])];
   if (ctes.length === 0) return { written: true, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
   const last = alongside ? sql`${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside` : sql`${sql.join(ctes)} SELECT 0 AS n`;
   const r = await sql<{ n: number }>`WITH ${last}`.execute(trx);
