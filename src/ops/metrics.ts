@@ -220,12 +220,25 @@ export function createMetrics(sources: MetricSources): client.Registry {
     buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300, 600],
     registers: [register],
   });
+  // Trust: the last gap each connection's day close measured, per property it follows.
+  const reconciliationGaps = new Map<string, number>();
+  new client.Gauge({
+    name: 'staysync_reconciliation_rooms_difference_max',
+    help: "Largest difference, in rooms, over a property's last 30 nights between the rooms the mirror has on the books and the rooms the PMS statistics say were occupied (reporting.reconciliation; measured at each day close refresh).",
+    labelNames: ['property_id'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const [propertyId, rooms] of reconciliationGaps) this.set({ property_id: propertyId }, rooms);
+    },
+  });
   // Connections started later (a reload) are observed too. The histograms have no connection
   // label: a property belongs to one connection, and 200 connections times buckets would be a lot.
   const observe = (v: ConnectionView) => {
     v.client.health.onExchange((e) => latency.observe({ scope: e.scope, status: e.outcome }, e.seconds));
     v.ctx.events.on('eventProcessed', (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds)));
     v.ctx.events.on('changeLag', (propertyId, seconds) => changeLag.observe({ property_id: propertyId }, Math.max(0, seconds)));
+    v.ctx.events.on('reconciled', (propertyId, rooms) => reconciliationGaps.set(propertyId, rooms));
   };
   for (const v of views()) observe(v);
   fleet.onConnection(observe);

@@ -30,6 +30,8 @@ export const streamNames = {
   webhookEvents: 'webhook_events',
   /** The webhook receiver: events it could not store. */
   webhookReceiver: 'webhook_receiver',
+  /** Each property's day close: the books recorded at its local midnight (a refresh). */
+  dayClose: 'day_close',
 } as const;
 export type StreamName = (typeof streamNames)[keyof typeof streamNames];
 

@@ -8,14 +8,15 @@ import { bookingDetailsStream } from './booking-details.js';
 import { bookingSummariesStream } from './booking-summaries.js';
 import { bookingSweepStream } from './booking-sweep.js';
 import { contentStream } from './content.js';
+import { dayCloseStream } from './day-close.js';
 import { webhookEventsStream } from './events.js';
 import { dailyOccupancyStream, pmsRoomsStream } from './pms-refreshes.js';
 import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
 import type { StreamRegistry } from './types.js';
 
-/** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use). */
+/** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close last, after the statistics it compares with). */
 export const registeredStreams: StreamRegistry = {
   property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
   queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
-  refreshes: [contentStream, pmsRoomsStream, dailyOccupancyStream],
+  refreshes: [contentStream, pmsRoomsStream, dailyOccupancyStream, dayCloseStream],
 };

@@ -1,0 +1,98 @@
+/**
+ * The day close of each property: the books recorded as they stood at its local midnight
+ * (otb_snapshot_days, otb_snapshot_nights), and the gaps between the mirror's rooms sold and the
+ * provider's own statistics over the last nights (reporting.reconciliation, for /metrics).
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { Executor } from '../types.js';
+
+/** Days back a day close is still recorded when it was missed (the daemon was down). */
+export const DAY_CLOSE_CATCH_UP_DAYS = 7;
+
+/**
+ * Each property with the time zone its local days are counted in: its content's when
+ * PostgreSQL knows it, else UTC (as reporting.property_clock does).
+ */
+function propertyZones(propertyIds: readonly string[]): RawBuilder<unknown> {
+  return sql`
+    zones AS MATERIALIZED (SELECT name FROM pg_timezone_names),
+    props AS (
+      SELECT ids.property_id, COALESCE((SELECT z.name FROM zones z WHERE z.name = p.time_zone), 'UTC') AS zone
+        FROM unnest(${[...propertyIds]}::text[]) AS ids(property_id)
+        LEFT JOIN properties p ON p.property_id = ids.property_id)`;
+}
+
+/**
+ * Records the day closes of the properties that passed since the last one (up to
+ * DAY_CLOSE_CATCH_UP_DAYS back), each from booking_night_history as of the close, for the 365
+ * nights from that day on. A close is recorded only once the property's mirror is complete up to
+ * it: its booking list caught up and polled after the close, and no detail fetch of a change made
+ * before the close still waiting. Returns the days and night rows written.
+ */
+export async function recordDayCloses(trx: Executor, propertyIds: readonly string[], now: Date): Promise<{ days: number; nights: number }> {
+  if (propertyIds.length === 0) return { days: 0, nights: 0 };
+  const r = await sql<{ days: number; nights: number }>`
+    WITH ${propertyZones(propertyIds)},
+    due AS (
+      SELECT pr.property_id, d.day, ((d.day + 1)::timestamp AT TIME ZONE pr.zone) AS as_of
+        FROM props pr
+        JOIN sync_cursors c ON c.property_id = pr.property_id AND c.stream = 'booking_summaries'
+        CROSS JOIN LATERAL (
+          SELECT g::date AS day
+            FROM generate_series((${now}::timestamptz AT TIME ZONE pr.zone)::date - ${DAY_CLOSE_CATCH_UP_DAYS}::int,
+                                 (${now}::timestamptz AT TIME ZONE pr.zone)::date - 1, interval '1 day') AS g) d
+       WHERE c.caught_up AND c.last_poll_at >= ((d.day + 1)::timestamp AT TIME ZONE pr.zone)
+         AND NOT EXISTS (SELECT 1 FROM otb_snapshot_days s WHERE s.property_id = pr.property_id AND s.snapshot_date = d.day)
+         AND NOT EXISTS (
+               SELECT 1 FROM booking_detail_queue q
+                WHERE q.property_id = pr.property_id AND q.state = 'pending'
+                  AND COALESCE(q.wanted_modified_at, q.enqueued_at) < ((d.day + 1)::timestamp AT TIME ZONE pr.zone))
+    ),
+    days AS (
+      INSERT INTO otb_snapshot_days (property_id, snapshot_date, as_of, taken_at)
+      SELECT property_id, day, as_of, ${now} FROM due
+      ON CONFLICT DO NOTHING
+      RETURNING property_id, snapshot_date, as_of
+    ),
+    nights AS (
+      INSERT INTO otb_snapshot_nights (property_id, snapshot_date, stay_date, currency_code, room_nights, room_revenue_net,
+                                       room_revenue_gross, reconstructed_room_nights)
+      SELECT d.property_id, d.snapshot_date, h.stay_date, h.currency_code, count(*), COALESCE(sum(h.net_amount), 0),
+             COALESCE(sum(h.gross_amount), 0), count(*) FILTER (WHERE d.as_of < h.reconstructed_until)
+        FROM days d
+        JOIN booking_night_history h
+          ON h.property_id = d.property_id AND h.stay_date BETWEEN d.snapshot_date AND d.snapshot_date + 364
+         AND h.valid_from <= d.as_of AND (h.valid_to IS NULL OR h.valid_to > d.as_of)
+       GROUP BY d.property_id, d.snapshot_date, h.stay_date, h.currency_code
+      RETURNING 1
+    )
+    SELECT (SELECT count(*)::int FROM days) AS days, (SELECT count(*)::int FROM nights) AS nights`.execute(trx);
+  return r.rows[0]!;
+}
+
+/** Nights back the reconciliation gauge looks (yesterday and the 29 nights before it). */
+export const RECONCILIATION_NIGHTS = 30;
+
+/**
+ * For each property with PMS statistics over its last RECONCILIATION_NIGHTS nights: the largest
+ * difference, in rooms, between the rooms the mirror has on the books a night and the rooms the
+ * statistics say were occupied (reporting.reconciliation's rooms_difference, in absolute value).
+ */
+export async function largestReconciliationGaps(db: Executor, propertyIds: readonly string[], now: Date): Promise<{ propertyId: string; rooms: number }[]> {
+  if (propertyIds.length === 0) return [];
+  const r = await sql<{ property_id: string; rooms: number }>`
+    WITH ${propertyZones(propertyIds)}
+    SELECT d.property_id,
+           max(abs(COALESCE(m.rooms_sold, 0) - (d.occupancy_room_count + d.complimentary_occupancy_room_count)))::int AS rooms
+      FROM props pr
+      JOIN daily_occupancy d
+        ON d.property_id = pr.property_id
+       AND d.stay_date >= (${now}::timestamptz AT TIME ZONE pr.zone)::date - ${RECONCILIATION_NIGHTS}::int
+       AND d.stay_date < (${now}::timestamptz AT TIME ZONE pr.zone)::date
+      LEFT JOIN LATERAL (
+        SELECT sum(f.rooms_sold) AS rooms_sold FROM nightly_facts f WHERE f.property_id = d.property_id AND f.stay_date = d.stay_date
+      ) m ON true
+     GROUP BY d.property_id
+     ORDER BY d.property_id`.execute(db);
+  return r.rows.map((row) => ({ propertyId: row.property_id, rooms: row.rooms }));
+}
