@@ -234,7 +234,7 @@ describe('pace, STLY and the books over time (the example of docs/history.md)', 
     const gaps: [string, number][] = [];
     ctx.events.on('reconciled', (propertyId, rooms) => gaps.push([propertyId, rooms]));
     const clock = { now: () => Date.parse('2026-03-21T06:00:00Z'), sleep: ctx.clock.sleep.bind(ctx.clock) };
-    await dayCloseStream.run({ ...ctx, clock } as SyncContext, new AbortController().signal, []);
+    await dayCloseStream.run({ ...ctx, clock }, new AbortController().signal, []);
     expect(gaps).toEqual([[P, 3]]);
     const rows = await reporting<Record<string, unknown>>(
       h,
