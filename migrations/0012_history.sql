@@ -162,3 +162,39 @@ COMMENT ON COLUMN otb_snapshot_nights.room_nights IS 'Room-nights on the books a
 COMMENT ON COLUMN otb_snapshot_nights.room_revenue_net IS 'Their revenue before tax.';
 COMMENT ON COLUMN otb_snapshot_nights.room_revenue_gross IS 'Their revenue after tax.';
 COMMENT ON COLUMN otb_snapshot_nights.reconstructed_room_nights IS 'Of room_nights, those of bookings whose version at the close is reconstructed (first seen later).';
+
+-- The room stays of PMS reservations over time: status, assigned room, planned and actual
+-- check-in and check-out, each version valid from the reservation's modifyDateTime (its fetch
+-- time when the provider gave none that can be read) until the stay changed again.
+CREATE TABLE pms_stay_versions (
+  property_id         text        NOT NULL,
+  number              text        NOT NULL,
+  stay_key            text        NOT NULL,
+  valid_from          timestamptz NOT NULL,
+  valid_to            timestamptz,
+  status              text,
+  room_id             text,
+  room_type_id        text,
+  check_in_at         timestamp,
+  check_out_at        timestamp,
+  actual_check_in_at  timestamp,
+  actual_check_out_at timestamp,
+  synced_at           timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT pms_stay_versions_validity CHECK (valid_to IS NULL OR valid_to >= valid_from)
+);
+CREATE INDEX pms_stay_versions_open ON pms_stay_versions (property_id, number) WHERE valid_to IS NULL;
+CREATE INDEX pms_stay_versions_stay ON pms_stay_versions (property_id, number, stay_key, valid_from);
+COMMENT ON TABLE pms_stay_versions IS 'Every version of each PMS room stay: a row when its status, room, room type or planned or actual check-in/check-out changed, valid until the next. Read it through reporting.pms_stay_history.';
+COMMENT ON COLUMN pms_stay_versions.property_id IS 'Provider property id.';
+COMMENT ON COLUMN pms_stay_versions.number IS 'Reservation number.';
+COMMENT ON COLUMN pms_stay_versions.stay_key IS 'The room stay: its pmsRoomStayId, or #position when the provider gave none.';
+COMMENT ON COLUMN pms_stay_versions.valid_from IS 'From when (UTC): the reservation''s modifyDateTime, or its fetch time when it had none that could be read.';
+COMMENT ON COLUMN pms_stay_versions.valid_to IS 'Until when (UTC, exclusive); NULL for the current version (or the last one of a stay that left the reservation: then closed).';
+COMMENT ON COLUMN pms_stay_versions.status IS 'Room stay status as sent (e.g. New, CheckedIn, CheckedOut, Cancelled).';
+COMMENT ON COLUMN pms_stay_versions.room_id IS 'Room assigned (pms_rooms.room_id).';
+COMMENT ON COLUMN pms_stay_versions.room_type_id IS 'Room type of the stay.';
+COMMENT ON COLUMN pms_stay_versions.check_in_at IS 'Planned check-in (property-local).';
+COMMENT ON COLUMN pms_stay_versions.check_out_at IS 'Planned check-out (property-local).';
+COMMENT ON COLUMN pms_stay_versions.actual_check_in_at IS 'Actual check-in (property-local).';
+COMMENT ON COLUMN pms_stay_versions.actual_check_out_at IS 'Actual check-out (property-local).';
+COMMENT ON COLUMN pms_stay_versions.synced_at IS 'When staysync wrote this row (UTC).';

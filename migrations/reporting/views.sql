@@ -717,3 +717,41 @@ COMMENT ON COLUMN reconciliation.provider_room_revenue IS 'Room revenue of the P
 COMMENT ON COLUMN reconciliation.room_revenue_difference IS 'mirror_room_revenue_net - provider_room_revenue.';
 COMMENT ON COLUMN reconciliation.mirror_rooms_in_other_currencies IS 'Room-nights of the mirror that night in currencies other than currency_code (their revenue is not compared).';
 COMMENT ON COLUMN reconciliation.provider_refreshed_at IS 'When the PMS statistics of the night were last read (UTC).';
+
+-- ------------------------------------------------------------------ pms_stay_history
+
+CREATE VIEW pms_stay_history AS
+SELECT v.property_id,
+       v.number,
+       v.stay_key,
+       v.valid_from,
+       v.valid_to,
+       v.valid_to IS NULL AS is_current,
+       v.status,
+       v.room_id,
+       rm.display_name AS room_name,
+       v.room_type_id,
+       rt.name AS room_type_name,
+       v.check_in_at,
+       v.check_out_at,
+       v.actual_check_in_at,
+       v.actual_check_out_at
+FROM pms_stay_versions v
+LEFT JOIN pms_rooms rm ON rm.property_id = v.property_id AND rm.room_id = v.room_id
+LEFT JOIN room_types rt ON rt.property_id = v.property_id AND rt.room_type_id = v.room_type_id;
+COMMENT ON VIEW pms_stay_history IS 'Every version of each PMS room stay (type 2 history, dbt snapshot column names): its status, assigned room and planned and actual check-in/check-out, valid from the reservation''s modification until the stay changed again. Room moves, check-ins and check-outs over time; the current stays are pms_room_stays_named.';
+COMMENT ON COLUMN pms_stay_history.property_id IS 'Provider property id.';
+COMMENT ON COLUMN pms_stay_history.number IS 'Reservation number.';
+COMMENT ON COLUMN pms_stay_history.stay_key IS 'The room stay: its pmsRoomStayId, or #position when the provider gave none.';
+COMMENT ON COLUMN pms_stay_history.valid_from IS 'From when (UTC): the reservation''s modifyDateTime (its fetch time when it had none that could be read).';
+COMMENT ON COLUMN pms_stay_history.valid_to IS 'Until when (UTC, exclusive); NULL for the current version.';
+COMMENT ON COLUMN pms_stay_history.is_current IS 'True for the stay as it is now (valid_to IS NULL).';
+COMMENT ON COLUMN pms_stay_history.status IS 'Room stay status as sent (e.g. New, CheckedIn, CheckedOut, Cancelled).';
+COMMENT ON COLUMN pms_stay_history.room_id IS 'Room assigned.';
+COMMENT ON COLUMN pms_stay_history.room_name IS 'Name or number of the room (pms_rooms); NULL when unknown.';
+COMMENT ON COLUMN pms_stay_history.room_type_id IS 'Room type of the stay.';
+COMMENT ON COLUMN pms_stay_history.room_type_name IS 'Room type name (content); NULL when unknown.';
+COMMENT ON COLUMN pms_stay_history.check_in_at IS 'Planned check-in (property-local).';
+COMMENT ON COLUMN pms_stay_history.check_out_at IS 'Planned check-out (property-local).';
+COMMENT ON COLUMN pms_stay_history.actual_check_in_at IS 'Actual check-in (property-local); NULL before it.';
+COMMENT ON COLUMN pms_stay_history.actual_check_out_at IS 'Actual check-out (property-local); NULL before it.';

@@ -17,6 +17,8 @@ import { countEvents, pendingEventsByProperty } from '../store/repositories/webh
 import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
 import type { HttpListener } from './http.js';
 import { newestChangeByProperty } from '../store/repositories/freshness.js';
+import { largestReconciliationGaps, propertyTimeZones } from '../store/repositories/day-close.js';
+import { isKnownTimeZone, localDate } from '../util/local-time.js';
 import { failureCauses } from '../provider/health.js';
 import { registerSweepMetrics } from './sweep-status.js';
 import { SyncCounters } from '../sync/runtime/counters.js';
@@ -220,25 +222,12 @@ export function createMetrics(sources: MetricSources): client.Registry {
     buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300, 600],
     registers: [register],
   });
-  // Trust: the last gap each connection's day close measured, per property it follows.
-  const reconciliationGaps = new Map<string, number>();
-  new client.Gauge({
-    name: 'staysync_reconciliation_rooms_difference_max',
-    help: "Largest difference, in rooms, over a property's last 30 nights between the rooms the mirror has on the books and the rooms the PMS statistics say were occupied (reporting.reconciliation; measured at each day close refresh).",
-    labelNames: ['property_id'],
-    registers: [register],
-    collect() {
-      this.reset();
-      for (const [propertyId, rooms] of reconciliationGaps) this.set({ property_id: propertyId }, rooms);
-    },
-  });
   // Connections started later (a reload) are observed too. The histograms have no connection
   // label: a property belongs to one connection, and 200 connections times buckets would be a lot.
   const observe = (v: ConnectionView) => {
     v.client.health.onExchange((e) => latency.observe({ scope: e.scope, status: e.outcome }, e.seconds));
     v.ctx.events.on('eventProcessed', (eventType, seconds) => eventLatency.observe({ event_type: eventType }, Math.max(0, seconds)));
     v.ctx.events.on('changeLag', (propertyId, seconds) => changeLag.observe({ property_id: propertyId }, Math.max(0, seconds)));
-    v.ctx.events.on('reconciled', (propertyId, rooms) => reconciliationGaps.set(propertyId, rooms));
   };
   for (const v of views()) observe(v);
   fleet.onConnection(observe);
@@ -410,6 +399,16 @@ export function createMetrics(sources: MetricSources): client.Registry {
       }
     },
   });
+  new client.Gauge({
+    name: 'staysync_reconciliation_rooms_difference_max',
+    help: "Largest difference, in rooms, over a property's last 30 nights (before its local today) between the rooms the mirror has on the books and the rooms the PMS statistics say were occupied (reporting.reconciliation). Properties without PMS statistics have no sample.",
+    labelNames: ['property_id'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const g of (await tables())?.reconciliation ?? []) this.set({ property_id: g.propertyId }, g.rooms);
+    },
+  });
   return register;
 }
 
@@ -424,6 +423,7 @@ interface TableSnapshot {
   quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
   pendingEvents: Awaited<ReturnType<typeof pendingEventsByProperty>>;
   newestChanges: Awaited<ReturnType<typeof newestChangeByProperty>>;
+  reconciliation: Awaited<ReturnType<typeof largestReconciliationGaps>>;
 }
 
 async function readTables(db: Db): Promise<TableSnapshot> {
@@ -437,5 +437,15 @@ async function readTables(db: Db): Promise<TableSnapshot> {
     quarantine: await quarantineByStream(db),
     pendingEvents: await pendingEventsByProperty(db),
     newestChanges: await newestChangeByProperty(db),
+    reconciliation: await largestReconciliationGaps(db, await propertyTodays(db)),
   };
+}
+
+/** Each property's local today (UTC when its zone is not known here), for the nights before it. */
+async function propertyTodays(db: Db): Promise<{ propertyId: string; today: string }[]> {
+  const now = Date.now();
+  return (await propertyTimeZones(db)).map(({ propertyId, timeZone }) => ({
+    propertyId,
+    today: localDate(now, timeZone !== null && isKnownTimeZone(timeZone) ? timeZone : 'UTC'),
+  }));
 }

@@ -33,6 +33,7 @@ import { deleteChildren, insertRows, readRawBatch, updateDerived, upsertDerived,
 import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
 import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mapping/history.js';
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
+import { recordStayVersions } from '../store/repositories/pms.js';
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
 import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import type { Logger } from '../util/log.js';
@@ -380,6 +381,11 @@ function sources(personal: boolean): Source[] {
         await deleteChildren(b.trx, ['pms_room_stays'], keys);
         b.children.pms_room_stays = (b.children.pms_room_stays ?? 0) + stays.length;
         await insertRows(b.trx, 'pms_room_stays', stays);
+        // Their history only grows: a stay the mapping now reads differently gets a version, one without history its first.
+        await recordStayVersions(
+          b.trx,
+          keys.map(([property_id, number]) => ({ property_id, number })),
+        );
       },
     },
     {

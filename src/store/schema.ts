@@ -811,7 +811,25 @@ export interface OtbSnapshotNightsTable {
   reconstructed_room_nights: BigIntColumn;
 }
 
+/** migrations/0012_history.sql: every version of each PMS room stay. */
+export interface PmsStayVersionsTable {
+  property_id: string;
+  number: string;
+  stay_key: string;
+  valid_from: Timestamptz;
+  valid_to: NullableTimestamptz;
+  status: string | null;
+  room_id: string | null;
+  room_type_id: string | null;
+  check_in_at: LocalTimestamp;
+  check_out_at: LocalTimestamp;
+  actual_check_in_at: LocalTimestamp;
+  actual_check_out_at: LocalTimestamp;
+  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface Database {
+  pms_stay_versions: PmsStayVersionsTable;
   booking_versions: BookingVersionsTable;
   booking_night_history: BookingNightHistoryTable;
   nightly_facts: NightlyFactsTable;

@@ -194,6 +194,39 @@ describe('PMS mirror', () => {
     const again = fetchedNumbers(h.sim.stats.requestLog);
     expect(new Set(again)).toEqual(changed);
     expect(again.length).toBe(changed.size);
+
+    // History of the room stays: each stay's current version is the stay as mirrored; a
+    // check-in and a check-out are versions of their own, from the reservation's modification.
+    const stays = await h.sql<AnyRecord>(
+      `SELECT s.number, s.status, s.room_id, v.status AS v_status, v.room_id AS v_room_id, v.actual_check_in_at::text AS v_in
+         FROM pms_room_stays s LEFT JOIN pms_stay_versions v
+           ON v.property_id = s.property_id AND v.number = s.number AND v.stay_key = COALESCE(s.pms_room_stay_id, '#' || s.position) AND v.valid_to IS NULL`,
+    );
+    expect(stays.length).toBeGreaterThan(0);
+    for (const st of stays) expect({ status: st.v_status, room_id: st.v_room_id }, st.number).toEqual({ status: st.status, room_id: st.room_id });
+    const historyOf = (number: string) =>
+      h!.sql<AnyRecord>(
+        `SELECT status, valid_to IS NULL AS current, actual_check_in_at IS NOT NULL AS checked_in, actual_check_out_at IS NOT NULL AS checked_out,
+                to_char(valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS valid_from
+           FROM pms_stay_versions WHERE property_id = '500100' AND number = $1 AND stay_key = (
+             SELECT COALESCE(pms_room_stay_id, '#' || position) FROM pms_room_stays WHERE property_id = '500100' AND number = $1 AND position = 0)
+          ORDER BY valid_from, valid_to NULLS LAST`,
+        [number],
+      );
+    if (fresh) {
+      const modified = h.sim.pmsReservation('500100', fresh.number)!.modifyDateTime;
+      expect(await historyOf(fresh.number)).toEqual([
+        expect.objectContaining({ status: 'New', current: false, checked_in: false }),
+        { status: 'CheckedIn', current: true, checked_in: true, checked_out: false, valid_from: modified },
+      ]);
+    }
+    if (staying) {
+      expect((await historyOf(staying.number)).map((v) => [v.status, v.current])).toEqual([
+        ['CheckedIn', false],
+        ['CheckedOut', true],
+      ]);
+    }
+    expect(fresh ?? staying, 'a stay checked in or out').toBeDefined();
   });
 
   it('loses and duplicates nothing at minute and page edges', async () => {

@@ -135,6 +135,7 @@ describe('the reporting layer', () => {
       'otb_snapshots',
       'pace',
       'pickup',
+      'pms_stay_history',
       'property_clock',
       'reconciliation',
       'room_nights',

@@ -1,7 +1,7 @@
 /**
  * The day close of each property: the books recorded as they stood at its local midnight
- * (otb_snapshot_days, otb_snapshot_nights), and the gaps between the mirror's rooms sold and the
- * provider's own statistics over the last nights (reporting.reconciliation, for /metrics).
+ * (otb_snapshot_days, otb_snapshot_nights); and the gaps between the mirror's rooms sold and the
+ * provider's own statistics over the nights before it (reporting.reconciliation, for /metrics).
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Executor } from '../types.js';
@@ -73,22 +73,29 @@ export async function recordDayCloses(trx: Executor, propertyIds: readonly strin
 /** Nights back the reconciliation gauge looks (yesterday and the 29 nights before it). */
 export const RECONCILIATION_NIGHTS = 30;
 
+/** Each mirrored property with its content's time zone (NULL when content has none). */
+export async function propertyTimeZones(db: Executor): Promise<{ propertyId: string; timeZone: string | null }[]> {
+  const r = await sql<{ property_id: string; time_zone: string | null }>`SELECT property_id, time_zone FROM properties ORDER BY property_id`.execute(db);
+  return r.rows.map((row) => ({ propertyId: row.property_id, timeZone: row.time_zone }));
+}
+
 /**
- * For each property with PMS statistics over its last RECONCILIATION_NIGHTS nights: the largest
- * difference, in rooms, between the rooms the mirror has on the books a night and the rooms the
- * statistics say were occupied (reporting.reconciliation's rooms_difference, in absolute value).
+ * For each property with PMS statistics over the RECONCILIATION_NIGHTS nights before its local
+ * `today`: the largest difference, in rooms, between the rooms the mirror has on the books a
+ * night and the rooms the statistics say were occupied (reporting.reconciliation's
+ * rooms_difference, in absolute value).
  */
-export async function largestReconciliationGaps(db: Executor, propertyIds: readonly string[], now: Date): Promise<{ propertyId: string; rooms: number }[]> {
-  if (propertyIds.length === 0) return [];
+export async function largestReconciliationGaps(
+  db: Executor,
+  todays: readonly { propertyId: string; today: string }[],
+): Promise<{ propertyId: string; rooms: number }[]> {
+  if (todays.length === 0) return [];
   const r = await sql<{ property_id: string; rooms: number }>`
-    WITH ${propertyZones(propertyIds)}
     SELECT d.property_id,
            max(abs(COALESCE(m.rooms_sold, 0) - (d.occupancy_room_count + d.complimentary_occupancy_room_count)))::int AS rooms
-      FROM props pr
+      FROM unnest(${todays.map((t) => t.propertyId)}::text[], ${todays.map((t) => t.today)}::date[]) AS p(property_id, today)
       JOIN daily_occupancy d
-        ON d.property_id = pr.property_id
-       AND d.stay_date >= (${now}::timestamptz AT TIME ZONE pr.zone)::date - ${RECONCILIATION_NIGHTS}::int
-       AND d.stay_date < (${now}::timestamptz AT TIME ZONE pr.zone)::date
+        ON d.property_id = p.property_id AND d.stay_date >= p.today - ${RECONCILIATION_NIGHTS}::int AND d.stay_date < p.today
       LEFT JOIN LATERAL (
         SELECT sum(f.rooms_sold) AS rooms_sold FROM nightly_facts f WHERE f.property_id = d.property_id AND f.stay_date = d.stay_date
       ) m ON true

@@ -52,8 +52,50 @@ export async function savePmsReservation(trx: Transaction<Database>, rows: PmsRe
   if (!written) return false;
   await trx.deleteFrom('pms_room_stays').where('property_id', '=', property_id).where('number', '=', number).execute();
   if (rows.roomStays.length > 0) await trx.insertInto('pms_room_stays').values(rows.roomStays).execute();
+  await recordStayVersions(trx, [{ property_id, number }]);
   if (rows.customer) await upsertPmsGuest(trx, rows.customer);
   return true;
+}
+
+/**
+ * Adds to pms_stay_versions what the reservations' room stays (as just written) changed: for
+ * each stay whose status, room, room type or planned or actual times differ from its open
+ * version (or that has none), the open version ends and the new one starts at the
+ * reservation's modification (its fetch when it has none); a stay gone from the reservation has
+ * its version ended. One statement for any number of reservations (the sync writes one, a
+ * rebuild a batch).
+ */
+export async function recordStayVersions(trx: Executor, keys: readonly { property_id: string; number: string }[]): Promise<void> {
+  if (keys.length === 0) return;
+  const tracked = sql`status, room_id, room_type_id, check_in_at, check_out_at, actual_check_in_at, actual_check_out_at`;
+  await sql`
+    WITH k AS (
+      SELECT r.property_id, r.number, COALESCE(r.modified_at, r.fetched_at) AS at
+        FROM unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS x(property_id, number)
+        JOIN pms_reservations r ON r.property_id = x.property_id AND r.number = x.number
+    ), cur AS (
+      SELECT s.property_id, s.number, COALESCE(s.pms_room_stay_id, '#' || s.position) AS stay_key, k.at, s.status, s.room_id,
+             s.room_type_id, s.check_in_at, s.check_out_at, s.actual_check_in_at, s.actual_check_out_at
+        FROM k JOIN pms_room_stays s ON s.property_id = k.property_id AND s.number = k.number
+    ), open AS (
+      SELECT v.* FROM k JOIN pms_stay_versions v ON v.property_id = k.property_id AND v.number = k.number AND v.valid_to IS NULL
+    ), ended AS (
+      UPDATE pms_stay_versions v SET valid_to = GREATEST(k.at, v.valid_from)
+        FROM k
+       WHERE v.property_id = k.property_id AND v.number = k.number AND v.valid_to IS NULL
+         AND NOT EXISTS (SELECT 1 FROM cur c WHERE c.property_id = v.property_id AND c.number = v.number AND c.stay_key = v.stay_key
+                            AND (c.status, c.room_id, c.room_type_id, c.check_in_at, c.check_out_at, c.actual_check_in_at, c.actual_check_out_at)
+                                IS NOT DISTINCT FROM (v.status, v.room_id, v.room_type_id, v.check_in_at, v.check_out_at, v.actual_check_in_at, v.actual_check_out_at))
+    )
+    INSERT INTO pms_stay_versions (property_id, number, stay_key, valid_from, ${tracked})
+    SELECT c.property_id, c.number, c.stay_key, GREATEST(c.at, (SELECT max(o.valid_from) FROM open o WHERE o.property_id = c.property_id AND o.number = c.number AND o.stay_key = c.stay_key)),
+           c.status, c.room_id, c.room_type_id, c.check_in_at, c.check_out_at, c.actual_check_in_at, c.actual_check_out_at
+      FROM cur c
+     WHERE NOT EXISTS (SELECT 1 FROM open o WHERE o.property_id = c.property_id AND o.number = c.number AND o.stay_key = c.stay_key
+                          AND (c.status, c.room_id, c.room_type_id, c.check_in_at, c.check_out_at, c.actual_check_in_at, c.actual_check_out_at)
+                              IS NOT DISTINCT FROM (o.status, o.room_id, o.room_type_id, o.check_in_at, o.check_out_at, o.actual_check_in_at, o.actual_check_out_at))`.execute(
+    trx,
+  );
 }
 
 export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<void> {

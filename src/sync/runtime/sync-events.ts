@@ -1,7 +1,7 @@
 /**
  * What the sync tells whoever listens, in one place per connection (its context's `events`):
  * the engine wakes its idle queue drains on `enqueued`, /metrics observes `eventProcessed` and
- * `changeLag` into histograms and keeps the last `reconciled` gap per property. One set of listeners per context, nothing per booking; kept
+ * `changeLag` into histograms. One set of listeners per context, nothing per booking; kept
  * per context, so that several engines in one process (a fleet, tests) stay apart.
  */
 
@@ -12,8 +12,6 @@ export interface SyncEventMap {
   eventProcessed: [eventType: string, seconds: number];
   /** A fresh change of `propertyId` is in the mirror, `seconds` after it was made at the provider. */
   changeLag: [propertyId: string, seconds: number];
-  /** The largest gap, in rooms, between the mirror's rooms sold and the PMS statistics over a property's last 30 nights. */
-  reconciled: [propertyId: string, rooms: number];
 }
 
 type Listener = (...args: never[]) => void;

@@ -1,15 +1,13 @@
 /**
  * The day close (a refresh, at start and every quarter of an hour): for each property of the
  * connection whose local day has ended since, the books as they stood at its local midnight are
- * recorded for the year ahead (pace reads them: src/store/repositories/day-close.ts); and the
- * largest gap between the mirror's rooms sold and the PMS statistics over the last 30 nights is
- * told to /metrics (staysync_reconciliation_rooms_difference_max).
+ * recorded for the year ahead (pace reads them: src/store/repositories/day-close.ts).
  *
  * Recording late is exact: a close is read from history as of its instant, not from the tables
  * as they are when the refresh runs. So the schedule only bounds how soon a close shows up.
  */
 import { activePropertyIds } from '../../store/repositories/content.js';
-import { largestReconciliationGaps, recordDayCloses } from '../../store/repositories/day-close.js';
+import { recordDayCloses } from '../../store/repositories/day-close.js';
 import { streamNames } from '../../store/states.js';
 import type { RefreshStream } from './types.js';
 
@@ -27,6 +25,5 @@ export const dayCloseStream: RefreshStream = {
     const written = await ctx.write((trx) => recordDayCloses(trx, ids, now));
     if (written.days > 0)
       ctx.logger.info({ component: 'day-close', ...written }, `recorded ${written.days} day closes (${written.nights} nights on the books)`);
-    for (const gap of await largestReconciliationGaps(ctx.db, ids, now)) ctx.events.emit('reconciled', gap.propertyId, gap.rooms);
   },
 };
