@@ -15,21 +15,16 @@
 -- Unqualified names: objects created here land in the reporting schema (first in search_path);
 -- mirror tables are found in the mirror schema. No view may share a name with a mirror table.
 
--- PARALLEL RESTRICTED, not SAFE: the exception block starts a subtransaction, which a parallel
--- worker cannot ("cannot start subtransactions during a parallel operation"). Restricted, the
--- planner keeps it in the leader and still runs the rest of a plan in parallel.
+-- A lookup in time_zone_names (the zones this server knows, which src/store/reporting.ts fills
+-- from pg_timezone_names each time it applies the layer), not a try of `AT TIME ZONE` in an
+-- exception block: an exception block starts a subtransaction, which no query in parallel mode
+-- may do, in a worker or in the leader ("cannot start subtransactions during a parallel
+-- operation"). A SQL body is also inlined where plpgsql is called row by row.
 CREATE FUNCTION known_time_zone(zone text) RETURNS text
-LANGUAGE plpgsql STABLE PARALLEL RESTRICTED AS $$
-BEGIN
-  IF zone IS NULL OR zone = '' THEN
-    RETURN NULL;
-  END IF;
-  PERFORM now() AT TIME ZONE zone;
-  RETURN zone;
-EXCEPTION WHEN invalid_parameter_value THEN
-  RETURN NULL;
-END
-$$;
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT t.name FROM time_zone_names t WHERE t.name = zone;
+END;
 COMMENT ON FUNCTION known_time_zone(text) IS 'The time zone if PostgreSQL knows it, else NULL: a zone the server cannot use must not make every report fail.';
 
 -- ------------------------------------------------------------------ property_clock

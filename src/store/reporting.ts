@@ -15,7 +15,9 @@
  * of the reporting schema (DROP ... CASCADE, so column changes work, which CREATE OR REPLACE
  * VIEW refuses), run the file with search_path = reporting schema, mirror schema, public, and
  * write the new hash into the schema's comment. The schema itself is never dropped: the
- * privileges a reader role was given on it (and its default privileges) stay.
+ * privileges a reader role was given on it (and its default privileges) stay. Nor is its one
+ * table, time_zone_names (the zones the server knows, for known_time_zone), filled again with
+ * each new layer; the server's version is part of the hash, so an upgraded server refills it.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -46,9 +48,9 @@ export function reportingObjects(text: string): { views: string[]; functions: st
   return { views, functions };
 }
 
-/** The version of the layer: the file and the schemas it binds. */
-export function reportingLayerHash(text: string, schema: string, reportingSchema: string): string {
-  return createHash('sha256').update(`${schema}\n${reportingSchema}\n${text}`).digest('hex');
+/** The version of the layer: the file, the schemas it binds and the server it was applied on. */
+export function reportingLayerHash(text: string, schema: string, reportingSchema: string, serverVersion: string): string {
+  return createHash('sha256').update(`${schema}\n${reportingSchema}\n${serverVersion}\n${text}`).digest('hex');
 }
 
 const MARK = /\(layer ([0-9a-f]{64})\)/;
@@ -68,11 +70,15 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
   }
   const text = opts.viewsSql ?? (await readFile(reportingViewsFile, 'utf8'));
   const { views } = reportingObjects(text);
-  const hash = reportingLayerHash(text, schema, reportingSchema);
   return db.transaction().execute(async (trx) => {
     // Two-key form: a key space apart from the schema lock's single-key lock.
     await sql`SELECT pg_advisory_xact_lock(hashtext('staysync reporting'), hashtext(${reportingSchema}))`.execute(trx);
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(reportingSchema)}`.execute(trx);
+    // The server's version is part of the layer's: an upgraded server may know other time zones.
+    const server = (await sql<{ v: string }>`SELECT current_setting('server_version_num') AS v`.execute(trx)).rows[0]!.v;
+    const hash = reportingLayerHash(text, schema, reportingSchema, server);
+    const zones = sql`${sql.id(reportingSchema)}.time_zone_names`;
+    await sql`CREATE TABLE IF NOT EXISTS ${zones} (name text PRIMARY KEY)`.execute(trx);
     const state = await sql<{ comment: string | null; missing: number }>`
       SELECT obj_description(n.oid, 'pg_namespace') AS comment,
              (SELECT count(*)::int FROM unnest(${views}::text[]) AS v(name)
@@ -80,6 +86,17 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
       FROM pg_namespace n WHERE n.nspname = ${reportingSchema}`.execute(trx);
     const row = state.rows[0];
     if (row && row.missing === 0 && MARK.exec(row.comment ?? '')?.[1] === hash) return false;
+
+    // The time zones this server knows, as a table: known_time_zone looks a zone up here rather
+    // than trying it in an exception block, which no query in parallel mode may run (reading
+    // pg_timezone_names itself takes some 50 ms a query). Filled again with every new layer.
+    await sql`
+      WITH known AS MATERIALIZED (SELECT DISTINCT name FROM pg_timezone_names),
+      gone AS (DELETE FROM ${zones} t WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.name = t.name))
+      INSERT INTO ${zones} (name) SELECT name FROM known ON CONFLICT (name) DO NOTHING`.execute(trx);
+    const zonesComment =
+      "The time zones this PostgreSQL server knows (pg_timezone_names), filled by staysync when it applies the reporting layer: what known_time_zone looks a property's zone up in.";
+    await sql.raw(`COMMENT ON TABLE ${ident(reportingSchema)}.time_zone_names IS ${literal(zonesComment)}`).execute(trx);
 
     await sql`SET LOCAL search_path TO ${sql.id(reportingSchema)}, ${sql.id(schema)}, public`.execute(trx);
     const old = await sql<{ kind: string; name: string }>`

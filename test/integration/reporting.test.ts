@@ -5,6 +5,7 @@
  * does not know) row by row, and whole views (daily KPIs, pickup, channels) for a property.
  * Money is compared in exact cents: the simulator's amounts have at most two decimals.
  */
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.js';
 import { applyReportingLayer, reportingViewsFile, type ReportingLayerOptions } from '../../src/store/reporting.js';
@@ -592,5 +593,63 @@ describe('the reporting layer', () => {
     const codes = new Set(facts.map((f) => f.channelCode));
     for (const code of codes) expect(channels.find((c) => c.channel_code === code)).toBeDefined();
     expect(channels.some((c) => c.channel_code !== c.channel_name)).toBe(true);
+
+    // ---- under parallel plans: every view and function gives the same rows, also for a
+    // property whose time zone PostgreSQL does not know (known_time_zone's exception block).
+    await h.sql(`INSERT INTO properties (property_id, name, time_zone, raw, content_hash) VALUES ('999999', 'Nowhere', 'Mars/Olympus_Mons', '{}', 'x')`);
+    await h.sql(`INSERT INTO sync_cursors (property_id, stream) VALUES ('999999', 'booking_summaries')`);
+    const rs = h.config.database.reportingSchema;
+    const allViews = (await h.sql<{ relname: string }>(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'v'`, [rs])).map(
+      (r) => r.relname,
+    );
+    expect(allViews.length).toBeGreaterThan(10);
+    const everything = [
+      ...allViews.map((v) => `SELECT * FROM "${rs}".${v}`),
+      `SELECT * FROM "${rs}".on_the_books(now())`,
+      `SELECT * FROM "${rs}".pace WHERE property_id = '${P}'`,
+    ];
+    const version = (await h.sql<{ version: number }>(`SELECT current_setting($$server_version_num$$)::int AS version`))[0]!.version;
+    const forceParallel = version >= 160000 ? 'debug_parallel_query' : 'force_parallel_mode';
+    // Serially, then under a forced parallel plan, in one transaction (the same now()).
+    const digest = (text: string) => `SELECT count(*)::int AS n, md5(string_agg(x::text, '|' ORDER BY x::text)) AS digest FROM (${text}) x`;
+    const bothWays = async (text: string) => {
+      const client = new pg.Client({ connectionString: h!.dbUrl });
+      await client.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL search_path = "${rs}", "${h!.schema}"`);
+        await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
+        const serial = (await client.query(digest(text))).rows[0];
+        for (const setting of [
+          `${forceParallel} = on`,
+          'max_parallel_workers_per_gather = 2',
+          'parallel_setup_cost = 0',
+          'parallel_tuple_cost = 0',
+          'min_parallel_table_scan_size = 0',
+          'min_parallel_index_scan_size = 0',
+        ])
+          await client.query(`SET LOCAL ${setting}`);
+        const plan = (await client.query(`EXPLAIN ${digest(text)}`)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+        if (!/Gather/.test(plan)) return { serial, parallel: `no parallel plan for ${text}` };
+        const parallel = await client.query(digest(text)).then(
+          (r) => r.rows[0],
+          (e: Error) => e.message,
+        );
+        return { serial, parallel };
+      } finally {
+        await client.query('ROLLBACK').catch(() => undefined);
+        await client.end();
+      }
+    };
+    for (const text of everything) {
+      const { serial, parallel } = await bothWays(text);
+      expect(parallel, text).toEqual(serial);
+    }
+    const [clockRow] = await reporting(h, `SELECT time_zone, time_zone_known FROM property_clock WHERE property_id = '999999'`);
+    expect(clockRow).toEqual({ time_zone: 'UTC', time_zone_known: false });
+    // The check can fail: with the exception block the function once had, a parallel plan fails.
+    await h.sql(`CREATE OR REPLACE FUNCTION "${rs}".known_time_zone(zone text) RETURNS text LANGUAGE plpgsql STABLE PARALLEL RESTRICTED AS $f$
+                 BEGIN PERFORM now() AT TIME ZONE zone; RETURN zone; EXCEPTION WHEN invalid_parameter_value THEN RETURN NULL; END $f$`);
+    expect((await bothWays(`SELECT * FROM "${rs}".channel_performance`)).parallel).toMatch(/subtransactions during a parallel operation/);
   });
 });
