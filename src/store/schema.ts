@@ -25,6 +25,8 @@ type Numeric = ColumnType<string | null, string | number | null, string | number
 type Json = ColumnType<unknown, string, string>;
 type NullableJson = ColumnType<unknown, string | null | undefined, string | null>;
 type BigIntColumn = ColumnType<string, string | number | bigint, string | number | bigint>;
+/** migrations/0013_synced_at.sql: when staysync last wrote the row; the database's time unless given. */
+type SyncedAt = ColumnType<Date, Date | string | undefined, Date | string>;
 
 export interface SyncCursorsTable {
   /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
@@ -80,6 +82,7 @@ export interface BookingSummariesTable {
   created_at: NullableTimestamptz;
   modified_at: NullableTimestamptz;
   listed_at: Timestamptz;
+  synced_at: SyncedAt;
   raw: Json;
 }
 
@@ -122,7 +125,7 @@ export interface BookingsTable {
   customer_last_name: string | null;
   payment_method: string | null;
   payment_methods: (string | null)[] | null;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Json;
 }
 
@@ -148,6 +151,7 @@ export interface BookingRoomStaysTable {
   late_departure_price_after_tax: Numeric;
   early_arrival_price_before_tax: Numeric;
   late_departure_price_before_tax: Numeric;
+  synced_at: SyncedAt;
 }
 
 export interface BookingDailyRatesTable {
@@ -158,6 +162,7 @@ export interface BookingDailyRatesTable {
   stay_date: string;
   rate_plan_id: string | null;
   price_before_tax: Numeric;
+  synced_at: SyncedAt;
 }
 
 export interface BookingServicesTable {
@@ -174,6 +179,7 @@ export interface BookingServicesTable {
   price_before_tax: Numeric;
   price_after_tax: Numeric;
   tax_amount: Numeric;
+  synced_at: SyncedAt;
   raw: Json;
 }
 
@@ -184,6 +190,7 @@ export interface BookingGuestsTable {
   position: number;
   first_name: string | null;
   last_name: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface BookingTaxesTable {
@@ -193,6 +200,7 @@ export interface BookingTaxesTable {
   tax_index: number | null;
   name: string | null;
   description: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface BookingTaxAmountsTable {
@@ -205,6 +213,7 @@ export interface BookingTaxAmountsTable {
   tax_index: number | null;
   name: string | null;
   amount: string;
+  synced_at: SyncedAt;
 }
 
 export interface BookingRoomStayRatePlansTable {
@@ -214,6 +223,7 @@ export interface BookingRoomStayRatePlansTable {
   position: number;
   rate_plan_id: string | null;
   rate_plan_name: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface BookingLoyaltyCardsTable {
@@ -222,6 +232,7 @@ export interface BookingLoyaltyCardsTable {
   position: number;
   card_number: string | null;
   loyalty_system_id: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface ReferenceListsTable {
@@ -229,6 +240,7 @@ export interface ReferenceListsTable {
   raw: NullableJson;
   content_hash: string;
   fetched_at: Timestamptz;
+  synced_at: SyncedAt;
 }
 
 export interface MirrorSettingsTable {
@@ -246,6 +258,7 @@ export interface BookingDiscountsTable {
   name: string | null;
   percent: Numeric;
   amount: Numeric;
+  synced_at: SyncedAt;
 }
 
 export interface SyncRunsTable {
@@ -308,6 +321,7 @@ export interface PropertiesTable {
   first_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: NullableTimestamptz;
+  synced_at: SyncedAt;
 }
 
 export interface ContentRefreshesTable {
@@ -356,7 +370,7 @@ export interface PmsReservationsTable {
   agent_commission_amount: Numeric;
   room_stay_count: number;
   fetched_at: Timestamptz;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -381,6 +395,7 @@ export interface PmsRoomStaysTable {
   currency_code: string | null;
   guest_person_ids: string[];
   amenities: string[];
+  synced_at: SyncedAt;
 }
 
 export interface PmsGuestsTable {
@@ -396,6 +411,7 @@ export interface PmsGuestsTable {
   birth_date: LocalDate;
   citizenship: string | null;
   fetched_at: Timestamptz;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -423,6 +439,7 @@ export interface PmsRoomsTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: NullableTimestamptz;
+  synced_at: SyncedAt;
 }
 
 export interface DailyOccupancyTable {
@@ -440,6 +457,7 @@ export interface DailyOccupancyTable {
   arrival_count: number;
   guest_count: number;
   refreshed_at: Timestamptz;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -456,6 +474,7 @@ export interface WebhookEventsTable {
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
   last_error: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface IntegrationStorageBookingsTable {
@@ -474,7 +493,7 @@ export interface IntegrationStorageBookingsTable {
   arrival_at: LocalTimestamp;
   departure_at: LocalTimestamp;
   fetched_at: Timestamptz;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -490,7 +509,7 @@ export interface InventoryBlocksTable {
   pms_cancelled_at: LocalTimestamp;
   rate_plan_codes: string[];
   fetched_at: Timestamptz;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -535,6 +554,7 @@ export interface CancellationRuleArrivalDatesTable {
   start_date: string | null;
   end_date: string | null;
   is_endless: boolean | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: cancellation rule terms. */
@@ -549,6 +569,7 @@ export interface CancellationRuleTermsTable {
   penalty_calculation_method: string | null;
   penalty_value: ColumnType<string | null, string | number | null | undefined, string | number | null>;
   penalty_value_currency: string | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: cancellation rules. */
@@ -562,6 +583,7 @@ export interface CancellationRulesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0009_freshness.sql: change lags. */
@@ -586,6 +608,7 @@ export interface ExtraStayRulePeriodsTable {
   extra_placement_enabled: boolean | null;
   extra_service_option: string | null;
   rates: NullableJson;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: extra stay rules. */
@@ -600,6 +623,7 @@ export interface ExtraStayRulesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: meal plans. */
@@ -608,6 +632,7 @@ export interface MealPlansTable {
   name: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: payment methods. */
@@ -616,6 +641,7 @@ export interface PaymentMethodsTable {
   type: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0006_reporting.sql: pos codes. */
@@ -633,6 +659,7 @@ export interface PropertyAmenitiesTable {
   code: string | null;
   display_name: string | null;
   charge_type: string | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: property amenity types. */
@@ -642,6 +669,7 @@ export interface PropertyAmenityTypesTable {
   charge_type_applicable: boolean | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: property kinds. */
@@ -651,6 +679,7 @@ export interface PropertyKindsTable {
   property_kind_type: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: rate plans. */
@@ -671,6 +700,7 @@ export interface RatePlansTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room amenities. */
@@ -680,6 +710,7 @@ export interface RoomAmenitiesTable {
   category_name: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room type amenities. */
@@ -689,6 +720,7 @@ export interface RoomTypeAmenitiesTable {
   position: number;
   code: string | null;
   name: string | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room type categories. */
@@ -697,6 +729,7 @@ export interface RoomTypeCategoriesTable {
   name: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room types. */
@@ -715,6 +748,7 @@ export interface RoomTypesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: services. */
@@ -731,6 +765,7 @@ export interface ServicesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 export interface Database {
