@@ -71,7 +71,7 @@ export interface SourceCounts {
 export interface RebuildResult {
   /** Per table with a raw column. */
   sources: Record<string, SourceCounts>;
-  /** Rows written per child table (replaced whole from their parent's raw). */
+  /** Rows derived per child table from their parents' raw (merged with the stored ones: only those that differ are written). */
   children: Record<string, number>;
   ms: number;
   /** True when stopped by the signal before the end. */

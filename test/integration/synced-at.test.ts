@@ -208,6 +208,11 @@ describe('synced_at', () => {
       });
     }
     for (const table of OTHER_TABLES) expect({ table, has: byTable.has(table) }).toEqual({ table, has: false });
+    // Indexed on bookings alone, for freshness checks and incremental models (see the migration).
+    const indexed = await h.sql<{ tablename: string }>(
+      `SELECT tablename FROM pg_indexes WHERE schemaname = current_schema() AND indexdef LIKE '%(synced_at)%' ORDER BY 1`,
+    );
+    expect(indexed).toEqual([{ tablename: 'bookings' }]);
     // Every table that keeps a provider payload is a mirror table.
     const withRaw = await h.sql<{ table_name: string }>(
       `SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'raw' ORDER BY 1`,
