@@ -66,7 +66,7 @@ COMMENT ON COLUMN booking_versions.room_revenue_gross IS 'Sum of its nightly amo
 COMMENT ON COLUMN booking_versions.total_net IS 'Booking total before tax as sent (rooms, services, early/late charges).';
 COMMENT ON COLUMN booking_versions.total_gross IS 'Booking total after tax as sent.';
 COMMENT ON COLUMN booking_versions.changes IS 'What changed from the version before: created, cancelled, reinstated, dates (nights moved, added or removed), rooms (room stays added or removed), room_type, price (nightly or total amounts), other (nothing a report reads).';
-COMMENT ON COLUMN booking_versions.synced_at IS 'When staysync wrote this row (UTC).';
+COMMENT ON COLUMN booking_versions.synced_at IS 'When staysync last wrote this row (UTC): when the version was added, or when the next one closed it.';
 
 -- The nights on the books, with their validity. Only what a version changed gets a row: a
 -- version that moves one night closes that night's row and opens one; a version that changes
@@ -85,6 +85,7 @@ CREATE TABLE booking_night_history (
   valid_from          timestamptz NOT NULL,
   valid_to            timestamptz,
   reconstructed_until timestamptz,
+  synced_at           timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT booking_night_history_validity CHECK (valid_to IS NULL OR valid_to > valid_from)
 );
 CREATE INDEX booking_night_history_open ON booking_night_history (property_id, number) WHERE valid_to IS NULL;
@@ -100,6 +101,7 @@ COMMENT ON COLUMN booking_night_history.net_amount IS 'The night before tax.';
 COMMENT ON COLUMN booking_night_history.gross_amount IS 'The night after tax (net plus its share of the stay''s taxes).';
 COMMENT ON COLUMN booking_night_history.valid_from IS 'From when the night was on the books with these values (UTC, the provider''s time).';
 COMMENT ON COLUMN booking_night_history.valid_to IS 'Until when (UTC, exclusive); NULL while it is.';
+COMMENT ON COLUMN booking_night_history.synced_at IS 'When staysync last wrote this row (UTC): when it opened, or when it was closed.';
 COMMENT ON COLUMN booking_night_history.reconstructed_until IS 'Before this instant the row stands for a reconstructed version (the booking was first seen later); NULL when every instant of it was seen.';
 
 -- The current books per property, night and currency, updated by the transaction that writes
@@ -115,7 +117,7 @@ CREATE TABLE nightly_facts (
   synced_at           timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT nightly_facts_key UNIQUE NULLS NOT DISTINCT (property_id, stay_date, currency_code)
 );
-COMMENT ON TABLE nightly_facts IS 'The nights on the books now, per property, night and currency: the sum of the open rows of booking_night_history, kept up to date in the transaction of every booking write. A row whose rooms fell to zero stays with zeros until the next rebuild.';
+COMMENT ON TABLE nightly_facts IS 'The nights on the books now, per property, night and currency: the sum of the open rows of booking_night_history, kept up to date in the transaction of every booking write. A night whose rooms fell to zero keeps its row of zeros (daily_kpis leaves it out).';
 COMMENT ON COLUMN nightly_facts.property_id IS 'Provider property id.';
 COMMENT ON COLUMN nightly_facts.stay_date IS 'The night (property-local date).';
 COMMENT ON COLUMN nightly_facts.currency_code IS 'Currency of the amounts.';
@@ -123,7 +125,7 @@ COMMENT ON COLUMN nightly_facts.rooms_sold IS 'Room-nights on the books (booking
 COMMENT ON COLUMN nightly_facts.complimentary_rooms IS 'Of those, nights at a zero rate.';
 COMMENT ON COLUMN nightly_facts.room_revenue_net IS 'Their revenue before tax.';
 COMMENT ON COLUMN nightly_facts.room_revenue_gross IS 'Their revenue after tax.';
-COMMENT ON COLUMN nightly_facts.synced_at IS 'When staysync last changed this row (UTC).';
+COMMENT ON COLUMN nightly_facts.synced_at IS 'When staysync last wrote this row (UTC): the last booking write that changed the night.';
 
 -- The books at each property's local day close, for the next 365 nights: written once a day per
 -- property by the daemon (from booking_night_history, as of the close), so that pace over years
@@ -197,4 +199,4 @@ COMMENT ON COLUMN pms_stay_versions.check_in_at IS 'Planned check-in (property-l
 COMMENT ON COLUMN pms_stay_versions.check_out_at IS 'Planned check-out (property-local).';
 COMMENT ON COLUMN pms_stay_versions.actual_check_in_at IS 'Actual check-in (property-local).';
 COMMENT ON COLUMN pms_stay_versions.actual_check_out_at IS 'Actual check-out (property-local).';
-COMMENT ON COLUMN pms_stay_versions.synced_at IS 'When staysync wrote this row (UTC).';
+COMMENT ON COLUMN pms_stay_versions.synced_at IS 'When staysync last wrote this row (UTC): when the version was added, or when the next one closed it.';

@@ -11,7 +11,10 @@
  *   listed_at, refreshed_at, updated_at, removed_at, first_seen_at, content_hash, and raw
  *   itself where it is kept as received. Over an unchanged mapping a rebuild therefore
  *   reproduces every typed table byte for byte; a row is rewritten only when it differs.
- * - Children (room stays, daily rates, terms…) are replaced whole from their parent's raw.
+ * - Children (room stays, daily rates, terms…) are derived whole from their parent's raw and
+ *   merged with the stored ones: an equal row is left alone, a differing one rewritten, a
+ *   missing one inserted with its parent's synced_at (a sync writes them together), and one the
+ *   raw no longer gives deleted.
  * - A raw that no longer passes the schemas goes to the quarantine with the reason, as the
  *   sync would have put it there (same stream, entity key and body shape), and its rows are
  *   left as they were.
@@ -27,9 +30,9 @@ import { streamNames, type QuarantineStream } from '../store/states.js';
 import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../store/database.js';
 import type { Trx } from '../store/types.js';
-import { prepare, replaceChildren } from '../store/repositories/content.js';
+import { prepare } from '../store/repositories/content.js';
 import { quarantinePayload } from '../store/repositories/quarantine.js';
-import { deleteChildren, insertRows, readRawBatch, updateDerived, upsertDerived, type RawRow, type Row } from '../store/repositories/replay.js';
+import { columnTextByKey, mergeChildren, readRawBatch, updateDerived, upsertDerived, type RawRow, type Row } from '../store/repositories/replay.js';
 import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
 import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mapping/history.js';
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
@@ -78,14 +81,14 @@ export interface HistoryCounts {
   started: number;
   /** Bookings whose current version's figures or open nights were derived again. */
   corrected: number;
-  /** Rows of nightly_facts counted again from the open nights at the end. */
+  /** Rows of nightly_facts written or removed when they were counted again from the open nights at the end (0 when they agreed). */
   nightlyFacts: number;
 }
 
 export interface RebuildResult {
   /** Per table with a raw column. */
   sources: Record<string, SourceCounts>;
-  /** Rows written per child table (replaced whole from their parent's raw). */
+  /** Rows derived per child table from their parents' raw (merged with the stored ones: only those that differ are written). */
   children: Record<string, number>;
   history: HistoryCounts;
   ms: number;
@@ -99,6 +102,8 @@ interface Source {
   keys: readonly string[];
   /** Columns read besides the keys and raw (bookkeeping the mapping needs). */
   extra: readonly string[];
+  /** Columns read as their text: synced_at, to the microsecond, for the children this row's raw gives. */
+  extraText?: readonly string[];
   rebuild(b: Batch, rows: RawRow[]): Promise<void>;
 }
 
@@ -123,6 +128,28 @@ const BOOKING_CHILDREN = [
   ['ratePlans', 'booking_room_stay_rate_plans'],
   ['loyaltyCards', 'booking_loyalty_cards'],
 ] as const;
+
+/** The primary key of each child table (migrations/), which its rows are merged by. */
+const CHILD_KEYS: Record<string, readonly string[]> = {
+  booking_room_stays: ['property_id', 'number', 'stay_index'],
+  booking_daily_rates: ['property_id', 'number', 'stay_index', 'position'],
+  booking_services: ['property_id', 'number', 'position'],
+  booking_guests: ['property_id', 'number', 'stay_index', 'position'],
+  booking_taxes: ['property_id', 'number', 'position'],
+  booking_discounts: ['property_id', 'number', 'position'],
+  booking_tax_amounts: ['property_id', 'number', 'position'],
+  booking_room_stay_rate_plans: ['property_id', 'number', 'stay_index', 'position'],
+  booking_loyalty_cards: ['property_id', 'number', 'position'],
+  pms_room_stays: ['property_id', 'number', 'position'],
+  room_type_amenities: ['property_id', 'room_type_id', 'position'],
+  property_amenities: ['property_id', 'position'],
+  cancellation_rule_terms: ['property_id', 'rule_id', 'position'],
+  cancellation_rule_arrival_dates: ['property_id', 'rule_id', 'term_position', 'position'],
+  extra_stay_rule_periods: ['property_id', 'rule_id', 'kind', 'position'],
+};
+
+/** Rows as children of a parent: with its synced_at, for those that have to be inserted. */
+const asChildren = (rows: readonly object[], syncedAt: unknown): Row[] => rows.map((r) => ({ ...r, synced_at: syncedAt }));
 
 /** A booking's raw is the details response `{ booking }` (a bare booking is read too). */
 function parseBookingRaw(body: unknown): ParseResult<Booking> {
@@ -169,6 +196,7 @@ function sources(personal: boolean): Source[] {
       table: 'properties',
       keys: ['property_id'],
       extra: [],
+      extraText: ['synced_at'],
       async rebuild(b, rows) {
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
@@ -192,12 +220,28 @@ function sources(personal: boolean): Source[] {
           await child('room_types', ['property_id', 'room_type_id'], p.roomTypes);
           await child('rate_plans', ['property_id', 'rate_plan_id'], p.ratePlans);
           await child('services', ['property_id', 'service_id'], p.services);
-          for (const a of lastByKey(p.roomTypeAmenities, (x) => x.roomTypeId)) {
-            b.children.room_type_amenities = (b.children.room_type_amenities ?? 0) + a.rows.length;
-            await replaceChildren(b.trx, 'room_type_amenities', { property_id: pid, room_type_id: a.roomTypeId }, a.rows);
-          }
+          // A room type's amenities are written with the room type: theirs is its synced_at.
+          const roomTypeSyncedAt = await columnTextByKey(b.trx, 'room_types', { property_id: pid }, 'room_type_id', 'synced_at');
+          const amenities = lastByKey(p.roomTypeAmenities, (x) => x.roomTypeId);
+          const amenityRows = amenities.flatMap((a) => asChildren(a.rows.map(prepare), roomTypeSyncedAt.get(a.roomTypeId) ?? r.synced_at));
+          b.children.room_type_amenities = (b.children.room_type_amenities ?? 0) + amenityRows.length;
+          await mergeChildren(
+            b.trx,
+            'room_type_amenities',
+            CHILD_KEYS.room_type_amenities!,
+            ['property_id', 'room_type_id'],
+            amenities.map((a) => [pid, a.roomTypeId]),
+            amenityRows,
+          );
           b.children.property_amenities = (b.children.property_amenities ?? 0) + p.amenities.length;
-          await replaceChildren(b.trx, 'property_amenities', { property_id: pid }, p.amenities);
+          await mergeChildren(
+            b.trx,
+            'property_amenities',
+            CHILD_KEYS.property_amenities!,
+            ['property_id'],
+            [[pid]],
+            asChildren(p.amenities.map(prepare), r.synced_at),
+          );
         }
       },
     },
@@ -205,6 +249,7 @@ function sources(personal: boolean): Source[] {
       table: 'cancellation_rules',
       keys: ['property_id', 'rule_id'],
       extra: [],
+      extraText: ['synced_at'],
       async rebuild(b, rows) {
         for (const r of rows) {
           const parsed = parseCancellationRule(decodeRaw(r.raw_text));
@@ -217,11 +262,20 @@ function sources(personal: boolean): Source[] {
             continue;
           }
           const m = cancellationRuleRows(r.property_id, parsed.value);
-          const match = { property_id: r.property_id, rule_id: r.rule_id };
+          const parent = [[r.property_id, r.rule_id]];
           b.counts.rebuilt += 1;
           b.counts.changed += await updateDerived(b.trx, 'cancellation_rules', ['property_id', 'rule_id'], [prepare(m.rule)], ['content_hash']);
-          await replaceChildren(b.trx, 'cancellation_rule_terms', match, m.terms);
-          await replaceChildren(b.trx, 'cancellation_rule_arrival_dates', match, m.arrivalDates);
+          const terms = asChildren(m.terms.map(prepare), r.synced_at);
+          const arrivalDates = asChildren(m.arrivalDates.map(prepare), r.synced_at);
+          await mergeChildren(b.trx, 'cancellation_rule_terms', CHILD_KEYS.cancellation_rule_terms!, ['property_id', 'rule_id'], parent, terms);
+          await mergeChildren(
+            b.trx,
+            'cancellation_rule_arrival_dates',
+            CHILD_KEYS.cancellation_rule_arrival_dates!,
+            ['property_id', 'rule_id'],
+            parent,
+            arrivalDates,
+          );
           b.children.cancellation_rule_terms = (b.children.cancellation_rule_terms ?? 0) + m.terms.length;
           b.children.cancellation_rule_arrival_dates = (b.children.cancellation_rule_arrival_dates ?? 0) + m.arrivalDates.length;
         }
@@ -231,6 +285,7 @@ function sources(personal: boolean): Source[] {
       table: 'extra_stay_rules',
       keys: ['property_id', 'rule_id'],
       extra: [],
+      extraText: ['synced_at'],
       async rebuild(b, rows) {
         for (const r of rows) {
           const parsed = parseExtraStayRule(decodeRaw(r.raw_text));
@@ -245,7 +300,15 @@ function sources(personal: boolean): Source[] {
           const m = extraStayRuleRows(r.property_id, parsed.value);
           b.counts.rebuilt += 1;
           b.counts.changed += await updateDerived(b.trx, 'extra_stay_rules', ['property_id', 'rule_id'], [prepare(m.rule)], ['content_hash']);
-          await replaceChildren(b.trx, 'extra_stay_rule_periods', { property_id: r.property_id, rule_id: r.rule_id }, m.periods);
+          const periods = asChildren(m.periods.map(prepare), r.synced_at);
+          await mergeChildren(
+            b.trx,
+            'extra_stay_rule_periods',
+            CHILD_KEYS.extra_stay_rule_periods!,
+            ['property_id', 'rule_id'],
+            [[r.property_id, r.rule_id]],
+            periods,
+          );
           b.children.extra_stay_rule_periods = (b.children.extra_stay_rule_periods ?? 0) + m.periods.length;
         }
       },
@@ -286,7 +349,8 @@ function sources(personal: boolean): Source[] {
     {
       table: 'bookings',
       keys: ['property_id', 'number'],
-      extra: ['fetched_at', 'synced_at'],
+      extra: ['fetched_at'],
+      extraText: ['synced_at'],
       async rebuild(b, rows) {
         const headers: Row[] = [];
         const children = new Map<string, Row[]>(BOOKING_CHILDREN.map(([, t]) => [t, []]));
@@ -305,16 +369,15 @@ function sources(personal: boolean): Source[] {
           }
           const mapped = bookingToRows(r.property_id, parsed.value, body, r.fetched_at);
           headers.push({ ...mapped.booking, synced_at: r.synced_at });
-          for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...(mapped[field] as Row[]));
+          for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...asChildren(mapped[field], r.synced_at));
           keys.push([r.property_id, r.number]);
           versions.push({ key: { property_id: r.property_id, number: r.number }, version: bookingVersionOf(mapped) });
         }
         b.counts.rebuilt += headers.length;
         b.counts.changed += await updateDerived(b.trx, 'bookings', ['property_id', 'number'], headers, ['fetched_at', 'synced_at', 'raw']);
-        await deleteChildren(b.trx, [...children.keys()], keys);
         for (const [table, rs] of children) {
           b.children[table] = (b.children[table] ?? 0) + rs.length;
-          await insertRows(b.trx, table, rs);
+          await mergeChildren(b.trx, table, CHILD_KEYS[table]!, ['property_id', 'number'], keys, rs);
         }
         // History: past versions stay; the current one is derived again, or started.
         const stored = await readHistories(
@@ -356,7 +419,8 @@ function sources(personal: boolean): Source[] {
     {
       table: 'pms_reservations',
       keys: ['property_id', 'number'],
-      extra: ['fetched_at', 'synced_at'],
+      extra: ['fetched_at'],
+      extraText: ['synced_at'],
       async rebuild(b, rows) {
         const headers: Row[] = [];
         const stays: Row[] = [];
@@ -373,14 +437,13 @@ function sources(personal: boolean): Source[] {
           // guest fetch may have replaced: it is not written from here.
           const { rows: mapped } = reservationRows(r.property_id, parsed.value, body, personal, r.fetched_at);
           headers.push({ ...mapped.reservation, synced_at: r.synced_at });
-          stays.push(...(mapped.roomStays as Row[]));
+          stays.push(...asChildren(mapped.roomStays, r.synced_at));
           keys.push([r.property_id, r.number]);
         }
         b.counts.rebuilt += headers.length;
         b.counts.changed += await updateDerived(b.trx, 'pms_reservations', ['property_id', 'number'], headers, ['fetched_at', 'synced_at']);
-        await deleteChildren(b.trx, ['pms_room_stays'], keys);
         b.children.pms_room_stays = (b.children.pms_room_stays ?? 0) + stays.length;
-        await insertRows(b.trx, 'pms_room_stays', stays);
+        await mergeChildren(b.trx, 'pms_room_stays', CHILD_KEYS.pms_room_stays!, ['property_id', 'number'], keys, stays);
         // Their history only grows: a stay the mapping now reads differently gets a version, one without history its first.
         await recordStayVersions(
           b.trx,
@@ -511,7 +574,7 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
       }
       const from: unknown[] | null = after;
       const batch = await handle.write(async (trx): Promise<{ n: number; last: unknown[] | null }> => {
-        const rows = await readRawBatch(trx, source.table, source.keys, source.extra, from, batchSize);
+        const rows = await readRawBatch(trx, source.table, source.keys, source.extra, from, batchSize, source.extraText);
         if (rows.length === 0) return { n: 0, last: null };
         await source.rebuild(
           {
@@ -568,7 +631,7 @@ export function formatRebuild(r: RebuildResult): string[] {
   for (const [table, n] of Object.entries(r.children)) lines.push(`  ${table.padEnd(width)}  ${String(n).padStart(7)} rows written`);
   const h = r.history;
   lines.push(
-    `  history: ${h.started} bookings given their history, ${h.corrected} current versions derived again, ${h.nightlyFacts} nights of nightly_facts counted again`,
+    `  history: ${h.started} bookings given their history, ${h.corrected} current versions derived again, ${h.nightlyFacts} rows of nightly_facts corrected`,
   );
   return lines;
 }

@@ -26,6 +26,8 @@ type Numeric = ColumnType<string | null, string | number | null, string | number
 type Json = ColumnType<unknown, string, string>;
 type NullableJson = ColumnType<unknown, string | null | undefined, string | null>;
 type BigIntColumn = ColumnType<string, string | number | bigint, string | number | bigint>;
+/** migrations/0013_synced_at.sql: when staysync last wrote the row; the database's time unless given. */
+type SyncedAt = ColumnType<Date, Date | string | undefined, Date | string>;
 
 export interface SyncCursorsTable {
   /** migrations/0010_connections.sql: the API connection (default: the writing transaction's). */
@@ -81,6 +83,7 @@ export interface BookingSummariesTable {
   created_at: NullableTimestamptz;
   modified_at: NullableTimestamptz;
   listed_at: Timestamptz;
+  synced_at: SyncedAt;
   raw: Json;
 }
 
@@ -123,7 +126,7 @@ export interface BookingsTable {
   customer_last_name: string | null;
   payment_method: string | null;
   payment_methods: (string | null)[] | null;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Json;
 }
 
@@ -149,6 +152,7 @@ export interface BookingRoomStaysTable {
   late_departure_price_after_tax: Numeric;
   early_arrival_price_before_tax: Numeric;
   late_departure_price_before_tax: Numeric;
+  synced_at: SyncedAt;
 }
 
 export interface BookingDailyRatesTable {
@@ -161,6 +165,7 @@ export interface BookingDailyRatesTable {
   price_before_tax: Numeric;
   /** migrations/0012_history.sql: the night after tax (src/mapping/room-revenue.ts). */
   gross_amount: Numeric;
+  synced_at: SyncedAt;
 }
 
 export interface BookingServicesTable {
@@ -177,6 +182,7 @@ export interface BookingServicesTable {
   price_before_tax: Numeric;
   price_after_tax: Numeric;
   tax_amount: Numeric;
+  synced_at: SyncedAt;
   raw: Json;
 }
 
@@ -187,6 +193,7 @@ export interface BookingGuestsTable {
   position: number;
   first_name: string | null;
   last_name: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface BookingTaxesTable {
@@ -196,6 +203,7 @@ export interface BookingTaxesTable {
   tax_index: number | null;
   name: string | null;
   description: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface BookingTaxAmountsTable {
@@ -208,6 +216,7 @@ export interface BookingTaxAmountsTable {
   tax_index: number | null;
   name: string | null;
   amount: string;
+  synced_at: SyncedAt;
 }
 
 export interface BookingRoomStayRatePlansTable {
@@ -217,6 +226,7 @@ export interface BookingRoomStayRatePlansTable {
   position: number;
   rate_plan_id: string | null;
   rate_plan_name: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface BookingLoyaltyCardsTable {
@@ -225,6 +235,7 @@ export interface BookingLoyaltyCardsTable {
   position: number;
   card_number: string | null;
   loyalty_system_id: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface ReferenceListsTable {
@@ -232,6 +243,7 @@ export interface ReferenceListsTable {
   raw: NullableJson;
   content_hash: string;
   fetched_at: Timestamptz;
+  synced_at: SyncedAt;
 }
 
 export interface MirrorSettingsTable {
@@ -249,6 +261,7 @@ export interface BookingDiscountsTable {
   name: string | null;
   percent: Numeric;
   amount: Numeric;
+  synced_at: SyncedAt;
 }
 
 export interface SyncRunsTable {
@@ -311,6 +324,7 @@ export interface PropertiesTable {
   first_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: NullableTimestamptz;
+  synced_at: SyncedAt;
 }
 
 export interface ContentRefreshesTable {
@@ -359,7 +373,7 @@ export interface PmsReservationsTable {
   agent_commission_amount: Numeric;
   room_stay_count: number;
   fetched_at: Timestamptz;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -384,6 +398,7 @@ export interface PmsRoomStaysTable {
   currency_code: string | null;
   guest_person_ids: string[];
   amenities: string[];
+  synced_at: SyncedAt;
 }
 
 export interface PmsGuestsTable {
@@ -399,6 +414,7 @@ export interface PmsGuestsTable {
   birth_date: LocalDate;
   citizenship: string | null;
   fetched_at: Timestamptz;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -426,6 +442,7 @@ export interface PmsRoomsTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: NullableTimestamptz;
+  synced_at: SyncedAt;
 }
 
 export interface DailyOccupancyTable {
@@ -443,6 +460,7 @@ export interface DailyOccupancyTable {
   arrival_count: number;
   guest_count: number;
   refreshed_at: Timestamptz;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -459,6 +477,7 @@ export interface WebhookEventsTable {
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
   last_error: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface IntegrationStorageBookingsTable {
@@ -477,7 +496,7 @@ export interface IntegrationStorageBookingsTable {
   arrival_at: LocalTimestamp;
   departure_at: LocalTimestamp;
   fetched_at: Timestamptz;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -493,7 +512,7 @@ export interface InventoryBlocksTable {
   pms_cancelled_at: LocalTimestamp;
   rate_plan_codes: string[];
   fetched_at: Timestamptz;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
   raw: Jsonb;
 }
 
@@ -538,6 +557,7 @@ export interface CancellationRuleArrivalDatesTable {
   start_date: string | null;
   end_date: string | null;
   is_endless: boolean | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: cancellation rule terms. */
@@ -552,6 +572,7 @@ export interface CancellationRuleTermsTable {
   penalty_calculation_method: string | null;
   penalty_value: ColumnType<string | null, string | number | null | undefined, string | number | null>;
   penalty_value_currency: string | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: cancellation rules. */
@@ -565,6 +586,7 @@ export interface CancellationRulesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0009_freshness.sql: change lags. */
@@ -589,6 +611,7 @@ export interface ExtraStayRulePeriodsTable {
   extra_placement_enabled: boolean | null;
   extra_service_option: string | null;
   rates: NullableJson;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: extra stay rules. */
@@ -603,6 +626,7 @@ export interface ExtraStayRulesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: meal plans. */
@@ -611,6 +635,7 @@ export interface MealPlansTable {
   name: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: payment methods. */
@@ -619,6 +644,7 @@ export interface PaymentMethodsTable {
   type: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0006_reporting.sql: pos codes. */
@@ -636,6 +662,7 @@ export interface PropertyAmenitiesTable {
   code: string | null;
   display_name: string | null;
   charge_type: string | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: property amenity types. */
@@ -645,6 +672,7 @@ export interface PropertyAmenityTypesTable {
   charge_type_applicable: boolean | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: property kinds. */
@@ -654,6 +682,7 @@ export interface PropertyKindsTable {
   property_kind_type: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: rate plans. */
@@ -674,6 +703,7 @@ export interface RatePlansTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room amenities. */
@@ -683,6 +713,7 @@ export interface RoomAmenitiesTable {
   category_name: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room type amenities. */
@@ -692,6 +723,7 @@ export interface RoomTypeAmenitiesTable {
   position: number;
   code: string | null;
   name: string | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room type categories. */
@@ -700,6 +732,7 @@ export interface RoomTypeCategoriesTable {
   name: string | null;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: room types. */
@@ -718,6 +751,7 @@ export interface RoomTypesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0002_content.sql: services. */
@@ -734,6 +768,7 @@ export interface ServicesTable {
   content_hash: string;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   removed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0012_history.sql: every version of each booking. */
@@ -761,7 +796,7 @@ export interface BookingVersionsTable {
   total_net: Numeric;
   total_gross: Numeric;
   changes: ChangeKind[];
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0012_history.sql: the nights on the books, with their validity. */
@@ -777,6 +812,7 @@ export interface BookingNightHistoryTable {
   valid_from: Timestamptz;
   valid_to: NullableTimestamptz;
   reconstructed_until: NullableTimestamptz;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0012_history.sql: the current books per property, night and currency. */
@@ -788,7 +824,7 @@ export interface NightlyFactsTable {
   complimentary_rooms: BigIntColumn;
   room_revenue_net: ColumnType<string, string | number, string | number>;
   room_revenue_gross: ColumnType<string, string | number, string | number>;
-  synced_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0012_history.sql: the day closes whose books are recorded. */

@@ -47,7 +47,7 @@ export async function upsertSummariesAndEnqueue(trx: Executor, summaries: Summar
          AS s(property_id, number, status, created_at, modified_at, raw)
     ON CONFLICT (property_id, number) DO UPDATE SET
       status = excluded.status, created_at = excluded.created_at, modified_at = excluded.modified_at,
-      listed_at = excluded.listed_at, raw = excluded.raw
+      listed_at = excluded.listed_at, raw = excluded.raw, synced_at = now()
     ${keepNewer}`.execute(trx);
 
   return enqueueDetailFetches(trx, rows);

@@ -46,7 +46,8 @@ export function prepare(row: Row): Row {
 
 /**
  * Upserts `input` into `table`, writing a row only when one of its data columns differs or it
- * was removed (then it is revived). Returns the keys (last key column) of the rows written.
+ * was removed (then it is revived); a row written gets the transaction's time as updated_at and
+ * synced_at. Returns the keys (last key column) of the rows written.
  */
 export async function upsertChanged(trx: Executor, table: RemovableTable, input: Row[]): Promise<Set<string>> {
   if (input.length === 0) return new Set();
@@ -70,7 +71,7 @@ export async function upsertChanged(trx: Executor, table: RemovableTable, input:
     VALUES ${sql.join(values)}
     ON CONFLICT (${sql.join(keys.map(col))}) DO UPDATE SET
       ${sql.join(data.map((c) => sql`${col(c)} = excluded.${col(c)}`))},
-      updated_at = now(), removed_at = NULL
+      updated_at = now(), removed_at = NULL, synced_at = now()
     WHERE ${changed} OR t.removed_at IS NOT NULL
     RETURNING t.${col(removable[table].key)}::text AS k`.execute(trx);
   return new Set(result.rows.map((r) => r.k));
@@ -78,7 +79,8 @@ export async function upsertChanged(trx: Executor, table: RemovableTable, input:
 
 /**
  * Marks removed the rows of `table` (within `propertyId` where the table belongs to a
- * property) whose key is not in `present`. Returns how many rows were marked. `properties`
+ * property) whose key is not in `present`, a write that moves their synced_at like any other
+ * (a freshness check sees removals too). Returns how many rows were marked. `properties`
  * are scoped by `connection` instead: a connection's content lists its own properties only.
  */
 export async function markMissingRemoved(
@@ -92,7 +94,7 @@ export async function markMissingRemoved(
   let scope = t.scope && propertyId !== undefined ? sql`AND ${sql.id(t.scope)} = ${propertyId}` : sql``;
   if (table === 'properties' && connection !== undefined) scope = sql`AND connection = ${connection}`;
   const r = await sql`
-    UPDATE ${sql.table(table)} SET removed_at = now()
+    UPDATE ${sql.table(table)} SET removed_at = now(), synced_at = now()
     WHERE removed_at IS NULL ${scope} AND NOT (${sql.id(t.key)}::text = ANY(${[...present]}::text[]))`.execute(trx);
   return Number(r.numAffectedRows ?? 0);
 }
@@ -178,6 +180,7 @@ export async function saveReferenceList(trx: Executor, listName: string, body: u
         raw: (eb) => eb.ref('excluded.raw'),
         content_hash: (eb) => eb.ref('excluded.content_hash'),
         fetched_at: (eb) => eb.ref('excluded.fetched_at'),
+        synced_at: sql`now()`,
       }),
     )
     .execute();

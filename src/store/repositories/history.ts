@@ -129,7 +129,7 @@ export function historyWrites(plans: readonly { key: BookingKey; plan: HistoryPl
   const closing = plans.flatMap(({ key, plan }) => (plan.closeCurrentAt === null ? [] : [{ ...key, at: plan.closeCurrentAt }]));
   if (closing.length > 0) {
     ctes.push(sql`h_version_closed AS (
-      UPDATE booking_versions v SET valid_to = x.at
+      UPDATE booking_versions v SET valid_to = x.at, synced_at = now()
         FROM jsonb_to_recordset(${json(closing)}) AS x(property_id text, number text, at timestamptz)
        WHERE v.property_id = x.property_id AND v.number = x.number AND v.valid_to IS NULL)`);
   }
@@ -169,7 +169,9 @@ export function historyWrites(plans: readonly { key: BookingKey; plan: HistoryPl
       AS x(property_id text, number text, stay_index integer, stay_date date, valid_from timestamptz, at timestamptz)`;
     const match = sql`h.property_id = x.property_id AND h.number = x.number AND h.valid_to IS NULL
        AND h.stay_index = x.stay_index AND h.stay_date = x.stay_date AND h.valid_from = x.valid_from`;
-    ctes.push(sql`h_nights_closed AS (UPDATE booking_night_history h SET valid_to = x.at FROM ${rows} WHERE ${match} AND h.valid_from < x.at)`);
+    ctes.push(
+      sql`h_nights_closed AS (UPDATE booking_night_history h SET valid_to = x.at, synced_at = now() FROM ${rows} WHERE ${match} AND h.valid_from < x.at)`,
+    );
     ctes.push(sql`h_nights_dropped AS (DELETE FROM booking_night_history h USING ${rows} WHERE ${match} AND h.valid_from >= x.at)`);
   }
   const nights = plans.flatMap(({ key, plan }) => plan.insert.map((n) => ({ ...key, ...n })));
@@ -260,16 +262,34 @@ export async function writeRederivedHistories(trx: Executor, items: readonly { k
 
 /**
  * nightly_facts counted again from the open nights (what they are kept equal to, write by
- * write): the end of a rebuild. Returns the rows written.
+ * write): the end of a rebuild. Only the nights whose figures differ are written (their
+ * synced_at moves; the others keep theirs). Returns the rows written or removed.
  */
 export async function recountNightlyFacts(trx: Executor): Promise<number> {
-  await sql`DELETE FROM nightly_facts`.execute(trx);
-  const r = await sql`
-    INSERT INTO nightly_facts (property_id, stay_date, currency_code, rooms_sold, complimentary_rooms, room_revenue_net, room_revenue_gross)
-    SELECT h.property_id, h.stay_date, h.currency_code, count(*), count(*) FILTER (WHERE h.net_amount = 0),
-           COALESCE(sum(h.net_amount), 0), COALESCE(sum(h.gross_amount), 0)
-      FROM booking_night_history h
-     WHERE h.valid_to IS NULL
-     GROUP BY h.property_id, h.stay_date, h.currency_code`.execute(trx);
-  return Number(r.numAffectedRows ?? 0);
+  const r = await sql<{ n: number }>`
+    WITH counted AS (
+      SELECT h.property_id, h.stay_date, h.currency_code, count(*) AS rooms_sold, count(*) FILTER (WHERE h.net_amount = 0) AS complimentary_rooms,
+             COALESCE(sum(h.net_amount), 0) AS room_revenue_net, COALESCE(sum(h.gross_amount), 0) AS room_revenue_gross
+        FROM booking_night_history h
+       WHERE h.valid_to IS NULL
+       GROUP BY h.property_id, h.stay_date, h.currency_code
+    ), gone AS (
+      -- A night whose rooms fell to zero keeps its row of zeros (daily_kpis leaves it out).
+      DELETE FROM nightly_facts f
+       WHERE (f.rooms_sold, f.complimentary_rooms, f.room_revenue_net, f.room_revenue_gross) IS DISTINCT FROM (0, 0, 0, 0)
+         AND NOT EXISTS (SELECT 1 FROM counted c
+                          WHERE c.property_id = f.property_id AND c.stay_date = f.stay_date AND c.currency_code IS NOT DISTINCT FROM f.currency_code)
+      RETURNING 1
+    ), written AS (
+      INSERT INTO nightly_facts AS f (property_id, stay_date, currency_code, rooms_sold, complimentary_rooms, room_revenue_net, room_revenue_gross)
+      SELECT * FROM counted
+      ON CONFLICT (property_id, stay_date, currency_code) DO UPDATE SET
+        rooms_sold = excluded.rooms_sold, complimentary_rooms = excluded.complimentary_rooms,
+        room_revenue_net = excluded.room_revenue_net, room_revenue_gross = excluded.room_revenue_gross, synced_at = now()
+      WHERE (f.rooms_sold, f.complimentary_rooms, f.room_revenue_net, f.room_revenue_gross)
+            IS DISTINCT FROM (excluded.rooms_sold, excluded.complimentary_rooms, excluded.room_revenue_net, excluded.room_revenue_gross)
+      RETURNING 1
+    )
+    SELECT ((SELECT count(*) FROM gone) + (SELECT count(*) FROM written))::int AS n`.execute(trx);
+  return r.rows[0]!.n;
 }

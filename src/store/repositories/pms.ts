@@ -37,8 +37,10 @@ export async function savePmsReservation(trx: Transaction<Database>, rows: PmsRe
         .doUpdateSet((eb) => {
           const set: Record<string, unknown> = {};
           for (const col of Object.keys(rows.reservation)) {
-            if (col !== 'property_id' && col !== 'number') set[col] = eb.ref(`excluded.${col}` as never);
+            if (col !== 'property_id' && col !== 'number' && col !== 'synced_at') set[col] = eb.ref(`excluded.${col}` as never);
           }
+          // Written now, whatever the mapping's own clock said (migrations/0013_synced_at.sql).
+          set.synced_at = sql`now()`;
           return set;
         })
         .where(
@@ -80,7 +82,7 @@ export async function recordStayVersions(trx: Executor, keys: readonly { propert
     ), open AS (
       SELECT v.* FROM k JOIN pms_stay_versions v ON v.property_id = k.property_id AND v.number = k.number AND v.valid_to IS NULL
     ), ended AS (
-      UPDATE pms_stay_versions v SET valid_to = GREATEST(k.at, v.valid_from)
+      UPDATE pms_stay_versions v SET valid_to = GREATEST(k.at, v.valid_from), synced_at = now()
         FROM k
        WHERE v.property_id = k.property_id AND v.number = k.number AND v.valid_to IS NULL
          AND NOT EXISTS (SELECT 1 FROM cur c WHERE c.property_id = v.property_id AND c.number = v.number AND c.stay_key = v.stay_key
@@ -115,6 +117,7 @@ export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<vo
         citizenship: eb.ref('excluded.citizenship'),
         fetched_at: eb.ref('excluded.fetched_at'),
         raw: eb.ref('excluded.raw'),
+        synced_at: sql`now()`,
       })),
     )
     .execute();
@@ -202,7 +205,7 @@ export async function storedOccupancyDay(
 
 // ------------------------------------------------------------------ integration storage
 
-/** Upserts a row of a storage table unless the stored one is newer (updated_at). */
+/** Upserts a row of a storage table unless the stored one is newer (updated_at); synced_at is the transaction's time. */
 export async function saveVersioned(db: Executor, table: 'integration_storage_bookings' | 'inventory_blocks', row: Record<string, unknown>): Promise<boolean> {
   const keys = table === 'integration_storage_bookings' ? ['property_id', 'booking_id'] : ['property_id', 'inventory_block_id'];
   const cols = Object.keys(row);
@@ -210,7 +213,8 @@ export async function saveVersioned(db: Executor, table: 'integration_storage_bo
     INSERT INTO ${sql.table(table)} AS t (${sql.join(cols.map((c) => sql.id(c)))})
     VALUES (${sql.join(cols.map((c) => sql`${row[c] ?? null}`))})
     ON CONFLICT (${sql.join(keys.map((k) => sql.id(k)))}) DO UPDATE SET
-      ${sql.join(cols.filter((c) => !keys.includes(c)).map((c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`))}
+      ${sql.join(cols.filter((c) => !keys.includes(c) && c !== 'synced_at').map((c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`))},
+      synced_at = now()
     WHERE t.updated_at IS NULL OR excluded.updated_at IS NULL OR t.updated_at <= excluded.updated_at
     RETURNING 1 AS k`.execute(db);
   return r.rows.length > 0;

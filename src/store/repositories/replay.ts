@@ -78,16 +78,6 @@ async function columnTypes(trx: Trx, table: string, columns: readonly string[]):
   });
 }
 
-/** Inserts `rows` into `table` (children of rows being rebuilt, after their old ones were deleted). */
-export async function insertRows(trx: Trx, table: string, rows: readonly Row[]): Promise<void> {
-  if (rows.length === 0) return;
-  const columns = columnsOf(rows);
-  for (const part of chunked(rows, columns.length)) {
-    const params: unknown[] = [];
-    await run(trx, `INSERT INTO ${id(table)} (${columns.map(id).join(', ')}) VALUES ${valuesList(part, columns, params)}`, params);
-  }
-}
-
 /**
  * Writes rows derived from `raw` over the stored rows they were derived from: every derived
  * column is set, the `keep` columns (bookkeeping that raw does not give: fetched_at,
@@ -150,11 +140,40 @@ export async function upsertDerived(trx: Trx, table: string, keys: readonly stri
   return changed;
 }
 
-/** Deletes the rows of `tables` that belong to the given (property_id, number) pairs, in one statement. */
-export async function deleteChildren(trx: Trx, tables: readonly string[], keys: readonly (readonly [string, string])[]): Promise<void> {
-  if (keys.length === 0 || tables.length === 0) return;
-  const deletes = tables.map((t, i) => `d${i} AS (DELETE FROM ${id(t)} WHERE (property_id, number) IN (SELECT * FROM unnest($1::text[], $2::text[])))`);
-  await run(trx, `WITH ${deletes.join(', ')} SELECT 1`, [keys.map((k) => k[0]), keys.map((k) => k[1])]);
+/**
+ * Writes the children derived from their parents' raw over the stored ones, as upsertDerived
+ * does (keyed by `keys`), and deletes the stored children of `parents` (the values of
+ * `parentKeys` of every parent rebuilt, with children or without) that the derived rows no
+ * longer have. So a stored child equal to its derived row is left alone, and one that differs
+ * gets the derived columns: both keep their synced_at. A child that is missing (deleted by
+ * hand, or one that a new mapping adds) is inserted with the synced_at its row carries: the
+ * parent's, which every child written with it in a sync shares. Returns how many children
+ * changed, were added or were deleted.
+ */
+export async function mergeChildren(
+  trx: Trx,
+  table: string,
+  keys: readonly string[],
+  parentKeys: readonly string[],
+  parents: readonly (readonly unknown[])[],
+  rows: readonly Row[],
+): Promise<number> {
+  const written = await upsertDerived(trx, table, keys, rows, ['synced_at']);
+  if (parents.length === 0) return written;
+  // One array per key column (unnest zips them into rows), typed as the column.
+  const types = await columnTypes(trx, table, [...parentKeys, ...keys]);
+  const kept = lastByKey(rows, keys);
+  const params = [...parentKeys.map((_, i) => parents.map((p) => p[i])), ...keys.map((k) => kept.map((r) => r[k]))];
+  const arrays = (from: number, count: number) => Array.from({ length: count }, (_, i) => `$${from + i + 1}::${types[from + i]}[]`).join(', ');
+  const r = await trx.executeQuery(
+    CompiledQuery.raw(
+      `DELETE FROM ${id(table)}
+       WHERE (${parentKeys.map(id).join(', ')}) IN (SELECT * FROM unnest(${arrays(0, parentKeys.length)}))
+         AND (${keys.map(id).join(', ')}) NOT IN (SELECT * FROM unnest(${arrays(parentKeys.length, keys.length)}))`,
+      params,
+    ),
+  );
+  return written + Number(r.numAffectedRows ?? 0);
 }
 
 // ------------------------------------------------------------------ stored raw, read back
@@ -164,8 +183,9 @@ export type RawRow = Record<string, any> & { raw_text: string | null };
 
 /**
  * The next `limit` rows of `table` in key order (keyset pagination), after the key `after` or
- * from the start when it is null: the `keys` and `extra` columns, and raw as its text
- * (`raw::text`), for the caller to parse keeping every digit of its numbers.
+ * from the start when it is null: the `keys` and `extra` columns, the `extraText` columns as
+ * their text (a timestamptz to the microsecond, which a Date would round to the millisecond),
+ * and raw as its text (`raw::text`), for the caller to parse keeping every digit of its numbers.
  */
 export async function readRawBatch(
   trx: Trx,
@@ -174,14 +194,27 @@ export async function readRawBatch(
   extra: readonly string[],
   after: readonly unknown[] | null,
   limit: number,
+  extraText: readonly string[] = [],
 ): Promise<RawRow[]> {
   const keyList = sql.join(keys.map((k) => sql.id(k)));
-  const select = sql.join([...keys, ...extra].map((c) => sql.id(c)));
+  const select = sql.join([...[...keys, ...extra].map((c) => sql.id(c)), ...extraText.map((c) => sql`${sql.id(c)}::text AS ${sql.id(c)}`)]);
   const where = after === null ? sql`true` : sql`(${keyList}) > (${sql.join(after.map((v: unknown) => sql`${v}`))})`;
   const r = await sql<RawRow>`
     SELECT ${select}, raw::text AS raw_text FROM ${sql.table(table)}
     WHERE ${where} ORDER BY ${keyList} LIMIT ${limit}`.execute(trx);
   return r.rows;
+}
+
+/** The text of `column` (a timestamptz to the microsecond) of the rows of `table` that match `match`, by the text of their `key`. */
+export async function columnTextByKey(trx: Trx, table: string, match: Row, key: string, column: string): Promise<Map<string, string>> {
+  const where = sql.join(
+    Object.entries(match).map(([k, v]) => sql`${sql.id(k)} = ${v}`),
+    sql` AND `,
+  );
+  const r = await sql<{ k: string; v: string }>`SELECT ${sql.id(key)}::text AS k, ${sql.id(column)}::text AS v FROM ${sql.table(table)} WHERE ${where}`.execute(
+    trx,
+  );
+  return new Map(r.rows.map((x) => [x.k, x.v]));
 }
 
 // ------------------------------------------------------------------ since a payload was quarantined

@@ -178,7 +178,7 @@ export async function mirroredReadAt(db: Executor, kind: keyof typeof refreshedT
 export async function finishEvent(db: Executor, eventId: string, state: Exclude<WebhookEventState, 'pending'>, error?: string): Promise<void> {
   await db
     .updateTable('webhook_events')
-    .set({ state, processed_at: new Date(), last_error: error?.slice(0, 1000) ?? null })
+    .set({ state, processed_at: new Date(), last_error: error?.slice(0, 1000) ?? null, synced_at: sql`now()` })
     .where('event_id', '=', eventId)
     .execute();
 }
@@ -187,7 +187,12 @@ export async function finishEvent(db: Executor, eventId: string, state: Exclude<
 export async function eventAgainLater(db: Executor, eventId: string, delayMs: number, error: string): Promise<void> {
   await db
     .updateTable('webhook_events')
-    .set({ attempts: sql`attempts + 1`, next_attempt_at: sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval`, last_error: error.slice(0, 1000) })
+    .set({
+      attempts: sql`attempts + 1`,
+      next_attempt_at: sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval`,
+      last_error: error.slice(0, 1000),
+      synced_at: sql`now()`,
+    })
     .where('event_id', '=', eventId)
     .execute();
 }
@@ -197,7 +202,7 @@ export async function deferEvents(db: Executor, eventIds: string[], delayMs: num
   if (eventIds.length === 0) return;
   await db
     .updateTable('webhook_events')
-    .set({ next_attempt_at: sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval` })
+    .set({ next_attempt_at: sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval`, synced_at: sql`now()` })
     .where('event_id', 'in', eventIds)
     .where('state', '=', 'pending')
     .execute();
