@@ -39,11 +39,11 @@ const examples: { title: string; query: string }[] = [
  ORDER BY property_id, stay_date, currency_code LIMIT 10`,
   },
   {
-    title: 'Pickup: what the bookings of the last 7 days added to the next 30 nights (reporting.pickup)',
+    title: 'Pickup: how the books of the next 30 nights changed over the last 7 days, net of cancellations (reporting.pickup)',
     query: `SELECT p.property_id, p.currency_code, sum(p.room_nights) AS room_nights, sum(p.room_revenue_net) AS revenue_net,
-       sum(p.room_revenue_gross) AS revenue_gross, sum(p.cancelled_room_nights) AS cancelled_since
+       sum(p.room_revenue_gross) AS revenue_gross, -sum(p.room_nights) FILTER (WHERE p.room_nights < 0) AS room_nights_lost
   FROM reporting.pickup p JOIN reporting.property_clock c USING (property_id)
- WHERE p.booking_date > c.today - 7 AND p.stay_date < c.today + 30
+ WHERE p.pickup_date > c.today - 7 AND p.stay_date >= c.today AND p.stay_date < c.today + 30
  GROUP BY 1, 2 ORDER BY 1, 2`,
   },
   {
