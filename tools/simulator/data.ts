@@ -53,6 +53,27 @@ export class BookingState {
 
   /** What amend() changed on top of the generated content (Simulator.amendBooking). */
   amended: Amended = { dayShift: 0, nightsDelta: 0, roomTypeShift: 0, nightPriceDeltaCents: 0 };
+
+  /** The booking as it was before its last change (the server's stale-read fault serves it), null before any. */
+  previous: BookingState | null = null;
+
+  /** A copy of the state a payload derives from, without its own previous version. */
+  copy(): BookingState {
+    const c = new BookingState(
+      this.id,
+      this.number,
+      this.seed,
+      this.arrivalDay,
+      this.createdMs,
+      this.modifiedMs,
+      this.version,
+      this.variant,
+      this.status,
+      this.cancelledMs,
+    );
+    c.amended = { ...this.amended };
+    return c;
+  }
 }
 
 /** Changes a test makes to a booking, on top of its generated content. */
@@ -670,6 +691,7 @@ export class SimulatorStore {
   /** One change of `b` at `ms`: a status flip, or new content (prices, guests, room stays). */
   private change(store: PropertyStore, b: BookingState, ms: number): void {
     this.listener?.beforeBookingChange(store, b);
+    b.previous = b.copy();
     b.version++;
     b.detailReadsSinceChange = 0;
     if (chance(this.rng, 0.3)) {
@@ -691,6 +713,7 @@ export class SimulatorStore {
     if (amendment === 'reinstate' && b.status !== 'Cancelled') throw new Error(`amend: booking ${number} is not cancelled`);
     const ms = Math.max(this.opts.now(), this.maxMs(store), b.modifiedMs + 1);
     this.listener?.beforeBookingChange(store, b);
+    b.previous = b.copy();
     b.version++;
     b.detailReadsSinceChange = 0;
     const a = b.amended;

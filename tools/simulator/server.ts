@@ -164,6 +164,14 @@ export interface Faults {
    */
   replicaLag404s: number;
   /**
+   * Booking details answer, to the N detail requests after each change of a booking that follow
+   * the replica-lag 404s, the booking as it was before that change (its previous version, with
+   * its own modifiedDateTime): a replica that lists the change but serves an older copy. A
+   * change in the same second as the previous one is then indistinguishable by its time.
+   * Counted in `stats.staleServed`. Default 0.
+   */
+  staleDetailReads: number;
+  /**
    * When set, every POST to the token endpoint answers this status (OAuth-style error body;
    * retry-after 1 on 429 and 503) before the token limits, not counted. Default undefined.
    */
@@ -242,6 +250,8 @@ export interface SimulatorStats {
   html: number;
   /** Details 404s of the replica-lag fault (Faults.replicaLag404s). */
   lagged404: number;
+  /** Details answered with the previous version (Faults.staleDetailReads). */
+  staleServed: number;
 }
 
 export interface Simulator {
@@ -532,6 +542,7 @@ class SimulatorImpl implements Simulator {
     truncatedBodyRate: 0,
     htmlBodyRate: 0,
     replicaLag404s: 0,
+    staleDetailReads: 0,
     tokenError5xxRate: 0,
     pmsLegacyPageTokenKey: false,
   };
@@ -547,6 +558,7 @@ class SimulatorImpl implements Simulator {
     truncated: 0,
     html: 0,
     lagged404: 0,
+    staleServed: 0,
   };
 
   private readonly server: Server;
@@ -1298,7 +1310,9 @@ class SimulatorImpl implements Simulator {
       this.stats.lagged404++;
       return notFound();
     }
-    const booking = this.store.details(store, b);
+    const stale = b.previous !== null && b.detailReadsSinceChange <= this.faults.replicaLag404s + this.faults.staleDetailReads;
+    if (stale) this.stats.staleServed++;
+    const booking = this.store.details(store, stale ? b.previous! : b);
     const h = hashString(number);
     if (this.faults.malformedBookingNumbers.has(number) || h / 4294967296 < this.faults.malformedRate) {
       return { status: 200, body: { booking: malformed(booking, h) } };
