@@ -90,6 +90,8 @@ export interface JsonResponse {
   headers: ResponseHeaders;
   /** See {@link fetchedAtOf}: a lower bound of when the provider read the data, on its clock. */
   fetchedAt: Date;
+  /** See {@link readByOf}: an upper bound of the same. */
+  readBy: Date;
 }
 
 /**
@@ -106,6 +108,20 @@ export function fetchedAtOf(headers: ResponseHeaders, sentAt: number, receivedAt
   const providerNow = d === undefined ? Number.NaN : Date.parse(d);
   if (Number.isNaN(providerNow)) return new Date(sentAt);
   return new Date(providerNow - Math.max(0, receivedAt - sentAt));
+}
+
+/**
+ * When the provider had read the data at the latest, on its clock: the response's `Date`
+ * header plus the second it is truncated by (the data was read before the answer was dated).
+ * Falls back to the local time the answer arrived. The booking list compares it with when
+ * details were read (booking_detail_queue.expect_change): erring late only causes a repeat
+ * fetch of a booking that changed twice in one second.
+ */
+export function readByOf(headers: ResponseHeaders, receivedAt: number): Date {
+  let d = headers.date;
+  if (Array.isArray(d)) d = d[0];
+  const providerNow = d === undefined ? Number.NaN : Date.parse(d);
+  return new Date(Number.isNaN(providerNow) ? receivedAt : providerNow + 1_000);
 }
 
 /** The property a request is about, from its path (`…/properties/{id}/…`), for the quarantine. */
@@ -189,7 +205,7 @@ export class ProviderClient {
     params: { continueToken?: string | undefined; lastModification?: string | undefined; count?: number | undefined },
     signal: AbortSignal,
     priority?: number,
-  ): Promise<{ page: BookingsPage; rawBody: string }> {
+  ): Promise<{ page: BookingsPage; rawBody: string; readBy: Date }> {
     const path = `/api/read-reservation/v1/properties/${encodeURIComponent(propertyId)}/bookings`;
     let res: JsonResponse;
     try {
@@ -211,7 +227,7 @@ export class ProviderClient {
     if (!parsed.ok) {
       throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId }, { status: res.status, path });
     }
-    return { page: parsed.value, rawBody: res.rawBody };
+    return { page: parsed.value, rawBody: res.rawBody, readBy: res.readBy };
   }
 
   /** Details of one booking. Throws NotFoundError (404) or InvalidPayloadError (schema). */
@@ -242,7 +258,14 @@ export class ProviderClient {
     const url = new URL(baseUrl.replace(/\/+$/, '') + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     const { res, body } = await this.send(scope, url, signal, priority);
-    return { status: res.status, body, rawBody: res.rawBody, headers: res.headers, fetchedAt: fetchedAtOf(res.headers, res.sentAt, res.receivedAt) };
+    return {
+      status: res.status,
+      body,
+      rawBody: res.rawBody,
+      headers: res.headers,
+      fetchedAt: fetchedAtOf(res.headers, res.sentAt, res.receivedAt),
+      readBy: readByOf(res.headers, res.receivedAt),
+    };
   }
 
   /** Counters for metrics and the bench. A snapshot: later requests do not change it. */

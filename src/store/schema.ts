@@ -100,6 +100,8 @@ export interface BookingDetailQueueTable {
   next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
   enqueued_at: ColumnType<Date, Date | string | undefined, Date | string>;
   last_error: string | null;
+  /** migrations/0014_relisted_versions.sql: listed again with the stored modification second. */
+  expect_change: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface BookingsTable {

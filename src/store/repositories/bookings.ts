@@ -21,24 +21,53 @@ const childTables = [
 ] as const;
 
 /**
+ * What a write made of the details it was given:
+ * - `changed`: written, and new (a booking not stored yet, or content other than the stored);
+ * - `unchanged`: written over stored details with the same content (the same version again);
+ * - `older`: not written, the stored version is of a later modification;
+ * - `earlier-copy`: not written, the details are a version the booking already left within the
+ *   same modification second (a lagging replica serving the version before a same-second
+ *   change), unless `acceptEarlierCopy`;
+ * - `unlike-list`: written, but the booking list shows this modification second with another
+ *   status: the details are the version before a same-second change (a cancellation, say) the
+ *   list has already seen.
+ */
+export type VersionOutcome = 'changed' | 'unchanged' | 'older' | 'earlier-copy' | 'unlike-list';
+
+export interface SaveVersionOptions {
+  /**
+   * A statement (e.g. completing the queue row) run after the header, as part of the children's
+   * statement (one round trip less per booking on a full sync), chosen by the outcome; null for
+   * none.
+   */
+  alongside?: (outcome: VersionOutcome) => RawBuilder<unknown> | null;
+  /**
+   * Write details equal to a version the booking left within the same second: asked again
+   * several times, the provider means it (the booking changed back within that second).
+   */
+  acceptEarlierCopy?: boolean;
+}
+
+/**
  * Writes one booking version: the header only if it is not older than the stored one
  * (version guard), then its children replaced whole, and what the version adds to history
- * (src/store/repositories/history.ts). `written` is false when nothing was written: the
- * stored version was newer, or the payload is a version the booking already left within the
- * same second (a lagging replica serving the version before a same-second change).
- *
- * `history`: the version as history (src/mapping/history.ts bookingHistoryOf).
- * `alongside`: a statement (e.g. completing the queue row) run after the header, as part of
- * the children's statement (one round trip less per booking on a full sync).
- * `alongsideRows`: how many rows it returned (0 without it).
+ * (src/store/repositories/history.ts). `history`: the version as history (src/mapping/history.ts
+ * bookingHistoryOf). `alongsideRows`: how many rows the alongside statement returned (0 without
+ * one).
  */
 export async function saveBookingVersion(
   trx: Transaction<Database>,
   rows: BookingRows,
   history: BookingHistory,
-  alongside?: RawBuilder<unknown>,
-): Promise<{ written: boolean; alongsideRows: number }> {
+  opts: SaveVersionOptions = {},
+): Promise<{ outcome: VersionOutcome; written: boolean; alongsideRows: number }> {
   const key = { property_id: rows.booking.property_id, number: rows.booking.number };
+  const earlierCopy = opts.acceptEarlierCopy
+    ? sql<boolean>`false`
+    : sql<boolean>`EXISTS (
+            SELECT 1 FROM booking_versions v
+             WHERE v.property_id = excluded.property_id AND v.number = excluded.number AND v.modified_at = excluded.modified_at
+               AND v.valid_to IS NOT NULL AND v.content_hash = ${contentHashOf(sql`excluded.raw`)})`;
   // Few statements instead of one per table: on a full sync the round trips to the database,
   // not the SQL, dominate the cost of a booking.
   const header = await trx
@@ -54,18 +83,33 @@ export async function saveBookingVersion(
           }
           return set;
         })
-        .where(
-          sql<boolean>`bookings.modified_at < excluded.modified_at OR (bookings.modified_at = excluded.modified_at AND NOT EXISTS (
-            SELECT 1 FROM booking_versions v
-             WHERE v.property_id = excluded.property_id AND v.number = excluded.number AND v.modified_at = excluded.modified_at
-               AND v.valid_to IS NOT NULL AND v.content_hash = ${contentHashOf(sql`excluded.raw`)}))`,
-        ),
+        .where(sql<boolean>`bookings.modified_at < excluded.modified_at OR (bookings.modified_at = excluded.modified_at AND NOT ${earlierCopy})`),
     )
     // xmax = 0 on the returned row means it was inserted: a new booking has no children to delete.
-    .returning([sql<boolean>`(xmax = 0)`.as('inserted'), contentHashOf(sql`bookings.raw`).as('content_hash')])
+    .returning([
+      sql<boolean>`(xmax = 0)`.as('inserted'),
+      contentHashOf(sql`bookings.raw`).as('content_hash'),
+      sql<boolean>`EXISTS (SELECT 1 FROM booking_summaries s WHERE s.property_id = bookings.property_id AND s.number = bookings.number
+                      AND s.modified_at = bookings.modified_at AND s.status <> bookings.status)`.as('unlike_list'),
+    ])
     .executeTakeFirst();
+  const runAlongside = async (outcome: VersionOutcome) => {
+    const statement = opts.alongside?.(outcome);
+    return statement ? (await statement.execute(trx)).rows.length : 0;
+  };
   // 1. The header, under the version guard: no row means the stored version is newer.
-  if (!header) return { written: false, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
+  if (!header) {
+    // Not written: the stored version is newer, or (same second) this one is an earlier copy.
+    const stored = await trx
+      .selectFrom('bookings')
+      .select('modified_at')
+      .where('property_id', '=', key.property_id)
+      .where('number', '=', key.number)
+      .executeTakeFirst();
+    const given = rows.booking.modified_at;
+    const outcome = stored && given !== null && stored.modified_at.getTime() === new Date(given).getTime() ? 'earlier-copy' : 'older';
+    return { outcome, written: false, alongsideRows: await runAlongside(outcome) };
+  }
   let stored = null;
   if (!header.inserted) {
     // An update: the old version's children go, in one statement that also reads what history
@@ -85,6 +129,8 @@ export async function saveBookingVersion(
     stored = storedHistoryOf(r.rows[0]!);
   }
   const plan = history.plan(stored, header.content_hash);
+  const outcome: VersionOutcome = header.unlike_list ? 'unlike-list' : stored !== null && stored.contentHash === header.content_hash ? 'unchanged' : 'changed';
+  const alongside = opts.alongside?.(outcome) ?? null;
   // 2. The children of this version, its history and the alongside statement, in one statement.
   const inserts = [
     rows.roomStays.length ? trx.insertInto('booking_room_stays').values(rows.roomStays) : null,
@@ -98,10 +144,10 @@ export async function saveBookingVersion(
     rows.loyaltyCards.length ? trx.insertInto('booking_loyalty_cards').values(rows.loyaltyCards) : null,
   ].filter((q) => q !== null);
   const ctes = [...inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`), ...(plan ? historyWrites([{ key, plan }]) : [])];
-  if (ctes.length === 0) return { written: true, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
+  if (ctes.length === 0) return { outcome, written: true, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
   const last = alongside ? sql`${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside` : sql`${sql.join(ctes)} SELECT 0 AS n`;
   const r = await sql<{ n: number }>`WITH ${last}`.execute(trx);
-  return { written: true, alongsideRows: r.rows[0]!.n };
+  return { outcome, written: true, alongsideRows: r.rows[0]!.n };
 }
 
 /** Latest mirrored modification of a property (bookings or summaries), for --recover. */

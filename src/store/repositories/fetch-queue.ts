@@ -17,6 +17,11 @@ export interface QueuedFetch {
   generation: string;
   /** booking_detail_queue only: the modification the summary asked for. */
   wantedModifiedAt: Date | null;
+  /**
+   * booking_detail_queue only: listed again with the stored modification second, so details
+   * identical to the stored ones are an older copy (migrations/0014_relisted_versions.sql).
+   */
+  expectChange: boolean;
   state: QueueState;
   attempts: number;
   priority: number;
@@ -35,16 +40,18 @@ const drainOrder: Record<FetchQueue, ReturnType<typeof sql>> = {
  */
 export async function nextDueFetches(db: Executor, queue: FetchQueue, connection: string, limit: number, exclude: ReadonlySet<string>): Promise<QueuedFetch[]> {
   const wanted = queue === 'booking_detail_queue' ? sql`wanted_modified_at` : sql`NULL::timestamptz`;
+  const expectChange = queue === 'booking_detail_queue' ? sql`expect_change` : sql`false`;
   const r = await sql<{
     property_id: string;
     number: string;
     generation: string;
     wanted_modified_at: Date | null;
+    expect_change: boolean;
     state: string;
     attempts: number;
     priority: number;
   }>`
-    SELECT property_id, number, generation, ${wanted} AS wanted_modified_at, state, attempts, priority
+    SELECT property_id, number, generation, ${wanted} AS wanted_modified_at, ${expectChange} AS expect_change, state, attempts, priority
     FROM ${sql.table(queue)}
     WHERE connection = ${connection} AND next_attempt_at <= now()
     ORDER BY ${drainOrder[queue]}
@@ -57,6 +64,7 @@ export async function nextDueFetches(db: Executor, queue: FetchQueue, connection
       number: row.number,
       generation: String(row.generation),
       wantedModifiedAt: row.wanted_modified_at,
+      expectChange: row.expect_change,
       state: row.state as QueueState,
       attempts: row.attempts,
       priority: row.priority,

@@ -15,6 +15,14 @@ import { FRESH_CHANGE_PRIORITY } from './booking-summaries.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
 import type { QueueStream } from './types.js';
 
+/**
+ * Times details that look like an older copy (identical to the stored ones although the list
+ * showed the booking again, a version the booking left within the same second, or another
+ * status than the list shows for the same second) are asked for again, on the short backoff (5, 10, 20 s), before they are believed: a lagging replica
+ * catches up within seconds, while a booking that really changed back stays as it is.
+ */
+export const OLDER_COPY_RETRIES = 3;
+
 class BookingDetails implements FetchHandler {
   constructor(
     private readonly ctx: SyncContext,
@@ -38,7 +46,7 @@ class BookingDetails implements FetchHandler {
     // transaction (status and reporting read it) and, once committed, observed by /metrics.
     const fresh = item.priority === FRESH_CHANGE_PRIORITY;
     try {
-      const { lag, written, completed } = await ctx.write(async (trx) => {
+      const { lag, written, completed, olderCopy } = await ctx.write(async (trx) => {
         // Before the details: it compares with the version stored so far.
         const lag = fresh
           ? await recordChangeLag(trx, {
@@ -48,16 +56,26 @@ class BookingDetails implements FetchHandler {
               version: rows.booking.modified_at,
             })
           : undefined;
-        // The queue row is completed by the details' own last statement.
-        const saved = await saveBookingVersion(trx, rows, bookingHistoryOf(rows), completeFetchStatement(item));
-        return { lag, written: saved.written, completed: saved.alongsideRows > 0 };
+        // The queue row is completed by the details' own last statement, unless they are an
+        // older copy to ask for again.
+        const believe = item.attempts >= OLDER_COPY_RETRIES;
+        let olderCopy = false;
+        const saved = await saveBookingVersion(trx, rows, bookingHistoryOf(rows), {
+          acceptEarlierCopy: believe,
+          alongside: (outcome) => {
+            olderCopy = !believe && (outcome === 'earlier-copy' || outcome === 'unlike-list' || (outcome === 'unchanged' && item.expectChange));
+            return olderCopy ? null : completeFetchStatement(item);
+          },
+        });
+        return { lag, written: saved.written && !olderCopy, completed: saved.alongsideRows > 0, olderCopy };
       });
       if (written) ctx.counters.detailsWritten += 1;
       else ctx.counters.detailsStale += 1;
       if (lag !== undefined) ctx.events.emit('changeLag', item.propertyId, lag);
       // Either re-enqueued meanwhile (fine: fetched again), or the provider served details
       // older than the summary that asked for them: try again later instead of spinning.
-      if (!completed) await this.outcomes.stale(item, 'details older than the listed modification');
+      if (olderCopy) await this.outcomes.stale(item, 'details are an older copy (the booking changed after the stored version, in the same second)');
+      else if (!completed) await this.outcomes.stale(item, 'details older than the listed modification');
     } catch (err) {
       await this.outcomes.writeFailed(item, err, JSON.stringify(fetched.raw));
     }

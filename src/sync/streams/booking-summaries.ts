@@ -97,9 +97,9 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
     // and V8 keeps the heap it once needed, so only one is in memory at a time. The properties
     // lose nothing by it: they share one booking list budget, and details are the bottleneck.
     const { page, summaries, badReasons, enqueued } = await ctx.pageSlots.use(async () => {
-      let page;
+      let page, readBy;
       try {
-        ({ page } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
+        ({ page, readBy } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
       } catch (err) {
         if (err instanceof ContinueTokenRejectedError) {
           await ctx.write((trx) => markCursorLost(trx, propertyId, streamNames.bookingSummaries, err.message, new Date(ctx.clock.now())));
@@ -107,13 +107,18 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
         }
         throw err;
       }
-      // A page of a property that was caught up is a poll: what it finds is fetched first.
+      // A page of a property that was caught up is a poll: what it finds is fetched first, and
+      // it lists a booking only when it changed since the last one (so a booking it lists with
+      // the stored modification second changed after its details were read, in that second).
       const fresh = cursor?.caughtUp === true && !recoverFrom && params.continueToken !== undefined;
       if (page.hasMoreData) ctx.listScheduler.setBackfilling(propertyId, true);
       // A page without a token keeps the position where it was: the stored token, or (when there
       // is none) the page's last modification, from which the next request continues.
       const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
-      return { page: { hasMoreData: page.hasMoreData, continueToken: page.continueToken }, ...(await writePage(ctx, propertyId, page, nextToken, fresh)) };
+      return {
+        page: { hasMoreData: page.hasMoreData, continueToken: page.continueToken },
+        ...(await writePage(ctx, propertyId, page, nextToken, fresh ? readBy : null)),
+      };
     });
     recoverFrom = undefined;
 
@@ -171,15 +176,18 @@ export function parseSummariesPage(
 
 /**
  * One page in ONE transaction: summaries upserted, detail fetches enqueued under the version
- * guard, summaries that fail validation quarantined, the new token stored.
+ * guard, summaries that fail validation quarantined, the new token stored. `polledBy`: for a
+ * poll of a caught-up list, when the provider had read it at the latest (ProviderClient's
+ * readBy); null for the pages of a backfill or a recovery.
  */
 async function writePage(
   ctx: SyncContext,
   propertyId: string,
   page: BookingsPage,
   nextToken: string | null,
-  fresh: boolean,
+  polledBy: Date | null,
 ): Promise<{ summaries: number; badReasons: string[]; enqueued: number }> {
+  const fresh = polledBy !== null;
   const now = ctx.clock.now();
   const priority = (number: string) => (fresh ? FRESH_CHANGE_PRIORITY : priorityOf(number, now));
   const { rows, bad, position } = parseSummariesPage(propertyId, page, now, priority);
@@ -196,7 +204,7 @@ async function writePage(
     }
     // A summary that failed validation still names its booking: the details may be fine.
     const unparsed = bad.flatMap((b) => (b.number === null ? [] : [{ propertyId, number: b.number, modifiedAt: null, priority: priority(b.number) }]));
-    const n = (await upsertSummariesAndEnqueue(trx, rows, new Date(now))) + (await enqueueDetailFetches(trx, unparsed));
+    const n = (await upsertSummariesAndEnqueue(trx, rows, new Date(now), { relistedBy: polledBy })) + (await enqueueDetailFetches(trx, unparsed));
     await saveCursorAfterPage(trx, {
       propertyId,
       stream: streamNames.bookingSummaries,
