@@ -10,6 +10,7 @@ import { openForWriting } from '../../tools/common/database.js';
 import { createLogger, type Logger } from '../../src/util/log.js';
 import { ProviderClient } from '../../src/provider/client.js';
 import { createSyncContext, type SyncContext } from '../../src/sync/runtime/context.js';
+import { insertWebhookEvents } from '../../src/store/repositories/webhook-events.js';
 import { Engine, type EngineResult } from '../../src/sync/runtime/engine.js';
 import type { Recovery } from '../../src/sync/runtime/recovery.js';
 import type { StreamRegistry } from '../../src/sync/streams/types.js';
@@ -170,6 +171,13 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   };
 }
 
+/** The booking list and the booking details, and no other stream. */
+export const bookingStreams: StreamRegistry = {
+  property: registeredStreams.property.filter((s) => s.name === 'booking_summaries'),
+  queues: registeredStreams.queues.filter((q) => q.name === 'booking_details'),
+  refreshes: [],
+};
+
 /**
  * `sync --once` through the engine, in-process, with a choice of streams: the booking list
  * and details (default; the other streams have tests of their own), the PMS streams, or all.
@@ -188,11 +196,7 @@ export async function syncOnce(
             queues: all.queues.filter((q) => q.name === 'pms_reservation_queue'),
             refreshes: [],
           }
-        : {
-            property: all.property.filter((s) => s.name === 'booking_summaries'),
-            queues: all.queues.filter((q) => q.name === 'booking_details'),
-            refreshes: [],
-          };
+        : bookingStreams;
   let recovery: Recovery = opts.recovery ?? { mode: 'none' };
   // A fixed restart point per property: reset those cursors as --recover=<time> would.
   if (opts.recoverFrom && opts.recoverFrom.size > 0) {
@@ -305,4 +309,39 @@ export async function mirrorSnapshot(h: Pick<Harness, 'sql'>): Promise<Canonical
     byKey.get(`${s.property_id}/${s.number}`)!.services.push([s.stay_index, s.service_id, num(s.price_after_tax)]);
   }
   return [...byKey.values()].sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/**
+ * Integration-storage bookings and inventory blocks arrive only through change events: stores
+ * the events the webhook receiver would for the first `counts` of each, for the sync to fetch.
+ */
+export async function announceStorage(
+  harness: Harness,
+  ctx: SyncContext,
+  propertyId: string,
+  counts = { storage: 3, blocks: 2 },
+): Promise<{ storage: number; blocks: number }> {
+  const storage = harness.sim.integrationStorageBookings(propertyId).slice(0, counts.storage);
+  const blocks = harness.sim.inventoryBlocks(propertyId).slice(0, counts.blocks);
+  await ctx.write((trx) =>
+    insertWebhookEvents(trx, [
+      ...storage.map((s, i) => ({
+        eventId: `s-${i}`,
+        eventType: 'pms_integration_storage:booking_changed',
+        creationTime: null,
+        payload: { BookingId: s.id, PropertyId: propertyId },
+        propertyId,
+        entityKey: s.id,
+      })),
+      ...blocks.map((b, i) => ({
+        eventId: `b-${i}`,
+        eventType: 'pms_integration_storage:inventory_block_changed',
+        creationTime: null,
+        payload: { InventoryBlockId: b.id, PropertyId: propertyId },
+        propertyId,
+        entityKey: b.id,
+      })),
+    ]),
+  );
+  return { storage: storage.length, blocks: blocks.length };
 }

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/sync/runtime/engine.js';
 import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { waitFor } from '../helpers/cli.js';
-import { startHarness, type Harness } from '../helpers/harness.js';
+import { bookingStreams, startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -31,13 +31,8 @@ describe('adaptive polling', () => {
       config: { rateLimits: { bookingDetails: [{ limit: 20, windowMs: 1000 }] }, sync: { detailConcurrency: 2 } },
     });
     const ctx = await h.context();
-    const streams = {
-      property: registeredStreams.property.filter((s) => s.name === 'booking_summaries'),
-      queues: registeredStreams.queues.filter((q) => q.name === 'booking_details'),
-      refreshes: [],
-    };
     const stop = new AbortController();
-    const running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams }).run(stop.signal);
+    const running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams: bookingStreams }).run(stop.signal);
     try {
       const count = async (sql: string, id: string) => Number((await h!.sql<{ n: string }>(sql, [id]))[0]!.n);
       const mirrored = (id: string) => count('SELECT count(*) AS n FROM bookings WHERE property_id = $1', id);

@@ -5,8 +5,8 @@
  * processes, and the automatic rebuild when the mirror's mapping version is older.
  */
 import { streamNames } from '../../src/store/states.js';
+import { TYPED_TABLES } from '../helpers/tables.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { insertWebhookEvents } from '../../src/store/repositories/webhook-events.js';
 import { nextDueFetches } from '../../src/store/repositories/fetch-queue.js';
 import { quarantinePayload } from '../../src/store/repositories/quarantine.js';
 import { InvalidPayloadError } from '../../src/provider/errors.js';
@@ -18,7 +18,7 @@ import { Engine } from '../../src/sync/runtime/engine.js';
 import { FetchOutcomes } from '../../src/sync/runtime/fetch-drain.js';
 import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
-import { mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { announceStorage, mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -28,46 +28,6 @@ afterEach(async () => {
 
 const never = new AbortController().signal;
 type AnyRecord = Record<string, any>;
-
-/** Every typed table the mirror fills from provider payloads. */
-const TYPED_TABLES = [
-  'bookings',
-  'booking_room_stays',
-  'booking_daily_rates',
-  'booking_services',
-  'booking_guests',
-  'booking_taxes',
-  'booking_discounts',
-  'booking_tax_amounts',
-  'booking_room_stay_rate_plans',
-  'booking_loyalty_cards',
-  'booking_summaries',
-  'properties',
-  'room_types',
-  'room_type_amenities',
-  'rate_plans',
-  'services',
-  'property_amenities',
-  'cancellation_rules',
-  'cancellation_rule_terms',
-  'cancellation_rule_arrival_dates',
-  'extra_stay_rules',
-  'extra_stay_rule_periods',
-  'reference_lists',
-  'meal_plans',
-  'room_type_categories',
-  'room_amenities',
-  'payment_methods',
-  'property_amenity_types',
-  'property_kinds',
-  'pms_reservations',
-  'pms_room_stays',
-  'pms_guests',
-  'pms_rooms',
-  'daily_occupancy',
-  'integration_storage_bookings',
-  'inventory_blocks',
-];
 
 /** Per table: its row count and a digest of every row's text, in a fixed order: equal digests, equal bytes. */
 async function snapshot(harness: Harness): Promise<Record<string, string>> {
@@ -99,30 +59,7 @@ describe('rebuild', () => {
     });
     const P = '500100';
     const ctx = await h.context();
-    // Integration-storage bookings and inventory blocks arrive only through change events:
-    // store some as the webhook receiver would, for the sync to process.
-    const storage = h.sim.integrationStorageBookings(P).slice(0, 5);
-    const blocks = h.sim.inventoryBlocks(P).slice(0, 3);
-    await ctx.write((trx) =>
-      insertWebhookEvents(trx, [
-        ...storage.map((s, i) => ({
-          eventId: `s-${i}`,
-          eventType: 'pms_integration_storage:booking_changed',
-          creationTime: null,
-          payload: { BookingId: s.id, PropertyId: P },
-          propertyId: P,
-          entityKey: s.id,
-        })),
-        ...blocks.map((b, i) => ({
-          eventId: `b-${i}`,
-          eventType: 'pms_integration_storage:inventory_block_changed',
-          creationTime: null,
-          payload: { InventoryBlockId: b.id, PropertyId: P },
-          propertyId: P,
-          entityKey: b.id,
-        })),
-      ]),
-    );
+    const announced = await announceStorage(h, ctx, P, { storage: 5, blocks: 3 });
     const synced = await syncOnce(ctx, { streams: 'all' });
     expect(synced.failed).toEqual([]);
     expect(synced.refreshFailures).toEqual([]);
@@ -150,8 +87,8 @@ describe('rebuild', () => {
     ]) {
       expect(rowsOf(before, t), t).toBeGreaterThan(0);
     }
-    expect(rowsOf(before, 'integration_storage_bookings')).toBe(storage.length);
-    expect(rowsOf(before, 'inventory_blocks')).toBe(blocks.length);
+    expect(rowsOf(before, 'integration_storage_bookings')).toBe(announced.storage);
+    expect(rowsOf(before, 'inventory_blocks')).toBe(announced.blocks);
     const headerVersions = await h.sql<{ v: string }>('SELECT xmin::text AS v FROM bookings ORDER BY property_id, number');
 
     h.sim.stats.requestLog = [];
@@ -193,7 +130,7 @@ describe('rebuild', () => {
     expect(second.sources.daily_occupancy!.changed).toBe(
       Number((await h.sql<{ n: string }>('SELECT count(*) AS n FROM daily_occupancy WHERE property_id = $1', [P]))[0]!.n),
     );
-    expect(second.sources.inventory_blocks!.changed).toBe(blocks.length);
+    expect(second.sources.inventory_blocks!.changed).toBe(announced.blocks);
   });
 
   it('quarantines a raw that no longer passes the schemas, leaves its rows, and rebuilds the others in small batches', async () => {

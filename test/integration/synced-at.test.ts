@@ -5,6 +5,7 @@
  * no other, every writer that updates a mirror row sets it, and a rebuild keeps it.
  */
 import { sql } from 'kysely';
+import { HISTORY_TABLES, TYPED_TABLES } from '../helpers/tables.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bookingHistoryOf } from '../../src/mapping/history.js';
 import { bookingToRows } from '../../src/mapping/bookings.js';
@@ -18,7 +19,7 @@ import { deferEvents, eventAgainLater, finishEvent, insertWebhookEvents } from '
 import type { Trx } from '../../src/store/types.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
 import type { RequestLogEntry } from '../../tools/simulator/index.js';
-import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { announceStorage, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -29,50 +30,7 @@ afterEach(async () => {
 type AnyRecord = Record<string, any>;
 
 /** The tables that hold what the provider sent, which a reporting tool reads: each has synced_at. */
-const MIRROR_TABLES = [
-  'bookings',
-  'booking_room_stays',
-  'booking_daily_rates',
-  'booking_services',
-  'booking_guests',
-  'booking_taxes',
-  'booking_discounts',
-  'booking_tax_amounts',
-  'booking_room_stay_rate_plans',
-  'booking_loyalty_cards',
-  'booking_summaries',
-  'properties',
-  'room_types',
-  'room_type_amenities',
-  'rate_plans',
-  'services',
-  'property_amenities',
-  'cancellation_rules',
-  'cancellation_rule_terms',
-  'cancellation_rule_arrival_dates',
-  'extra_stay_rules',
-  'extra_stay_rule_periods',
-  'meal_plans',
-  'room_type_categories',
-  'room_amenities',
-  'payment_methods',
-  'property_amenity_types',
-  'property_kinds',
-  'reference_lists',
-  'pms_reservations',
-  'pms_room_stays',
-  'pms_guests',
-  'pms_rooms',
-  'daily_occupancy',
-  'webhook_events',
-  'integration_storage_bookings',
-  'inventory_blocks',
-  // History: derived by staysync from what the provider sent, written with it.
-  'booking_versions',
-  'booking_night_history',
-  'nightly_facts',
-  'pms_stay_versions',
-];
+const MIRROR_TABLES = [...TYPED_TABLES, 'webhook_events', ...HISTORY_TABLES];
 
 /** The daemon's own bookkeeping, pos_codes (not mirrored) and the day-close snapshots (their time is taken_at): none has synced_at. */
 const OTHER_TABLES = [
@@ -155,33 +113,6 @@ async function stampsByKey(harness: Harness, table: string, keys: string[], colu
     `SELECT concat_ws('/', ${keys.join(', ')}) AS k, ${exact('synced_at')} AS s${columns.map((c) => `, ${exact(c)} AS ${c}`).join('')} FROM ${table}`,
   );
   return new Map(rows.map((r) => [r.k as string, r]));
-}
-
-/** Events the webhook receiver would store, for the sync to fetch integration-storage bookings and inventory blocks. */
-async function announceStorage(harness: Harness, ctx: SyncContext, propertyId: string): Promise<{ storage: number; blocks: number }> {
-  const storage = harness.sim.integrationStorageBookings(propertyId).slice(0, 3);
-  const blocks = harness.sim.inventoryBlocks(propertyId).slice(0, 2);
-  await ctx.write((trx) =>
-    insertWebhookEvents(trx, [
-      ...storage.map((s, i) => ({
-        eventId: `s-${i}`,
-        eventType: 'pms_integration_storage:booking_changed',
-        creationTime: null,
-        payload: { BookingId: s.id, PropertyId: propertyId },
-        propertyId,
-        entityKey: s.id,
-      })),
-      ...blocks.map((b, i) => ({
-        eventId: `b-${i}`,
-        eventType: 'pms_integration_storage:inventory_block_changed',
-        creationTime: null,
-        payload: { InventoryBlockId: b.id, PropertyId: propertyId },
-        propertyId,
-        entityKey: b.id,
-      })),
-    ]),
-  );
-  return { storage: storage.length, blocks: blocks.length };
 }
 
 /** Rows of a child table whose synced_at is not its parent's. */

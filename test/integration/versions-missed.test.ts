@@ -9,10 +9,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/sync/runtime/engine.js';
-import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { OLDER_COPY_RETRIES } from '../../src/sync/streams/booking-details.js';
 import { waitFor } from '../helpers/cli.js';
-import { mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { bookingStreams, mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -45,6 +44,15 @@ function pastSecondClock() {
   };
 }
 
+/** A mirror of one property of ten bookings, caught up, with a simulator on pastSecondClock. */
+async function caughtUpMirror() {
+  const clock = pastSecondClock();
+  h = await startHarness({ sim: { properties: [{ id: PROPERTY, bookingCount: 10 }], now: clock.now } });
+  const ctx = await h.context();
+  await syncOnce(ctx);
+  return { clock, ctx };
+}
+
 /** Detail calls the simulator answered for one booking. */
 const callsFor = (number: string) => h!.sim.stats.detailCallsByNumber.get(number) ?? 0;
 
@@ -60,11 +68,8 @@ const served = (number: string) => h!.sim.bookings(PROPERTY).find((b) => b.numbe
 
 describe('no version missed', () => {
   it('fetches again a booking a caught-up poll lists again with the stored modification second, though its details were read after that second', async () => {
-    const clock = pastSecondClock();
-    h = await startHarness({ sim: { properties: [{ id: PROPERTY, bookingCount: 10 }], now: clock.now } });
-    const ctx = await h.context();
-    await syncOnce(ctx);
-    const number = h.sim.bookings(PROPERTY)[3]!.number;
+    const { clock, ctx } = await caughtUpMirror();
+    const number = h!.sim.bookings(PROPERTY)[3]!.number;
 
     clock.at(200, () => h!.sim.amendBooking(PROPERTY, number, 'reprice'));
     await syncOnce(ctx);
@@ -76,9 +81,9 @@ describe('no version missed', () => {
     await syncOnce(ctx);
     expect(callsFor(number)).toBe(3);
     expect((await storedOf(number)).raw.booking).toEqual(served(number));
-    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    expect(await mirrorSnapshot(h!)).toEqual(simulatorSnapshot(h!.sim));
     // And it is a version of its own in history.
-    const versions = await h.sql<{ changes: string[] }>('SELECT changes FROM booking_versions WHERE property_id = $1 AND number = $2 ORDER BY version', [
+    const versions = await h!.sql<{ changes: string[] }>('SELECT changes FROM booking_versions WHERE property_id = $1 AND number = $2 ORDER BY version', [
       PROPERTY,
       number,
     ]);
@@ -86,52 +91,43 @@ describe('no version missed', () => {
   });
 
   it('asks again when a lagging replica serves the version before the listed change, and stores the new one', async () => {
-    const clock = pastSecondClock();
-    h = await startHarness({ sim: { properties: [{ id: PROPERTY, bookingCount: 10 }], now: clock.now } });
-    const ctx = await h.context();
-    await syncOnce(ctx);
-    const number = h.sim.bookings(PROPERTY)[5]!.number;
+    const { clock, ctx } = await caughtUpMirror();
+    const number = h!.sim.bookings(PROPERTY)[5]!.number;
     clock.at(100, () => h!.sim.amendBooking(PROPERTY, number, 'reprice'));
     await syncOnce(ctx);
     const before = await storedOf(number);
 
-    h.sim.faults.staleDetailReads = 1;
+    h!.sim.faults.staleDetailReads = 1;
     clock.at(600, () => h!.sim.amendBooking(PROPERTY, number, 'upgrade'));
     await syncOnce(ctx);
-    expect(h.sim.stats.staleServed).toBe(1);
+    expect(h!.sim.stats.staleServed).toBe(1);
     // The older copy (equal to what was stored) was not believed: asked again 5 s later.
     expect(callsFor(number)).toBe(4);
     const after = await storedOf(number);
     expect(after.raw).not.toEqual(before.raw);
     expect(after.raw.booking).toEqual(served(number));
-    expect(await h.sql('SELECT * FROM booking_detail_queue')).toEqual([]);
+    expect(await h!.sql('SELECT * FROM booking_detail_queue')).toEqual([]);
   });
 
   it('asks again when a lagging replica serves, for a cancellation listed once, the version of the same second before it', async () => {
-    const clock = pastSecondClock();
-    h = await startHarness({ sim: { properties: [{ id: PROPERTY, bookingCount: 10 }], now: clock.now } });
-    const ctx = await h.context();
-    await syncOnce(ctx);
-    const number = h.sim.bookings(PROPERTY).find((b) => b.status === 'Active')!.number;
+    const { clock, ctx } = await caughtUpMirror();
+    const number = h!.sim.bookings(PROPERTY).find((b) => b.status === 'Active')!.number;
     // Two changes in one second, both before the next poll: the list shows the booking once,
     // cancelled, and the replica serves the re-priced version of that same second first.
     clock.at(100, () => h!.sim.amendBooking(PROPERTY, number, 'reprice'));
     clock.at(400, () => h!.sim.amendBooking(PROPERTY, number, 'cancel'));
-    h.sim.faults.staleDetailReads = 1;
+    h!.sim.faults.staleDetailReads = 1;
     const calls = callsFor(number);
     await syncOnce(ctx);
-    expect(h.sim.stats.staleServed).toBe(1);
+    expect(h!.sim.stats.staleServed).toBe(1);
     expect(callsFor(number) - calls).toBe(2);
     expect((await storedOf(number)).raw.booking).toEqual(served(number));
     expect((await storedOf(number)).raw.booking['status']).toBe('Cancelled');
   });
 
   it('believes a booking that changed back within one second once it was asked again a few times', async () => {
-    const clock = pastSecondClock();
-    h = await startHarness({ sim: { properties: [{ id: PROPERTY, bookingCount: 10 }], now: clock.now } });
-    const ctx = await h.context();
-    await syncOnce(ctx);
-    const number = h.sim.bookings(PROPERTY).find((b) => b.status === 'Active')!.number;
+    const { clock, ctx } = await caughtUpMirror();
+    const number = h!.sim.bookings(PROPERTY).find((b) => b.status === 'Active')!.number;
     clock.at(100, () => h!.sim.amendBooking(PROPERTY, number, 'reprice'));
     await syncOnce(ctx);
     const repriced = served(number);
@@ -146,7 +142,7 @@ describe('no version missed', () => {
     await syncOnce(ctx);
     expect(callsFor(number) - calls).toBe(OLDER_COPY_RETRIES + 1);
     expect((await storedOf(number)).raw.booking).toEqual(repriced);
-    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    expect(await mirrorSnapshot(h!)).toEqual(simulatorSnapshot(h!.sim));
   }, 90_000);
 
   it('under 5xx, cut bodies, lagging replicas and bursts of changes inside one second, ends equal to the provider', async () => {
@@ -163,13 +159,8 @@ describe('no version missed', () => {
     h.sim.faults.truncatedBodyRate = 0.05;
     h.sim.faults.replicaLag404s = 1;
     const ctx = await h.context();
-    const streams = {
-      property: registeredStreams.property.filter((s) => s.name === 'booking_summaries'),
-      queues: registeredStreams.queues.filter((q) => q.name === 'booking_details'),
-      refreshes: [],
-    };
     const stop = new AbortController();
-    const running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams }).run(stop.signal);
+    const running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams: bookingStreams }).run(stop.signal);
     try {
       await waitFor('the first sync', async () => Number((await h!.sql<{ n: string }>('SELECT count(*) AS n FROM bookings'))[0]!.n) === 200, 60_000);
       // A quarter of mutate()'s changes hit a booking already changed in that very second.
@@ -193,13 +184,8 @@ describe('no version missed', () => {
   it('costs one detail call per version when changes come one at a time', async () => {
     h = await startHarness({ sim: { properties: [{ id: PROPERTY, bookingCount: 40 }] } });
     const ctx = await h.context();
-    const streams = {
-      property: registeredStreams.property.filter((s) => s.name === 'booking_summaries'),
-      queues: registeredStreams.queues.filter((q) => q.name === 'booking_details'),
-      refreshes: [],
-    };
     const stop = new AbortController();
-    const running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams }).run(stop.signal);
+    const running = new Engine(ctx, { mode: 'daemon', recovery: { mode: 'none' }, streams: bookingStreams }).run(stop.signal);
     const CHANGES = 12;
     let fetchedBefore = 0;
     try {

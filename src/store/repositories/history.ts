@@ -29,24 +29,7 @@ export interface BookingKey {
 
 /** The stored history as the statement that deletes the children returns it (JSON columns). */
 export interface StoredHistoryColumns {
-  current_version: {
-    version: number;
-    content_hash: string | null;
-    status: string;
-    created_at: string | null;
-    cancelled_at: string | null;
-    modified_at: string;
-    currency_code: string | null;
-    arrival_date: string | null;
-    departure_date: string | null;
-    rooms: number;
-    room_nights: number;
-    room_type_ids: (string | null)[];
-    room_revenue_net: string | null;
-    room_revenue_gross: string | null;
-    total_net: string | null;
-    total_gross: string | null;
-  } | null;
+  current_version: (VersionFacts & { version: number; content_hash: string | null }) | null;
   current_nights: { stay_index: number; stay_date: string; net_amount: string | null; gross_amount: string | null; room_type_id: string | null }[] | null;
   open_nights: OpenNight[] | null;
 }
