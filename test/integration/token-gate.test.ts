@@ -46,9 +46,13 @@ describe('the shared token budget', () => {
       }),
     );
     admittedAt.sort((x, y) => x - y);
-    // Within any 600 ms, at most 3; within any 2 s, at most 5 (a little slack for the clocks).
-    for (let i = 3; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 3]!).toBeGreaterThanOrEqual(600 - 30);
-    for (let i = 5; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 5]!).toBeGreaterThanOrEqual(2000 - 30);
+    // Within any 600 ms, at most 3; within any 2 s, at most 5. The times are taken here, when
+    // each admission's promise resolves, so a busy machine (the full suite beside other work)
+    // can note one late and shorten a gap: 100 ms of slack, while a gate that let one through
+    // without waiting would shorten it by a good part of the window.
+    const SLACK_MS = 100;
+    for (let i = 3; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 3]!).toBeGreaterThanOrEqual(600 - SLACK_MS);
+    for (let i = 5; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 5]!).toBeGreaterThanOrEqual(2000 - SLACK_MS);
     expect(a.stats.admitted + b.stats.admitted).toBe(8);
     expect(a.stats.waits + b.stats.waits).toBeGreaterThan(0);
 
