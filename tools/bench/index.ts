@@ -75,6 +75,7 @@ import {
 import { minTimeFor, scaleWindows } from './theory.js';
 import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
+import { REPORTING_DEFAULTS, reportingLines, runReportingBench } from './reporting.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -120,6 +121,12 @@ interface Options {
   scaleBookings: number;
   scaleReplicas: number[];
   skipScale: boolean;
+  reportingBookings: number;
+  reportingProperties: number;
+  reportingRuns: number;
+  /** Scenario H: leave the loaded schema in place (its name is printed), for looking at plans by hand. */
+  reportingKeep: boolean;
+  skipReporting: boolean;
 }
 
 class UsageError extends Error {}
@@ -131,11 +138,13 @@ const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--sc
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
                                  [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
-                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
-                                 [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]`;
+                                 [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
+                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting]
+                                 [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
+                                 [--skip-reporting]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale'] as const;
+const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -170,6 +179,11 @@ function parseOptions(argv: string[]): Options {
       'scale-bookings': { type: 'string', default: String(SCALE_DEFAULTS.bookingsPerConnection) },
       'scale-replicas': { type: 'string', default: SCALE_DEFAULTS.replicas.join(',') },
       'skip-scale': { type: 'boolean', default: false },
+      'reporting-bookings': { type: 'string', default: String(REPORTING_DEFAULTS.bookings) },
+      'reporting-properties': { type: 'string', default: String(REPORTING_DEFAULTS.properties) },
+      'reporting-runs': { type: 'string', default: String(REPORTING_DEFAULTS.runs) },
+      'reporting-keep': { type: 'boolean', default: false },
+      'skip-reporting': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -243,6 +257,11 @@ function parseOptions(argv: string[]): Options {
     scaleBookings: int('scale-bookings', values['scale-bookings'], 1),
     scaleReplicas: values['scale-replicas'].split(',').map((x) => int('scale-replicas', x.trim(), 1)),
     skipScale: skip('scale', values['skip-scale']),
+    reportingBookings: int('reporting-bookings', values['reporting-bookings'], Number(values['reporting-properties']) || 1),
+    reportingProperties: int('reporting-properties', values['reporting-properties'], 1),
+    reportingRuns: int('reporting-runs', values['reporting-runs'], 1),
+    reportingKeep: values['reporting-keep'],
+    skipReporting: skip('reporting', values['skip-reporting']),
   };
 }
 
@@ -295,9 +314,16 @@ async function main(): Promise<number> {
     return 2;
   }
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
-  const needsDatabase = ![opts.skipBudget, opts.skipMemory, opts.skipContent, opts.skipPms, opts.skipWebhooks, opts.skipFreshness, opts.skipScale].every(
-    Boolean,
-  );
+  const needsDatabase = ![
+    opts.skipBudget,
+    opts.skipMemory,
+    opts.skipContent,
+    opts.skipPms,
+    opts.skipWebhooks,
+    opts.skipFreshness,
+    opts.skipScale,
+    opts.skipReporting,
+  ].every(Boolean);
   const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
 
   const abort = new AbortController();
@@ -547,6 +573,34 @@ async function main(): Promise<number> {
       }
     }
   }
+  // ---- Scenario H: reporting and history, alone (its load and its timings take the database) ----
+  if (!opts.skipReporting && !abort.signal.aborted) {
+    out(
+      `scenario H: reporting and history, ${opts.reportingBookings} bookings over ${opts.reportingProperties} properties, about 3 versions each, generated in SQL; ` +
+        `queries timed by EXPLAIN (ANALYZE, TIMING OFF), median of ${opts.reportingRuns} runs after ${REPORTING_DEFAULTS.warmupRuns} warm-up runs`,
+    );
+    try {
+      const h = await runReportingBench({
+        bookings: opts.reportingBookings,
+        properties: opts.reportingProperties,
+        runs: opts.reportingRuns,
+        databaseUrl,
+        keep: opts.reportingKeep,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = reportingLines(h, opts.reportingRuns);
+      for (const l of formatLines(lines)) out(l);
+      for (const n of notes) out(`  ${n}`);
+      if (opts.reportingKeep) out(`  schema kept: ${h.schema} (reporting views in ${h.schema}_reporting)`);
+      if (h.checks.some((c) => !c.ok)) failed = true;
+    } catch (err) {
+      if (abort.signal.aborted) throw err;
+      failed = true;
+      out(`  RUN FAILED: ${(err as Error).message}`);
+    }
+  }
+
   if (abort.signal.aborted) {
     out('bench interrupted');
     return 1;
