@@ -2,7 +2,7 @@
  * `npm run bench`: staysync against the simulator, measured against the rate limits.
  *
  *   npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
- *                            [--memory-sizes 2000,20000,100000] [--concurrency 8]
+ *                            [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--concurrency 8]
  *                            [--content-properties 500] [--content-scale 10]
  *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
@@ -21,7 +21,9 @@
  * --once` run, compared with what a perfect client could do (theory.ts).
  * Scenario B (memory): limits 100 times higher, so only the machine bounds speed; peak RSS
  * of `sync --once` at each size, and the ratio of each size to the smallest.
- * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below).
+ * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below); B with
+ * --memory-all-streams runs with the daemon's defaults instead (content, the PMS mirror from
+ * pms.backfillFrom and the occupancy refresh on), for the peak RSS of a whole `sync --once`.
  * Scenario C (content): one content refresh of --content-properties properties, standard
  * windows scaled by --content-scale; requests, 429s, duration against the minimum (content.ts).
  * Scenario D (PMS backfill, pms.ts): `sync --once` with STAYSYNC_PROPERTY_IDS, content and
@@ -94,6 +96,8 @@ interface Options {
   memorySizes: number[];
   skipBudget: boolean;
   skipMemory: boolean;
+  /** Scenario B with the PMS mirror and the occupancy refresh on (the daemon's defaults), not the booking streams alone. */
+  memoryAllStreams: boolean;
   concurrency: number;
   contentProperties: number;
   /** Scenario C's own time scale: slow enough that the budget, not this machine, paces it. */
@@ -132,7 +136,7 @@ interface Options {
 class UsageError extends Error {}
 
 const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
-                                 [--memory-sizes 2000,20000,100000] [--concurrency 8]
+                                 [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--concurrency 8]
                                  [--content-properties 500] [--content-scale 10]
                                  [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
@@ -159,6 +163,7 @@ function parseOptions(argv: string[]): Options {
       'skip-parser': { type: 'boolean', default: false },
       'skip-budget': { type: 'boolean', default: false },
       'skip-memory': { type: 'boolean', default: false },
+      'memory-all-streams': { type: 'boolean', default: false },
       'content-properties': { type: 'string', default: '500' },
       'content-scale': { type: 'string', default: '10' },
       'skip-content': { type: 'boolean', default: false },
@@ -236,6 +241,7 @@ function parseOptions(argv: string[]): Options {
     memorySizes,
     skipBudget: skip('budget', values['skip-budget']),
     skipMemory: skip('memory', values['skip-memory']),
+    memoryAllStreams: values['memory-all-streams'],
     contentProperties: int('content-properties', values['content-properties'], 1),
     contentScale: int('content-scale', values['content-scale'], 1),
     skipContent: skip('content', values['skip-content']),
@@ -386,7 +392,10 @@ async function main(): Promise<number> {
   // ---- Scenario B: memory ----
   if (!opts.skipMemory && !abort.signal.aborted) {
     const relaxed = mapLimits((ws) => scaleWindows(ws, opts.scale).map((w) => ({ limit: w.limit * 100, windowMs: w.windowMs })));
-    out(`scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties; PMS and occupancy off`);
+    out(
+      `scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties; ` +
+        (opts.memoryAllStreams ? 'PMS and occupancy on (--memory-all-streams)' : 'PMS and occupancy off'),
+    );
     const results: RunResult[] = [];
     const lines: Line[] = [];
     const smallest = opts.memorySizes[0];
@@ -402,7 +411,8 @@ async function main(): Promise<number> {
           // Machine-bound: generous, but a hang still ends.
           timeoutMs: 120_000 + size * 50,
           seed: 2,
-          config: BOOKINGS_ONLY,
+          // --memory-all-streams: the daemon's defaults (content, PMS from 2009, occupancy on).
+          config: opts.memoryAllStreams ? {} : BOOKINGS_ONLY,
           onProgress: progress,
           signal: abort.signal,
         });
