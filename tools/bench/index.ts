@@ -8,8 +8,10 @@
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
  *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
- *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
+ *                            [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
+ *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting]
  *                            [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
+ *                            [--skip-reporting]
  *
  * Scenario P (parser, parser.ts) runs first, in this process, in a few seconds: the MB/s of
  * parseJsonLossless on an ordinary body of booking details responses (about 6 MB), against the
@@ -48,8 +50,19 @@
  * budget, 429s, peak RSS per replica, and with three replicas the takeover after SIGKILL of
  * one (default takeover time, 30 s). The list and token windows are scaled by --scale. G runs
  * last, alone: its replicas take the whole machine.
+ * Scenario H (reporting and history, reporting.ts): --reporting-bookings bookings (1,000,000)
+ * over --reporting-properties properties (100), about three versions each (made, re-priced,
+ * moved, cancelled, reinstated), stay dates over five years, generated in SQL as the
+ * repositories write them (no HTTP, no daemon), and checked before anything is timed
+ * (nightly_facts against the open night rows, on_the_books(now()) against daily_kpis, a sample
+ * against planHistory); then daily_kpis for one property and for all of them over a month,
+ * on_the_books for one property and 365 nights, pace for one property and a year, and
+ * channel_performance, each the median of --reporting-runs EXPLAIN ANALYZE runs (execution +
+ * planning) after two warm-up runs; and the bytes of history per booking version. H runs after
+ * G, alone; --reporting-keep leaves its schema in place to look at plans by hand.
  * `--only` takes a comma list of parser (P), budget (A), memory (B), content (C), pms (D),
- * webhooks (E), freshness (F) and scale (G), e.g. `--only pms`; the --skip-* flags leave one out.
+ * webhooks (E), freshness (F), scale (G) and reporting (H), e.g. `--only pms`; the --skip-*
+ * flags leave one out.
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
