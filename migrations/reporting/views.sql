@@ -245,10 +245,12 @@ SELECT x.property_id,
 FROM counted x
 LEFT JOIN property_clock c ON c.property_id = x.property_id
 LEFT JOIN daily_occupancy d ON d.property_id = x.property_id AND d.stay_date = x.stay_date
--- Per row, by index: a report of one property reads that property's rooms and statistics only.
-LEFT JOIN LATERAL (
-  SELECT count(*) AS rooms FROM pms_rooms pr WHERE pr.property_id = x.property_id AND pr.removed_at IS NULL
-) listed ON true
+-- Rooms listed, counted once a property (not again for each of its nights); a report of one
+-- property counts that property's rooms only (its property_id reaches the subquery).
+LEFT JOIN (
+  SELECT pr.property_id, count(*) AS rooms FROM pms_rooms pr WHERE pr.removed_at IS NULL GROUP BY pr.property_id
+) listed ON listed.property_id = x.property_id
+-- The statistics per row, by index: a report of one property reads that property's only.
 LEFT JOIN LATERAL (
   SELECT d2.property_room_count FROM daily_occupancy d2 WHERE d2.property_id = x.property_id
   ORDER BY d2.refreshed_at DESC, d2.stay_date DESC LIMIT 1
