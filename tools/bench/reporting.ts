@@ -260,8 +260,17 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const reportingSchema = `${schema}_reporting`;
   const config = loadConfig({ env: {}, overrides: { database: { url: opts.databaseUrl, schema, reportingSchema }, log: { level: 'warn' } } });
-  const handle = await openForWriting(config, createLogger('warn'));
-  await handle.close();
+  const dropSchema = () =>
+    withPg(opts.databaseUrl, (x) => x.query(`DROP SCHEMA IF EXISTS ${ident(reportingSchema)}, ${ident(schema)} CASCADE`)).catch((err: unknown) => {
+      process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
+    });
+  try {
+    const handle = await openForWriting(config, createLogger('warn'));
+    await handle.close();
+  } catch (err) {
+    await dropSchema();
+    throw err;
+  }
   const c = new pg.Client({ connectionString: opts.databaseUrl, application_name: 'staysync-bench-reporting' });
   await c.connect();
   // An interrupt cancels the statement running (a load step takes minutes), from a second connection.
@@ -429,12 +438,8 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
     };
   } finally {
     opts.signal?.removeEventListener('abort', cancel);
-    if (!opts.keep) {
-      await c.query(`DROP SCHEMA IF EXISTS ${ident(reportingSchema)}, ${ident(schema)} CASCADE`).catch((err: unknown) => {
-        process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
-      });
-    }
     await c.end();
+    if (!opts.keep) await dropSchema();
   }
 }
 
@@ -446,7 +451,7 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
 async function checkSample(c: pg.Client, size: number): Promise<{ label: string; ok: boolean; detail: string }> {
   const iso = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
   const keys = await c.query<{ property_id: string; number: string }>(
-    `SELECT property_id, number FROM bookings TABLESAMPLE SYSTEM (1) REPEATABLE (7) ORDER BY number LIMIT ${size}`,
+    `SELECT property_id, number FROM bookings ORDER BY hashtext(number), number LIMIT ${size}`,
   );
   const versions = await c.query<{
     property_id: string;
