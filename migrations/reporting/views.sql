@@ -245,10 +245,12 @@ SELECT x.property_id,
 FROM counted x
 LEFT JOIN property_clock c ON c.property_id = x.property_id
 LEFT JOIN daily_occupancy d ON d.property_id = x.property_id AND d.stay_date = x.stay_date
--- Per row, by index: a report of one property reads that property's rooms and statistics only.
-LEFT JOIN LATERAL (
-  SELECT count(*) AS rooms FROM pms_rooms pr WHERE pr.property_id = x.property_id AND pr.removed_at IS NULL
-) listed ON true
+-- Rooms listed, counted once a property (not again for each of its nights); a report of one
+-- property counts that property's rooms only (its property_id reaches the subquery).
+LEFT JOIN (
+  SELECT pr.property_id, count(*) AS rooms FROM pms_rooms pr WHERE pr.removed_at IS NULL GROUP BY pr.property_id
+) listed ON listed.property_id = x.property_id
+-- The statistics per row, by index: a report of one property reads that property's only.
 LEFT JOIN LATERAL (
   SELECT d2.property_room_count FROM daily_occupancy d2 WHERE d2.property_id = x.property_id
   ORDER BY d2.refreshed_at DESC, d2.stay_date DESC LIMIT 1
@@ -618,43 +620,111 @@ BEGIN ATOMIC
              AND (h.valid_to IS NULL OR h.valid_to > ((day + 1)::timestamp AT TIME ZONE time_zone))) a
    WHERE NOT EXISTS (SELECT 1 FROM otb_snapshot_days d WHERE d.property_id = property AND d.snapshot_date = day);
 END;
-COMMENT ON FUNCTION books_at_close(text, date, text, date, text) IS 'One night of a property on the books at the close of a local day (the next local midnight in time_zone), in one currency: from that day''s snapshot when the daemon recorded one (source snapshot), else from booking_history (source history). What pace reads.';
+COMMENT ON FUNCTION books_at_close(text, date, text, date, text) IS 'One night of a property on the books at the close of a local day (the next local midnight in time_zone), in one currency: from that day''s snapshot when the daemon recorded one (source snapshot), else from booking_history (source history). pace gives the same figures for many nights at once.';
+
+-- What pace computes with: the close a moment falls in, and which of pace's offsets a number of
+-- days reaches. pace reads each night's rows of booking_night_history once (and once more for the
+-- night 364 days later, whose STLY they are) instead of looking the night up again for each offset
+-- and year (5,840 lookups for a property's year, over a second with the JIT compilation that
+-- their estimated cost brings on); see docs/benchmarks.md, scenario H.
+CREATE FUNCTION close_day(t timestamptz, zone text) RETURNS date
+LANGUAGE sql STABLE PARALLEL SAFE
+RETURN CASE WHEN (t AT TIME ZONE zone)::time < '03:00' AND t <= (((t AT TIME ZONE zone)::date)::timestamp AT TIME ZONE zone)
+            THEN (t AT TIME ZONE zone)::date - 1
+            ELSE (t AT TIME ZONE zone)::date END;
+COMMENT ON FUNCTION close_day(timestamptz, text) IS 'The first local day (in zone) whose close, the next local midnight ((day + 1)::timestamp AT TIME ZONE zone), is at or after t: an instant t is at or before the close of day D exactly when D >= close_day(t). NULL for NULL. The local date of t, or the day before when t is that date''s midnight itself (or, where a time change skips or repeats midnight, before it).';
+
+CREATE FUNCTION offset_bucket(days integer) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN days IS NULL THEN NULL WHEN days < 0 THEN -1 WHEN days < 1 THEN 0 WHEN days < 3 THEN 1 WHEN days < 7 THEN 3
+            WHEN days < 14 THEN 7 WHEN days < 30 THEN 14 WHEN days < 60 THEN 30 WHEN days < 90 THEN 60 ELSE 90 END;
+COMMENT ON FUNCTION offset_bucket(integer) IS 'The largest of pace''s offsets (0, 1, 3, 7, 14, 30, 60, 90 days) that is at most days, -1 when days < 0: for each offset k, days >= k exactly when offset_bucket(days) >= k.';
 
 CREATE VIEW pace AS
-WITH nights AS (
-  -- Every night with history, and the night 364 days after it (whose STLY it is).
-  SELECT h.property_id, h.stay_date, h.currency_code FROM booking_night_history h
-  UNION
-  SELECT h.property_id, h.stay_date + 364, h.currency_code FROM booking_night_history h
-), offsets (days_before) AS (
+WITH offsets (days_before) AS (
+  -- The same list as offset_bucket's.
   VALUES (0), (1), (3), (7), (14), (30), (60), (90)
+), night_rows AS (
+  -- Every row of booking_night_history for its own night, and again for the night 364 days after
+  -- it, whose STLY it is (stly). A filter on stay_date reaches both scans.
+  SELECT h.property_id, h.stay_date AS night, false AS stly, h.stay_date, h.currency_code, h.net_amount, h.gross_amount,
+         h.valid_from, h.valid_to, h.reconstructed_until
+  FROM booking_night_history h
+  UNION ALL
+  SELECT h.property_id, h.stay_date + 364, true, h.stay_date, h.currency_code, h.net_amount, h.gross_amount,
+         h.valid_from, h.valid_to, h.reconstructed_until
+  FROM booking_night_history h
+), spans AS (
+  -- A row is on the books at the close of local day D (D = its night - days_before) when
+  -- close_day(valid_from) <= D < close_day(valid_to): for the offsets k with
+  -- k <= on_to and k > on_after (as offset buckets); reconstructed then when also k > seen_after.
+  -- Rows alike in that are added up here, so the offsets below multiply a few rows a night.
+  SELECT r.property_id, r.night, r.currency_code, r.stly,
+         count(*) AS rooms, sum(r.net_amount) AS net, sum(r.gross_amount) AS gross,
+         offset_bucket(r.stay_date - d.from_day) AS on_to,
+         offset_bucket(r.stay_date - d.to_day) AS on_after,
+         offset_bucket(r.stay_date - d.seen_day) AS seen_after
+  FROM night_rows r
+  -- Each property's zone once (OFFSET 0: a subquery of its own, not the zone lookup again in every
+  -- expression below).
+  LEFT JOIN (SELECT k.property_id, k.time_zone FROM property_clock k OFFSET 0) c ON c.property_id = r.property_id
+  CROSS JOIN LATERAL (
+    SELECT close_day(r.valid_from, COALESCE(c.time_zone, 'UTC')) AS from_day,
+           close_day(r.valid_to, COALESCE(c.time_zone, 'UTC')) AS to_day,
+           close_day(r.reconstructed_until, COALESCE(c.time_zone, 'UTC')) AS seen_day
+    OFFSET 0) d
+  GROUP BY r.property_id, r.night, r.currency_code, r.stly, 8, 9, 10
+), closes AS (
+  -- Every night with history or whose STLY night has history, at each offset: the books from
+  -- history at that close, of the night and of its STLY night.
+  SELECT v.property_id, v.night AS stay_date, v.currency_code, o.days_before,
+         COALESCE(sum(v.rooms) FILTER (WHERE NOT v.stly AND w.valid), 0) AS room_nights,
+         COALESCE(sum(v.net) FILTER (WHERE NOT v.stly AND w.valid), 0) AS room_revenue_net,
+         COALESCE(sum(v.gross) FILTER (WHERE NOT v.stly AND w.valid), 0) AS room_revenue_gross,
+         COALESCE(sum(v.rooms) FILTER (WHERE NOT v.stly AND w.valid AND v.seen_after < o.days_before), 0) AS reconstructed_room_nights,
+         COALESCE(sum(v.rooms) FILTER (WHERE v.stly AND w.valid), 0) AS stly_room_nights,
+         COALESCE(sum(v.net) FILTER (WHERE v.stly AND w.valid), 0) AS stly_room_revenue_net,
+         COALESCE(sum(v.gross) FILTER (WHERE v.stly AND w.valid), 0) AS stly_room_revenue_gross,
+         COALESCE(sum(v.rooms) FILTER (WHERE v.stly AND w.valid AND v.seen_after < o.days_before), 0) AS stly_reconstructed_room_nights
+  FROM spans v
+  CROSS JOIN offsets o
+  CROSS JOIN LATERAL (SELECT v.on_to >= o.days_before AND (v.on_after IS NULL OR v.on_after < o.days_before) AS valid) w
+  GROUP BY v.property_id, v.night, v.currency_code, o.days_before
 )
-SELECT n.property_id,
+SELECT x.property_id,
        c.property_name,
-       n.stay_date,
-       n.currency_code,
-       o.days_before,
-       n.stay_date - o.days_before AS as_of_date,
-       (n.stay_date - o.days_before + 1)::timestamp AT TIME ZONE z.zone AS as_of,
-       cur.room_nights,
-       cur.room_revenue_net,
-       cur.room_revenue_gross,
-       cur.reconstructed_room_nights,
-       cur.source,
-       n.stay_date - 364 AS stly_stay_date,
-       ly.room_nights AS stly_room_nights,
-       ly.room_revenue_net AS stly_room_revenue_net,
-       ly.room_revenue_gross AS stly_room_revenue_gross,
-       ly.reconstructed_room_nights AS stly_reconstructed_room_nights,
-       cur.room_nights - ly.room_nights AS room_nights_vs_stly,
-       cur.room_revenue_net - ly.room_revenue_net AS room_revenue_net_vs_stly
-FROM nights n
-CROSS JOIN offsets o
-LEFT JOIN property_clock c ON c.property_id = n.property_id
-CROSS JOIN LATERAL (SELECT COALESCE(c.time_zone, 'UTC') AS zone) z
-CROSS JOIN LATERAL books_at_close(n.property_id, n.stay_date, n.currency_code, n.stay_date - o.days_before, z.zone) cur
-CROSS JOIN LATERAL books_at_close(n.property_id, n.stay_date - 364, n.currency_code, n.stay_date - 364 - o.days_before, z.zone) ly
-WHERE (n.stay_date - o.days_before + 1)::timestamp AT TIME ZONE z.zone <= now();
+       x.stay_date,
+       x.currency_code,
+       x.days_before,
+       x.stay_date - x.days_before AS as_of_date,
+       (x.stay_date - x.days_before + 1)::timestamp AT TIME ZONE COALESCE(c.time_zone, 'UTC') AS as_of,
+       CASE WHEN sd.property_id IS NULL THEN x.room_nights ELSE COALESCE(sn.room_nights, 0) END AS room_nights,
+       CASE WHEN sd.property_id IS NULL THEN x.room_revenue_net ELSE COALESCE(sn.room_revenue_net, 0) END AS room_revenue_net,
+       CASE WHEN sd.property_id IS NULL THEN x.room_revenue_gross ELSE COALESCE(sn.room_revenue_gross, 0) END AS room_revenue_gross,
+       CASE WHEN sd.property_id IS NULL THEN x.reconstructed_room_nights ELSE COALESCE(sn.reconstructed_room_nights, 0) END AS reconstructed_room_nights,
+       CASE WHEN sd.property_id IS NULL THEN 'history' ELSE 'snapshot' END AS source,
+       x.stay_date - 364 AS stly_stay_date,
+       CASE WHEN ld.property_id IS NULL THEN x.stly_room_nights ELSE COALESCE(ln.room_nights, 0) END AS stly_room_nights,
+       CASE WHEN ld.property_id IS NULL THEN x.stly_room_revenue_net ELSE COALESCE(ln.room_revenue_net, 0) END AS stly_room_revenue_net,
+       CASE WHEN ld.property_id IS NULL THEN x.stly_room_revenue_gross ELSE COALESCE(ln.room_revenue_gross, 0) END AS stly_room_revenue_gross,
+       CASE WHEN ld.property_id IS NULL THEN x.stly_reconstructed_room_nights ELSE COALESCE(ln.reconstructed_room_nights, 0) END AS stly_reconstructed_room_nights,
+       CASE WHEN sd.property_id IS NULL THEN x.room_nights ELSE COALESCE(sn.room_nights, 0) END
+         - CASE WHEN ld.property_id IS NULL THEN x.stly_room_nights ELSE COALESCE(ln.room_nights, 0) END AS room_nights_vs_stly,
+       CASE WHEN sd.property_id IS NULL THEN x.room_revenue_net ELSE COALESCE(sn.room_revenue_net, 0) END
+         - CASE WHEN ld.property_id IS NULL THEN x.stly_room_revenue_net ELSE COALESCE(ln.room_revenue_net, 0) END AS room_revenue_net_vs_stly
+FROM closes x
+LEFT JOIN property_clock c ON c.property_id = x.property_id
+-- Where the daemon recorded a close, its snapshot, as books_at_close reads it (a night absent
+-- from the snapshot had nothing on the books).
+LEFT JOIN otb_snapshot_days sd ON sd.property_id = x.property_id AND sd.snapshot_date = x.stay_date - x.days_before
+LEFT JOIN otb_snapshot_nights sn
+  ON sd.property_id IS NOT NULL AND sn.property_id = x.property_id AND sn.snapshot_date = x.stay_date - x.days_before
+ AND sn.stay_date = x.stay_date AND sn.currency_code IS NOT DISTINCT FROM x.currency_code
+LEFT JOIN otb_snapshot_days ld ON ld.property_id = x.property_id AND ld.snapshot_date = x.stay_date - 364 - x.days_before
+LEFT JOIN otb_snapshot_nights ln
+  ON ld.property_id IS NOT NULL AND ln.property_id = x.property_id AND ln.snapshot_date = x.stay_date - 364 - x.days_before
+ AND ln.stay_date = x.stay_date - 364 AND ln.currency_code IS NOT DISTINCT FROM x.currency_code
+WHERE (x.stay_date - x.days_before + 1)::timestamp AT TIME ZONE COALESCE(c.time_zone, 'UTC') <= now();
 COMMENT ON VIEW pace IS 'Pace: per property, night and currency, the books at the local day close 0, 1, 3, 7, 14, 30, 60 and 90 days before the night (days_before; 0 is the close of the night''s own day), next to the same figures for the same weekday 364 days earlier (STLY, same time last year). From the daemon''s day-close snapshots where it recorded them, else from booking_history; only closes already passed have a row. Filter by property and stay_date: a property''s year reads in well under a second.';
 COMMENT ON COLUMN pace.property_id IS 'Provider property id.';
 COMMENT ON COLUMN pace.property_name IS 'Property name (content).';

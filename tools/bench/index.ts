@@ -2,14 +2,16 @@
  * `npm run bench`: staysync against the simulator, measured against the rate limits.
  *
  *   npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
- *                            [--memory-sizes 2000,20000,100000] [--concurrency 8]
+ *                            [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--concurrency 8]
  *                            [--content-properties 500] [--content-scale 10]
  *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
  *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
- *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
+ *                            [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
+ *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting]
  *                            [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
+ *                            [--skip-reporting]
  *
  * Scenario P (parser, parser.ts) runs first, in this process, in a few seconds: the MB/s of
  * parseJsonLossless on an ordinary body of booking details responses (about 6 MB), against the
@@ -21,7 +23,9 @@
  * --once` run, compared with what a perfect client could do (theory.ts).
  * Scenario B (memory): limits 100 times higher, so only the machine bounds speed; peak RSS
  * of `sync --once` at each size, and the ratio of each size to the smallest.
- * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below).
+ * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below); B with
+ * --memory-all-streams runs with the daemon's defaults instead (content, the PMS mirror from
+ * pms.backfillFrom and the occupancy refresh on), for the peak RSS of a whole `sync --once`.
  * Scenario C (content): one content refresh of --content-properties properties, standard
  * windows scaled by --content-scale; requests, 429s, duration against the minimum (content.ts).
  * Scenario D (PMS backfill, pms.ts): `sync --once` with STAYSYNC_PROPERTY_IDS, content and
@@ -46,8 +50,19 @@
  * budget, 429s, peak RSS per replica, and with three replicas the takeover after SIGKILL of
  * one (default takeover time, 30 s). The list and token windows are scaled by --scale. G runs
  * last, alone: its replicas take the whole machine.
+ * Scenario H (reporting and history, reporting.ts): --reporting-bookings bookings (1,000,000)
+ * over --reporting-properties properties (100), about three versions each (made, re-priced,
+ * moved, cancelled, reinstated), stay dates over five years, generated in SQL as the
+ * repositories write them (no HTTP, no daemon), and checked before anything is timed
+ * (nightly_facts against the open night rows, on_the_books(now()) against daily_kpis, a sample
+ * against planHistory); then daily_kpis for one property and for all of them over a month,
+ * on_the_books for one property and 365 nights, pace for one property and a year, and
+ * channel_performance, each the median of --reporting-runs EXPLAIN ANALYZE runs (execution +
+ * planning) after two warm-up runs; and the bytes of history per booking version. H runs after
+ * G, alone; --reporting-keep leaves its schema in place to look at plans by hand.
  * `--only` takes a comma list of parser (P), budget (A), memory (B), content (C), pms (D),
- * webhooks (E), freshness (F) and scale (G), e.g. `--only pms`; the --skip-* flags leave one out.
+ * webhooks (E), freshness (F), scale (G) and reporting (H), e.g. `--only pms`; the --skip-*
+ * flags leave one out.
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
@@ -75,6 +90,7 @@ import {
 import { minTimeFor, scaleWindows } from './theory.js';
 import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
+import { REPORTING_DEFAULTS, reportingLines, runReportingBench } from './reporting.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -93,6 +109,8 @@ interface Options {
   memorySizes: number[];
   skipBudget: boolean;
   skipMemory: boolean;
+  /** Scenario B with the PMS mirror and the occupancy refresh on (the daemon's defaults), not the booking streams alone. */
+  memoryAllStreams: boolean;
   concurrency: number;
   contentProperties: number;
   /** Scenario C's own time scale: slow enough that the budget, not this machine, paces it. */
@@ -120,22 +138,30 @@ interface Options {
   scaleBookings: number;
   scaleReplicas: number[];
   skipScale: boolean;
+  reportingBookings: number;
+  reportingProperties: number;
+  reportingRuns: number;
+  /** Scenario H: leave the loaded schema in place (its name is printed), for looking at plans by hand. */
+  reportingKeep: boolean;
+  skipReporting: boolean;
 }
 
 class UsageError extends Error {}
 
 const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
-                                 [--memory-sizes 2000,20000,100000] [--concurrency 8]
+                                 [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--concurrency 8]
                                  [--content-properties 500] [--content-scale 10]
                                  [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
                                  [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
-                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale]
-                                 [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]`;
+                                 [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
+                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting]
+                                 [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
+                                 [--skip-reporting]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale'] as const;
+const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -150,6 +176,7 @@ function parseOptions(argv: string[]): Options {
       'skip-parser': { type: 'boolean', default: false },
       'skip-budget': { type: 'boolean', default: false },
       'skip-memory': { type: 'boolean', default: false },
+      'memory-all-streams': { type: 'boolean', default: false },
       'content-properties': { type: 'string', default: '500' },
       'content-scale': { type: 'string', default: '10' },
       'skip-content': { type: 'boolean', default: false },
@@ -170,6 +197,11 @@ function parseOptions(argv: string[]): Options {
       'scale-bookings': { type: 'string', default: String(SCALE_DEFAULTS.bookingsPerConnection) },
       'scale-replicas': { type: 'string', default: SCALE_DEFAULTS.replicas.join(',') },
       'skip-scale': { type: 'boolean', default: false },
+      'reporting-bookings': { type: 'string', default: String(REPORTING_DEFAULTS.bookings) },
+      'reporting-properties': { type: 'string', default: String(REPORTING_DEFAULTS.properties) },
+      'reporting-runs': { type: 'string', default: String(REPORTING_DEFAULTS.runs) },
+      'reporting-keep': { type: 'boolean', default: false },
+      'skip-reporting': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -222,6 +254,7 @@ function parseOptions(argv: string[]): Options {
     memorySizes,
     skipBudget: skip('budget', values['skip-budget']),
     skipMemory: skip('memory', values['skip-memory']),
+    memoryAllStreams: values['memory-all-streams'],
     contentProperties: int('content-properties', values['content-properties'], 1),
     contentScale: int('content-scale', values['content-scale'], 1),
     skipContent: skip('content', values['skip-content']),
@@ -243,6 +276,11 @@ function parseOptions(argv: string[]): Options {
     scaleBookings: int('scale-bookings', values['scale-bookings'], 1),
     scaleReplicas: values['scale-replicas'].split(',').map((x) => int('scale-replicas', x.trim(), 1)),
     skipScale: skip('scale', values['skip-scale']),
+    reportingBookings: int('reporting-bookings', values['reporting-bookings'], Number(values['reporting-properties']) || 1),
+    reportingProperties: int('reporting-properties', values['reporting-properties'], 1),
+    reportingRuns: int('reporting-runs', values['reporting-runs'], 1),
+    reportingKeep: values['reporting-keep'],
+    skipReporting: skip('reporting', values['skip-reporting']),
   };
 }
 
@@ -295,9 +333,16 @@ async function main(): Promise<number> {
     return 2;
   }
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
-  const needsDatabase = ![opts.skipBudget, opts.skipMemory, opts.skipContent, opts.skipPms, opts.skipWebhooks, opts.skipFreshness, opts.skipScale].every(
-    Boolean,
-  );
+  const needsDatabase = ![
+    opts.skipBudget,
+    opts.skipMemory,
+    opts.skipContent,
+    opts.skipPms,
+    opts.skipWebhooks,
+    opts.skipFreshness,
+    opts.skipScale,
+    opts.skipReporting,
+  ].every(Boolean);
   const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
 
   const abort = new AbortController();
@@ -360,7 +405,10 @@ async function main(): Promise<number> {
   // ---- Scenario B: memory ----
   if (!opts.skipMemory && !abort.signal.aborted) {
     const relaxed = mapLimits((ws) => scaleWindows(ws, opts.scale).map((w) => ({ limit: w.limit * 100, windowMs: w.windowMs })));
-    out(`scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties; PMS and occupancy off`);
+    out(
+      `scenario B: memory, limits 100× higher (details ${windowsText(relaxed.bookingDetails)}), ${opts.properties} properties; ` +
+        (opts.memoryAllStreams ? 'PMS and occupancy on (--memory-all-streams)' : 'PMS and occupancy off'),
+    );
     const results: RunResult[] = [];
     const lines: Line[] = [];
     const smallest = opts.memorySizes[0];
@@ -376,7 +424,8 @@ async function main(): Promise<number> {
           // Machine-bound: generous, but a hang still ends.
           timeoutMs: 120_000 + size * 50,
           seed: 2,
-          config: BOOKINGS_ONLY,
+          // --memory-all-streams: the daemon's defaults (content, PMS from 2009, occupancy on).
+          config: opts.memoryAllStreams ? {} : BOOKINGS_ONLY,
           onProgress: progress,
           signal: abort.signal,
         });
@@ -547,6 +596,34 @@ async function main(): Promise<number> {
       }
     }
   }
+  // ---- Scenario H: reporting and history, alone (its load and its timings take the database) ----
+  if (!opts.skipReporting && !abort.signal.aborted) {
+    out(
+      `scenario H: reporting and history, ${opts.reportingBookings} bookings over ${opts.reportingProperties} properties, about 3 versions each, generated in SQL; ` +
+        `queries timed by EXPLAIN (ANALYZE, TIMING OFF), median of ${opts.reportingRuns} runs after ${REPORTING_DEFAULTS.warmupRuns} warm-up runs`,
+    );
+    try {
+      const h = await runReportingBench({
+        bookings: opts.reportingBookings,
+        properties: opts.reportingProperties,
+        runs: opts.reportingRuns,
+        databaseUrl,
+        keep: opts.reportingKeep,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = reportingLines(h, opts.reportingRuns);
+      for (const l of formatLines(lines)) out(l);
+      for (const n of notes) out(`  ${n}`);
+      if (opts.reportingKeep) out(`  schema kept: ${h.schema} (reporting views in ${h.schema}_reporting)`);
+      if (h.checks.some((c) => !c.ok)) failed = true;
+    } catch (err) {
+      if (abort.signal.aborted) throw err;
+      failed = true;
+      out(`  RUN FAILED: ${(err as Error).message}`);
+    }
+  }
+
   if (abort.signal.aborted) {
     out('bench interrupted');
     return 1;
