@@ -89,7 +89,12 @@ CREATE TABLE booking_night_history (
   CONSTRAINT booking_night_history_validity CHECK (valid_to IS NULL OR valid_to > valid_from)
 );
 CREATE INDEX booking_night_history_open ON booking_night_history (property_id, number) WHERE valid_to IS NULL;
-CREATE INDEX booking_night_history_nights ON booking_night_history (property_id, stay_date) INCLUDE (valid_from, valid_to, currency_code, net_amount, gross_amount);
+-- Covering every column the reports read of a property's nights (pace, on_the_books), so they
+-- answer from the index alone: measured by the bench's scenario H (docs/benchmarks.md) at
+-- 6,000,000 night rows, pace for a property's year in 165 ms instead of 280 ms reading the
+-- table, for about 6 bytes a row (reconstructed_until is NULL but for reconstructed versions).
+CREATE INDEX booking_night_history_nights ON booking_night_history (property_id, stay_date)
+  INCLUDE (valid_from, valid_to, currency_code, net_amount, gross_amount, reconstructed_until);
 COMMENT ON TABLE booking_night_history IS 'Each night of a room stay while it was on the books (its booking not cancelled), valid from the version that put it there (or changed its price or room type) to the version that took it away: the books as of any moment are the rows valid then (reporting.on_the_books).';
 COMMENT ON COLUMN booking_night_history.property_id IS 'Provider property id.';
 COMMENT ON COLUMN booking_night_history.number IS 'Booking number.';
