@@ -51,7 +51,7 @@ COMMENT ON COLUMN booking_versions.valid_to IS 'Until when (UTC, exclusive): the
 COMMENT ON COLUMN booking_versions.modified_at IS 'The provider''s modifiedDateTime of the payload this version comes from.';
 COMMENT ON COLUMN booking_versions.reconstructed IS 'True for a version the mirror did not fetch: derived from the first fetched version of a booking first seen after it changed.';
 COMMENT ON COLUMN booking_versions.fetched_at IS 'When its details were fetched (UTC); NULL for a reconstructed version.';
-COMMENT ON COLUMN booking_versions.content_hash IS 'SHA-256 of the payload as stored: tells a second version within the same second from a re-fetch of the same one. NULL for a reconstructed version.';
+COMMENT ON COLUMN booking_versions.content_hash IS 'SHA-256 (hex) of the payload''s canonical JSON (keys sorted, numbers as sent; the same as received and as stored): tells a second version within the same second from a re-fetch of the same one. NULL for a reconstructed version.';
 COMMENT ON COLUMN booking_versions.status IS 'Booking status in this version: Active, Cancelled, Unconfirmed (or a newer provider value).';
 COMMENT ON COLUMN booking_versions.created_at IS 'createdDateTime as this version says (UTC).';
 COMMENT ON COLUMN booking_versions.cancelled_at IS 'cancelledDateTime as this version says (UTC); NULL when not cancelled.';

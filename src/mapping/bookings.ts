@@ -3,6 +3,8 @@
  * booking list. Pure: no I/O. The sync writes what these give, and the replay (src/replay)
  * derives the same rows again from the payloads the mirror keeps.
  */
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../provider/json.js';
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
 import type { BookingRows, SummaryRow } from '../store/schema.js';
 import type { TaxLevel } from '../store/states.js';
@@ -55,6 +57,7 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
       synced_at: new Date(),
       raw: JSON.stringify(raw),
     },
+    contentHash: createHash('sha256').update(canonicalJson(raw)).digest('hex'),
     roomStays: [],
     dailyRates: [],
     services: [],

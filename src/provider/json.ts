@@ -179,3 +179,20 @@ export function isJsonNumber(value: unknown): value is JsonNumber {
 export function jsonNumber(text: string): JsonNumber {
   return api.rawJSON(text);
 }
+
+/**
+ * JSON text of a parsed value with every object's keys in sorted order and numbers as sent:
+ * the same text for the same content whatever order the keys came in, so a payload as the
+ * provider sent it and as PostgreSQL stores it (jsonb orders keys its own way) give one text.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object' || api.isRawJSON(value)) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  const entries = Object.keys(value)
+    .sort()
+    .flatMap((k) => {
+      const v = (value as Record<string, unknown>)[k];
+      return v === undefined ? [] : [`${JSON.stringify(k)}:${canonicalJson(v)}`];
+    });
+  return `{${entries.join(',')}}`;
+}

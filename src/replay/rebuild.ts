@@ -355,7 +355,7 @@ function sources(personal: boolean): Source[] {
         const headers: Row[] = [];
         const children = new Map<string, Row[]>(BOOKING_CHILDREN.map(([, t]) => [t, []]));
         const keys: [string, string][] = [];
-        const versions: { key: { property_id: string; number: string }; version: BookingVersion }[] = [];
+        const versions: { key: { property_id: string; number: string }; version: BookingVersion; contentHash: string }[] = [];
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
           const parsed = parseBookingRaw(body);
@@ -371,7 +371,7 @@ function sources(personal: boolean): Source[] {
           headers.push({ ...mapped.booking, synced_at: r.synced_at });
           for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...asChildren(mapped[field], r.synced_at));
           keys.push([r.property_id, r.number]);
-          versions.push({ key: { property_id: r.property_id, number: r.number }, version: bookingVersionOf(mapped) });
+          versions.push({ key: { property_id: r.property_id, number: r.number }, version: bookingVersionOf(mapped), contentHash: mapped.contentHash });
         }
         b.counts.rebuilt += headers.length;
         b.counts.changed += await updateDerived(b.trx, 'bookings', ['property_id', 'number'], headers, ['fetched_at', 'synced_at', 'raw']);
@@ -384,9 +384,9 @@ function sources(personal: boolean): Source[] {
           b.trx,
           versions.map((v) => v.key),
         );
-        const rederived = versions.flatMap(({ key, version }) => {
+        const rederived = versions.flatMap(({ key, version, contentHash }) => {
           const found = stored.get(`${key.property_id}/${key.number}`);
-          const r = found ? rederiveHistory(found.stored, version, found.contentHash) : null;
+          const r = found === undefined ? null : rederiveHistory(found, version, contentHash);
           return r ? [{ key, rederived: r }] : [];
         });
         for (const { rederived: r } of rederived) b.history[r.kind] += 1;

@@ -962,6 +962,11 @@ export interface BookingRows {
   taxAmounts: NewBookingTaxAmount[];
   ratePlans: NewBookingRoomStayRatePlan[];
   loyaltyCards: NewBookingLoyaltyCard[];
+  /**
+   * What tells versions apart (booking_versions.content_hash): SHA-256 (hex) of the payload's
+   * canonical JSON (src/provider/json.ts canonicalJson), the same as received and as stored.
+   */
+  contentHash: string;
 }
 
 /** A booking summary as a row (booking_summaries), with the priority its detail fetch gets. */

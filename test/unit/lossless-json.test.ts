@@ -3,7 +3,7 @@
  * whichever of the two paths (marked tokens, or the reviver for text with an escaped NUL) runs.
  */
 import { describe, expect, it } from 'vitest';
-import { isJsonNumber, parseJsonLossless } from '../../src/provider/json.js';
+import { canonicalJson, isJsonNumber, parseJsonLossless } from '../../src/provider/json.js';
 import { mulberry32, type Rng } from '../../tools/simulator/random.js';
 import { MAX_JSON_DEPTH } from '../../src/util/json-syntax.js';
 
@@ -242,5 +242,22 @@ describe('parseJsonLossless on random JSON', () => {
       ) as unknown;
       expect(numbersAsText(parsed), text).toEqual(expected);
     }
+  });
+});
+
+describe('canonicalJson', () => {
+  it('writes the same text for the same content whatever the order of the keys, numbers as sent', () => {
+    const sent = parseJsonLossless('{"b": [1.50, {"y": null, "x": "é"}], "a": 28.0000, "aa": {"k": true}}');
+    // As jsonb gives it back: shorter keys first, then by bytes; the same numbers.
+    const stored = parseJsonLossless('{"a": 28.0000, "b": [1.50, {"x": "\\u00e9", "y": null}], "aa": {"k": true}}');
+    expect(canonicalJson(sent)).toBe('{"a":28.0000,"aa":{"k":true},"b":[1.50,{"x":"é","y":null}]}');
+    expect(canonicalJson(stored)).toBe(canonicalJson(sent));
+  });
+
+  it('tells apart what differs: a value, a number as sent, a key', () => {
+    const base = canonicalJson(parseJsonLossless('{"a": 1.5, "b": "x"}'));
+    expect(canonicalJson(parseJsonLossless('{"a": 1.50, "b": "x"}'))).not.toBe(base);
+    expect(canonicalJson(parseJsonLossless('{"a": 1.5, "b": "y"}'))).not.toBe(base);
+    expect(canonicalJson(parseJsonLossless('{"a": 1.5, "c": "x"}'))).not.toBe(base);
   });
 });

@@ -6,7 +6,7 @@ import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { BookingHistory, BookingRows } from '../schema.js';
 import type { Database } from '../schema.js';
 import type { Executor } from '../types.js';
-import { contentHashOf, historyWrites, storedHistoryColumns, storedHistoryOf, type StoredHistoryColumns } from './history.js';
+import { historyWrites, storedHistoryColumns, storedHistoryOf, type StoredHistoryColumns } from './history.js';
 
 const childTables = [
   'booking_room_stays',
@@ -67,7 +67,7 @@ export async function saveBookingVersion(
     : sql<boolean>`EXISTS (
             SELECT 1 FROM booking_versions v
              WHERE v.property_id = excluded.property_id AND v.number = excluded.number AND v.modified_at = excluded.modified_at
-               AND v.valid_to IS NOT NULL AND v.content_hash = ${contentHashOf(sql`excluded.raw`)})`;
+               AND v.valid_to IS NOT NULL AND v.content_hash = ${rows.contentHash})`;
   // Few statements instead of one per table: on a full sync the round trips to the database,
   // not the SQL, dominate the cost of a booking.
   const header = await trx
@@ -88,7 +88,6 @@ export async function saveBookingVersion(
     // xmax = 0 on the returned row means it was inserted: a new booking has no children to delete.
     .returning([
       sql<boolean>`(xmax = 0)`.as('inserted'),
-      contentHashOf(sql`bookings.raw`).as('content_hash'),
       sql<boolean>`EXISTS (SELECT 1 FROM booking_summaries s WHERE s.property_id = bookings.property_id AND s.number = bookings.number
                       AND s.modified_at = bookings.modified_at AND s.status <> bookings.status)`.as('unlike_list'),
     ])
@@ -128,8 +127,8 @@ export async function saveBookingVersion(
       SELECT ${storedHistoryColumns(key, `d${childTables.indexOf('booking_room_stays')}`, `d${childTables.indexOf('booking_daily_rates')}`)}`.execute(trx);
     stored = storedHistoryOf(r.rows[0]!);
   }
-  const plan = history.plan(stored, header.content_hash);
-  const outcome: VersionOutcome = header.unlike_list ? 'unlike-list' : stored !== null && stored.contentHash === header.content_hash ? 'unchanged' : 'changed';
+  const plan = history.plan(stored, rows.contentHash);
+  const outcome: VersionOutcome = header.unlike_list ? 'unlike-list' : stored !== null && stored.contentHash === rows.contentHash ? 'unchanged' : 'changed';
   const alongside = opts.alongside?.(outcome) ?? null;
   // 2. The children of this version, its history and the alongside statement, in one statement.
   const inserts = [

@@ -12,15 +12,6 @@ import { sql, type RawBuilder } from 'kysely';
 import type { HistoryPlan, HistoryRederived, NightFact, NightRow, OpenNight, StoredHistory, VersionFacts } from '../schema.js';
 import type { Executor } from '../types.js';
 
-/**
- * The hash that tells versions apart (booking_versions.content_hash): SHA-256 of the payload as
- * the database stores it (jsonb's text), so that the sync, which has the payload as received,
- * and a rebuild, which has it as stored, agree.
- */
-export function contentHashOf(raw: RawBuilder<unknown>): RawBuilder<string> {
-  return sql<string>`encode(sha256(convert_to(${raw}::text, 'UTF8')), 'hex')`;
-}
-
 /** The booking a statement is about. */
 export interface BookingKey {
   property_id: string;
@@ -193,16 +184,13 @@ function insertNights(nights: readonly (BookingKey & NightRow)[]): RawBuilder<un
 // ------------------------------------------------------------------ rebuild
 
 /**
- * What a rebuild needs of bookings, by `property_id/number`: the hash of each stored payload,
- * and its history (current version with its valid_from, open nights), null when it has none.
+ * What a rebuild needs of bookings, by `property_id/number`: the history of each (current
+ * version with its valid_from, open nights), null when it has none.
  */
-export async function readHistories(
-  db: Executor,
-  keys: readonly BookingKey[],
-): Promise<Map<string, { contentHash: string; stored: (StoredHistory & { validFrom: string }) | null }>> {
+export async function readHistories(db: Executor, keys: readonly BookingKey[]): Promise<Map<string, (StoredHistory & { validFrom: string }) | null>> {
   if (keys.length === 0) return new Map();
-  const r = await sql<{ property_id: string; number: string; content_hash: string; valid_from: string | null } & StoredHistoryColumns>`
-    SELECT b.property_id, b.number, ${contentHashOf(sql`b.raw`)} AS content_hash, to_json(v.valid_from) #>> '{}' AS valid_from,
+  const r = await sql<{ property_id: string; number: string; valid_from: string | null } & StoredHistoryColumns>`
+    SELECT b.property_id, b.number, to_json(v.valid_from) #>> '{}' AS valid_from,
            CASE WHEN v.version IS NOT NULL THEN ${versionJson(sql`v`)} END AS current_version,
            ${openNightsJson(sql`b.property_id`, sql`b.number`)} AS open_nights
       FROM unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS k(property_id, number)
@@ -211,7 +199,7 @@ export async function readHistories(
   return new Map(
     r.rows.map((row) => {
       const stored = storedHistoryOf({ ...row, current_nights: [] });
-      return [`${row.property_id}/${row.number}`, { contentHash: row.content_hash, stored: stored && { ...stored, validFrom: row.valid_from! } }];
+      return [`${row.property_id}/${row.number}`, stored && { ...stored, validFrom: row.valid_from! }];
     }),
   );
 }
