@@ -103,11 +103,8 @@ export interface JsonResponse {
  * fetch, erring late could keep stale details.
  */
 export function fetchedAtOf(headers: ResponseHeaders, sentAt: number, receivedAt: number): Date {
-  let d = headers.date;
-  if (Array.isArray(d)) d = d[0];
-  const providerNow = d === undefined ? Number.NaN : Date.parse(d);
-  if (Number.isNaN(providerNow)) return new Date(sentAt);
-  return new Date(providerNow - Math.max(0, receivedAt - sentAt));
+  const providerNow = providerDateOf(headers);
+  return new Date(providerNow === null ? sentAt : providerNow - Math.max(0, receivedAt - sentAt));
 }
 
 /**
@@ -118,10 +115,15 @@ export function fetchedAtOf(headers: ResponseHeaders, sentAt: number, receivedAt
  * fetch of a booking that changed twice in one second.
  */
 export function readByOf(headers: ResponseHeaders, receivedAt: number): Date {
-  let d = headers.date;
-  if (Array.isArray(d)) d = d[0];
-  const providerNow = d === undefined ? Number.NaN : Date.parse(d);
-  return new Date(Number.isNaN(providerNow) ? receivedAt : providerNow + 1_000);
+  const providerNow = providerDateOf(headers);
+  return new Date(providerNow === null ? receivedAt : providerNow + 1_000);
+}
+
+/** The response's `Date` header in milliseconds; null when it is missing or does not parse. */
+function providerDateOf(headers: ResponseHeaders): number | null {
+  const d = Array.isArray(headers.date) ? headers.date[0] : headers.date;
+  const ms = d === undefined ? Number.NaN : Date.parse(d);
+  return Number.isNaN(ms) ? null : ms;
 }
 
 /** The property a request is about, from its path (`…/properties/{id}/…`), for the quarantine. */

@@ -34,6 +34,7 @@ import { prepare } from '../store/repositories/content.js';
 import { quarantinePayload } from '../store/repositories/quarantine.js';
 import { columnTextByKey, mergeChildren, readRawBatch, updateDerived, upsertDerived, type RawRow, type Row } from '../store/repositories/replay.js';
 import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { BOOKING_CHILDREN } from '../store/repositories/bookings.js';
 import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mapping/history.js';
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
 import { recordStayVersions } from '../store/repositories/pms.js';
@@ -116,18 +117,6 @@ interface Batch {
   quarantine(stream: QuarantineStream, propertyId: string | null, entityKey: string | null, reason: string, rawBody: string): Promise<void>;
   leave(what: string, stored: string, derived: string): void;
 }
-
-const BOOKING_CHILDREN = [
-  ['roomStays', 'booking_room_stays'],
-  ['dailyRates', 'booking_daily_rates'],
-  ['services', 'booking_services'],
-  ['guests', 'booking_guests'],
-  ['taxes', 'booking_taxes'],
-  ['discounts', 'booking_discounts'],
-  ['taxAmounts', 'booking_tax_amounts'],
-  ['ratePlans', 'booking_room_stay_rate_plans'],
-  ['loyaltyCards', 'booking_loyalty_cards'],
-] as const;
 
 /** The primary key of each child table (migrations/), which its rows are merged by. */
 const CHILD_KEYS: Record<string, readonly string[]> = {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/util/log.js';
-import { fetchedAtOf, ProviderClient } from '../../src/provider/client.js';
+import { fetchedAtOf, ProviderClient, readByOf } from '../../src/provider/client.js';
 import {
   AuthenticationError,
   ContinueTokenRejectedError,
@@ -424,6 +424,11 @@ describe('ProviderClient', () => {
     // Lower bound: the round trip is subtracted; no header → local send time.
     expect(fetchedAtOf({ date: 'Wed, 27 Mar 2024 11:41:06 GMT' }, 1000, 1400).toISOString()).toBe('2024-03-27T11:41:05.600Z');
     expect(fetchedAtOf({}, 1000, 1400).getTime()).toBe(1000);
+    expect(fetchedAtOf({ date: 'not a date' }, 1000, 1400).getTime()).toBe(1000);
+    // Upper bound: the header's second ended at the latest; no header or a bad one → local arrival.
+    expect(readByOf({ date: 'Wed, 27 Mar 2024 11:41:06 GMT' }, 1400).toISOString()).toBe('2024-03-27T11:41:07.000Z');
+    expect(readByOf({}, 1400).getTime()).toBe(1400);
+    expect(readByOf({ date: ['x'.repeat(10_000)] }, 1400).getTime()).toBe(1400);
   });
 
   it('requestJson reaches the reference-data base with a query and returns the parsed body', async () => {

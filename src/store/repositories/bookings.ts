@@ -8,17 +8,19 @@ import type { Database } from '../schema.js';
 import type { Executor } from '../types.js';
 import { historyWrites, storedHistoryColumns, storedHistoryOf, type StoredHistoryColumns } from './history.js';
 
-const childTables = [
-  'booking_room_stays',
-  'booking_daily_rates',
-  'booking_services',
-  'booking_guests',
-  'booking_taxes',
-  'booking_discounts',
-  'booking_tax_amounts',
-  'booking_room_stay_rate_plans',
-  'booking_loyalty_cards',
+/** Each child of a booking: its rows in BookingRows and its table (replaced whole by a write). */
+export const BOOKING_CHILDREN = [
+  ['roomStays', 'booking_room_stays'],
+  ['dailyRates', 'booking_daily_rates'],
+  ['services', 'booking_services'],
+  ['guests', 'booking_guests'],
+  ['taxes', 'booking_taxes'],
+  ['discounts', 'booking_discounts'],
+  ['taxAmounts', 'booking_tax_amounts'],
+  ['ratePlans', 'booking_room_stay_rate_plans'],
+  ['loyaltyCards', 'booking_loyalty_cards'],
 ] as const;
+const childTables = BOOKING_CHILDREN.map(([, table]) => table);
 
 /**
  * What a write made of the details it was given:
@@ -131,17 +133,7 @@ export async function saveBookingVersion(
   const outcome: VersionOutcome = header.unlike_list ? 'unlike-list' : stored !== null && stored.contentHash === rows.contentHash ? 'unchanged' : 'changed';
   const alongside = opts.alongside?.(outcome) ?? null;
   // 2. The children of this version, its history and the alongside statement, in one statement.
-  const inserts = [
-    rows.roomStays.length ? trx.insertInto('booking_room_stays').values(rows.roomStays) : null,
-    rows.dailyRates.length ? trx.insertInto('booking_daily_rates').values(rows.dailyRates) : null,
-    rows.services.length ? trx.insertInto('booking_services').values(rows.services) : null,
-    rows.guests.length ? trx.insertInto('booking_guests').values(rows.guests) : null,
-    rows.taxes.length ? trx.insertInto('booking_taxes').values(rows.taxes) : null,
-    rows.discounts.length ? trx.insertInto('booking_discounts').values(rows.discounts) : null,
-    rows.taxAmounts.length ? trx.insertInto('booking_tax_amounts').values(rows.taxAmounts) : null,
-    rows.ratePlans.length ? trx.insertInto('booking_room_stay_rate_plans').values(rows.ratePlans) : null,
-    rows.loyaltyCards.length ? trx.insertInto('booking_loyalty_cards').values(rows.loyaltyCards) : null,
-  ].filter((q) => q !== null);
+  const inserts = BOOKING_CHILDREN.flatMap(([field, table]) => (rows[field].length ? [trx.insertInto(table).values(rows[field] as never)] : []));
   const ctes = [...inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`), ...(plan ? historyWrites([{ key, plan }]) : [])];
   if (ctes.length === 0) return { outcome, written: true, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
   const last = alongside ? sql`${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside` : sql`${sql.join(ctes)} SELECT 0 AS n`;

@@ -5,7 +5,7 @@
  */
 import { streamNames } from '../../store/states.js';
 import { completeFetchStatement } from '../../store/repositories/booking-queue.js';
-import { saveBookingVersion } from '../../store/repositories/bookings.js';
+import { saveBookingVersion, type VersionOutcome } from '../../store/repositories/bookings.js';
 import { bookingToRows } from '../../mapping/bookings.js';
 import { bookingHistoryOf } from '../../mapping/history.js';
 import { recordChangeLag } from '../../store/repositories/freshness.js';
@@ -59,14 +59,13 @@ class BookingDetails implements FetchHandler {
         // The queue row is completed by the details' own last statement, unless they are an
         // older copy to ask for again.
         const believe = item.attempts >= OLDER_COPY_RETRIES;
-        let olderCopy = false;
+        const isOlderCopy = (outcome: VersionOutcome) =>
+          !believe && (outcome === 'earlier-copy' || outcome === 'unlike-list' || (outcome === 'unchanged' && item.expectChange));
         const saved = await saveBookingVersion(trx, rows, bookingHistoryOf(rows), {
           acceptEarlierCopy: believe,
-          alongside: (outcome) => {
-            olderCopy = !believe && (outcome === 'earlier-copy' || outcome === 'unlike-list' || (outcome === 'unchanged' && item.expectChange));
-            return olderCopy ? null : completeFetchStatement(item);
-          },
+          alongside: (outcome) => (isOlderCopy(outcome) ? null : completeFetchStatement(item)),
         });
+        const olderCopy = isOlderCopy(saved.outcome);
         return { lag, written: saved.written && !olderCopy, completed: saved.alongsideRows > 0, olderCopy };
       });
       if (written) ctx.counters.detailsWritten += 1;
