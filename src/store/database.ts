@@ -23,6 +23,7 @@ import { describeDatabaseUrl, FenceLostError, LocalServerError } from './errors.
 import { SchemaLock, processIdentity, type LockSession, type WriteFence } from './schema-lock.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
 import { applyReportingLayer } from './reporting.js';
+import { preparedText, preparingPool } from './prepared.js';
 import type { Database } from './schema.js';
 
 export interface ShownLogin {
@@ -140,7 +141,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   });
   const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log);
   const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log);
-  const dialect = new PostgresDialect({ pool });
+  const dialect = new PostgresDialect({ pool: preparingPool(pool) });
   const db = new Kysely<Database>({ dialect });
   const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
   const openSession = async (): Promise<LockSession> => {
@@ -232,7 +233,8 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     async write(fn, connection) {
       if (!lease.held) throw new FenceLostError(`this process does not hold the lock of schema ${schema}`);
       return p.db.transaction().execute(async (trx) => {
-        await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
+        // The fence is one text for every write: prepared (src/store/prepared.ts).
+        await lease.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(preparedText(text), params))).rows, connection);
         return fn(trx);
       });
     },
@@ -244,7 +246,7 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
             : `this process does not hold the lock of schema ${schema}`,
         );
       return p.db.transaction().execute(async (trx) => {
-        await by.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(text, params))).rows, connection);
+        await by.fence(async (text, params) => (await trx.executeQuery(CompiledQuery.raw(preparedText(text), params))).rows, connection);
         return fn(trx);
       });
     },

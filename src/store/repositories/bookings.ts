@@ -6,6 +6,7 @@ import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { BookingHistory, BookingRows } from '../schema.js';
 import type { Database } from '../schema.js';
 import type { Executor } from '../types.js';
+import { prepared } from '../prepared.js';
 import { historyWrites, storedHistoryColumns, storedHistoryOf, type StoredHistoryColumns } from './history.js';
 
 /** Each child of a booking: its rows in BookingRows and its table (replaced whole by a write). */
@@ -72,7 +73,7 @@ export async function saveBookingVersion(
                AND v.valid_to IS NOT NULL AND v.content_hash = ${rows.contentHash})`;
   // Few statements instead of one per table: on a full sync the round trips to the database,
   // not the SQL, dominate the cost of a booking.
-  const header = await trx
+  const upsert = trx
     .insertInto('bookings')
     .values(rows.booking)
     .onConflict((oc) =>
@@ -92,8 +93,8 @@ export async function saveBookingVersion(
       sql<boolean>`(xmax = 0)`.as('inserted'),
       sql<boolean>`EXISTS (SELECT 1 FROM booking_summaries s WHERE s.property_id = bookings.property_id AND s.number = bookings.number
                       AND s.modified_at = bookings.modified_at AND s.status <> bookings.status)`.as('unlike_list'),
-    ])
-    .executeTakeFirst();
+    ]);
+  const header = (await prepared(sql<{ inserted: boolean; unlike_list: boolean }>`${upsert}`).execute(trx)).rows[0];
   const runAlongside = async (outcome: VersionOutcome) => {
     const statement = opts.alongside?.(outcome);
     return statement ? (await statement.execute(trx)).rows.length : 0;
@@ -124,21 +125,53 @@ export async function saveBookingVersion(
             : sql``;
       return sql`${sql.id(`d${i}`)} AS (DELETE FROM ${sql.table(table)} WHERE property_id = ${key.property_id} AND number = ${key.number}${returning})`;
     });
-    const r = await sql<StoredHistoryColumns>`
+    const r = await prepared(
+      sql<StoredHistoryColumns>`
       WITH ${sql.join(deletes)}
-      SELECT ${storedHistoryColumns(key, `d${childTables.indexOf('booking_room_stays')}`, `d${childTables.indexOf('booking_daily_rates')}`)}`.execute(trx);
+      SELECT ${storedHistoryColumns(key, `d${childTables.indexOf('booking_room_stays')}`, `d${childTables.indexOf('booking_daily_rates')}`)}`,
+    ).execute(trx);
     stored = storedHistoryOf(r.rows[0]!);
   }
   const plan = history.plan(stored, rows.contentHash);
   const outcome: VersionOutcome = header.unlike_list ? 'unlike-list' : stored !== null && stored.contentHash === rows.contentHash ? 'unchanged' : 'changed';
   const alongside = opts.alongside?.(outcome) ?? null;
-  // 2. The children of this version, its history and the alongside statement, in one statement.
-  const inserts = BOOKING_CHILDREN.flatMap(([field, table]) => (rows[field].length ? [trx.insertInto(table).values(rows[field] as never)] : []));
-  const ctes = [...inserts.map((q, i) => sql`${sql.id(`i${i}`)} AS (${q})`), ...(plan ? historyWrites([{ key, plan }]) : [])];
-  if (ctes.length === 0) return { outcome, written: true, alongsideRows: alongside ? (await alongside.execute(trx)).rows.length : 0 };
+  // 2. The children of this version, its history and the alongside statement, in one statement
+  // of a fixed text (every child table and every history write, with no rows where there are
+  // none), so that it runs prepared: an empty CTE costs far less than planning a new shape.
+  const inserts = BOOKING_CHILDREN.map(
+    ([field, table], i) =>
+      sql`${sql.id(`i${i}`)} AS (INSERT INTO ${sql.table(table)} SELECT * FROM jsonb_populate_recordset(${syncedNow(table)}, ${rowsJson(rows[field])}::jsonb))`,
+  );
+  const ctes = [...inserts, ...historyWrites(plan ? [{ key, plan }] : [])];
   const last = alongside ? sql`${sql.join(ctes)}, alongside AS (${alongside}) SELECT count(*)::int AS n FROM alongside` : sql`${sql.join(ctes)} SELECT 0 AS n`;
-  const r = await sql<{ n: number }>`WITH ${last}`.execute(trx);
+  const r = await prepared(sql<{ n: number }>`WITH ${last}`).execute(trx);
   return { outcome, written: true, alongsideRows: r.rows[0]!.n };
+}
+
+/**
+ * A row of `table` with only synced_at set, to the transaction's time: the base of
+ * jsonb_populate_recordset, which takes a column a row leaves out from it (as the column's
+ * default would be taken by an INSERT that names its columns).
+ */
+const syncedNow = (table: string) => sql`jsonb_populate_record(NULL::${sql.table(table)}, jsonb_build_object('synced_at', now()))`;
+
+/**
+ * Child rows as one JSON array for jsonb_populate_recordset. Each value as JSON, except a
+ * `raw` column, which the mapping gives as JSON text (jsonb as text, as everywhere in the
+ * mapping): it is the value itself, not a string.
+ */
+function rowsJson(rows: readonly object[]): string {
+  const out: string[] = [];
+  for (const row of rows) {
+    const cells: string[] = [];
+    for (const [column, value] of Object.entries(row)) {
+      if (value === undefined) continue;
+      const json = column === 'raw' && typeof value === 'string' ? value : JSON.stringify(value);
+      cells.push(`${JSON.stringify(column)}:${json}`);
+    }
+    out.push(`{${cells.join(',')}}`);
+  }
+  return `[${out.join(',')}]`;
 }
 
 /** Latest mirrored modification of a property (bookings or summaries), for --recover. */

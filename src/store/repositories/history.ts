@@ -96,17 +96,17 @@ const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;
  * children: each current version closed, the new versions inserted, the nights that leave the
  * books closed (deleted when they would end where they start: replaced within their second),
  * the nights that join them inserted, and nightly_facts moved by the difference (unless
- * `withFacts` is false: a rebuild counts them again at its end).
+ * `withFacts` is false: a rebuild counts them again at its end). Every CTE is there, with no rows
+ * when the plans have none of its kind: the booking write runs one text, prepared
+ * (src/store/prepared.ts).
  */
 export function historyWrites(plans: readonly { key: BookingKey; plan: HistoryPlan }[], withFacts = true): RawBuilder<unknown>[] {
   const ctes: RawBuilder<unknown>[] = [];
   const closing = plans.flatMap(({ key, plan }) => (plan.closeCurrentAt === null ? [] : [{ ...key, at: plan.closeCurrentAt }]));
-  if (closing.length > 0) {
-    ctes.push(sql`h_version_closed AS (
+  ctes.push(sql`h_version_closed AS (
       UPDATE booking_versions v SET valid_to = x.at, synced_at = now()
         FROM jsonb_to_recordset(${json(closing)}) AS x(property_id text, number text, at timestamptz)
        WHERE v.property_id = x.property_id AND v.number = x.number AND v.valid_to IS NULL)`);
-  }
   const versions = plans.flatMap(({ key, plan }) =>
     plan.versions.map((v) => ({
       ...key,
@@ -120,8 +120,7 @@ export function historyWrites(plans: readonly { key: BookingKey; plan: HistoryPl
       changes: v.changes,
     })),
   );
-  if (versions.length > 0) {
-    ctes.push(sql`h_versions AS (
+  ctes.push(sql`h_versions AS (
       INSERT INTO booking_versions (property_id, number, version, valid_from, valid_to, modified_at, reconstructed, fetched_at,
         content_hash, status, created_at, cancelled_at, currency_code, arrival_date, departure_date, rooms, room_nights,
         room_type_ids, room_revenue_net, room_revenue_gross, total_net, total_gross, changes)
@@ -134,24 +133,21 @@ export function historyWrites(plans: readonly { key: BookingKey; plan: HistoryPl
              created_at timestamptz, cancelled_at timestamptz, currency_code text, arrival_date date, departure_date date,
              rooms integer, room_nights integer, room_type_ids text[], room_revenue_net numeric, room_revenue_gross numeric,
              total_net numeric, total_gross numeric, changes text[]))`);
-  }
   const closingNights = plans.flatMap(({ key, plan }) =>
     plan.close.map((c) => ({ ...key, stay_index: c.night.stay_index, stay_date: c.night.stay_date, valid_from: c.night.valid_from, at: c.at })),
   );
-  if (closingNights.length > 0) {
-    const rows = sql`jsonb_to_recordset(${json(closingNights)})
+  const rows = sql`jsonb_to_recordset(${json(closingNights)})
       AS x(property_id text, number text, stay_index integer, stay_date date, valid_from timestamptz, at timestamptz)`;
-    const match = sql`h.property_id = x.property_id AND h.number = x.number AND h.valid_to IS NULL
+  const match = sql`h.property_id = x.property_id AND h.number = x.number AND h.valid_to IS NULL
        AND h.stay_index = x.stay_index AND h.stay_date = x.stay_date AND h.valid_from = x.valid_from`;
-    ctes.push(
-      sql`h_nights_closed AS (UPDATE booking_night_history h SET valid_to = x.at, synced_at = now() FROM ${rows} WHERE ${match} AND h.valid_from < x.at)`,
-    );
-    ctes.push(sql`h_nights_dropped AS (DELETE FROM booking_night_history h USING ${rows} WHERE ${match} AND h.valid_from >= x.at)`);
-  }
+  ctes.push(
+    sql`h_nights_closed AS (UPDATE booking_night_history h SET valid_to = x.at, synced_at = now() FROM ${rows} WHERE ${match} AND h.valid_from < x.at)`,
+  );
+  ctes.push(sql`h_nights_dropped AS (DELETE FROM booking_night_history h USING ${rows} WHERE ${match} AND h.valid_from >= x.at)`);
   const nights = plans.flatMap(({ key, plan }) => plan.insert.map((n) => ({ ...key, ...n })));
-  if (nights.length > 0) ctes.push(sql`h_nights AS (${insertNights(nights)})`);
-  const facts = withFacts ? plans.flatMap(({ key, plan }) => plan.facts.map((f) => ({ ...key, ...f }))) : [];
-  if (facts.length > 0) {
+  ctes.push(sql`h_nights AS (${insertNights(nights)})`);
+  if (withFacts) {
+    const facts = plans.flatMap(({ key, plan }) => plan.facts.map((f) => ({ ...key, ...f })));
     ctes.push(sql`h_facts AS (
       INSERT INTO nightly_facts AS f (property_id, stay_date, currency_code, rooms_sold, complimentary_rooms, room_revenue_net, room_revenue_gross)
       SELECT x.property_id, x.stay_date, x.currency_code, sum(x.rooms_sold), sum(x.complimentary_rooms), sum(x.room_revenue_net), sum(x.room_revenue_gross)
@@ -206,6 +202,7 @@ export async function readHistories(db: Executor, keys: readonly BookingKey[]): 
 
 /** Writes what a rebuild re-derived: whole histories of bookings that had none, current versions corrected in place. */
 export async function writeRederivedHistories(trx: Executor, items: readonly { key: BookingKey; rederived: HistoryRederived }[]): Promise<void> {
+  if (items.length === 0) return;
   const started = items.flatMap(({ key, rederived: r }) => (r.kind === 'started' ? [{ key, plan: r.plan }] : []));
   const corrected = items.flatMap(({ key, rederived: r }) => (r.kind === 'corrected' ? [{ key, r }] : []));
   const ctes = historyWrites(started, false);
@@ -228,7 +225,7 @@ export async function writeRederivedHistories(trx: Executor, items: readonly { k
              total_net numeric, total_gross numeric)
        WHERE v.property_id = x.property_id AND v.number = x.number AND v.valid_to IS NULL)`);
   }
-  if (ctes.length > 0) await sql`WITH ${sql.join(ctes)} SELECT 1`.execute(trx);
+  await sql`WITH ${sql.join(ctes)} SELECT 1`.execute(trx);
 }
 
 /**
