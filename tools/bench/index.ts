@@ -2,7 +2,7 @@
  * `npm run bench`: staysync against the simulator, measured against the rate limits.
  *
  *   npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
- *                            [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--concurrency 8]
+ *                            [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--memory-history-pairs 0] [--concurrency 8]
  *                            [--content-properties 500] [--content-scale 10]
  *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
@@ -26,6 +26,8 @@
  * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below); B with
  * --memory-all-streams runs with the daemon's defaults instead (content, the PMS mirror from
  * pms.backfillFrom and the occupancy refresh on), for the peak RSS of a whole `sync --once`.
+ * --memory-history-pairs N then runs N pairs at the last of --memory-sizes, with history and
+ * without it, for the details written per second history costs (history-cost.ts).
  * Scenario C (content): one content refresh of --content-properties properties, standard
  * windows scaled by --content-scale; requests, 429s, duration against the minimum (content.ts).
  * Scenario D (PMS backfill, pms.ts): `sync --once` with STAYSYNC_PROPERTY_IDS, content and
@@ -91,6 +93,7 @@ import { minTimeFor, scaleWindows } from './theory.js';
 import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
 import { REPORTING_DEFAULTS, reportingLines, runReportingBench } from './reporting.js';
+import { historyCostLines, keepHistory, leaveHistoryOut, type HistoryPair } from './history-cost.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -111,6 +114,8 @@ interface Options {
   skipMemory: boolean;
   /** Scenario B with the PMS mirror and the occupancy refresh on (the daemon's defaults), not the booking streams alone. */
   memoryAllStreams: boolean;
+  /** Pairs of runs at the last of memorySizes, with history and without (history-cost.ts); 0: none. */
+  memoryHistoryPairs: number;
   concurrency: number;
   contentProperties: number;
   /** Scenario C's own time scale: slow enough that the budget, not this machine, paces it. */
@@ -149,7 +154,7 @@ interface Options {
 class UsageError extends Error {}
 
 const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
-                                 [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--concurrency 8]
+                                 [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--memory-history-pairs 0] [--concurrency 8]
                                  [--content-properties 500] [--content-scale 10]
                                  [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
@@ -177,6 +182,7 @@ function parseOptions(argv: string[]): Options {
       'skip-budget': { type: 'boolean', default: false },
       'skip-memory': { type: 'boolean', default: false },
       'memory-all-streams': { type: 'boolean', default: false },
+      'memory-history-pairs': { type: 'string', default: '0' },
       'content-properties': { type: 'string', default: '500' },
       'content-scale': { type: 'string', default: '10' },
       'skip-content': { type: 'boolean', default: false },
@@ -255,6 +261,7 @@ function parseOptions(argv: string[]): Options {
     skipBudget: skip('budget', values['skip-budget']),
     skipMemory: skip('memory', values['skip-memory']),
     memoryAllStreams: values['memory-all-streams'],
+    memoryHistoryPairs: int('memory-history-pairs', values['memory-history-pairs'], 0),
     contentProperties: int('content-properties', values['content-properties'], 1),
     contentScale: int('content-scale', values['content-scale'], 1),
     skipContent: skip('content', values['skip-content']),
@@ -453,6 +460,43 @@ async function main(): Promise<number> {
       }
     }
     for (const l of formatLines(lines)) out(l);
+
+    // What history costs: pairs at the last size, with history and without (history-cost.ts).
+    const size = opts.memorySizes[opts.memorySizes.length - 1]!;
+    if (opts.memoryHistoryPairs > 0 && !abort.signal.aborted) {
+      out(
+        `scenario B, history on the write path: ${opts.memoryHistoryPairs} pairs at ${size} bookings, with history and without it ` +
+          `(the database leaving out every row of booking_versions, booking_night_history and pms_stay_versions)`,
+      );
+      const pairs: HistoryPair[] = [];
+      const rate = (r: RunResult) => r.details.count / Math.max(1e-3, (r.details.lastMs - r.details.firstMs) / 1000);
+      try {
+        for (let i = 0; i < opts.memoryHistoryPairs && !abort.signal.aborted; i++) {
+          const run = (label: string, prepareSchema: typeof leaveHistoryOut) =>
+            runSyncOnce({
+              label: `scenario B ${size}, pair ${i + 1}, ${label}`,
+              properties: spread(size, opts.properties),
+              limits: relaxed,
+              databaseUrl,
+              detailConcurrency: opts.concurrency,
+              timeoutMs: 120_000 + size * 50,
+              seed: 2,
+              config: opts.memoryAllStreams ? {} : BOOKINGS_ONLY,
+              onProgress: progress,
+              signal: abort.signal,
+              prepareSchema,
+            });
+          const withHistory = rate(await run('with history', keepHistory));
+          const withoutHistory = rate(await run('without history', leaveHistoryOut));
+          pairs.push({ withHistory, withoutHistory });
+        }
+      } catch (err) {
+        if (!(err instanceof RunFailedError)) throw err;
+        failed = true;
+        failureReport(err);
+      }
+      for (const l of formatLines(historyCostLines(size, pairs))) out(l);
+    }
   }
   // ---- Scenario F: freshness at real time scale, started here, reported last ----
   // Its runs wait on real seconds (a few requests a second, little CPU): they go alongside C

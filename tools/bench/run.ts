@@ -45,6 +45,11 @@ export interface RunOptions {
    * reads what the mirror holds. Its error fails the run.
    */
   inspect?: (c: pg.Client, schema: string, sim: Simulator) => Promise<void>;
+  /**
+   * Called before the child is spawned, with the run's schema migrated (by `staysync migrate`,
+   * in the child's environment) for it to change (e.g. triggers that leave history out).
+   */
+  prepareSchema?: (c: pg.Client, schema: string) => Promise<void>;
 }
 
 /** First and last accepted request of one scope, ms after the child was spawned. */
@@ -344,6 +349,15 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
       ),
     );
 
+    if (opts.prepareSchema) {
+      const migrated = await new Promise<number | null>((resolve, reject) => {
+        const m = spawn(process.execPath, [CLI_PATH, 'migrate'], { env: childEnv(opts, sim, schema, configPath), stdio: 'ignore' });
+        m.once('error', reject);
+        m.once('exit', (code) => resolve(code));
+      });
+      if (migrated !== 0) throw new Error(`${opts.label}: staysync migrate exited with ${migrated}`);
+      await withPg(opts.databaseUrl, (c) => opts.prepareSchema!(c, schema));
+    }
     spawnedAt = Date.now();
     const child = spawn(process.execPath, [CLI_PATH, 'sync', '--once'], {
       env: childEnv(opts, sim, schema, configPath),
