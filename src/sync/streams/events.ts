@@ -44,6 +44,7 @@ import {
   type StoredEvent,
 } from '../../store/repositories/webhook-events.js';
 import { quarantinePayload } from '../../store/repositories/quarantine.js';
+import { quarantinedBody } from '../../mapping/personal-data.js';
 import { describeDatabaseError, FenceLostError } from '../../store/errors.js';
 import { InvalidPayloadError, NotFoundError } from '../../provider/errors.js';
 import { parseInventoryBlock, parseStorageBooking } from '../../provider/schemas/pms.js';
@@ -381,7 +382,7 @@ class EventProcessor implements QueueDrain {
           propertyId: err.propertyId ?? e.propertyId,
           entityKey: err.bookingNumber ?? e.entityKey,
           reason: err.reason,
-          rawBody: err.rawBody,
+          rawBody: quarantinedBody(streamNames.webhookEvents, err.rawBody, ctx.config.pms.personalData),
         });
         await finishEvent(trx, e.eventId, 'failed', err.reason);
       });

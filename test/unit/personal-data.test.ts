@@ -1,0 +1,30 @@
+/** The personal-data policy for quarantined bodies (src/mapping/personal-data.ts quarantinedBody). */
+import { describe, expect, it } from 'vitest';
+import { quarantinedBody, WITHHELD_BODY } from '../../src/mapping/personal-data.js';
+import { streamNames } from '../../src/store/states.js';
+
+const body = JSON.stringify({
+  reservation: {
+    number: '2024-7',
+    total: 1234.5,
+    customer: { personName: { lastName: 'Lovelace' }, emails: [{ address: 'ada@example.com' }], birthDate: '1815-12-10' },
+    roomStays: [{ guests: [{ phones: [{ phoneNumber: '+44 20' }], personName: { firstName: 'Ada' } }] }],
+  },
+});
+
+describe('quarantined bodies', () => {
+  it('drops the personal keys of every person of a PMS payload, wherever they are, and keeps the rest with its numbers as sent', () => {
+    const kept = quarantinedBody(streamNames.pmsReservations, body.replace('1234.5', '1234.50'), false);
+    expect(kept).not.toMatch(/ada@example\.com|1815-12-10|\+44 20/);
+    expect(kept).toContain('"total":1234.50');
+    expect(JSON.parse(kept)).toMatchObject({
+      reservation: { number: '2024-7', customer: { personName: { lastName: 'Lovelace' } }, roomStays: [{ guests: [{ personName: { firstName: 'Ada' } }] }] },
+    });
+  });
+
+  it('keeps nothing of a PMS body that is not JSON, and everything with personal data on or for another stream', () => {
+    expect(quarantinedBody(streamNames.webhookEvents, '<html>ada@example.com', false)).toBe(WITHHELD_BODY);
+    expect(quarantinedBody(streamNames.pmsReservations, body, true)).toBe(body);
+    expect(quarantinedBody(streamNames.content, body, false)).toBe(body);
+  });
+});
