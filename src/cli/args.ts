@@ -13,13 +13,15 @@ commands:
   quarantine retry    parse the quarantined payloads again with the current schemas and
                       mirror those that now pass; no provider request
   grant-reader <role> create (if needed) a read-only role for reporting tools: SELECT on
-                      the mirror and reporting schemas, also on tables added later; its
-                      password from STAYSYNC_READER_PASSWORD, else generated and printed
+                      the mirror and reporting schemas, also on tables added later, but
+                      not on the columns of guests' personal data; its password from
+                      STAYSYNC_READER_PASSWORD, else generated and printed
 
 options:
   --config <path>     JSON file overriding config/default.json (or STAYSYNC_CONFIG)
   --recover[=<ISO>]   after a lost token: resume from the last mirrored modification
                       minus two days, or from the given time (run and sync only)
+  --personal-data     grant-reader: the personal columns too (names, contact data, raw)
   --help              this text
 
 exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
@@ -30,6 +32,8 @@ export interface Args {
   command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'help';
   /** The role of grant-reader. */
   role?: string;
+  /** grant-reader --personal-data: the personal columns too. */
+  personalData: boolean;
   configPath?: string;
   once: boolean;
   json: boolean;
@@ -37,13 +41,14 @@ export interface Args {
 }
 
 export function parseArgs(argv: string[]): Args {
-  const args: Args = { command: 'help', once: false, json: false, recovery: { mode: 'none' } };
+  const args: Args = { command: 'help', once: false, json: false, personalData: false, recovery: { mode: 'none' } };
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') return { ...args, command: 'help' };
     else if (a === '--once') args.once = true;
     else if (a === '--json') args.json = true;
+    else if (a === '--personal-data') args.personalData = true;
     else if (a === '--config') {
       const v = argv[++i];
       if (!v) throw new UsageError('--config needs a path');
@@ -85,6 +90,7 @@ export function parseArgs(argv: string[]): Args {
     args.command = command as Args['command'];
   }
   if (args.command === 'sync' && !args.once) throw new UsageError('sync needs --once (use run for the daemon)');
+  if (args.personalData && args.command !== 'grant-reader') throw new UsageError('--personal-data goes with grant-reader');
   if (args.recovery.mode !== 'none' && args.command !== 'run' && args.command !== 'sync') {
     throw new UsageError('--recover goes with run or sync --once');
   }

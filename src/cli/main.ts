@@ -126,7 +126,7 @@ async function main(): Promise<number> {
       case 'quarantine-retry':
         return await quarantineRetryCommand(env);
       case 'grant-reader':
-        return await grantReaderCommand(env, args.role!);
+        return await grantReaderCommand(env, args.role!, args.personalData);
       case 'run':
         return await syncCommand(env, 'daemon', args.recovery);
       case 'sync':

@@ -22,6 +22,7 @@ import { DatabaseAvailability } from './availability.js';
 import { describeDatabaseUrl, FenceLostError, LocalServerError } from './errors.js';
 import { SchemaLock, processIdentity, type LockSession, type WriteFence } from './schema-lock.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
+import { reapplyReaderGrants } from './reader-role.js';
 import { applyReportingLayer } from './reporting.js';
 import { preparedText, preparingPool } from './prepared.js';
 import type { Database } from './schema.js';
@@ -227,6 +228,13 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     async migrate() {
       const applied = await migrateToLatest(p.dialect, schema, p.migrationsFolder);
       await applyReportingLayer(p.db, { schema, reportingSchema: config.database.reportingSchema });
+      // Column privileges do not cover columns a migration added: the reader roles are granted again.
+      await reapplyReaderGrants(p.db, [schema, config.database.reportingSchema]).catch((err: unknown) =>
+        logger.warn(
+          { err: (err as Error).message },
+          'could not grant the reader roles again after the migrations: run staysync grant-reader for each of them with a role that owns the schemas',
+        ),
+      );
       return applied;
     },
     pending: () => pendingMigrations(p.db, schema, p.migrationsFolder),

@@ -6,6 +6,12 @@
  * layer recreating its views) are readable too. Nothing else: it cannot insert, update,
  * delete, truncate or create in those schemas.
  *
+ * Not the personal columns (src/store/personal-columns.ts), unless granted with
+ * `--personal-data`: a table that has some is granted column by column, the others. Column
+ * privileges do not cover a column a later migration adds, so the roles are recorded
+ * (reader_grants) and their grants applied again after every migration
+ * (reapplyReaderGrants).
+ *
  * Default privileges apply to objects created by a given role: the one that owns each schema
  * (the daemon's role, which runs the migrations).
  *
@@ -14,7 +20,8 @@
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from './types.js';
+import type { Db, Executor } from './types.js';
+import { PERSONAL_COLUMNS } from './personal-columns.js';
 import { DatabaseConfigurationError } from './errors.js';
 
 export interface GrantReaderOptions {
@@ -29,6 +36,8 @@ export interface GrantReaderOptions {
    * reader whatever was done to it meanwhile. A role the operator names keeps its attributes.
    */
   onlyLogin?: boolean;
+  /** Also the personal columns (PERSONAL_COLUMNS): `grant-reader --personal-data`. */
+  personalData?: boolean;
 }
 
 export interface GrantReaderResult {
@@ -59,10 +68,12 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
           FROM pg_namespace n WHERE n.nspname = ANY(${opts.schemas})`.execute(trx);
       for (const { schema, owner } of owners.rows) {
         await sql`GRANT USAGE ON SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(trx);
-        await sql`GRANT SELECT ON ALL TABLES IN SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(trx);
         await sql`ALTER DEFAULT PRIVILEGES FOR ROLE ${sql.id(owner)} IN SCHEMA ${sql.id(schema)} GRANT SELECT ON TABLES TO ${sql.id(role)}`.execute(trx);
       }
       const schemas = opts.schemas.filter((s) => owners.rows.some((r) => r.schema === s));
+      await grantSelect(trx, role, schemas, opts.personalData === true);
+      await sql`INSERT INTO reader_grants (role, personal_data) VALUES (${role}, ${opts.personalData === true})
+                ON CONFLICT (role) DO UPDATE SET personal_data = excluded.personal_data, granted_at = now()`.execute(trx);
       return { created, schemas, ...(generatedPassword ? { generatedPassword } : {}) };
     });
   } catch (err) {
@@ -74,6 +85,55 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
     }
     throw err;
   }
+}
+
+/**
+ * SELECT on every table and view of `schemas`; without `personalData`, on the tables that have
+ * personal columns only their other columns (a SELECT naming a personal column, or `*`, is
+ * refused with "permission denied").
+ */
+async function grantSelect(trx: Executor, role: string, schemas: readonly string[], personalData: boolean): Promise<void> {
+  for (const schema of schemas) {
+    await sql`GRANT SELECT ON ALL TABLES IN SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(trx);
+    if (personalData) continue;
+    const tables = await sql<{ table: string; columns: string[] }>`
+      SELECT c.relname AS table, array_agg(a.attname::text ORDER BY a.attnum) AS columns
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+       WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p') AND c.relname = ANY(${Object.keys(PERSONAL_COLUMNS)})
+       GROUP BY c.relname`.execute(trx);
+    for (const { table, columns } of tables.rows) {
+      const personal = PERSONAL_COLUMNS[table]!;
+      const others = columns.filter((c) => !personal.includes(c));
+      await sql`REVOKE SELECT ON ${sql.id(schema, table)} FROM ${sql.id(role)}`.execute(trx);
+      await sql`GRANT SELECT (${sql.join(others.map((c) => sql.id(c)))}) ON ${sql.id(schema, table)} TO ${sql.id(role)}`.execute(trx);
+    }
+  }
+}
+
+/**
+ * The grants of every role grant-reader recorded, applied again (after a migration, which may
+ * have added columns that column privileges do not cover yet). A role dropped meanwhile is
+ * forgotten. Returns the roles granted.
+ */
+export async function reapplyReaderGrants(db: Db, schemas: readonly string[]): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const recorded = await sql<{ role: string; personal_data: boolean; exists: boolean }>`
+      SELECT g.role, g.personal_data, EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = g.role) AS exists
+        FROM reader_grants g ORDER BY g.role`.execute(trx);
+    const existing = await sql<{ schema: string }>`SELECT nspname AS schema FROM pg_namespace WHERE nspname = ANY(${schemas})`.execute(trx);
+    const present = schemas.filter((s) => existing.rows.some((r) => r.schema === s));
+    const granted: string[] = [];
+    for (const g of recorded.rows) {
+      if (!g.exists) {
+        await sql`DELETE FROM reader_grants WHERE role = ${g.role}`.execute(trx);
+        continue;
+      }
+      await grantSelect(trx, g.role, present, g.personal_data);
+      granted.push(g.role);
+    }
+    return granted;
+  });
 }
 
 export async function roleExists(db: Db, role: string): Promise<boolean> {

@@ -248,6 +248,13 @@ export interface ReferenceListsTable {
   synced_at: SyncedAt;
 }
 
+/** migrations/0015_reader_grants.sql: the roles grant-reader made, granted again after every migration. */
+export interface ReaderGrantsTable {
+  role: string;
+  personal_data: boolean;
+  granted_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface MirrorSettingsTable {
   name: string;
   value: string;
@@ -893,6 +900,7 @@ export interface Database {
   booking_loyalty_cards: BookingLoyaltyCardsTable;
   reference_lists: ReferenceListsTable;
   mirror_settings: MirrorSettingsTable;
+  reader_grants: ReaderGrantsTable;
   sync_runs: SyncRunsTable;
   quarantine: QuarantineTable;
   properties: PropertiesTable;

@@ -1,12 +1,14 @@
 /**
  * `staysync grant-reader <role>`: a role that reporting tools use instead of the daemon's. It
  * can select every table and view of the mirror and reporting schemas, including tables a later
- * migration adds, and can write none of them. Run through the real CLI, checked by connecting
+ * migration adds, but not the columns of guests' personal data unless granted with
+ * --personal-data, and can write none of them. Run through the real CLI, checked by connecting
  * as that role.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PERSONAL_COLUMNS } from '../../src/store/personal-columns.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
@@ -88,9 +90,17 @@ describe('grant-reader', () => {
     try {
       for (const r of relations) {
         const q = `SELECT * FROM "${r.schema}"."${r.name}" LIMIT 1`;
-        expect(await errorCode(reader.query(q)), q).toBeUndefined();
+        // A table with personal columns is readable column by column, without those.
+        const personal = r.schema === h.schema ? PERSONAL_COLUMNS[r.name] : undefined;
+        expect(await errorCode(reader.query(q)), q).toBe(personal ? '42501' : undefined);
+        if (!personal) continue;
+        const others = (await columnsOf(h, r.schema, r.name)).filter((c) => !personal.includes(c));
+        const allowed = `SELECT ${others.map((c) => `"${c}"`).join(', ')} FROM "${r.schema}"."${r.name}" LIMIT 1`;
+        expect(await errorCode(reader.query(allowed)), allowed).toBeUndefined();
+        for (const c of personal) expect(await errorCode(reader.query(`SELECT "${c}" FROM "${r.schema}"."${r.name}"`)), `${r.name}.${c}`).toBe('42501');
       }
       expect(Number((await reader.query('SELECT count(*) AS n FROM bookings')).rows[0].n)).toBe(10);
+      expect((await reader.query('SELECT number, price_after_tax FROM bookings')).rows).toHaveLength(10);
       for (const r of relations.filter((x) => x.kind === 'r')) {
         const target = `"${r.schema}"."${r.name}"`;
         expect(await errorCode(reader.query(`DELETE FROM ${target}`)), `DELETE ${target}`).toBe('42501');
@@ -108,6 +118,42 @@ describe('grant-reader', () => {
     }
   });
 
+  it('grants the personal columns with --personal-data only, and keeps the grants right after a migration adds a column', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    await syncOnce(await h.context());
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(role);
+    const env = { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' };
+    const granted = await runCli(['grant-reader', role, '--personal-data'], env);
+    expect(granted.code, granted.stderr).toBe(0);
+    expect(granted.stdout).toContain('with the columns of guests’ personal data');
+    const reader = await connectAs(h.dbUrl, role, 'reader-secret', h.schema);
+    try {
+      const names = await reader.query('SELECT customer_last_name, raw FROM bookings');
+      expect(names.rows).toHaveLength(5);
+      expect(names.rows.some((r: { customer_last_name: string | null }) => r.customer_last_name !== null)).toBe(true);
+      expect(await errorCode(reader.query('SELECT * FROM pms_guests'))).toBeUndefined();
+
+      // Granted again without the flag: the personal columns are taken away, the figures stay.
+      const narrowed = await runCli(['grant-reader', role], env);
+      expect(narrowed.code, narrowed.stderr).toBe(0);
+      expect(narrowed.stdout).toContain('without the columns of guests’ personal data');
+      expect(await errorCode(reader.query('SELECT customer_last_name FROM bookings'))).toBe('42501');
+      expect(await errorCode(reader.query('SELECT raw FROM pms_reservations'))).toBe('42501');
+      expect((await reader.query('SELECT number, status FROM bookings')).rows).toHaveLength(5);
+
+      // A column a later migration adds to a table granted column by column: readable after migrate.
+      await h.sql('ALTER TABLE bookings ADD COLUMN added_later integer');
+      expect(await errorCode(reader.query('SELECT added_later FROM bookings'))).toBe('42501');
+      const migrated = await runCli(['migrate'], env);
+      expect(migrated.code, migrated.stderr).toBe(0);
+      expect(await errorCode(reader.query('SELECT added_later FROM bookings'))).toBeUndefined();
+      expect(await errorCode(reader.query('SELECT customer_last_name FROM bookings'))).toBe('42501');
+    } finally {
+      await reader.end();
+    }
+  });
+
   it('refuses a role name that is not an identifier, and a schema that does not exist yet', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
     const bad = await runCli(['grant-reader', 'Robert"; DROP'], daemonEnv(h));
@@ -120,6 +166,13 @@ describe('grant-reader', () => {
     expect((await h.sql(`SELECT 1 FROM pg_roles WHERE rolname = '${role}'`)).length).toBe(0);
   });
 });
+
+async function columnsOf(harness: Harness, schema: string, table: string): Promise<string[]> {
+  const rows = await harness.sql<{ name: string }>(
+    `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = '${schema}' AND table_name = '${table}' ORDER BY ordinal_position`,
+  );
+  return rows.map((r) => r.name);
+}
 
 async function firstColumn(harness: Harness, schema: string, table: string): Promise<string> {
   const [c] = await harness.sql<{ name: string }>(

@@ -10,10 +10,20 @@ describe('command-line arguments', () => {
     expect(at.configPath).toBe('x.json');
     expect(parseArgs(['status', '--json'])).toMatchObject({ command: 'status', json: true });
     expect(parseArgs([])).toMatchObject({ command: 'help' });
+    expect(parseArgs(['grant-reader', 'metabase'])).toMatchObject({ command: 'grant-reader', role: 'metabase', personalData: false });
+    expect(parseArgs(['grant-reader', 'metabase', '--personal-data'])).toMatchObject({ role: 'metabase', personalData: true });
   });
 
   it('rejects what it does not understand', () => {
-    for (const argv of [['sync'], ['migrate', '--recover'], ['run', '--recover=soon'], ['run', '--frob'], ['run', 'extra'], ['--config']]) {
+    for (const argv of [
+      ['sync'],
+      ['migrate', '--recover'],
+      ['run', '--recover=soon'],
+      ['run', '--frob'],
+      ['run', 'extra'],
+      ['--config'],
+      ['run', '--personal-data'],
+    ]) {
       expect(() => parseArgs(argv), argv.join(' ')).toThrow(UsageError);
     }
   });

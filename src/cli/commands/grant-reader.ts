@@ -9,7 +9,7 @@ import { grantReader, readerUrl } from '../../store/reader-role.js';
  * migrate first) and a database role allowed to create roles; takes no lease (it writes no
  * mirror row).
  */
-export async function grantReaderCommand(env: CommandEnv, role: string): Promise<number> {
+export async function grantReaderCommand(env: CommandEnv, role: string, personalData = false): Promise<number> {
   const h = await openConfiguredDatabase(env.config, env.logger);
   try {
     const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
@@ -24,10 +24,14 @@ export async function grantReaderCommand(env: CommandEnv, role: string): Promise
       role,
       password,
       schemas: [h.schema, env.config.database.reportingSchema],
+      personalData,
     }).catch((err: unknown) => rethrowDatabase(err, h));
     env.out(
       `${result.created ? 'Created' : 'Updated'} role ${role}: it can read (SELECT only) the schemas ${result.schemas.join(' and ')}, ` +
-        'tables and views, including those added by later migrations.',
+        'tables and views, including those added by later migrations, ' +
+        (personalData
+          ? 'with the columns of guests’ personal data (--personal-data).'
+          : 'without the columns of guests’ personal data (names, contact data, raw payloads; grant-reader --personal-data grants them).'),
     );
     // A password generated here is shown once, on its own line; the URL never carries one.
     if (result.generatedPassword) env.out(`Its password (shown once): ${result.generatedPassword}`);
