@@ -26,6 +26,20 @@ export async function leaveHistoryOut(c: pg.Client, schema: string): Promise<voi
   }
 }
 
+/** Checks a run's mirror: history kept (versions of every booking) or left out (none). */
+export const expectHistory =
+  (kept: boolean) =>
+  async (c: pg.Client, schema: string): Promise<void> => {
+    const s = `"${schema.replace(/"/g, '""')}"`;
+    const r = await c.query<{ versions: number; bookings: number }>(
+      `SELECT (SELECT count(DISTINCT (property_id, number)) FROM ${s}.booking_versions)::int AS versions, (SELECT count(*) FROM ${s}.bookings)::int AS bookings`,
+    );
+    const { versions, bookings } = r.rows[0]!;
+    if (kept ? versions !== bookings : versions !== 0) {
+      throw new Error(`history ${kept ? 'kept' : 'left out'}, but ${versions} of ${bookings} bookings have versions`);
+    }
+  };
+
 /** Migrated and left as it is: the other half of a pair, prepared the same way. */
 export const keepHistory = async (): Promise<void> => undefined;
 

@@ -75,7 +75,7 @@ import { parseArgs } from 'node:util';
 import { rateLimitScopes } from '../../src/config/config.js';
 import { defaultRateLimits } from '../simulator/index.js';
 import { analyseBudgetRun, formatLines, logText, mb, RSS_FLAT_RATIO, RSS_GOAL_BYTES, secs, windowsText, type Line } from './report.js';
-import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunResult } from './run.js';
+import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunOptions, type RunResult } from './run.js';
 import { runContentBench } from './content.js';
 import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
 import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
@@ -93,7 +93,7 @@ import { minTimeFor, scaleWindows } from './theory.js';
 import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
 import { REPORTING_DEFAULTS, reportingLines, runReportingBench } from './reporting.js';
-import { historyCostLines, keepHistory, leaveHistoryOut, type HistoryPair } from './history-cost.js';
+import { expectHistory, historyCostLines, keepHistory, leaveHistoryOut, type HistoryPair } from './history-cost.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -419,23 +419,27 @@ async function main(): Promise<number> {
     const results: RunResult[] = [];
     const lines: Line[] = [];
     const smallest = opts.memorySizes[0];
+    /** One run of scenario B at `size`. */
+    const runB = (size: number, label: string, history?: Pick<RunOptions, 'prepareSchema' | 'inspect'>) =>
+      runSyncOnce({
+        label,
+        properties: spread(size, opts.properties),
+        limits: relaxed,
+        databaseUrl,
+        detailConcurrency: opts.concurrency,
+        // Machine-bound: generous, but a hang still ends.
+        timeoutMs: 120_000 + size * 50,
+        seed: 2,
+        // --memory-all-streams: the daemon's defaults (content, PMS from 2009, occupancy on).
+        config: opts.memoryAllStreams ? {} : BOOKINGS_ONLY,
+        onProgress: progress,
+        signal: abort.signal,
+        ...history,
+      });
     for (const size of opts.memorySizes) {
       if (abort.signal.aborted) break;
       try {
-        const r = await runSyncOnce({
-          label: `scenario B ${size}`,
-          properties: spread(size, opts.properties),
-          limits: relaxed,
-          databaseUrl,
-          detailConcurrency: opts.concurrency,
-          // Machine-bound: generous, but a hang still ends.
-          timeoutMs: 120_000 + size * 50,
-          seed: 2,
-          // --memory-all-streams: the daemon's defaults (content, PMS from 2009, occupancy on).
-          config: opts.memoryAllStreams ? {} : BOOKINGS_ONLY,
-          onProgress: progress,
-          signal: abort.signal,
-        });
+        const r = await runB(size, `scenario B ${size}`);
         // Each size against the smallest (the first; no ratio when that run failed).
         results.push(r);
         const first = results[0]!.bookings === smallest ? results[0]! : undefined;
@@ -472,22 +476,9 @@ async function main(): Promise<number> {
       const rate = (r: RunResult) => r.details.count / Math.max(1e-3, (r.details.lastMs - r.details.firstMs) / 1000);
       try {
         for (let i = 0; i < opts.memoryHistoryPairs && !abort.signal.aborted; i++) {
-          const run = (label: string, prepareSchema: typeof leaveHistoryOut) =>
-            runSyncOnce({
-              label: `scenario B ${size}, pair ${i + 1}, ${label}`,
-              properties: spread(size, opts.properties),
-              limits: relaxed,
-              databaseUrl,
-              detailConcurrency: opts.concurrency,
-              timeoutMs: 120_000 + size * 50,
-              seed: 2,
-              config: opts.memoryAllStreams ? {} : BOOKINGS_ONLY,
-              onProgress: progress,
-              signal: abort.signal,
-              prepareSchema,
-            });
-          const withHistory = rate(await run('with history', keepHistory));
-          const withoutHistory = rate(await run('without history', leaveHistoryOut));
+          const label = `scenario B ${size}, pair ${i + 1}`;
+          const withHistory = rate(await runB(size, `${label}, with history`, { prepareSchema: keepHistory, inspect: expectHistory(true) }));
+          const withoutHistory = rate(await runB(size, `${label}, without history`, { prepareSchema: leaveHistoryOut, inspect: expectHistory(false) }));
           pairs.push({ withHistory, withoutHistory });
         }
       } catch (err) {
