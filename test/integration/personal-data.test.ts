@@ -2,10 +2,13 @@
  * Personal data under the policy of src/mapping/personal-data.ts, against the simulator and
  * real PostgreSQL: with pms.personalData off, a PMS reservation that fails validation is
  * quarantined without its customer's e-mail, phone, birth date or documents (names stay, as in
- * the mirror); with it on, the body is kept as sent.
+ * the mirror); with it on, the body is kept as sent. Guest profiles are fetched again with a
+ * newer version of their reservation, so that an erasure made at the provider reaches the
+ * mirror; an unchanged reservation costs no guest request.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { streamNames } from '../../src/store/states.js';
+import { abortableSleep, type Clock } from '../../src/util/clock.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -73,5 +76,68 @@ describe('personal data in quarantine', () => {
     const body = rows[0]!.raw_body as string;
     expect(body).toContain(PERSONAL.email);
     expect(body).toContain(PERSONAL.birthDate);
+  });
+});
+
+const MINUTE = 60_000;
+
+/** Real time plus an offset the test only moves forward (the PMS search reads whole minutes). */
+class OffsetClock implements Clock {
+  private offset = 0;
+  now(): number {
+    return Date.now() + this.offset;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return abortableSleep(ms, signal);
+  }
+  /** Moves to `ms` after the start of the next minute. */
+  nextMinute(ms = 0): void {
+    this.offset += (Math.floor(this.now() / MINUTE) + 1) * MINUTE + ms - this.now();
+  }
+}
+
+describe('guest profiles', () => {
+  it('are fetched again with a newer version of their reservation, so an erasure at the provider reaches the mirror', async () => {
+    const clock = new OffsetClock();
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 40 }], now: () => clock.now() }, config: { pms: { personalData: true } } });
+    clock.nextMinute(20_000);
+    const ctx = await h.context({ clock });
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+
+    // Two reservations with a guest besides the customer, not checked in yet: one changes, one does not.
+    const candidates = h.sim
+      .pmsReservations(P)
+      .filter((r) => r.reservationStatus !== 'Cancelled' && r.roomStays[0]?.status === 'New' && r.roomStays[0]?.roomId)
+      .map((r) => ({ number: r.number, guest: r.roomStays.flatMap((s) => s.guestsIds).find((g) => g !== r.customer?.pmsPersonId) }))
+      .filter((c): c is { number: string; guest: string } => c.guest !== undefined);
+    expect(candidates.length).toBeGreaterThanOrEqual(2);
+    const [changed, unchanged] = candidates as [{ number: string; guest: string }, { number: string; guest: string }];
+    const before = await h.sql<AnyRecord>('SELECT pms_person_id, last_name FROM pms_guests WHERE pms_person_id = ANY($1) ORDER BY 1', [
+      [changed.guest, unchanged.guest],
+    ]);
+    expect(before).toHaveLength(2);
+
+    // The provider erases both guests' profiles; only the first one's reservation changes.
+    const erased = (path: string) => path.endsWith(`/guests/${changed.guest}`) || path.endsWith(`/guests/${unchanged.guest}`);
+    h.sim.faults.rewriteBody = (path, body) => {
+      if (!erased(path)) return undefined;
+      const served = body as { guest: AnyRecord };
+      served.guest = { ...served.guest, personName: { lastName: 'Erased', firstName: null, middleName: null }, emails: [], phones: [], birthDate: null };
+      return served;
+    };
+    clock.nextMinute(5_000);
+    h.sim.pmsCheckIn(P, changed.number);
+    clock.nextMinute(10_000);
+    h.sim.stats.requestLog = [];
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+
+    const guestRequests = (id: string) => (h!.sim.stats.requestLog ?? []).filter((r) => r.path.endsWith(`/guests/${id}`)).length;
+    expect(guestRequests(changed.guest)).toBe(1);
+    expect(guestRequests(unchanged.guest)).toBe(0);
+    const after = await h.sql<AnyRecord>('SELECT pms_person_id, last_name, email, phone, birth_date FROM pms_guests WHERE pms_person_id = $1', [changed.guest]);
+    expect(after).toEqual([{ pms_person_id: changed.guest, last_name: 'Erased', email: null, phone: null, birth_date: null }]);
+    // The unchanged reservation's guest keeps what was mirrored until its reservation changes.
+    const kept = await h.sql<AnyRecord>('SELECT last_name FROM pms_guests WHERE pms_person_id = $1', [unchanged.guest]);
+    expect(kept[0]!.last_name).toBe(before.find((b) => b.pms_person_id === unchanged.guest)!.last_name);
   });
 });

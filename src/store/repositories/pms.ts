@@ -137,6 +137,18 @@ export async function unknownPersonIds(db: Executor, propertyId: string, ids: re
 }
 
 /**
+ * True when the mirror holds the reservation at an older version than `modifiedAt` (or either
+ * modification is unknown): its guests' profiles are then fetched again with it.
+ */
+export async function mirroredAtOlderVersion(db: Executor, propertyId: string, number: string, modifiedAt: string | Date | null | undefined): Promise<boolean> {
+  const given = modifiedAt instanceof Date ? modifiedAt.toISOString() : (modifiedAt ?? null);
+  const r = await sql<{ older: boolean }>`
+    SELECT (modified_at IS NULL OR ${given}::timestamptz IS NULL OR modified_at < ${given}::timestamptz) AS older
+      FROM pms_reservations WHERE property_id = ${propertyId} AND number = ${number}`.execute(db);
+  return r.rows[0]?.older === true;
+}
+
+/**
  * Enqueues reservation fetches. With `unlessFetchedSince`, a number whose mirrored version was
  * fetched at or after that instant is skipped: its modification (found in a window that ended
  * before it) is already in the mirror. Returns how many were enqueued.

@@ -22,7 +22,7 @@ import { propertyTimeZone } from '../../store/repositories/content.js';
 import { findCursor, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { removeFetch } from '../../store/repositories/fetch-queue.js';
-import { enqueuePmsReservations, savePmsReservation, unknownPersonIds, upsertPmsGuest } from '../../store/repositories/pms.js';
+import { enqueuePmsReservations, mirroredAtOlderVersion, savePmsReservation, unknownPersonIds, upsertPmsGuest } from '../../store/repositories/pms.js';
 import type { Trx } from '../../store/types.js';
 import type { NewPmsGuest } from '../../store/schema.js';
 import { streamNames } from '../../store/states.js';
@@ -253,8 +253,9 @@ export interface FetchedReservation {
 }
 
 /**
- * Fetches one reservation and the profiles of its guests that are not mirrored yet (names
- * and, with pms.personalData, contact data; stripped otherwise). Throws the client's errors
+ * Fetches one reservation and the profiles of its guests that are not mirrored yet, or all of
+ * them when it is a newer version of a mirrored reservation (names and, with pms.personalData,
+ * contact data; stripped otherwise). Throws the client's errors
  * (NotFoundError, InvalidPayloadError, …) for the caller to record.
  */
 export async function fetchPmsReservation(
@@ -277,8 +278,14 @@ export async function fetchPmsReservation(
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
   const referenced = parsed.value.roomStays.flatMap((s) => s.guestsIds).filter((id) => id !== customerId);
+  // The profiles not mirrored yet; and all of them again with a newer version of a reservation
+  // already mirrored, so that a correction or an erasure made at the provider reaches the
+  // mirror with the reservation's next change. A backfill, whose reservations are new, still
+  // fetches a repeat guest once.
+  const refresh = await mirroredAtOlderVersion(ctx.db, propertyId, number, rows.reservation.modified_at);
+  const toFetch = refresh ? [...new Set(referenced)] : await unknownPersonIds(ctx.db, propertyId, referenced);
   const guests: NewPmsGuest[] = [];
-  for (const personId of await unknownPersonIds(ctx.db, propertyId, referenced)) {
+  for (const personId of toFetch) {
     const guestPath = `${base}/guests/${encodeURIComponent(personId)}`;
     let g;
     try {
