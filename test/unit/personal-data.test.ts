@@ -1,5 +1,7 @@
 /** The personal-data policy for quarantined bodies (src/mapping/personal-data.ts quarantinedBody). */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { PERSONAL_COLUMNS } from '../../src/store/personal-columns.js';
 import { quarantinedBody, WITHHELD_BODY } from '../../src/mapping/personal-data.js';
 import { streamNames } from '../../src/store/states.js';
 
@@ -26,5 +28,16 @@ describe('quarantined bodies', () => {
     expect(quarantinedBody(streamNames.webhookEvents, '<html>ada@example.com', false)).toBe(WITHHELD_BODY);
     expect(quarantinedBody(streamNames.pmsReservations, body, true)).toBe(body);
     expect(quarantinedBody(streamNames.content, body, false)).toBe(body);
+  });
+});
+
+describe('the README’s personal columns', () => {
+  it('lists exactly the columns reader roles are refused (src/store/personal-columns.ts)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Personal data'), readme.indexOf('## How it works'));
+    const listed = Object.fromEntries(
+      [...section.matchAll(/^\| `(\w+)` \| (.+) \|$/gm)].map(([, table, cells]) => [table, [...cells!.matchAll(/`(\w+)`/g)].map((m) => m[1])]),
+    );
+    expect(listed).toEqual(PERSONAL_COLUMNS);
   });
 });
