@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/util/clock.js';
+import { abortableSleep, type Clock } from '../../src/util/clock.js';
 
 /** A clock whose time moves only through advance(); sleeps resolve when time reaches them. */
 export class FakeClock implements Clock {
@@ -47,4 +47,32 @@ export class FakeClock implements Clock {
 
 export async function flush(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * Real time plus an offset that a test only moves forward: the simulator's rate limits still
+ * see real time pass, while the PMS search's whole-minute windows can be reached at once.
+ */
+export class OffsetClock implements Clock {
+  private offset = 0;
+  now(): number {
+    return Date.now() + this.offset;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return abortableSleep(ms, signal);
+  }
+  /** Moves to `t` (must be later than now). */
+  moveTo(t: number): void {
+    const shift = t - this.now();
+    if (shift < 0) throw new Error('the test clock only moves forward');
+    this.offset += shift;
+  }
+  /** Moves to `ms` after the start of the next minute; returns that time. */
+  nextMinute(ms = 0): number {
+    const t = (Math.floor(this.now() / MINUTE_MS) + 1) * MINUTE_MS + ms;
+    this.moveTo(t);
+    return t;
+  }
 }

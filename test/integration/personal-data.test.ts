@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { streamNames } from '../../src/store/states.js';
-import { abortableSleep, type Clock } from '../../src/util/clock.js';
+import { OffsetClock } from '../helpers/fake-clock.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -78,23 +78,6 @@ describe('personal data in quarantine', () => {
     expect(body).toContain(PERSONAL.birthDate);
   });
 });
-
-const MINUTE = 60_000;
-
-/** Real time plus an offset the test only moves forward (the PMS search reads whole minutes). */
-class OffsetClock implements Clock {
-  private offset = 0;
-  now(): number {
-    return Date.now() + this.offset;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return abortableSleep(ms, signal);
-  }
-  /** Moves to `ms` after the start of the next minute. */
-  nextMinute(ms = 0): void {
-    this.offset += (Math.floor(this.now() / MINUTE) + 1) * MINUTE + ms - this.now();
-  }
-}
 
 describe('guest profiles', () => {
   it('are fetched again with a newer version of their reservation, so an erasure at the provider reaches the mirror', async () => {

@@ -11,7 +11,7 @@ import { reservationRows } from '../../src/mapping/pms.js';
 import { rebuild } from '../../src/replay/rebuild.js';
 import { savePmsReservation } from '../../src/store/repositories/pms.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
-import { abortableSleep, type Clock } from '../../src/util/clock.js';
+import { OffsetClock } from '../helpers/fake-clock.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -21,24 +21,8 @@ afterEach(async () => {
 });
 
 const P = '500100';
-const MINUTE = 60_000;
 const UNREADABLE = 'last Tuesday, around noon';
 type AnyRecord = Record<string, any>;
-
-/** Real time plus an offset the test moves forward (the simulator and the engine share it). */
-class OffsetClock implements Clock {
-  private offset = 0;
-  now(): number {
-    return Date.now() + this.offset;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return abortableSleep(ms, signal);
-  }
-  /** Moves to `ms` after the start of the next minute. */
-  nextMinute(ms = 0): void {
-    this.offset += (Math.floor(this.now() / MINUTE) + 1) * MINUTE + ms - this.now();
-  }
-}
 
 const reservationPath = (number: string) => `/api/pms/v2/properties/${P}/reservations/${number}`;
 

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RequestLogEntry, Simulator } from '../../tools/simulator/index.js';
-import { abortableSleep, type Clock } from '../../src/util/clock.js';
+import { OffsetClock } from '../helpers/fake-clock.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -18,29 +18,6 @@ afterEach(async () => {
 
 const MINUTE = 60_000;
 type AnyRecord = Record<string, any>;
-
-/** Real time plus an offset that the test only moves forward: the simulator's rate limits still see real time pass. */
-class OffsetClock implements Clock {
-  private offset = 0;
-  now(): number {
-    return Date.now() + this.offset;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return abortableSleep(ms, signal);
-  }
-  /** Moves to `t` (must be later than now). */
-  moveTo(t: number): void {
-    const shift = t - this.now();
-    if (shift < 0) throw new Error('the test clock only moves forward');
-    this.offset += shift;
-  }
-  /** Moves to `ms` after the start of the minute after next. */
-  nextMinute(ms = 0): number {
-    const t = (Math.floor(this.now() / MINUTE) + 1) * MINUTE + ms;
-    this.moveTo(t);
-    return t;
-  }
-}
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const local = (v: unknown): string | null =>
