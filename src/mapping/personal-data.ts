@@ -10,11 +10,13 @@ import { streamNames } from '../store/states.js';
 /** Keys of a PMS person that hold personal data beyond the name. */
 export const PERSONAL_KEYS = ['emails', 'phones', 'birthDate', 'citizenship', 'documents', 'personalDocument', 'identityDocument', 'birthAddress'] as const;
 
+const isPersonalKey = (key: string): boolean => (PERSONAL_KEYS as readonly string[]).includes(key);
+
 /** A copy of a person object without its personal keys (the object itself is not changed). */
 export function stripPerson(person: unknown): unknown {
   if (typeof person !== 'object' || person === null || Array.isArray(person)) return person;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(person)) if (!(PERSONAL_KEYS as readonly string[]).includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(person)) if (!isPersonalKey(k)) out[k] = v;
   return out;
 }
 
@@ -35,7 +37,7 @@ export function stripPersonalKeysDeep(value: unknown): unknown {
   // A number keeps its text (a JsonNumber of the lossless parser): not an object to walk.
   if (typeof value !== 'object' || value === null || isJsonNumber(value)) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!(PERSONAL_KEYS as readonly string[]).includes(k)) out[k] = stripPersonalKeysDeep(v);
+  for (const [k, v] of Object.entries(value)) if (!isPersonalKey(k)) out[k] = stripPersonalKeysDeep(v);
   return out;
 }
 

@@ -69,24 +69,10 @@ function openNightsJson(propertyId: RawBuilder<unknown>, number: RawBuilder<unkn
 export function storedHistoryOf(row: StoredHistoryColumns): StoredHistory | null {
   const v = row.current_version;
   if (!v) return null;
-  const facts: VersionFacts = {
-    status: v.status,
-    created_at: v.created_at,
-    cancelled_at: v.cancelled_at,
-    modified_at: v.modified_at,
-    currency_code: v.currency_code,
-    arrival_date: v.arrival_date,
-    departure_date: v.departure_date,
-    rooms: v.rooms,
-    room_nights: v.room_nights,
-    room_type_ids: v.room_type_ids,
-    room_revenue_net: v.room_revenue_net,
-    room_revenue_gross: v.room_revenue_gross,
-    total_net: v.total_net,
-    total_gross: v.total_gross,
-  };
+  // The JSON of versionJson: the version's facts, and its number and hash.
+  const { version, content_hash: contentHash, ...facts } = v;
   const nights: NightFact[] = (row.current_nights ?? []).map((r) => ({ ...r, currency_code: v.currency_code }));
-  return { version: v.version, facts, contentHash: v.content_hash, nights, open: row.open_nights ?? [] };
+  return { version, facts, contentHash, nights, open: row.open_nights ?? [] };
 }
 
 const json = (value: unknown) => sql`${JSON.stringify(value)}::jsonb`;

@@ -123,29 +123,32 @@ export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<vo
     .execute();
 }
 
-/** Of `ids`, those not mirrored yet in pms_guests. */
-export async function unknownPersonIds(db: Executor, propertyId: string, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const known = await db
-    .selectFrom('pms_guests')
-    .select('pms_person_id')
-    .where('property_id', '=', propertyId)
-    .where('pms_person_id', 'in', [...ids])
-    .execute();
-  const have = new Set(known.map((k) => k.pms_person_id));
-  return [...new Set(ids)].filter((i) => !have.has(i));
-}
-
 /**
- * True when the mirror holds the reservation at an older version than `modifiedAt` (or either
- * modification is unknown): its guests' profiles are then fetched again with it.
+ * The guest profiles of a fetched reservation to fetch: those not mirrored yet, and all of
+ * them when the mirror holds the reservation at an older version than `modifiedAt` (or either
+ * modification is unknown), so that a correction or an erasure made at the provider reaches
+ * the mirror with the reservation's next change. One read for both.
  */
-export async function mirroredAtOlderVersion(db: Executor, propertyId: string, number: string, modifiedAt: string | Date | null | undefined): Promise<boolean> {
+export async function guestProfilesToFetch(
+  db: Executor,
+  propertyId: string,
+  number: string,
+  modifiedAt: string | Date | null | undefined,
+  ids: readonly string[],
+): Promise<string[]> {
+  if (ids.length === 0) return [];
   const given = modifiedAt instanceof Date ? modifiedAt.toISOString() : (modifiedAt ?? null);
-  const r = await sql<{ older: boolean }>`
-    SELECT (modified_at IS NULL OR ${given}::timestamptz IS NULL OR modified_at < ${given}::timestamptz) AS older
-      FROM pms_reservations WHERE property_id = ${propertyId} AND number = ${number}`.execute(db);
-  return r.rows[0]?.older === true;
+  const r = await sql<{ id: string }>`
+    WITH refresh AS (
+      SELECT EXISTS (SELECT 1 FROM pms_reservations
+                      WHERE property_id = ${propertyId} AND number = ${number}
+                        AND (modified_at IS NULL OR ${given}::timestamptz IS NULL OR modified_at < ${given}::timestamptz)) AS all_of_them
+    )
+    SELECT i.id FROM unnest(${[...ids]}::text[]) WITH ORDINALITY AS i(id, n)
+     WHERE (SELECT all_of_them FROM refresh)
+        OR NOT EXISTS (SELECT 1 FROM pms_guests g WHERE g.property_id = ${propertyId} AND g.pms_person_id = i.id)
+     GROUP BY i.id ORDER BY min(i.n)`.execute(db);
+  return r.rows.map((x) => x.id);
 }
 
 /**

@@ -22,7 +22,7 @@ import { propertyTimeZone } from '../../store/repositories/content.js';
 import { findCursor, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { removeFetch } from '../../store/repositories/fetch-queue.js';
-import { enqueuePmsReservations, mirroredAtOlderVersion, savePmsReservation, unknownPersonIds, upsertPmsGuest } from '../../store/repositories/pms.js';
+import { enqueuePmsReservations, guestProfilesToFetch, savePmsReservation, upsertPmsGuest } from '../../store/repositories/pms.js';
 import type { Trx } from '../../store/types.js';
 import type { NewPmsGuest } from '../../store/schema.js';
 import { streamNames } from '../../store/states.js';
@@ -278,14 +278,10 @@ export async function fetchPmsReservation(
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
   const referenced = parsed.value.roomStays.flatMap((s) => s.guestsIds).filter((id) => id !== customerId);
-  // The profiles not mirrored yet; and all of them again with a newer version of a reservation
-  // already mirrored, so that a correction or an erasure made at the provider reaches the
-  // mirror with the reservation's next change. A backfill, whose reservations are new, still
-  // fetches a repeat guest once.
-  const refresh = await mirroredAtOlderVersion(ctx.db, propertyId, number, rows.reservation.modified_at);
-  const toFetch = refresh ? [...new Set(referenced)] : await unknownPersonIds(ctx.db, propertyId, referenced);
+  // A backfill, whose reservations are new, fetches a repeat guest once; a newer version
+  // fetches all of its guests again.
   const guests: NewPmsGuest[] = [];
-  for (const personId of toFetch) {
+  for (const personId of await guestProfilesToFetch(ctx.db, propertyId, number, rows.reservation.modified_at, referenced)) {
     const guestPath = `${base}/guests/${encodeURIComponent(personId)}`;
     let g;
     try {
