@@ -149,6 +149,12 @@ describe('grant-reader', () => {
       expect(migrated.code, migrated.stderr).toBe(0);
       expect(await errorCode(reader.query('SELECT added_later FROM bookings'))).toBeUndefined();
       expect(await errorCode(reader.query('SELECT customer_last_name FROM bookings'))).toBe('42501');
+
+      // Granting again fails (the record of the roles is gone): the migration still succeeds, and says what to do.
+      await h.sql('DROP TABLE reader_grants');
+      const unrecorded = await runCli(['migrate'], env);
+      expect(unrecorded.code, unrecorded.stderr).toBe(0);
+      expect(unrecorded.stdout + unrecorded.stderr).toContain('could not grant the reader roles again after the migrations: run staysync grant-reader');
     } finally {
       await reader.end();
     }
