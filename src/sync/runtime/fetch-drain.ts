@@ -147,7 +147,8 @@ export class FetchDrain implements QueueDrain {
       }
     }
     await Promise.allSettled(running);
-    await this.vacuuming;
+    // A VACUUM that ends may start the one that fell due meanwhile: wait for the last.
+    while (this.vacuuming) await this.vacuuming;
   }
 
   /**
@@ -160,7 +161,17 @@ export class FetchDrain implements QueueDrain {
    * does it itself. A VACUUM of the queue takes milliseconds and blocks no writer.
    */
   private vacuumNowAndThen(): void {
-    if (this.takenSinceVacuum === undefined || ++this.takenSinceVacuum < this.ctx.config.sync.vacuumQueueEveryRows || this.vacuuming) return;
+    if (this.takenSinceVacuum === undefined) return;
+    this.takenSinceVacuum += 1;
+    this.vacuumIfDue();
+  }
+
+  /**
+   * A VACUUM that falls due while the previous one still runs (a loaded database) starts when
+   * that one ends, so the count of VACUUMs follows the rows taken however slow each one is.
+   */
+  private vacuumIfDue(): void {
+    if (this.takenSinceVacuum === undefined || this.takenSinceVacuum < this.ctx.config.sync.vacuumQueueEveryRows || this.vacuuming) return;
     this.takenSinceVacuum = 0;
     this.vacuuming = vacuumTable(this.ctx.db, this.queue)
       .catch((err: unknown) => {
@@ -172,7 +183,10 @@ export class FetchDrain implements QueueDrain {
           `could not VACUUM ${this.queue}: the drain slows down as fetched rows pile up, unless autovacuum runs on this database`,
         );
       })
-      .finally(() => (this.vacuuming = undefined));
+      .finally(() => {
+        this.vacuuming = undefined;
+        this.vacuumIfDue();
+      });
   }
 }
 
