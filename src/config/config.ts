@@ -240,6 +240,19 @@ const configSchema = z.strictObject({
     /** Refreshes that events may cause per property: `burst` at once, then `perMinute`; events beyond wait their turn. */
     eventFetchesPerProperty: z.strictObject({ burst: z.number().int().min(1).max(10_000), perMinute: z.number().int().min(1).max(600) }),
   }),
+  privacy: z.strictObject({
+    /**
+     * Personal data of bookings and PMS reservations whose stay ended more than this many days
+     * ago is erased by the daemon (as forget-guest erases a guest; the figures stay), and
+     * quarantined bodies and processed change events expire after it. Absent: kept (the default).
+     */
+    retainPersonalDataDays: z.number().int().min(1).max(36_500).optional(),
+    /**
+     * The secret key of the pseudonyms (HMAC-SHA-256 of a guest's normalised e-mail and phone).
+     * Absent: no pseudonym is stored (an unkeyed hash of an e-mail can be reversed by guessing).
+     */
+    pseudonymKey: z.string().min(32, 'at least 32 characters (e.g. openssl rand -hex 32)').max(1024).optional(),
+  }),
   ops: z.strictObject({
     /** /healthz, /readyz and /metrics, without authentication: keep it inside the cluster. */
     port: z.number().int().min(0).max(65535),

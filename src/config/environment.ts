@@ -89,6 +89,18 @@ export const environment: readonly EnvironmentVariable[] = [
     key: 'webhooks.auth',
     meaning: '`none`, `apiKey` (header `API-KEY`) or `basic`; `none` on an address other than loopback is refused at start',
   },
+  {
+    name: 'STAYSYNC_RETAIN_PERSONAL_DATA_DAYS',
+    kind: 'integer',
+    key: 'privacy.retainPersonalDataDays',
+    meaning: 'personal data of stays that ended more than this many days ago is erased on a schedule; unset: kept',
+  },
+  {
+    name: 'STAYSYNC_PSEUDONYM_KEY',
+    kind: 'secret',
+    key: 'privacy.pseudonymKey',
+    meaning: "secret key of the guests' pseudonyms (HMAC-SHA-256 of e-mail and phone); unset: no pseudonyms",
+  },
   { name: 'STAYSYNC_WEBHOOK_API_KEY', kind: 'secret', key: 'webhooks.apiKey', meaning: 'the key of `apiKey` (an error with any other `webhooks.auth`)' },
   { name: 'STAYSYNC_WEBHOOK_BASIC_USER', kind: 'secret', key: 'webhooks.basicUser', meaning: 'the user of `basic`' },
   { name: 'STAYSYNC_WEBHOOK_BASIC_PASSWORD', kind: 'secret', key: 'webhooks.basicPassword', meaning: 'the password of `basic`' },
