@@ -8,6 +8,7 @@ import { canonicalJson } from '../provider/json.js';
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
 import type { BookingRows, SummaryRow } from '../store/schema.js';
 import type { TaxLevel } from '../store/states.js';
+import { keptPayload } from './personal-data.js';
 import { nightlyGross } from './room-revenue.js';
 
 // ------------------------------------------------------------------ booking details
@@ -21,8 +22,14 @@ const money = (v: Num): string | null => v ?? null;
 /** Text as sent: an empty string is a value the provider gave, not an absent one. */
 const str = (v: string | null | undefined): string | null => v ?? null;
 
-/** Maps a parsed booking to its relational rows. Pure: no I/O. */
-export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetchedAt: Date): BookingRows {
+/**
+ * Maps a parsed booking to its relational rows. `received` is the response as received; what
+ * is stored of it (`raw`) and of the loyalty card numbers follows the personal-data policy
+ * (personal-data.ts), and the content hash is that of what is stored, so that a rebuild from
+ * it finds the same. Pure: no I/O.
+ */
+export function bookingToRows(propertyId: string, b: Booking, received: unknown, fetchedAt: Date, personalData: boolean): BookingRows {
+  const raw = keptPayload(received, personalData);
   const key = { property_id: propertyId, number: b.number };
   // The name of each tax index (the first tax when several share an index).
   const taxNames = new Map<number, string | null>();
@@ -69,7 +76,7 @@ export function bookingToRows(propertyId: string, b: Booking, raw: unknown, fetc
     loyaltyCards: (b.guaranteeInfo?.loyalty?.cards ?? []).map((c, position) => ({
       ...key,
       position,
-      card_number: str(c.cardNumber),
+      card_number: personalData ? str(c.cardNumber) : null,
       loyalty_system_id: str(c.loyaltySystemId),
     })),
   };

@@ -1,62 +1,110 @@
 /**
- * Personal data of PMS persons (customers and guests). Names are always mirrored; e-mails,
- * phones, birth dates, citizenship and identity documents only when `pms.personalData` is on.
- * When it is off they are removed from the typed columns AND from `raw`, so that nothing of
- * them is stored anywhere. The list of keys is the one place that decides what is personal.
+ * The one policy for guests' personal data in the payloads staysync stores: what of a payload
+ * is personal, and what of it is kept. Every writer of a guest payload goes through it: the
+ * typed columns (bookings.ts, pms.ts), `raw`, the quarantine (quarantinedBody) and the
+ * erasures (erasure.ts). The columns these can land in are listed in
+ * src/store/personal-columns.ts.
+ *
+ * - A person (the value of a PERSON_KEYS key, or a PMS guest profile) is kept by allow-list:
+ *   its name fields always, its contact fields only with personal data on (`pms.personalData`),
+ *   nothing else. A field the provider adds to a person later is not stored until it is added
+ *   here.
+ * - Outside persons, the PERSONAL_VALUE_KEYS (free text about a guest, loyalty card numbers,
+ *   contact fields) are kept only with personal data on, wherever they are.
+ * - Everything else of the payload is kept as received.
  */
 import { isJsonNumber, parseJsonLossless } from '../provider/json.js';
 import { streamNames } from '../store/states.js';
 
-/** Keys of a PMS person that hold personal data beyond the name. */
-export const PERSONAL_KEYS = ['emails', 'phones', 'birthDate', 'citizenship', 'documents', 'personalDocument', 'identityDocument', 'birthAddress'] as const;
+/** Keys whose value is a person or a list of persons, in the payloads of guests' stays. */
+export const PERSON_KEYS: readonly string[] = ['customer', 'guests', 'guest', 'persons', 'person', 'contacts', 'contact', 'booker', 'payer', 'travellers'];
 
-const isPersonalKey = (key: string): boolean => (PERSONAL_KEYS as readonly string[]).includes(key);
+/** What of a person is always kept: the name, and the person's id, gender and guest status. */
+export const PERSON_NAME_FIELDS: readonly string[] = ['firstName', 'lastName', 'middleName', 'personName', 'pmsPersonId', 'gender', 'status'];
 
-/** A copy of a person object without its personal keys (the object itself is not changed). */
-export function stripPerson(person: unknown): unknown {
-  if (typeof person !== 'object' || person === null || Array.isArray(person)) return person;
+/** The name fields: replaced by a marker when a person is erased (erasure.ts). */
+export const NAME_FIELDS: readonly string[] = ['firstName', 'lastName', 'middleName'];
+
+/** What of a person is kept only with personal data on: how to reach or identify them. */
+export const PERSON_CONTACT_FIELDS: readonly string[] = [
+  'emails',
+  'phones',
+  'birthDate',
+  'citizenship',
+  'documents',
+  'personalDocument',
+  'identityDocument',
+  'birthAddress',
+  'address',
+  'addresses',
+];
+
+/** Keys kept only with personal data on wherever they are: free text about a guest, card numbers, contact fields. */
+export const PERSONAL_VALUE_KEYS: readonly string[] = ['customerComment', 'comment', 'comments', 'cardNumber', ...PERSON_CONTACT_FIELDS];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isJsonNumber(v);
+
+/** A person as kept: its name fields, and its contact fields with personal data on. A copy. */
+export function keptPerson(person: unknown, personalData: boolean): unknown {
+  // A person given as a bare value (a name as one text, say) is not a shape anyone allowed.
+  if (!isObject(person)) return person === null || person === undefined ? person : null;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(person)) if (!isPersonalKey(k)) out[k] = v;
+  for (const [k, v] of Object.entries(person)) {
+    if (k === 'personName') out[k] = isObject(v) ? pick(v, NAME_FIELDS) : v === null ? null : undefined;
+    else if (PERSON_NAME_FIELDS.includes(k)) out[k] = v;
+    else if (personalData && PERSON_CONTACT_FIELDS.includes(k)) out[k] = v;
+  }
   return out;
 }
 
-/** A copy of a reservation object whose customer has no personal keys. */
-export function stripReservation(reservation: unknown): unknown {
-  if (typeof reservation !== 'object' || reservation === null || Array.isArray(reservation)) return reservation;
-  const r = reservation as Record<string, unknown>;
-  return 'customer' in r ? { ...r, customer: stripPerson(r.customer) } : r;
+function pick(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (keys.includes(k)) out[k] = v;
+  return out;
+}
+
+/**
+ * A payload of a guest's stay (a booking, a PMS reservation, an integration-storage booking,
+ * a change event) as it may be stored: persons by allow-list, personal values only with
+ * personal data on, the rest as received (numbers keep their text). A copy.
+ */
+export function keptPayload(value: unknown, personalData: boolean): unknown {
+  if (Array.isArray(value)) return value.map((v) => keptPayload(v, personalData));
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (PERSON_KEYS.includes(k)) out[k] = Array.isArray(v) ? v.map((p) => keptPerson(p, personalData)) : keptPerson(v, personalData);
+    else if (!personalData && PERSONAL_VALUE_KEYS.includes(k)) continue;
+    else out[k] = keptPayload(v, personalData);
+  }
+  return out;
 }
 
 /** What a quarantined body holds in place of one that is not JSON, when personal data is off. */
 export const WITHHELD_BODY =
   '(not kept: the body is not JSON, so what in it is personal data cannot be told apart, and pms.personalData is off; the reason says what failed)';
 
-/** A copy of a JSON value without the personal keys of PERSONAL_KEYS, wherever they are. */
-export function stripPersonalKeysDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stripPersonalKeysDeep);
-  // A number keeps its text (a JsonNumber of the lossless parser): not an object to walk.
-  if (typeof value !== 'object' || value === null || isJsonNumber(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!isPersonalKey(k)) out[k] = stripPersonalKeysDeep(v);
-  return out;
-}
-
-/** The streams whose quarantined payloads can hold PMS persons (reservations, guest profiles, what events fetch). */
-const PMS_PERSON_STREAMS: readonly string[] = [streamNames.pmsReservations, streamNames.pmsGuests, streamNames.webhookEvents];
+/** The streams whose payloads can hold guests (bookings, PMS reservations and profiles, what events fetch). */
+const GUEST_STREAMS: readonly string[] = [streamNames.bookingDetails, streamNames.pmsReservations, streamNames.pmsGuests, streamNames.webhookEvents];
 
 /**
- * The body a payload of `stream` that failed is kept with in quarantine. With personal data
- * off, a PMS payload is kept without the personal keys of its persons (as the mirror keeps
- * them: names only), and one that is not JSON is not kept at all: the quarantine must not be
- * the one place where a guest's e-mail is stored.
+ * The body a payload of `stream` that failed is kept with in quarantine: a guest payload as
+ * the mirror would keep it (keptPayload; a profile is a person at its top), and one that is not
+ * JSON not at all unless personal data is on: the quarantine must not be the one place where a
+ * guest's e-mail is stored.
  */
 export function quarantinedBody(stream: string, rawBody: string, personalData: boolean): string {
-  if (personalData || !PMS_PERSON_STREAMS.includes(stream)) return rawBody;
+  if (!GUEST_STREAMS.includes(stream)) return rawBody;
   let parsed: unknown;
   try {
     parsed = parseJsonLossless(rawBody);
   } catch {
-    return WITHHELD_BODY;
+    return personalData ? rawBody : WITHHELD_BODY;
   }
-  return JSON.stringify(stripPersonalKeysDeep(parsed));
+  return JSON.stringify(stream === streamNames.pmsGuests ? keptProfileBody(parsed, personalData) : keptPayload(parsed, personalData));
+}
+
+/** A guest profile answer (`{guest: person}`, guest being a PERSON_KEYS key, or the person itself) as it may be stored. */
+function keptProfileBody(parsed: unknown, personalData: boolean): unknown {
+  return isObject(parsed) && 'guest' in parsed ? keptPayload(parsed, personalData) : keptPerson(parsed, personalData);
 }

@@ -9,7 +9,7 @@ import type { DailyOccupancy, InventoryBlock, PmsPerson, PmsReservation, PmsRoom
 import { isRealDate } from '../provider/schemas/primitives.js';
 import type { NewDailyOccupancy, NewIntegrationStorageBooking, NewInventoryBlock, NewPmsGuest, PmsReservationRows } from '../store/schema.js';
 import { hashOf } from './content.js';
-import { stripPerson, stripReservation } from './personal-data.js';
+import { keptPayload, keptPerson } from './personal-data.js';
 
 // ------------------------------------------------------------------ reservations and persons
 
@@ -90,7 +90,7 @@ export function pmsReservationToRows(
       creation_source_name: str(r.creationSource?.name),
       channel_name: str(r.channelInformation?.channelName),
       group_name: str(r.groupName),
-      customer_comment: str(r.customerComment),
+      customer_comment: personal ? str(r.customerComment) : null,
       agent_commission_percent: money(r.agentCommission?.percent),
       agent_commission_amount: money(r.agentCommission?.amount?.value),
       room_stay_count: r.roomStays.length,
@@ -124,9 +124,9 @@ export function pmsReservationToRows(
 }
 
 /**
- * A validated reservation as its rows, and the reservation object to store: as received with
- * pms.personalData, without the customer's personal data otherwise. Pure; shared with the
- * replay (src/replay).
+ * A validated reservation as its rows, and the reservation object to store: as the
+ * personal-data policy keeps it (personal-data.ts keptPayload). Pure; shared with the replay
+ * (src/replay).
  */
 export function reservationRows(
   propertyId: string,
@@ -135,13 +135,13 @@ export function reservationRows(
   personalData: boolean,
   fetchedAt: Date,
 ): { rows: PmsReservationRows; stored: unknown } {
-  const stored = personalData ? rawReservation : stripReservation(rawReservation);
+  const stored = keptPayload(rawReservation, personalData);
   return { rows: pmsReservationToRows(propertyId, r, stored, { personalData, fetchedAt }), stored };
 }
 
 /** A validated guest profile as its pms_guests row (personal data as for reservations), or null without a person id. Pure. */
 export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, personalData: boolean, fetchedAt: Date): NewPmsGuest | null {
-  return personToRow(propertyId, p, personalData ? rawGuest : stripPerson(rawGuest), personalData, fetchedAt);
+  return personToRow(propertyId, p, keptPerson(rawGuest, personalData), personalData, fetchedAt);
 }
 
 // ------------------------------------------------------------------ rooms and daily occupancy
@@ -192,8 +192,12 @@ export function occupancyDayToRow(
 
 // ------------------------------------------------------------------ integration storage
 
-/** A validated integration-storage booking (and the booking as received) as its row. Pure. */
-export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: unknown, fetchedAt: Date): NewIntegrationStorageBooking {
+/**
+ * A validated integration-storage booking (and the booking as received) as its row; what is
+ * stored of it follows the personal-data policy (the document gives it no persons, but one the
+ * provider adds is not stored by accident). Pure.
+ */
+export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: unknown, fetchedAt: Date, personalData: boolean): NewIntegrationStorageBooking {
   const arrivals = b.roomStays
     .map((s) => s.stayDates?.arrivalDateTime)
     .filter((v): v is string => !!v)
@@ -219,7 +223,7 @@ export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: 
     departure_at: departures[departures.length - 1] ?? null,
     fetched_at: fetchedAt,
     synced_at: new Date(),
-    raw: JSON.stringify(raw),
+    raw: JSON.stringify(keptPayload(raw, personalData)),
   };
 }
 

@@ -11,7 +11,10 @@
  * migration that adds the columns of a new mapping goes with it. Version 1 was the mapping
  * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
  */
-export const MAPPING_VERSION = 3;
+export const MAPPING_VERSION = 4;
 // 3: PMS reservations the document allows (a null number, an unreadable modifyDateTime) are
 // mirrored; a night's gross is computed by the mapping (booking_daily_rates.gross_amount); and
 // the upgrade's rebuild derives history for bookings that have none (src/replay/rebuild.ts).
+// 4: the personal-data policy (personal-data.ts): raw keeps persons by allow-list, and loyalty
+// card numbers and customers' comments only with pms.personalData; the rebuild applies it to
+// the raw already stored.

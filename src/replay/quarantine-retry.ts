@@ -38,10 +38,12 @@ import {
   type QuarantineRow,
 } from '../store/repositories/quarantine.js';
 import { contentRefreshedSince, newerSummaryStored, pmsRoomUpdatedSince, referenceListFetchedSince, updateDerived } from '../store/repositories/replay.js';
-import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { summaryToRow } from '../mapping/bookings.js';
+import { erasableBooking, erasableGuest, erasableReservation } from '../mapping/erasure.js';
+import { rowsAfterErasures } from '../store/repositories/erasures.js';
 import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
-import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
+import { inventoryBlockToRow, occupancyDayToRow, roomToRow, storageBookingToRow } from '../mapping/pms.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
@@ -116,8 +118,10 @@ async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, pers
   if (!parsed.ok) return failing(parsed.reason);
   const r = parsed.value;
   const fetchedAt = r.modifyDateTime ? new Date(r.modifyDateTime) : q.received_at;
-  const { rows } = reservationRows(q.property_id, r, (response as { reservation: unknown }).reservation, personal, fetchedAt);
-  const w = await savePmsReservation(trx, rows);
+  const [erased] = await rowsAfterErasures(trx, [
+    erasableReservation(q.property_id, r, (response as { reservation: unknown }).reservation, personal, fetchedAt),
+  ]);
+  const w = await savePmsReservation(trx, erased!.rows);
   await settleQuarantinedPmsFetch(trx, q.property_id, r.number);
   return written(w);
 }
@@ -127,7 +131,7 @@ type Handler = (trx: Trx, q: QuarantineRow, body: unknown, personal: boolean) =>
 /** How each quarantine stream is replayed (the streams and body shapes the sync and the rebuild quarantine under). */
 const handlers: Record<string, Handler> = {
   /** Booking details: the details response `{ booking }`, as received. */
-  [streamNames.bookingDetails]: async (trx, q, body) => {
+  [streamNames.bookingDetails]: async (trx, q, body, personal) => {
     if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or booking number');
     const response = isObject(body) && 'booking' in body ? body : { booking: body };
     const parsed = isObject(body) && 'booking' in body ? parseGetBookingResponse(body) : parseBooking(body);
@@ -137,8 +141,8 @@ const handlers: Record<string, Handler> = {
     // fetched_at is a lower bound of when the provider read these details, and their
     // modification is one: a summary of the same second then asks for them again rather than
     // taking them as covering the whole second.
-    const rows = bookingToRows(q.property_id, b, response, new Date(b.modifiedDateTime));
-    const w = (await saveBookingVersion(trx, rows, bookingHistoryOf(rows))).written;
+    const [rows] = await rowsAfterErasures(trx, [erasableBooking(q.property_id, b, response, new Date(b.modifiedDateTime), personal)]);
+    const w = (await saveBookingVersion(trx, rows!, bookingHistoryOf(rows!))).written;
     await settleQuarantinedBookingFetch(trx, q.property_id, b.number);
     return written(w);
   },
@@ -244,7 +248,7 @@ const handlers: Record<string, Handler> = {
       const parsed = parseStorageBooking(body);
       if (!parsed.ok) return failing(parsed.reason);
       const b = parsed.value;
-      const row = storageBookingToRow(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at);
+      const row = storageBookingToRow(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at, personal);
       return written(await saveVersioned(trx, 'integration_storage_bookings', row));
     }
     if (isObject(body) && 'inventoryBlock' in body) {
@@ -264,8 +268,10 @@ const handlers: Record<string, Handler> = {
     const parsed = parseGuestResponse(isObject(body) && 'guest' in body ? body : { guest: body });
     if (!parsed.ok) return failing(parsed.reason);
     const storedFetchedAt = await pmsGuestFetchedAt(trx, q.property_id, parsed.value.pmsPersonId ?? '');
-    const row = guestRow(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, personal, storedFetchedAt ?? q.received_at);
-    if (row === null) return notReplayable('the profile has no person id');
+    const [row] = await rowsAfterErasures(trx, [
+      erasableGuest(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, personal, storedFetchedAt ?? q.received_at),
+    ]);
+    if (!row) return notReplayable('the profile has no person id');
     await upsertPmsGuest(trx, row);
     return mirrored;
   },

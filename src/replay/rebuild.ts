@@ -356,14 +356,15 @@ function sources(personal: boolean): Source[] {
             b.leave('booking', r.number, parsed.value.number);
             continue;
           }
-          const mapped = bookingToRows(r.property_id, parsed.value, body, r.fetched_at);
+          const mapped = bookingToRows(r.property_id, parsed.value, body, r.fetched_at, personal);
           headers.push({ ...mapped.booking, synced_at: r.synced_at });
           for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...asChildren(mapped[field], r.synced_at));
           keys.push([r.property_id, r.number]);
           versions.push({ key: { property_id: r.property_id, number: r.number }, version: bookingVersionOf(mapped), contentHash: mapped.contentHash });
         }
         b.counts.rebuilt += headers.length;
-        b.counts.changed += await updateDerived(b.trx, 'bookings', ['property_id', 'number'], headers, ['fetched_at', 'synced_at', 'raw']);
+        // raw too: what a newer personal-data policy leaves out of it goes (personal-data.ts).
+        b.counts.changed += await updateDerived(b.trx, 'bookings', ['property_id', 'number'], headers, ['fetched_at', 'synced_at']);
         for (const [table, rs] of children) {
           b.children[table] = (b.children[table] ?? 0) + rs.length;
           await mergeChildren(b.trx, table, CHILD_KEYS[table]!, ['property_id', 'number'], keys, rs);
@@ -501,7 +502,9 @@ function sources(personal: boolean): Source[] {
         ]);
       },
     },
-    storageRebuilder('integration_storage_bookings', 'booking_id', 'booking', 'integration-storage booking', parseStorageBooking, storageBookingToRow),
+    storageRebuilder('integration_storage_bookings', 'booking_id', 'booking', 'integration-storage booking', parseStorageBooking, (p, e, raw, at) =>
+      storageBookingToRow(p, e, raw, at, personal),
+    ),
     storageRebuilder('inventory_blocks', 'inventory_block_id', 'inventoryBlock', 'inventory block', parseInventoryBlock, inventoryBlockToRow),
   ];
 }
@@ -539,7 +542,8 @@ function storageRebuilder<T extends { id: string }>(
         out.push({ ...(toRow(r.property_id, parsed.value, body, r.fetched_at) as Row), synced_at: r.synced_at });
       }
       b.counts.rebuilt += out.length;
-      b.counts.changed += await updateDerived(b.trx, table, ['property_id', key], out, ['fetched_at', 'synced_at', 'raw']);
+      // raw too: what a newer personal-data policy leaves out of it goes (personal-data.ts).
+      b.counts.changed += await updateDerived(b.trx, table, ['property_id', key], out, ['fetched_at', 'synced_at']);
     },
   };
 }

@@ -210,7 +210,8 @@ describe('booking details', () => {
       { rate_plan_id: 'RP2', rate_plan_name: 'Breakfast included' },
     ]);
     expect(await h.sql('SELECT card_number, loyalty_system_id FROM booking_loyalty_cards WHERE number = $1', key)).toEqual([
-      { card_number: '11039500047840', loyalty_system_id: 'TLStatusLevel' },
+      // The card number is personal data: kept only with pms.personalData (personal-data.test.ts).
+      { card_number: null, loyalty_system_id: 'TLStatusLevel' },
     ]);
     expect(await h.sql('SELECT payment_method, payment_methods FROM bookings WHERE number = $1', key)).toEqual([
       { payment_method: 'BankCard', payment_methods: ['BankCard', 'Cash'] },

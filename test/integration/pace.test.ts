@@ -64,7 +64,7 @@ function booking(number: string, v: { created: string; modified?: string; cancel
 async function write(ctx: SyncContext, body: ReturnType<typeof booking>): Promise<void> {
   const parsed = parseGetBookingResponse(body);
   if (!parsed.ok) throw new Error(parsed.reason);
-  const rows = bookingToRows(P, parsed.value, body, new Date(parsed.value.modifiedDateTime));
+  const rows = bookingToRows(P, parsed.value, body, new Date(parsed.value.modifiedDateTime), false);
   await ctx.write((trx) => saveBookingVersion(trx, rows, bookingHistoryOf(rows)));
 }
 

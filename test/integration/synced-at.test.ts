@@ -285,7 +285,7 @@ describe('synced_at', () => {
     const parsed = parseBooking(payload);
     if (!parsed.ok) throw new Error(parsed.reason);
     const booking = () => {
-      const rows = bookingToRows(P, parsed.value, { booking: payload }, new Date());
+      const rows = bookingToRows(P, parsed.value, { booking: payload }, new Date(), false);
       return { ...rows, booking: { ...rows.booking, synced_at: longAgo } };
     };
     const whereBooking = `number = '${payload.number}'`;

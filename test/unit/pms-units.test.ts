@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, isLoopbackHost, loadConfig } from '../../src/config/config.js';
 import { authorized } from '../../src/ops/webhooks.js';
 import { eventTarget } from '../../src/sync/streams/events.js';
-import { PERSONAL_KEYS, stripPerson, stripReservation } from '../../src/mapping/personal-data.js';
+import { keptPayload, keptPerson } from '../../src/mapping/personal-data.js';
 import { occupancyWindows } from '../../src/sync/streams/pms-refreshes.js';
 import { addDays, daysBetween, localDate, localMinute } from '../../src/util/local-time.js';
 
@@ -73,15 +73,32 @@ describe('personal data', () => {
       citizenship: 'GBR',
       gender: 'Female',
     };
-    expect(stripPerson(customer)).toEqual({ pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' });
-    const reservation = { number: 'N', customer, roomStays: [] };
-    expect(stripReservation(reservation)).toEqual({
+    expect(keptPerson(customer, false)).toEqual({ pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' });
+    const reservation = { number: 'N', customer, roomStays: [], customerComment: 'call me on +44 20' };
+    expect(keptPayload(reservation, false)).toEqual({
       number: 'N',
       customer: { pmsPersonId: '1', personName: { firstName: 'Ann', lastName: 'Lee' }, gender: 'Female' },
       roomStays: [],
     });
     expect(customer.emails).toHaveLength(1);
-    expect(PERSONAL_KEYS).toEqual(expect.arrayContaining(['emails', 'phones', 'birthDate', 'citizenship']));
+    expect(keptPayload(reservation, true)).toEqual(reservation);
+  });
+
+  it('keeps of a person only the allowed fields, personal data on or off: a field the provider adds is not stored', () => {
+    const booking = {
+      booking: {
+        number: 'B',
+        customer: { firstName: 'Ann', lastName: 'Lee', email: 'ann@example.com', loyaltyTier: 'Gold' },
+        roomStays: [{ guests: [{ firstName: 'Bo', passportNumber: 'X123' }, 'Bo Lee'], guestCount: { adultCount: 2 } }],
+        guaranteeInfo: { loyalty: { cards: [{ cardNumber: '1103', loyaltySystemId: 'TL' }] } },
+      },
+    };
+    for (const personalData of [false, true]) {
+      const kept = keptPayload(booking, personalData) as typeof booking;
+      expect(kept.booking.customer).toEqual({ firstName: 'Ann', lastName: 'Lee' });
+      expect(kept.booking.roomStays[0]).toEqual({ guests: [{ firstName: 'Bo' }, null], guestCount: { adultCount: 2 } });
+      expect(kept.booking.guaranteeInfo.loyalty.cards[0]).toEqual(personalData ? { cardNumber: '1103', loyaltySystemId: 'TL' } : { loyaltySystemId: 'TL' });
+    }
   });
 });
 

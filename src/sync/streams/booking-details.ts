@@ -6,7 +6,8 @@
 import { streamNames } from '../../store/states.js';
 import { completeFetchStatement } from '../../store/repositories/booking-queue.js';
 import { saveBookingVersion, type VersionOutcome } from '../../store/repositories/bookings.js';
-import { bookingToRows } from '../../mapping/bookings.js';
+import { erasableBooking } from '../../mapping/erasure.js';
+import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { bookingHistoryOf } from '../../mapping/history.js';
 import { recordChangeLag } from '../../store/repositories/freshness.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
@@ -40,7 +41,8 @@ class BookingDetails implements FetchHandler {
     }
     ctx.counters.detailsFetched += 1;
     // The provider's clock decides whether these details cover a whole modification second.
-    const rows = bookingToRows(item.propertyId, fetched.booking, fetched.raw, fetched.fetchedAt);
+    const erasable = erasableBooking(item.propertyId, fetched.booking, fetched.raw, fetched.fetchedAt, ctx.config.pms.personalData);
+    const rows = erasable.rows;
     // A fresh change (found by a poll of a caught-up list, or announced by an event): its lag,
     // from the modification the summary announced to this write, is recorded in the same
     // transaction (status and reporting read it) and, once committed, observed by /metrics.
@@ -61,7 +63,9 @@ class BookingDetails implements FetchHandler {
         const believe = item.attempts >= OLDER_COPY_RETRIES;
         const isOlderCopy = (outcome: VersionOutcome) =>
           !believe && (outcome === 'earlier-copy' || outcome === 'unlike-list' || (outcome === 'unchanged' && item.expectChange));
-        const saved = await saveBookingVersion(trx, rows, bookingHistoryOf(rows), {
+        // As the erasure list has it now (a guest erased meanwhile does not come back).
+        const [toWrite] = await rowsAfterErasures(trx, [erasable]);
+        const saved = await saveBookingVersion(trx, toWrite!, bookingHistoryOf(toWrite!), {
           acceptEarlierCopy: believe,
           alongside: (outcome) => (isOlderCopy(outcome) ? null : completeFetchStatement(item)),
         });

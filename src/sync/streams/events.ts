@@ -342,7 +342,7 @@ class EventProcessor implements QueueDrain {
     const parsed = parseStorageBooking(res.body);
     if (!parsed.ok)
       throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
-    return storageBookingToRow(propertyId, parsed.value, (res.body as { booking: unknown }).booking, res.fetchedAt);
+    return storageBookingToRow(propertyId, parsed.value, (res.body as { booking: unknown }).booking, res.fetchedAt, this.ctx.config.pms.personalData);
   }
 
   private blockRow(

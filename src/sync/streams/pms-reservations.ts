@@ -31,7 +31,8 @@ import { parseGuestResponse, parseReservationResponse, parseReservationSearchPag
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
-import { guestRow, reservationRows } from '../../mapping/pms.js';
+import { erasableGuest, erasableReservation, type Erasable } from '../../mapping/erasure.js';
+import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { type PmsReservationRows } from '../../store/schema.js';
 import type { EngineMode, PropertyStream, QueueStream } from './types.js';
 
@@ -247,8 +248,9 @@ export function withAccessHint(err: unknown, api: string, setting: string): unkn
 
 /** A reservation as fetched and mapped, with the profiles of its guests that were not mirrored. */
 export interface FetchedReservation {
-  rows: PmsReservationRows;
-  guests: NewPmsGuest[];
+  /** The reservation's rows, and how to make them without an erased customer (the erasure list is read when they are written). */
+  reservation: Erasable<{ rows: PmsReservationRows; stored: unknown }>;
+  guests: Erasable<NewPmsGuest | null>[];
   rawBody: string;
 }
 
@@ -274,13 +276,14 @@ export async function fetchPmsReservation(
     throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
   const personal = ctx.config.pms.personalData;
   const rawReservation = (res.body as { reservation?: unknown }).reservation;
-  const { rows, stored } = reservationRows(propertyId, parsed.value, rawReservation, personal, res.fetchedAt);
+  const reservation = erasableReservation(propertyId, parsed.value, rawReservation, personal, res.fetchedAt);
+  const { rows, stored } = reservation.rows;
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
   const referenced = parsed.value.roomStays.flatMap((s) => s.guestsIds).filter((id) => id !== customerId);
   // A backfill, whose reservations are new, fetches a repeat guest once; a newer version
   // fetches all of its guests again.
-  const guests: NewPmsGuest[] = [];
+  const guests: Erasable<NewPmsGuest | null>[] = [];
   for (const personId of await guestProfilesToFetch(ctx.db, propertyId, number, rows.reservation.modified_at, referenced)) {
     const guestPath = `${base}/guests/${encodeURIComponent(personId)}`;
     let g;
@@ -295,16 +298,17 @@ export async function fetchPmsReservation(
     const person = parseGuestResponse(g.body);
     if (!person.ok) continue;
     const rawGuest = (g.body as { guest?: unknown }).guest;
-    const row = guestRow(propertyId, person.value, rawGuest, personal, g.fetchedAt);
-    if (row) guests.push(row);
+    const guest = erasableGuest(propertyId, person.value, rawGuest, personal, g.fetchedAt);
+    if (guest.rows) guests.push(guest);
   }
-  return { rows, guests, rawBody: JSON.stringify(stored) };
+  return { reservation, guests, rawBody: JSON.stringify(stored) };
 }
 
 /** Writes a fetched reservation and its guests; returns whether the reservation was newer than the mirror's. */
 export async function writePmsReservation(trx: Trx, fetched: FetchedReservation): Promise<boolean> {
-  const written = await savePmsReservation(trx, fetched.rows);
-  for (const g of fetched.guests) await upsertPmsGuest(trx, g);
+  const [reservation] = await rowsAfterErasures(trx, [fetched.reservation]);
+  const written = await savePmsReservation(trx, reservation!.rows);
+  for (const g of await rowsAfterErasures(trx, fetched.guests)) if (g) await upsertPmsGuest(trx, g);
   return written;
 }
 
