@@ -16,20 +16,32 @@ commands:
                       the mirror and reporting schemas, also on tables added later, but
                       not on the columns of guests' personal data; its password from
                       STAYSYNC_READER_PASSWORD, else generated and printed
+  forget-guest --email <e-mail> | --phone <phone> | --person <PMS person id>
+             | --booking <propertyId>/<number>  [--dry-run]
+                      erase one guest's personal data everywhere in the mirror, now and
+                      in the versions fetched later; --dry-run shows what would change
 
 options:
   --config <path>     JSON file overriding config/default.json (or STAYSYNC_CONFIG)
   --recover[=<ISO>]   after a lost token: resume from the last mirrored modification
                       minus two days, or from the given time (run and sync only)
   --personal-data     grant-reader: the personal columns too (names, contact data, raw)
+  --dry-run           forget-guest: show what would be erased, change nothing
   --help              this text
 
 exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
 
 export class UsageError extends Error {}
 
+/** How forget-guest is told whom to erase. */
+const SELECTORS = ['email', 'phone', 'person', 'booking'] as const;
+
 export interface Args {
-  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'help';
+  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'forget-guest' | 'help';
+  /** The person forget-guest erases: one of --email, --phone, --person, --booking. */
+  selector?: { kind: 'email' | 'phone' | 'person' | 'booking'; value: string };
+  /** forget-guest --dry-run. */
+  dryRun: boolean;
   /** The role of grant-reader. */
   role?: string;
   /** grant-reader --personal-data: the personal columns too. */
@@ -41,7 +53,7 @@ export interface Args {
 }
 
 export function parseArgs(argv: string[]): Args {
-  const args: Args = { command: 'help', once: false, json: false, personalData: false, recovery: { mode: 'none' } };
+  const args: Args = { command: 'help', once: false, json: false, personalData: false, dryRun: false, recovery: { mode: 'none' } };
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -49,7 +61,14 @@ export function parseArgs(argv: string[]): Args {
     else if (a === '--once') args.once = true;
     else if (a === '--json') args.json = true;
     else if (a === '--personal-data') args.personalData = true;
-    else if (a === '--config') {
+    else if (a === '--dry-run') args.dryRun = true;
+    else if (SELECTORS.some((k) => a === `--${k}` || a.startsWith(`--${k}=`))) {
+      const kind = SELECTORS.find((k) => a === `--${k}` || a.startsWith(`--${k}=`))!;
+      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
+      if (v === undefined || v === '') throw new UsageError(`--${kind} needs a value`);
+      if (args.selector) throw new UsageError(`forget-guest takes one of --email, --phone, --person, --booking, not --${args.selector.kind} and --${kind}`);
+      args.selector = { kind, value: v };
+    } else if (a === '--config') {
       const v = argv[++i];
       if (!v) throw new UsageError('--config needs a path');
       args.configPath = v;
@@ -84,6 +103,10 @@ export function parseArgs(argv: string[]): Args {
     if (more.length > 0) throw new UsageError(`unexpected argument ${more[0]}`);
     args.command = 'grant-reader';
     args.role = role;
+  } else if (command === 'forget-guest') {
+    if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
+    if (!args.selector) throw new UsageError('forget-guest needs the guest: --email, --phone, --person or --booking');
+    args.command = 'forget-guest';
   } else {
     if (!['run', 'sync', 'migrate', 'status', 'rebuild', 'help'].includes(command)) throw new UsageError(`unknown command ${command}`);
     if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
@@ -91,6 +114,7 @@ export function parseArgs(argv: string[]): Args {
   }
   if (args.command === 'sync' && !args.once) throw new UsageError('sync needs --once (use run for the daemon)');
   if (args.personalData && args.command !== 'grant-reader') throw new UsageError('--personal-data goes with grant-reader');
+  if ((args.selector || args.dryRun) && args.command !== 'forget-guest') throw new UsageError(`--${args.selector?.kind ?? 'dry-run'} goes with forget-guest`);
   if (args.recovery.mode !== 'none' && args.command !== 'run' && args.command !== 'sync') {
     throw new UsageError('--recover goes with run or sync --once');
   }

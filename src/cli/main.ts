@@ -22,6 +22,7 @@
  */
 import { ConfigError, loadConfig } from '../config/config.js';
 import { ExitCode, isExpectedFailure } from './exit.js';
+import { forgetGuestCommand } from './commands/forget-guest.js';
 import { grantReaderCommand } from './commands/grant-reader.js';
 import { migrateCommand } from './commands/migrate.js';
 import { quarantineRetryCommand, rebuildCommand } from './commands/replay.js';
@@ -127,6 +128,8 @@ async function main(): Promise<number> {
         return await quarantineRetryCommand(env);
       case 'grant-reader':
         return await grantReaderCommand(env, args.role!, args.personalData);
+      case 'forget-guest':
+        return await forgetGuestCommand(env, args.selector!, args.dryRun);
       case 'run':
         return await syncCommand(env, 'daemon', args.recovery);
       case 'sync':

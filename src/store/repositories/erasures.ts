@@ -11,6 +11,7 @@
  * own, after the lock: a statement's snapshot is taken when it starts, before any wait for a lock.
  */
 import { createHmac } from 'node:crypto';
+import { parseJsonLossless } from '../../provider/json.js';
 import { sql } from 'kysely';
 import { prepared } from '../prepared.js';
 import type { Executor } from '../types.js';
@@ -94,3 +95,268 @@ export async function rowsAfterErasures<R>(
   if (erased.size === 0) return items.map((i) => i.rows);
   return items.map((i) => (i.identities.some((id) => erased.has(ref(id))) ? i.withErasures((id) => erased.has(ref(id))) : i.rows));
 }
+
+// ------------------------------------------------------------------ erasing rows (src/privacy/erase.ts decides what)
+
+/** A stored jsonb read as text, parsed with its numbers' digits kept (written back as they were). */
+const stored = (text: string): unknown => parseJsonLossless(text);
+
+/** Rows changed, by table. */
+export type RowsTouched = Record<string, number>;
+
+/** What a quarantined body holds once it held an erased person's data. */
+export const ERASED_BODY = '(erased: the body held personal data of an erased guest; the reason says what failed)';
+
+/**
+ * What erased names become (src/mapping/erasure.ts ERASED_NAME, which the payloads take): the
+ * store takes it as given, so that the typed columns and raw say the same.
+ */
+export interface Erasing {
+  marker: string;
+}
+
+const add = (touched: RowsTouched, table: string, n: number) => {
+  if (n > 0) touched[table] = (touched[table] ?? 0) + n;
+};
+
+/** A name given, or NULL: the marker only where there was a name. */
+const marked = (column: string, marker: string) => sql`CASE WHEN ${sql.ref(column)} IS NULL THEN NULL ELSE ${marker}::text END`;
+
+export interface BookingKey {
+  property_id: string;
+  number: string;
+}
+
+/**
+ * Erases persons of bookings: `erase` gives each booking's raw with its persons erased and the
+ * persons it erased (null: none), and the typed columns follow (the customer takes the loyalty
+ * card numbers along). Returns the persons erased, by booking.
+ */
+export async function eraseBookingPersons(
+  trx: Executor,
+  keys: readonly BookingKey[],
+  erase: (key: BookingKey, raw: unknown) => { raw: unknown; customerErased: boolean; persons: { firstName: unknown; lastName: unknown }[] } | null,
+  marker: string,
+  touched: RowsTouched,
+): Promise<{ key: BookingKey; firstName: unknown; lastName: unknown }[]> {
+  const erased: { key: BookingKey; firstName: unknown; lastName: unknown }[] = [];
+  for (const key of keys) {
+    const [row] = (
+      await sql<{ raw: string }>`SELECT raw::text AS raw FROM bookings WHERE property_id = ${key.property_id} AND number = ${key.number} FOR UPDATE`.execute(
+        trx,
+      )
+    ).rows;
+    const done = row ? erase(key, stored(row.raw)) : null;
+    if (!done || done.persons.length === 0) continue;
+    erased.push(...done.persons.map((p) => ({ key, ...p })));
+    const b = await sql`UPDATE bookings SET raw = ${JSON.stringify(done.raw)}::jsonb,
+           customer_first_name = CASE WHEN ${done.customerErased} THEN ${marked('customer_first_name', marker)} ELSE customer_first_name END,
+           customer_last_name = CASE WHEN ${done.customerErased} THEN ${marked('customer_last_name', marker)} ELSE customer_last_name END,
+           synced_at = now()
+     WHERE property_id = ${key.property_id} AND number = ${key.number}`.execute(trx);
+    add(touched, 'bookings', Number(b.numAffectedRows ?? 0));
+    for (const p of done.persons) {
+      const r = await sql`UPDATE booking_guests SET first_name = ${marked('first_name', marker)}, last_name = ${marked('last_name', marker)}, synced_at = now()
+         WHERE property_id = ${key.property_id} AND number = ${key.number}
+           AND first_name IS NOT DISTINCT FROM ${p.firstName ?? null}::text AND last_name IS NOT DISTINCT FROM ${p.lastName ?? null}::text`.execute(trx);
+      add(touched, 'booking_guests', Number(r.numAffectedRows ?? 0));
+    }
+    if (done.customerErased) {
+      const r = await sql`UPDATE booking_loyalty_cards SET card_number = NULL, synced_at = now()
+         WHERE property_id = ${key.property_id} AND number = ${key.number} AND card_number IS NOT NULL`.execute(trx);
+      add(touched, 'booking_loyalty_cards', Number(r.numAffectedRows ?? 0));
+    }
+  }
+  return erased;
+}
+
+/** Erases the customer of PMS reservations (typed columns and raw; the comment goes along). */
+export async function eraseReservationCustomers(
+  trx: Executor,
+  keys: readonly BookingKey[],
+  erase: (raw: unknown) => unknown,
+  marker: string,
+  touched: RowsTouched,
+): Promise<void> {
+  for (const key of keys) {
+    const [row] = (
+      await sql<{
+        raw: string;
+      }>`SELECT raw::text AS raw FROM pms_reservations WHERE property_id = ${key.property_id} AND number = ${key.number} FOR UPDATE`.execute(trx)
+    ).rows;
+    if (!row) continue;
+    const r = await sql`UPDATE pms_reservations SET raw = ${JSON.stringify(erase(stored(row.raw)))}::jsonb,
+          customer_first_name = ${marked('customer_first_name', marker)}, customer_middle_name = ${marked('customer_middle_name', marker)},
+          customer_last_name = ${marked('customer_last_name', marker)}, customer_email = NULL, customer_phone = NULL,
+          customer_birth_date = NULL, customer_citizenship = NULL, customer_comment = NULL, synced_at = now()
+        WHERE property_id = ${key.property_id} AND number = ${key.number}`.execute(trx);
+    add(touched, 'pms_reservations', Number(r.numAffectedRows ?? 0));
+  }
+}
+
+export interface PersonKey {
+  property_id: string;
+  pms_person_id: string;
+}
+
+/** Erases PMS persons' profiles (pms_guests: typed columns and raw). */
+export async function erasePmsGuests(
+  trx: Executor,
+  keys: readonly PersonKey[],
+  erase: (raw: unknown) => unknown,
+  marker: string,
+  touched: RowsTouched,
+): Promise<void> {
+  for (const key of keys) {
+    const [row] = (
+      await sql<{
+        raw: string;
+      }>`SELECT raw::text AS raw FROM pms_guests WHERE property_id = ${key.property_id} AND pms_person_id = ${key.pms_person_id} FOR UPDATE`.execute(trx)
+    ).rows;
+    if (!row) continue;
+    const r = await sql`UPDATE pms_guests SET raw = ${JSON.stringify(erase(stored(row.raw)))}::jsonb,
+          first_name = ${marked('first_name', marker)}, middle_name = ${marked('middle_name', marker)}, last_name = ${marked('last_name', marker)},
+          email = NULL, phone = NULL, birth_date = NULL, citizenship = NULL, synced_at = now()
+        WHERE property_id = ${key.property_id} AND pms_person_id = ${key.pms_person_id}`.execute(trx);
+    add(touched, 'pms_guests', Number(r.numAffectedRows ?? 0));
+  }
+}
+
+/**
+ * Erases what else may hold the persons: quarantined bodies of the entities given (booking
+ * numbers, person ids) or holding one of `values` (e-mails, phones), change events' payloads
+ * and integration-storage bookings holding one of `values`.
+ */
+export async function eraseTraces(
+  trx: Executor,
+  entities: readonly { property_id: string; key: string }[],
+  values: readonly string[],
+  keptWithoutPersonalData: (raw: unknown) => unknown,
+  touched: RowsTouched,
+): Promise<void> {
+  // Short values would match unrelated text.
+  const needles = [...new Set(values.map((v) => v.toLowerCase()).filter((v) => v.length >= 5))];
+  const q = await sql`UPDATE quarantine SET raw_body = ${ERASED_BODY}
+     WHERE raw_body <> ${ERASED_BODY}
+       AND ((property_id, entity_key) IN (SELECT * FROM unnest(${entities.map((e) => e.property_id)}::text[], ${entities.map((e) => e.key)}::text[]))
+            OR EXISTS (SELECT 1 FROM unnest(${needles}::text[]) n WHERE strpos(lower(raw_body), n) > 0))`.execute(trx);
+  add(touched, 'quarantine', Number(q.numAffectedRows ?? 0));
+  if (needles.length === 0) return;
+  const w = await sql`UPDATE webhook_events SET payload = NULL
+     WHERE payload IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(${needles}::text[]) n WHERE strpos(lower(payload::text), n) > 0)`.execute(trx);
+  add(touched, 'webhook_events', Number(w.numAffectedRows ?? 0));
+  const storage = await sql<{ property_id: string; booking_id: string; raw: string }>`
+    SELECT property_id, booking_id, raw::text AS raw FROM integration_storage_bookings
+     WHERE EXISTS (SELECT 1 FROM unnest(${needles}::text[]) n WHERE strpos(lower(raw::text), n) > 0) FOR UPDATE`.execute(trx);
+  for (const s of storage.rows) {
+    // The document gives these no persons: what holds the value is a field the policy keeps
+    // only with personal data, or a person; both go (`keptWithoutPersonalData`).
+    await sql`UPDATE integration_storage_bookings SET raw = ${JSON.stringify(keptWithoutPersonalData(stored(s.raw)))}::jsonb, synced_at = now()
+       WHERE property_id = ${s.property_id} AND booking_id = ${s.booking_id}`.execute(trx);
+  }
+  add(touched, 'integration_storage_bookings', storage.rows.length);
+}
+
+// ------------------------------------------------------------------ finding a person (forget-guest)
+
+export interface FoundPerson {
+  /** PMS persons (their profiles). */
+  persons: PersonKey[];
+  /** PMS reservations whose customer is the person. */
+  customerOf: BookingKey[];
+  /** Bookings to look for the person in (by name), or to erase whole (a booking selector). */
+  bookings: BookingKey[];
+  emails: string[];
+  phones: string[];
+  names: [string | null, string | null][];
+}
+
+/** The rows that name the person, and every value the person is mirrored with. */
+export async function findPerson(trx: Executor, selector: { kind: 'email' | 'phone' | 'person' | 'booking'; value: string }): Promise<FoundPerson> {
+  const emailsOf = (json: string) => sql`CASE WHEN jsonb_typeof(${sql.raw(json)}) = 'array' THEN ${sql.raw(json)} ELSE '[]'::jsonb END`;
+  let persons: PersonKey[];
+  let customerOf: BookingKey[];
+  let bookings: BookingKey[] = [];
+  if (selector.kind === 'booking') {
+    const [property_id, number] = selector.value.split('/') as [string, string];
+    bookings = [{ property_id, number }];
+    persons = (
+      await sql<PersonKey>`
+      SELECT DISTINCT property_id, pms_person_id FROM (
+        SELECT property_id, customer_person_id AS pms_person_id FROM pms_reservations WHERE property_id = ${property_id} AND number = ${number}
+        UNION ALL
+        SELECT property_id, unnest(guest_person_ids) FROM pms_room_stays WHERE property_id = ${property_id} AND number = ${number}) p
+       WHERE pms_person_id IS NOT NULL`.execute(trx)
+    ).rows;
+    customerOf = (
+      await sql<BookingKey>`SELECT property_id, number FROM pms_reservations WHERE property_id = ${property_id} AND number = ${number}`.execute(trx)
+    ).rows;
+  } else {
+    const [guestMatch, customerMatch] =
+      selector.kind === 'email'
+        ? [
+            sql`lower(btrim(g.email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
+            sql`lower(btrim(r.customer_email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
+          ]
+        : selector.kind === 'phone'
+          ? [
+              sql`regexp_replace(g.phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
+              sql`regexp_replace(r.customer_phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
+            ]
+          : [sql`g.pms_person_id = ${selector.value}`, sql`r.customer_person_id = ${selector.value}`];
+    customerOf = (await sql<BookingKey>`SELECT r.property_id, r.number FROM pms_reservations r WHERE ${customerMatch}`.execute(trx)).rows;
+    persons = (
+      await sql<PersonKey>`
+      SELECT DISTINCT property_id, pms_person_id FROM (
+        SELECT g.property_id, g.pms_person_id FROM pms_guests g WHERE ${guestMatch}
+        UNION ALL
+        SELECT r.property_id, r.customer_person_id FROM pms_reservations r WHERE ${customerMatch}
+        UNION ALL
+        SELECT s.property_id, ${selector.kind === 'person' ? selector.value : null}::text FROM pms_room_stays s
+         WHERE ${selector.kind === 'person'} AND s.guest_person_ids @> ARRAY[${selector.value}]::text[]) p
+       WHERE pms_person_id IS NOT NULL`.execute(trx)
+    ).rows;
+    // Reservations where the persons are the customer (by id) or a guest of a stay.
+    const ids = { props: persons.map((p) => p.property_id), ids: persons.map((p) => p.pms_person_id) };
+    customerOf = dedupeKeys([
+      ...customerOf,
+      ...(
+        await sql<BookingKey>`SELECT r.property_id, r.number FROM pms_reservations r
+           JOIN unnest(${ids.props}::text[], ${ids.ids}::text[]) AS x(property_id, id) ON r.property_id = x.property_id AND r.customer_person_id = x.id`.execute(
+          trx,
+        )
+      ).rows,
+    ]);
+    const asGuest = (
+      await sql<BookingKey>`SELECT DISTINCT s.property_id, s.number FROM pms_room_stays s
+         JOIN unnest(${ids.props}::text[], ${ids.ids}::text[]) AS x(property_id, id) ON s.property_id = x.property_id AND x.id = ANY(s.guest_person_ids)`.execute(
+        trx,
+      )
+    ).rows;
+    bookings = dedupeKeys([...customerOf, ...asGuest]);
+  }
+  // Every value the person is mirrored with: names, e-mails and phones of the profiles and of the reservations as customer.
+  const values = await sql<{ first_name: string | null; last_name: string | null; emails: string[] | null; phones: string[] | null }>`
+    SELECT g.first_name, g.last_name,
+           array_remove(array_append(ARRAY(SELECT e->>'address' FROM jsonb_array_elements(${emailsOf("g.raw->'emails'")}) e), g.email), NULL) AS emails,
+           array_remove(array_append(ARRAY(SELECT e->>'phoneNumber' FROM jsonb_array_elements(${emailsOf("g.raw->'phones'")}) e), g.phone), NULL) AS phones
+      FROM pms_guests g JOIN unnest(${persons.map((p) => p.property_id)}::text[], ${persons.map((p) => p.pms_person_id)}::text[]) AS x(property_id, id)
+        ON g.property_id = x.property_id AND g.pms_person_id = x.id
+    UNION ALL
+    SELECT r.customer_first_name, r.customer_last_name,
+           array_remove(array_append(ARRAY(SELECT e->>'address' FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'emails'")}) e), r.customer_email), NULL),
+           array_remove(array_append(ARRAY(SELECT e->>'phoneNumber' FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'phones'")}) e), r.customer_phone), NULL)
+      FROM pms_reservations r JOIN unnest(${customerOf.map((k) => k.property_id)}::text[], ${customerOf.map((k) => k.number)}::text[]) AS x(property_id, number)
+        ON r.property_id = x.property_id AND r.number = x.number`.execute(trx);
+  const emails = new Set<string>(selector.kind === 'email' ? [selector.value] : []);
+  const phones = new Set<string>(selector.kind === 'phone' ? [selector.value] : []);
+  const names: [string | null, string | null][] = [];
+  for (const v of values.rows) {
+    for (const e of v.emails ?? []) emails.add(e);
+    for (const p of v.phones ?? []) phones.add(p);
+    if (v.first_name !== null || v.last_name !== null) names.push([v.first_name, v.last_name]);
+  }
+  return { persons, customerOf, bookings, emails: [...emails], phones: [...phones], names };
+}
+
+const dedupeKeys = (keys: BookingKey[]) => [...new Map(keys.map((k) => [`${k.property_id}/${k.number}`, k])).values()];

@@ -1,0 +1,45 @@
+/** `forget-guest`: erase one guest's personal data on request (src/privacy/forget-guest.ts). */
+import { openConfiguredDatabase } from '../../local-pg/open-database.js';
+import { forgetGuest, parseSelector, SelectorError, type SelectorKind } from '../../privacy/forget-guest.js';
+import { ExitCode } from '../exit.js';
+import { rethrowDatabase, type CommandEnv } from './env.js';
+
+/**
+ * Erases the guest the selector names, in one transaction, and prints what it changed, table
+ * by table (never the values). Needs the schemas (run or migrate first). It takes the erasure
+ * lock, not the daemon's lease: it runs beside a running daemon, whose writes of guest data
+ * wait for it (a second or so) and then erase the guest themselves.
+ */
+export async function forgetGuestCommand(env: CommandEnv, selectorArg: { kind: SelectorKind; value: string }, dryRun: boolean): Promise<number> {
+  let selector;
+  try {
+    selector = parseSelector(selectorArg.kind, selectorArg.value);
+  } catch (err) {
+    if (!(err instanceof SelectorError)) throw err;
+    process.stderr.write(`staysync: ${err.message}\n`);
+    return ExitCode.usage;
+  }
+  const h = await openConfiguredDatabase(env.config, env.logger);
+  try {
+    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
+    if (pending === null || pending.length > 0) {
+      env.logger.error(
+        `the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`,
+      );
+      return ExitCode.failure;
+    }
+    const r = await forgetGuest(h.db, selector, { dryRun }).catch((err: unknown) => rethrowDatabase(err, h));
+    const tables = Object.entries(r.rowsTouched).sort(([a], [b]) => a.localeCompare(b));
+    const total = tables.reduce((n, [, v]) => n + v, 0);
+    // The selector is not echoed (an e-mail in a terminal's scrollback or a job's log), but a booking is no personal data.
+    const who = selector.kind === 'booking' ? `the guests of booking ${selector.value}` : `the guest selected by ${selector.kind}`;
+    if (dryRun) env.out(`Dry run: nothing was changed. Erasing ${who} would change ${total} rows (${r.persons} persons found):`);
+    else env.out(`Erased ${who}: ${total} rows changed (${r.persons} persons found), logged as erasure ${r.erasureId}:`);
+    for (const [table, n] of tables) env.out(`  ${table.padEnd(30)} ${String(n).padStart(6)}`);
+    if (total === 0) env.out('  (no row of the mirror holds this guest)');
+    if (!dryRun) env.out('Versions of these bookings and reservations fetched from now on are stored with this guest erased.');
+    return ExitCode.ok;
+  } finally {
+    await h.close();
+  }
+}
