@@ -7,6 +7,16 @@
 import { isJsonNumber, parseJsonLossless } from '../provider/json.js';
 import { streamNames } from '../store/states.js';
 
+/**
+ * What of a PMS person is stored: its personal data only with `personalData` (pms.personalData);
+ * its pseudonyms (src/mapping/pseudonyms.ts) whenever there is a `pseudonymKey`
+ * (privacy.pseudonymKey), personal data on or off, computed from the person as received.
+ */
+export interface PersonalDataPolicy {
+  personalData: boolean;
+  pseudonymKey: string | undefined;
+}
+
 /** Keys of a PMS person that hold personal data beyond the name. */
 export const PERSONAL_KEYS = ['emails', 'phones', 'birthDate', 'citizenship', 'documents', 'personalDocument', 'identityDocument', 'birthAddress'] as const;
 

@@ -42,6 +42,7 @@ import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
 import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
 import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
+import type { PersonalDataPolicy } from '../mapping/personal-data.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
@@ -108,7 +109,7 @@ const READ_BATCH = 500;
  * modification time, when it has one, is one; a PMS recheck then fetches it again rather than
  * skip it.
  */
-async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, personal: boolean): Promise<Outcome> {
+async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, policy: PersonalDataPolicy): Promise<Outcome> {
   if (q.property_id === null) return notReplayable('no property id');
   const response = isObject(body) && 'reservation' in body ? body : { reservation: body };
   // The number the reservation was fetched by (its key): the body's own may be null.
@@ -116,13 +117,14 @@ async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, pers
   if (!parsed.ok) return failing(parsed.reason);
   const r = parsed.value;
   const fetchedAt = r.modifyDateTime ? new Date(r.modifyDateTime) : q.received_at;
-  const { rows } = reservationRows(q.property_id, r, (response as { reservation: unknown }).reservation, personal, fetchedAt);
+  const { rows } = reservationRows(q.property_id, r, (response as { reservation: unknown }).reservation, policy, fetchedAt);
   const w = await savePmsReservation(trx, rows);
   await settleQuarantinedPmsFetch(trx, q.property_id, r.number);
   return written(w);
 }
 
-type Handler = (trx: Trx, q: QuarantineRow, body: unknown, personal: boolean) => Promise<Outcome>;
+/** `policy`: what of a PMS person is stored, as the sync stores it (pms.personalData, privacy.pseudonymKey). */
+type Handler = (trx: Trx, q: QuarantineRow, body: unknown, policy: PersonalDataPolicy) => Promise<Outcome>;
 
 /** How each quarantine stream is replayed (the streams and body shapes the sync and the rebuild quarantine under). */
 const handlers: Record<string, Handler> = {
@@ -225,7 +227,7 @@ const handlers: Record<string, Handler> = {
   },
 
   /** PMS reservations of the fetch queue: the response `{ reservation }`, or the reservation as it was to be stored. */
-  [streamNames.pmsReservations]: (trx, q, body, personal) => replayReservation(trx, q, body, personal),
+  [streamNames.pmsReservations]: (trx, q, body, policy) => replayReservation(trx, q, body, policy),
 
   /** PMS rooms: one room of a rooms page. */
   pms_rooms: async (trx, q, body) => {
@@ -238,7 +240,7 @@ const handlers: Record<string, Handler> = {
   },
 
   /** Change events: the response of the refresh an event triggered (storage booking, inventory block or PMS reservation). */
-  [streamNames.webhookEvents]: async (trx, q, body, personal) => {
+  [streamNames.webhookEvents]: async (trx, q, body, policy) => {
     if (q.property_id === null) return notReplayable('no property id');
     if (isObject(body) && 'booking' in body) {
       const parsed = parseStorageBooking(body);
@@ -254,17 +256,17 @@ const handlers: Record<string, Handler> = {
       const row = inventoryBlockToRow(q.property_id, b, body.inventoryBlock, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at);
       return written(await saveVersioned(trx, 'inventory_blocks', row));
     }
-    if (isObject(body) && 'reservation' in body) return replayReservation(trx, q, body, personal);
+    if (isObject(body) && 'reservation' in body) return replayReservation(trx, q, body, policy);
     return notReplayable('the body is not a storage booking, an inventory block or a PMS reservation');
   },
 
   /** Guest profiles the rebuild found invalid (the sync skips an invalid profile): `{ guest }`. */
-  pms_guests: async (trx, q, body, personal) => {
+  pms_guests: async (trx, q, body, policy) => {
     if (q.property_id === null) return notReplayable('no property id');
     const parsed = parseGuestResponse(isObject(body) && 'guest' in body ? body : { guest: body });
     if (!parsed.ok) return failing(parsed.reason);
     const storedFetchedAt = await pmsGuestFetchedAt(trx, q.property_id, parsed.value.pmsPersonId ?? '');
-    const row = guestRow(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, personal, storedFetchedAt ?? q.received_at);
+    const row = guestRow(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, policy, storedFetchedAt ?? q.received_at);
     if (row === null) return notReplayable('the profile has no person id');
     await upsertPmsGuest(trx, row);
     return mirrored;
@@ -295,7 +297,7 @@ const handlers: Record<string, Handler> = {
 export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | null } = {}): Promise<RetryResult> {
   const { handle } = env;
   const log = env.logger.child({ component: 'quarantine' });
-  const personal = env.config.pms.personalData;
+  const policy: PersonalDataPolicy = { personalData: env.config.pms.personalData, pseudonymKey: env.config.privacy.pseudonymKey };
   const started = Date.now();
   const result: RetryResult = { byStream: {}, ms: 0, stopped: false };
   const upTo = opts.upToId === undefined ? await maxQuarantineId(handle.db) : opts.upToId;
@@ -310,7 +312,7 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
       }
       const counts = (result.byStream[q.stream] ??= { retried: 0, mirrored: 0, superseded: 0, stillFailing: 0, notReplayable: 0 });
       counts.retried += 1;
-      const outcome = await retryOne(env, q, personal);
+      const outcome = await retryOne(env, q, policy);
       if (outcome.kind === 'mirrored') counts.mirrored += 1;
       else if (outcome.kind === 'superseded') counts.superseded += 1;
       else if (outcome.kind === 'failing') counts.stillFailing += 1;
@@ -329,7 +331,7 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
   return result;
 }
 
-async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Promise<Outcome> {
+async function retryOne(env: ReplayEnv, q: QuarantineRow, policy: PersonalDataPolicy): Promise<Outcome> {
   const handler = handlers[q.stream];
   if (!handler) return notReplayable(`no replay for stream ${q.stream}`);
   if (q.reason.startsWith(TOO_LARGE_REASON))
@@ -342,7 +344,7 @@ async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Pr
   }
   try {
     return await env.handle.write(async (trx) => {
-      const outcome = await handler(trx, q, body, personal);
+      const outcome = await handler(trx, q, body, policy);
       if (outcome.kind === 'mirrored' || outcome.kind === 'superseded') await deleteQuarantined(trx, q.id);
       else if (outcome.kind === 'failing') await quarantineStillFailing(trx, q, outcome.reason);
       return outcome;

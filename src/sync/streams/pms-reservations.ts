@@ -255,7 +255,8 @@ export interface FetchedReservation {
 /**
  * Fetches one reservation and the profiles of its guests that are not mirrored yet, or all of
  * them when it is a newer version of a mirrored reservation (names and, with pms.personalData,
- * contact data; stripped otherwise). Throws the client's errors
+ * contact data; stripped otherwise; with privacy.pseudonymKey, the pseudonyms of the contact
+ * data either way). Throws the client's errors
  * (NotFoundError, InvalidPayloadError, …) for the caller to record.
  */
 export async function fetchPmsReservation(
@@ -272,9 +273,9 @@ export async function fetchPmsReservation(
   const parsed = parseReservationResponse(res.body, number);
   if (!parsed.ok)
     throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
-  const personal = ctx.config.pms.personalData;
+  const policy = { personalData: ctx.config.pms.personalData, pseudonymKey: ctx.config.privacy.pseudonymKey };
   const rawReservation = (res.body as { reservation?: unknown }).reservation;
-  const { rows, stored } = reservationRows(propertyId, parsed.value, rawReservation, personal, res.fetchedAt);
+  const { rows, stored } = reservationRows(propertyId, parsed.value, rawReservation, policy, res.fetchedAt);
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
   const referenced = parsed.value.roomStays.flatMap((s) => s.guestsIds).filter((id) => id !== customerId);
@@ -295,7 +296,7 @@ export async function fetchPmsReservation(
     const person = parseGuestResponse(g.body);
     if (!person.ok) continue;
     const rawGuest = (g.body as { guest?: unknown }).guest;
-    const row = guestRow(propertyId, person.value, rawGuest, personal, g.fetchedAt);
+    const row = guestRow(propertyId, person.value, rawGuest, policy, g.fetchedAt);
     if (row) guests.push(row);
   }
   return { rows, guests, rawBody: JSON.stringify(stored) };
