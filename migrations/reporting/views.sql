@@ -820,3 +820,50 @@ COMMENT ON COLUMN pms_stay_history.check_in_at IS 'Planned check-in (property-lo
 COMMENT ON COLUMN pms_stay_history.check_out_at IS 'Planned check-out (property-local).';
 COMMENT ON COLUMN pms_stay_history.actual_check_in_at IS 'Actual check-in (property-local); NULL before it.';
 COMMENT ON COLUMN pms_stay_history.actual_check_out_at IS 'Actual check-out (property-local); NULL before it.';
+
+-- ------------------------------------------------------------------ guests_by_pseudonym
+
+-- A guest is a pseudonym (migrations/0017_pseudonyms.sql): the customer's e-mail pseudonym, or
+-- the phone's when the reservation's customer has no e-mail. The same person booking once with
+-- an e-mail and once with a phone only is two guests: the pseudonyms cannot be linked without
+-- the values. Guests of a room stay other than the customer are not counted (their pseudonyms
+-- are in pms_guests). The inner query is one row per reservation and currency, so that a
+-- reservation of several rooms counts once.
+CREATE VIEW guests_by_pseudonym AS
+SELECT g.pseudonym,
+       g.pseudonym_kind,
+       g.currency_code,
+       count(*) AS reservations,
+       count(DISTINCT g.property_id) AS properties,
+       sum(g.room_nights) AS room_nights,
+       sum(g.revenue_net) AS revenue_net,
+       min(g.first_check_in_date) AS first_check_in_date,
+       max(g.last_check_in_date) AS last_check_in_date
+FROM (
+  SELECT COALESCE(r.customer_email_hash, r.customer_phone_hash) AS pseudonym,
+         CASE WHEN r.customer_email_hash IS NOT NULL THEN 'email' ELSE 'phone' END AS pseudonym_kind,
+         s.currency_code,
+         r.property_id,
+         r.number,
+         sum(s.check_out_at::date - s.check_in_at::date) AS room_nights,
+         sum(s.amount) AS revenue_net,
+         min(s.check_in_at::date) AS first_check_in_date,
+         max(s.check_in_at::date) AS last_check_in_date
+  FROM pms_reservations r
+  JOIN pms_room_stays s ON s.property_id = r.property_id AND s.number = r.number
+  WHERE COALESCE(r.customer_email_hash, r.customer_phone_hash) IS NOT NULL
+    AND r.reservation_status IS DISTINCT FROM 'Cancelled'
+    AND s.status IS DISTINCT FROM 'Cancelled'
+  GROUP BY 1, 2, 3, r.property_id, r.number
+) g
+GROUP BY g.pseudonym, g.pseudonym_kind, g.currency_code;
+COMMENT ON VIEW guests_by_pseudonym IS 'Repeat guests without their e-mail or phone: one row per guest pseudonym (the PMS customer''s e-mail pseudonym, else its phone''s) and currency, over every property, from the PMS reservations that are not cancelled and their room stays that are not cancelled (past, in house and future: a reservation booked ahead counts; a no-show the PMS did not cancel counts too). Empty without privacy.pseudonymKey. Rows mirrored before the key was set have no pseudonym until their reservation is fetched again (or rebuilt, with pms.personalData on): see docs/security-and-personal-data.md.';
+COMMENT ON COLUMN guests_by_pseudonym.pseudonym IS 'The guest: pms_reservations.customer_email_hash, or customer_phone_hash when the customer has no e-mail (HMAC-SHA-256 hex under privacy.pseudonymKey; changes with the key).';
+COMMENT ON COLUMN guests_by_pseudonym.pseudonym_kind IS 'email or phone: what the pseudonym is of.';
+COMMENT ON COLUMN guests_by_pseudonym.currency_code IS 'ISO 4217 currency of the room stays counted in this row (a guest who paid in two currencies has two rows). Never add revenue of different currencies.';
+COMMENT ON COLUMN guests_by_pseudonym.reservations IS 'Stays: PMS reservations of the guest with at least one room stay in this currency that is not cancelled (a reservation of several rooms is one).';
+COMMENT ON COLUMN guests_by_pseudonym.properties IS 'Properties those reservations are at.';
+COMMENT ON COLUMN guests_by_pseudonym.room_nights IS 'Room-nights of those room stays: planned check-out date minus planned check-in date, added over the rooms (2 rooms for 3 nights: 6).';
+COMMENT ON COLUMN guests_by_pseudonym.revenue_net IS 'Sum of the room stays'' amounts (pms_room_stays.amount: the stay''s price with extras and early/late charges, before tax); NULL when none has an amount.';
+COMMENT ON COLUMN guests_by_pseudonym.first_check_in_date IS 'Earliest planned check-in date of those room stays (property-local): the first stay.';
+COMMENT ON COLUMN guests_by_pseudonym.last_check_in_date IS 'Latest planned check-in date of those room stays (property-local): the last stay, which may be ahead.';

@@ -12,8 +12,9 @@ import type { Booking } from '../provider/schemas/bookings.js';
 import type { PmsPerson, PmsReservation } from '../provider/schemas/pms.js';
 import type { BookingRows, NewPmsGuest } from '../store/schema.js';
 import { bookingToRows } from './bookings.js';
-import { keptPerson, NAME_FIELDS } from './personal-data.js';
+import { keptPerson, NAME_FIELDS, type PersonalDataPolicy } from './personal-data.js';
 import { guestRow, reservationRows } from './pms.js';
+import { normaliseEmail, normalisePhone } from './pseudonyms.js';
 
 /** What an erased person's names become, in typed columns and in raw. */
 export const ERASED_NAME = '(erased)';
@@ -29,20 +30,8 @@ export interface Identity {
   value: string;
 }
 
-/** An e-mail as compared: trimmed, lower case; null when empty. */
-export function normaliseEmail(v: unknown): string | null {
-  if (typeof v !== 'string') return null;
-  const t = v.trim().toLowerCase();
-  return t === '' ? null : t;
-}
-
-/** A phone as compared: its digits, with a leading + kept; null when it has no digit. */
-export function normalisePhone(v: unknown): string | null {
-  if (typeof v !== 'string') return null;
-  const digits = v.replace(/\D/g, '');
-  if (digits === '') return null;
-  return v.trim().startsWith('+') ? `+${digits}` : digits;
-}
+/** A value of a payload as text, for the normalisers (pseudonyms.ts: one idea of "the same e-mail" for pseudonyms and erasures). */
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 const normaliseName = (v: unknown): string => (typeof v === 'string' ? v.trim().replace(/\s+/g, ' ').toLowerCase() : '');
 
@@ -53,11 +42,11 @@ export function pmsPersonIdentities(person: unknown): Identity[] {
   if (!isObject(person)) return [];
   const out: Identity[] = [];
   for (const e of Array.isArray(person.emails) ? person.emails : []) {
-    const v = normaliseEmail(isObject(e) ? e.address : undefined);
+    const v = normaliseEmail(text(isObject(e) ? e.address : undefined));
     if (v) out.push({ kind: 'email', value: v });
   }
   for (const p of Array.isArray(person.phones) ? person.phones : []) {
-    const v = normalisePhone(isObject(p) ? p.phoneNumber : undefined);
+    const v = normalisePhone(text(isObject(p) ? p.phoneNumber : undefined));
     if (v) out.push({ kind: 'phone', value: v });
   }
   if (typeof person.pmsPersonId === 'string' && person.pmsPersonId !== '') out.push({ kind: 'person', value: person.pmsPersonId });
@@ -183,21 +172,21 @@ export function erasableReservation(
   propertyId: string,
   r: PmsReservation,
   rawReservation: unknown,
-  personalData: boolean,
+  policy: PersonalDataPolicy,
   fetchedAt: Date,
 ): Erasable<ReturnType<typeof reservationRows>> {
   return {
-    rows: reservationRows(propertyId, r, rawReservation, personalData, fetchedAt),
+    rows: reservationRows(propertyId, r, rawReservation, policy, fetchedAt),
     identities: pmsPersonIdentities(r.customer),
-    withErasures: () => reservationRows(propertyId, reservationWithErasedCustomer(r), reservationWithErasedCustomer(rawReservation), personalData, fetchedAt),
+    withErasures: () => reservationRows(propertyId, reservationWithErasedCustomer(r), reservationWithErasedCustomer(rawReservation), policy, fetchedAt),
   };
 }
 
 /** A guest profile's row (guestRow), erasable by the person's identities. */
-export function erasableGuest(propertyId: string, p: PmsPerson, rawGuest: unknown, personalData: boolean, fetchedAt: Date): Erasable<NewPmsGuest | null> {
+export function erasableGuest(propertyId: string, p: PmsPerson, rawGuest: unknown, policy: PersonalDataPolicy, fetchedAt: Date): Erasable<NewPmsGuest | null> {
   return {
-    rows: guestRow(propertyId, p, rawGuest, personalData, fetchedAt),
+    rows: guestRow(propertyId, p, rawGuest, policy, fetchedAt),
     identities: pmsPersonIdentities(p),
-    withErasures: () => guestRow(propertyId, erasedPerson(p), erasedPerson(rawGuest), personalData, fetchedAt),
+    withErasures: () => guestRow(propertyId, erasedPerson(p), erasedPerson(rawGuest), policy, fetchedAt),
   };
 }

@@ -16,6 +16,16 @@
 import { isJsonNumber, parseJsonLossless } from '../provider/json.js';
 import { streamNames } from '../store/states.js';
 
+/**
+ * What of a PMS person is stored: its personal data only with `personalData` (pms.personalData);
+ * its pseudonyms (src/mapping/pseudonyms.ts) whenever there is a `pseudonymKey`
+ * (privacy.pseudonymKey), personal data on or off, computed from the person as received.
+ */
+export interface PersonalDataPolicy {
+  personalData: boolean;
+  pseudonymKey: string | undefined;
+}
+
 /** Keys whose value is a person or a list of persons, in the payloads of guests' stays. */
 export const PERSON_KEYS: readonly string[] = ['customer', 'guests', 'guest', 'persons', 'person', 'contacts', 'contact', 'booker', 'payer', 'travellers'];
 

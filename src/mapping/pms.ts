@@ -2,14 +2,16 @@
  * PMS payloads as rows: reservations with their room stays, persons (customers and guests),
  * rooms, days of daily occupancy, integration-storage bookings and inventory blocks. Pure: no
  * I/O. What of a person is personal data, and is left out when pms.personalData is off, is
- * decided in personal-data.ts. The sync writes what these give, and the replay (src/replay)
- * derives the same rows again from the payloads the mirror keeps.
+ * decided in personal-data.ts; its pseudonyms are computed in pseudonyms.ts. The sync writes
+ * what these give, and the replay (src/replay) derives the same rows again from the payloads
+ * the mirror keeps.
  */
 import type { DailyOccupancy, InventoryBlock, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
 import { isRealDate } from '../provider/schemas/primitives.js';
 import type { NewDailyOccupancy, NewIntegrationStorageBooking, NewInventoryBlock, NewPmsGuest, PmsReservationRows } from '../store/schema.js';
 import { hashOf } from './content.js';
-import { keptPayload, keptPerson } from './personal-data.js';
+import { keptPayload, keptPerson, type PersonalDataPolicy } from './personal-data.js';
+import { emailPseudonym, phonePseudonym } from './pseudonyms.js';
 
 // ------------------------------------------------------------------ reservations and persons
 
@@ -28,10 +30,12 @@ function date(v: string | null | undefined): string | null {
 
 /**
  * A person as a row. `raw` is the object to store (already without personal data when it is
- * off); the personal columns are filled only when `personalData` is true.
+ * off); the personal columns are filled only with `policy.personalData`, the pseudonyms of its
+ * first e-mail and phone whenever there is a key, from the parsed person (as received).
  */
-export function personToRow(propertyId: string, p: PmsPerson, raw: unknown, personalData: boolean, fetchedAt: Date): NewPmsGuest | null {
+export function personToRow(propertyId: string, p: PmsPerson, raw: unknown, policy: PersonalDataPolicy, fetchedAt: Date): NewPmsGuest | null {
   if (p.pmsPersonId === null) return null;
+  const personalData = policy.personalData;
   return {
     property_id: propertyId,
     pms_person_id: p.pmsPersonId,
@@ -44,6 +48,8 @@ export function personToRow(propertyId: string, p: PmsPerson, raw: unknown, pers
     phone: personalData ? str(p.phones[0]?.phoneNumber) : null,
     birth_date: personalData ? date(p.birthDate) : null,
     citizenship: personalData ? str(p.citizenship) : null,
+    email_hash: emailPseudonym(policy.pseudonymKey, p.emails[0]?.address),
+    phone_hash: phonePseudonym(policy.pseudonymKey, p.phones[0]?.phoneNumber),
     fetched_at: fetchedAt,
     raw: JSON.stringify(raw),
   };
@@ -56,12 +62,7 @@ export function personToRow(propertyId: string, p: PmsPerson, raw: unknown, pers
  * is null or not an instant (raw keeps the text), and the version guard then goes by
  * fetched_at (savePmsReservation).
  */
-export function pmsReservationToRows(
-  propertyId: string,
-  r: PmsReservation,
-  raw: unknown,
-  opts: { personalData: boolean; fetchedAt: Date },
-): PmsReservationRows {
+export function pmsReservationToRows(propertyId: string, r: PmsReservation, raw: unknown, opts: PersonalDataPolicy & { fetchedAt: Date }): PmsReservationRows {
   const key = { property_id: propertyId, number: r.number };
   const c = r.customer;
   const personal = opts.personalData;
@@ -81,6 +82,8 @@ export function pmsReservationToRows(
       customer_phone: personal ? str(c?.phones[0]?.phoneNumber) : null,
       customer_birth_date: personal ? date(c?.birthDate) : null,
       customer_citizenship: personal ? str(c?.citizenship) : null,
+      customer_email_hash: emailPseudonym(opts.pseudonymKey, c?.emails[0]?.address),
+      customer_phone_hash: phonePseudonym(opts.pseudonymKey, c?.phones[0]?.phoneNumber),
       customer_company_id: r.customerCompany?.id ?? null,
       customer_company_name: str(r.customerCompany?.name),
       customer_company_type: str(r.customerCompany?.type),
@@ -119,29 +122,29 @@ export function pmsReservationToRows(
       guest_person_ids: s.guestsIds,
       amenities: s.amenities.map((a) => a.name).filter((n): n is string => n !== null),
     })),
-    customer: c ? personToRow(propertyId, c, rawCustomer, personal, opts.fetchedAt) : null,
+    customer: c ? personToRow(propertyId, c, rawCustomer, opts, opts.fetchedAt) : null,
   };
 }
 
 /**
  * A validated reservation as its rows, and the reservation object to store: as the
- * personal-data policy keeps it (personal-data.ts keptPayload). Pure; shared with the replay
- * (src/replay).
+ * personal-data policy keeps it (personal-data.ts keptPayload; its pseudonyms, with a key,
+ * either way). Pure; shared with the replay (src/replay).
  */
 export function reservationRows(
   propertyId: string,
   r: PmsReservation,
   rawReservation: unknown,
-  personalData: boolean,
+  policy: PersonalDataPolicy,
   fetchedAt: Date,
 ): { rows: PmsReservationRows; stored: unknown } {
-  const stored = keptPayload(rawReservation, personalData);
-  return { rows: pmsReservationToRows(propertyId, r, stored, { personalData, fetchedAt }), stored };
+  const stored = keptPayload(rawReservation, policy.personalData);
+  return { rows: pmsReservationToRows(propertyId, r, stored, { ...policy, fetchedAt }), stored };
 }
 
-/** A validated guest profile as its pms_guests row (personal data as for reservations), or null without a person id. Pure. */
-export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, personalData: boolean, fetchedAt: Date): NewPmsGuest | null {
-  return personToRow(propertyId, p, keptPerson(rawGuest, personalData), personalData, fetchedAt);
+/** A validated guest profile as its pms_guests row (personal data and pseudonyms as for reservations), or null without a person id. Pure. */
+export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, policy: PersonalDataPolicy, fetchedAt: Date): NewPmsGuest | null {
+  return personToRow(propertyId, p, keptPerson(rawGuest, policy.personalData), policy, fetchedAt);
 }
 
 // ------------------------------------------------------------------ rooms and daily occupancy

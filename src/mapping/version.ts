@@ -17,4 +17,5 @@ export const MAPPING_VERSION = 4;
 // the upgrade's rebuild derives history for bookings that have none (src/replay/rebuild.ts).
 // 4: the personal-data policy (personal-data.ts): raw keeps persons by allow-list, and loyalty
 // card numbers and customers' comments only with pms.personalData; the rebuild applies it to
-// the raw already stored.
+// the raw already stored; and PMS persons' pseudonyms (migrations/0017_pseudonyms.sql): with privacy.pseudonymKey, a
+// rebuild fills them from raw where raw kept the e-mails and phones (pms.personalData on).

@@ -14,7 +14,8 @@
  */
 import type { Db, Executor } from '../store/types.js';
 import { findPerson, lockForErasure, recordErasure, type RowsTouched } from '../store/repositories/erasures.js';
-import { bookingPersonIdentity, normaliseEmail, normalisePhone, type Identity } from '../mapping/erasure.js';
+import { bookingPersonIdentity, type Identity } from '../mapping/erasure.js';
+import { normaliseEmail, normalisePhone, pseudonym } from '../mapping/pseudonyms.js';
 import { eraseBookings, erasePersons, eraseTracesOf } from './erase.js';
 
 export type SelectorKind = 'email' | 'phone' | 'person' | 'booking';
@@ -62,11 +63,12 @@ class DryRun extends Error {
   }
 }
 
-export async function forgetGuest(db: Db, selector: Selector, opts: { dryRun: boolean }): Promise<ForgetResult> {
+/** `pseudonymKey` (privacy.pseudonymKey): with it, a person whose e-mail or phone is not stored (pms.personalData off) is found by its pseudonym. */
+export async function forgetGuest(db: Db, selector: Selector, opts: { dryRun: boolean; pseudonymKey?: string | undefined }): Promise<ForgetResult> {
   try {
     return await db.transaction().execute(async (trx) => {
       const key = await lockForErasure(trx);
-      const result = await erase(trx, key, selector, opts.dryRun);
+      const result = await erase(trx, key, selector, opts.dryRun, opts.pseudonymKey);
       if (opts.dryRun) throw new DryRun(result);
       return result;
     });
@@ -76,9 +78,9 @@ export async function forgetGuest(db: Db, selector: Selector, opts: { dryRun: bo
   }
 }
 
-async function erase(trx: Executor, key: string, selector: Selector, dryRun: boolean): Promise<ForgetResult> {
+async function erase(trx: Executor, key: string, selector: Selector, dryRun: boolean, pseudonymKey: string | undefined): Promise<ForgetResult> {
   const touched: RowsTouched = {};
-  const found = await findPerson(trx, selector);
+  const found = await findPerson(trx, selector, selector.kind === 'email' || selector.kind === 'phone' ? pseudonym(pseudonymKey, selector.value) : null);
   await erasePersons(trx, found.persons, found.customerOf, touched);
   const names = new Set(found.names.map(([f, l]) => nameKey(f, l)));
   const wholeBooking = selector.kind === 'booking';

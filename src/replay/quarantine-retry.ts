@@ -44,6 +44,7 @@ import { rowsAfterErasures } from '../store/repositories/erasures.js';
 import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
 import { inventoryBlockToRow, occupancyDayToRow, roomToRow, storageBookingToRow } from '../mapping/pms.js';
+import type { PersonalDataPolicy } from '../mapping/personal-data.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
@@ -110,7 +111,7 @@ const READ_BATCH = 500;
  * modification time, when it has one, is one; a PMS recheck then fetches it again rather than
  * skip it.
  */
-async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, personal: boolean): Promise<Outcome> {
+async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, policy: PersonalDataPolicy): Promise<Outcome> {
   if (q.property_id === null) return notReplayable('no property id');
   const response = isObject(body) && 'reservation' in body ? body : { reservation: body };
   // The number the reservation was fetched by (its key): the body's own may be null.
@@ -118,20 +119,19 @@ async function replayReservation(trx: Trx, q: QuarantineRow, body: unknown, pers
   if (!parsed.ok) return failing(parsed.reason);
   const r = parsed.value;
   const fetchedAt = r.modifyDateTime ? new Date(r.modifyDateTime) : q.received_at;
-  const [erased] = await rowsAfterErasures(trx, [
-    erasableReservation(q.property_id, r, (response as { reservation: unknown }).reservation, personal, fetchedAt),
-  ]);
+  const [erased] = await rowsAfterErasures(trx, [erasableReservation(q.property_id, r, (response as { reservation: unknown }).reservation, policy, fetchedAt)]);
   const w = await savePmsReservation(trx, erased!.rows);
   await settleQuarantinedPmsFetch(trx, q.property_id, r.number);
   return written(w);
 }
 
-type Handler = (trx: Trx, q: QuarantineRow, body: unknown, personal: boolean) => Promise<Outcome>;
+/** `policy`: what of a PMS person is stored, as the sync stores it (pms.personalData, privacy.pseudonymKey). */
+type Handler = (trx: Trx, q: QuarantineRow, body: unknown, policy: PersonalDataPolicy) => Promise<Outcome>;
 
 /** How each quarantine stream is replayed (the streams and body shapes the sync and the rebuild quarantine under). */
 const handlers: Record<string, Handler> = {
   /** Booking details: the details response `{ booking }`, as received. */
-  [streamNames.bookingDetails]: async (trx, q, body, personal) => {
+  [streamNames.bookingDetails]: async (trx, q, body, policy) => {
     if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or booking number');
     const response = isObject(body) && 'booking' in body ? body : { booking: body };
     const parsed = isObject(body) && 'booking' in body ? parseGetBookingResponse(body) : parseBooking(body);
@@ -141,7 +141,7 @@ const handlers: Record<string, Handler> = {
     // fetched_at is a lower bound of when the provider read these details, and their
     // modification is one: a summary of the same second then asks for them again rather than
     // taking them as covering the whole second.
-    const [rows] = await rowsAfterErasures(trx, [erasableBooking(q.property_id, b, response, new Date(b.modifiedDateTime), personal)]);
+    const [rows] = await rowsAfterErasures(trx, [erasableBooking(q.property_id, b, response, new Date(b.modifiedDateTime), policy.personalData)]);
     const w = (await saveBookingVersion(trx, rows!, bookingHistoryOf(rows!))).written;
     await settleQuarantinedBookingFetch(trx, q.property_id, b.number);
     return written(w);
@@ -229,7 +229,7 @@ const handlers: Record<string, Handler> = {
   },
 
   /** PMS reservations of the fetch queue: the response `{ reservation }`, or the reservation as it was to be stored. */
-  [streamNames.pmsReservations]: (trx, q, body, personal) => replayReservation(trx, q, body, personal),
+  [streamNames.pmsReservations]: (trx, q, body, policy) => replayReservation(trx, q, body, policy),
 
   /** PMS rooms: one room of a rooms page. */
   pms_rooms: async (trx, q, body) => {
@@ -242,13 +242,13 @@ const handlers: Record<string, Handler> = {
   },
 
   /** Change events: the response of the refresh an event triggered (storage booking, inventory block or PMS reservation). */
-  [streamNames.webhookEvents]: async (trx, q, body, personal) => {
+  [streamNames.webhookEvents]: async (trx, q, body, policy) => {
     if (q.property_id === null) return notReplayable('no property id');
     if (isObject(body) && 'booking' in body) {
       const parsed = parseStorageBooking(body);
       if (!parsed.ok) return failing(parsed.reason);
       const b = parsed.value;
-      const row = storageBookingToRow(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at, personal);
+      const row = storageBookingToRow(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at, policy.personalData);
       return written(await saveVersioned(trx, 'integration_storage_bookings', row));
     }
     if (isObject(body) && 'inventoryBlock' in body) {
@@ -258,18 +258,18 @@ const handlers: Record<string, Handler> = {
       const row = inventoryBlockToRow(q.property_id, b, body.inventoryBlock, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at);
       return written(await saveVersioned(trx, 'inventory_blocks', row));
     }
-    if (isObject(body) && 'reservation' in body) return replayReservation(trx, q, body, personal);
+    if (isObject(body) && 'reservation' in body) return replayReservation(trx, q, body, policy);
     return notReplayable('the body is not a storage booking, an inventory block or a PMS reservation');
   },
 
   /** Guest profiles the rebuild found invalid (the sync skips an invalid profile): `{ guest }`. */
-  pms_guests: async (trx, q, body, personal) => {
+  pms_guests: async (trx, q, body, policy) => {
     if (q.property_id === null) return notReplayable('no property id');
     const parsed = parseGuestResponse(isObject(body) && 'guest' in body ? body : { guest: body });
     if (!parsed.ok) return failing(parsed.reason);
     const storedFetchedAt = await pmsGuestFetchedAt(trx, q.property_id, parsed.value.pmsPersonId ?? '');
     const [row] = await rowsAfterErasures(trx, [
-      erasableGuest(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, personal, storedFetchedAt ?? q.received_at),
+      erasableGuest(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, policy, storedFetchedAt ?? q.received_at),
     ]);
     if (!row) return notReplayable('the profile has no person id');
     await upsertPmsGuest(trx, row);
@@ -301,7 +301,7 @@ const handlers: Record<string, Handler> = {
 export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | null } = {}): Promise<RetryResult> {
   const { handle } = env;
   const log = env.logger.child({ component: 'quarantine' });
-  const personal = env.config.pms.personalData;
+  const policy: PersonalDataPolicy = { personalData: env.config.pms.personalData, pseudonymKey: env.config.privacy.pseudonymKey };
   const started = Date.now();
   const result: RetryResult = { byStream: {}, ms: 0, stopped: false };
   const upTo = opts.upToId === undefined ? await maxQuarantineId(handle.db) : opts.upToId;
@@ -316,7 +316,7 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
       }
       const counts = (result.byStream[q.stream] ??= { retried: 0, mirrored: 0, superseded: 0, stillFailing: 0, notReplayable: 0 });
       counts.retried += 1;
-      const outcome = await retryOne(env, q, personal);
+      const outcome = await retryOne(env, q, policy);
       if (outcome.kind === 'mirrored') counts.mirrored += 1;
       else if (outcome.kind === 'superseded') counts.superseded += 1;
       else if (outcome.kind === 'failing') counts.stillFailing += 1;
@@ -335,7 +335,7 @@ export async function retryQuarantine(env: ReplayEnv, opts: { upToId?: string | 
   return result;
 }
 
-async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Promise<Outcome> {
+async function retryOne(env: ReplayEnv, q: QuarantineRow, policy: PersonalDataPolicy): Promise<Outcome> {
   const handler = handlers[q.stream];
   if (!handler) return notReplayable(`no replay for stream ${q.stream}`);
   if (q.reason.startsWith(TOO_LARGE_REASON))
@@ -348,7 +348,7 @@ async function retryOne(env: ReplayEnv, q: QuarantineRow, personal: boolean): Pr
   }
   try {
     return await env.handle.write(async (trx) => {
-      const outcome = await handler(trx, q, body, personal);
+      const outcome = await handler(trx, q, body, policy);
       if (outcome.kind === 'mirrored' || outcome.kind === 'superseded') await deleteQuarantined(trx, q.id);
       else if (outcome.kind === 'failing') await quarantineStillFailing(trx, q, outcome.reason);
       return outcome;

@@ -9,8 +9,10 @@
  *   (src/mapping/), so the same columns get the same values.
  * - Bookkeeping that raw does not give keeps its stored value: fetched_at, synced_at,
  *   listed_at, refreshed_at, updated_at, removed_at, first_seen_at, content_hash, and raw
- *   itself where it is kept as received. Over an unchanged mapping a rebuild therefore
- *   reproduces every typed table byte for byte; a row is rewritten only when it differs.
+ *   itself where it is kept as received; so do the pseudonyms of a PMS person whose raw was
+ *   stored without e-mails and phones (rebuiltPseudonyms). Over an unchanged mapping a rebuild
+ *   therefore reproduces every typed table byte for byte; a row is rewritten only when it
+ *   differs.
  * - Children (room stays, daily rates, terms…) are derived whole from their parent's raw and
  *   merged with the stored ones: an equal row is left alone, a differing one rewritten, a
  *   missing one inserted with its parent's synced_at (a sync writes them together), and one the
@@ -40,6 +42,7 @@ import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../
 import { recordStayVersions } from '../store/repositories/pms.js';
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
 import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
+import type { PersonalDataPolicy } from '../mapping/personal-data.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
 import {
@@ -153,8 +156,26 @@ function lastByKey<T>(items: readonly T[], key: (t: T) => string): T[] {
   return [...new Map(items.map((t) => [key(t), t])).values()];
 }
 
-/** `personal`: pms.personalData, which decides what of a PMS person is stored (as the sync does). */
-function sources(personal: boolean): Source[] {
+/**
+ * The pseudonyms a rebuild writes for a person: derived again from its stored raw where they can
+ * be, that is with the key and from a person object that still holds its e-mails (phones): one
+ * stored with pms.personalData on. Otherwise the stored ones: a raw stored with personal data off
+ * holds no e-mail, and the pseudonyms, computed from the person as received, are then all that
+ * is left of it (a rebuild must not take them for absent); nor does a rebuild run without the
+ * key (a shell without STAYSYNC_PSEUDONYM_KEY) drop them.
+ */
+function rebuiltPseudonyms(
+  policy: PersonalDataPolicy,
+  person: unknown,
+  derived: { email: string | null; phone: string | null },
+  stored: { email: string | null; phone: string | null },
+): { email: string | null; phone: string | null } {
+  const holds = (key: string) => policy.pseudonymKey !== undefined && isObject(person) && key in person;
+  return { email: holds('emails') ? derived.email : stored.email, phone: holds('phones') ? derived.phone : stored.phone };
+}
+
+/** `policy`: pms.personalData and privacy.pseudonymKey, which decide what of a PMS person is stored (as the sync does). */
+function sources(policy: PersonalDataPolicy): Source[] {
   return [
     {
       table: 'reference_lists',
@@ -356,7 +377,7 @@ function sources(personal: boolean): Source[] {
             b.leave('booking', r.number, parsed.value.number);
             continue;
           }
-          const mapped = bookingToRows(r.property_id, parsed.value, body, r.fetched_at, personal);
+          const mapped = bookingToRows(r.property_id, parsed.value, body, r.fetched_at, policy.personalData);
           headers.push({ ...mapped.booking, synced_at: r.synced_at });
           for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...asChildren(mapped[field], r.synced_at));
           keys.push([r.property_id, r.number]);
@@ -409,7 +430,7 @@ function sources(personal: boolean): Source[] {
     {
       table: 'pms_reservations',
       keys: ['property_id', 'number'],
-      extra: ['fetched_at'],
+      extra: ['fetched_at', 'customer_email_hash', 'customer_phone_hash'],
       extraText: ['synced_at'],
       async rebuild(b, rows) {
         const headers: Row[] = [];
@@ -425,8 +446,15 @@ function sources(personal: boolean): Source[] {
           }
           // The customer's profile row is rebuilt from its own raw (pms_guests), which a later
           // guest fetch may have replaced: it is not written from here.
-          const { rows: mapped } = reservationRows(r.property_id, parsed.value, body, personal, r.fetched_at);
-          headers.push({ ...mapped.reservation, synced_at: r.synced_at });
+          const { rows: mapped } = reservationRows(r.property_id, parsed.value, body, policy, r.fetched_at);
+          const header = mapped.reservation;
+          const pseudonyms = rebuiltPseudonyms(
+            policy,
+            isObject(body) ? body.customer : null,
+            { email: header.customer_email_hash ?? null, phone: header.customer_phone_hash ?? null },
+            { email: r.customer_email_hash, phone: r.customer_phone_hash },
+          );
+          headers.push({ ...header, customer_email_hash: pseudonyms.email, customer_phone_hash: pseudonyms.phone, synced_at: r.synced_at });
           stays.push(...asChildren(mapped.roomStays, r.synced_at));
           keys.push([r.property_id, r.number]);
         }
@@ -444,7 +472,7 @@ function sources(personal: boolean): Source[] {
     {
       table: 'pms_guests',
       keys: ['property_id', 'pms_person_id'],
-      extra: ['fetched_at'],
+      extra: ['fetched_at', 'email_hash', 'phone_hash'],
       async rebuild(b, rows) {
         const out: Row[] = [];
         for (const r of rows) {
@@ -454,12 +482,18 @@ function sources(personal: boolean): Source[] {
             await b.quarantine(streamNames.pmsGuests, r.property_id, r.pms_person_id, parsed.reason, wrapped('guest', r.raw_text));
             continue;
           }
-          const row = guestRow(r.property_id, parsed.value, body, personal, r.fetched_at);
+          const row = guestRow(r.property_id, parsed.value, body, policy, r.fetched_at);
           if (row === null || row.pms_person_id !== r.pms_person_id) {
             b.leave('PMS person', r.pms_person_id, String(row?.pms_person_id ?? 'no person id'));
             continue;
           }
-          out.push(row);
+          const pseudonyms = rebuiltPseudonyms(
+            policy,
+            body,
+            { email: row.email_hash ?? null, phone: row.phone_hash ?? null },
+            { email: r.email_hash, phone: r.phone_hash },
+          );
+          out.push({ ...row, email_hash: pseudonyms.email, phone_hash: pseudonyms.phone });
         }
         b.counts.rebuilt += out.length;
         b.counts.changed += await updateDerived(b.trx, 'pms_guests', ['property_id', 'pms_person_id'], out, ['fetched_at']);
@@ -503,7 +537,7 @@ function sources(personal: boolean): Source[] {
       },
     },
     storageRebuilder('integration_storage_bookings', 'booking_id', 'booking', 'integration-storage booking', parseStorageBooking, (p, e, raw, at) =>
-      storageBookingToRow(p, e, raw, at, personal),
+      storageBookingToRow(p, e, raw, at, policy.personalData),
     ),
     storageRebuilder('inventory_blocks', 'inventory_block_id', 'inventoryBlock', 'inventory block', parseInventoryBlock, inventoryBlockToRow),
   ];
@@ -556,7 +590,7 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
   const started = Date.now();
   const result: RebuildResult = { sources: {}, children: {}, history: { started: 0, corrected: 0, nightlyFacts: 0 }, ms: 0, stopped: false };
   let warned = 0;
-  for (const source of sources(env.config.pms.personalData)) {
+  for (const source of sources({ personalData: env.config.pms.personalData, pseudonymKey: env.config.privacy.pseudonymKey })) {
     const counts: SourceCounts = { rebuilt: 0, changed: 0, quarantined: 0, left: 0 };
     result.sources[source.table] = counts;
     let after: unknown[] | null = null;

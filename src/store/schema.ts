@@ -368,6 +368,9 @@ export interface PmsReservationsTable {
   customer_phone: string | null;
   customer_birth_date: LocalDate;
   customer_citizenship: string | null;
+  /** migrations/0017_pseudonyms.sql: HMAC-SHA-256 of the customer's normalised first e-mail and phone (src/mapping/pseudonyms.ts). */
+  customer_email_hash: string | null;
+  customer_phone_hash: string | null;
   customer_company_id: string | null;
   customer_company_name: string | null;
   customer_company_type: string | null;
@@ -422,6 +425,9 @@ export interface PmsGuestsTable {
   phone: string | null;
   birth_date: LocalDate;
   citizenship: string | null;
+  /** migrations/0017_pseudonyms.sql: HMAC-SHA-256 of the person's normalised first e-mail and phone (src/mapping/pseudonyms.ts). */
+  email_hash: string | null;
+  phone_hash: string | null;
   fetched_at: Timestamptz;
   synced_at: SyncedAt;
   raw: Jsonb;

@@ -160,6 +160,32 @@ describe('grant-reader', () => {
     }
   });
 
+  it('lets a role without --personal-data read the guests’ pseudonyms and guests_by_pseudonym, not the e-mails', async () => {
+    h = await startHarness({
+      sim: { properties: [{ id: '500100', bookingCount: 10 }] },
+      config: { pms: { personalData: true }, privacy: { pseudonymKey: 'a-test-pseudonym-key-0123456789abcdef' } },
+    });
+    await syncOnce(await h.context(), { streams: 'pms' });
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(role);
+    const granted = await runCli(['grant-reader', role], { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' });
+    expect(granted.code, granted.stderr).toBe(0);
+    const reader = await connectAs(h.dbUrl, role, 'reader-secret', h.schema);
+    try {
+      const reservations = await reader.query('SELECT number, customer_email_hash, customer_phone_hash FROM pms_reservations');
+      expect(reservations.rows.some((r: { customer_email_hash: string | null }) => /^[0-9a-f]{64}$/.test(r.customer_email_hash ?? ''))).toBe(true);
+      const guests = await reader.query('SELECT pms_person_id, email_hash, phone_hash FROM pms_guests');
+      expect(guests.rows.some((r: { email_hash: string | null }) => r.email_hash !== null)).toBe(true);
+      const view = await reader.query(`SELECT * FROM "${reportingSchemaOf(h.schema)}".guests_by_pseudonym`);
+      expect(view.rows.length).toBeGreaterThan(0);
+      // The values themselves stay out of reach.
+      expect(await errorCode(reader.query('SELECT customer_email FROM pms_reservations'))).toBe('42501');
+      expect(await errorCode(reader.query('SELECT email, phone FROM pms_guests'))).toBe('42501');
+    } finally {
+      await reader.end();
+    }
+  });
+
   it('refuses a role name that is not an identifier, and a schema that does not exist yet', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
     const bad = await runCli(['grant-reader', 'Robert"; DROP'], daemonEnv(h));

@@ -99,7 +99,13 @@ describe('the PMS version guard when a modification time is missing', () => {
   async function write(ctx: SyncContext, modifyDateTime: string | null, fetchedAt: string, status: string): Promise<boolean> {
     const parsed = parseReservationResponse({ reservation: { number: null, modifyDateTime, reservationStatus: status, roomStays: [] } }, 'G-1');
     if (!parsed.ok) throw new Error(parsed.reason);
-    const { rows } = reservationRows(P, parsed.value, { modifyDateTime, reservationStatus: status }, false, new Date(fetchedAt));
+    const { rows } = reservationRows(
+      P,
+      parsed.value,
+      { modifyDateTime, reservationStatus: status },
+      { personalData: false, pseudonymKey: undefined },
+      new Date(fetchedAt),
+    );
     return ctx.write((trx) => savePmsReservation(trx, rows));
   }
   const stored = async () => (await h!.sql<AnyRecord>('SELECT reservation_status, modified_at FROM pms_reservations WHERE number = $1', ['G-1']))[0];

@@ -132,6 +132,7 @@ describe('the reporting layer', () => {
       'channel_performance',
       'daily_kpis',
       'freshness',
+      'guests_by_pseudonym',
       'mirror_completeness',
       'otb_snapshots',
       'pace',

@@ -28,7 +28,7 @@ export async function forgetGuestCommand(env: CommandEnv, selectorArg: { kind: S
       );
       return ExitCode.failure;
     }
-    const r = await forgetGuest(h.db, selector, { dryRun }).catch((err: unknown) => rethrowDatabase(err, h));
+    const r = await forgetGuest(h.db, selector, { dryRun, pseudonymKey: env.config.privacy.pseudonymKey }).catch((err: unknown) => rethrowDatabase(err, h));
     const tables = Object.entries(r.rowsTouched).sort(([a], [b]) => a.localeCompare(b));
     const total = tables.reduce((n, [, v]) => n + v, 0);
     // The selector is not echoed (an e-mail in a terminal's scrollback or a job's log), but a booking is no personal data.

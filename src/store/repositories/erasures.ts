@@ -188,7 +188,8 @@ export async function eraseReservationCustomers(
     const r = await sql`UPDATE pms_reservations SET raw = ${JSON.stringify(erase(stored(row.raw)))}::jsonb,
           customer_first_name = ${marked('customer_first_name', marker)}, customer_middle_name = ${marked('customer_middle_name', marker)},
           customer_last_name = ${marked('customer_last_name', marker)}, customer_email = NULL, customer_phone = NULL,
-          customer_birth_date = NULL, customer_citizenship = NULL, customer_comment = NULL, synced_at = now()
+          customer_birth_date = NULL, customer_citizenship = NULL, customer_comment = NULL,
+          customer_email_hash = NULL, customer_phone_hash = NULL, synced_at = now()
         WHERE property_id = ${key.property_id} AND number = ${key.number}`.execute(trx);
     add(touched, 'pms_reservations', Number(r.numAffectedRows ?? 0));
   }
@@ -216,7 +217,7 @@ export async function erasePmsGuests(
     if (!row) continue;
     const r = await sql`UPDATE pms_guests SET raw = ${JSON.stringify(erase(stored(row.raw)))}::jsonb,
           first_name = ${marked('first_name', marker)}, middle_name = ${marked('middle_name', marker)}, last_name = ${marked('last_name', marker)},
-          email = NULL, phone = NULL, birth_date = NULL, citizenship = NULL, synced_at = now()
+          email = NULL, phone = NULL, birth_date = NULL, citizenship = NULL, email_hash = NULL, phone_hash = NULL, synced_at = now()
         WHERE property_id = ${key.property_id} AND pms_person_id = ${key.pms_person_id}`.execute(trx);
     add(touched, 'pms_guests', Number(r.numAffectedRows ?? 0));
   }
@@ -272,7 +273,12 @@ export interface FoundPerson {
 }
 
 /** The rows that name the person, and every value the person is mirrored with. */
-export async function findPerson(trx: Executor, selector: { kind: 'email' | 'phone' | 'person' | 'booking'; value: string }): Promise<FoundPerson> {
+export async function findPerson(
+  trx: Executor,
+  selector: { kind: 'email' | 'phone' | 'person' | 'booking'; value: string },
+  /** The selector's pseudonym (migrations/0017_pseudonyms.sql), when there is a key: finds the person where the e-mail or phone itself is not stored. */
+  pseudonym: string | null,
+): Promise<FoundPerson> {
   const emailsOf = (json: string) => sql`CASE WHEN jsonb_typeof(${sql.raw(json)}) = 'array' THEN ${sql.raw(json)} ELSE '[]'::jsonb END`;
   let persons: PersonKey[];
   let customerOf: BookingKey[];
@@ -295,13 +301,13 @@ export async function findPerson(trx: Executor, selector: { kind: 'email' | 'pho
     const [guestMatch, customerMatch] =
       selector.kind === 'email'
         ? [
-            sql`lower(btrim(g.email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
-            sql`lower(btrim(r.customer_email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
+            sql`g.email_hash = ${pseudonym} OR lower(btrim(g.email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
+            sql`r.customer_email_hash = ${pseudonym} OR lower(btrim(r.customer_email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
           ]
         : selector.kind === 'phone'
           ? [
-              sql`regexp_replace(g.phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
-              sql`regexp_replace(r.customer_phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
+              sql`g.phone_hash = ${pseudonym} OR regexp_replace(g.phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
+              sql`r.customer_phone_hash = ${pseudonym} OR regexp_replace(r.customer_phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
             ]
           : [sql`g.pms_person_id = ${selector.value}`, sql`r.customer_person_id = ${selector.value}`];
     customerOf = (await sql<BookingKey>`SELECT r.property_id, r.number FROM pms_reservations r WHERE ${customerMatch}`.execute(trx)).rows;

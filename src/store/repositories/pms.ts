@@ -115,6 +115,8 @@ export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<vo
         phone: eb.ref('excluded.phone'),
         birth_date: eb.ref('excluded.birth_date'),
         citizenship: eb.ref('excluded.citizenship'),
+        email_hash: eb.ref('excluded.email_hash'),
+        phone_hash: eb.ref('excluded.phone_hash'),
         fetched_at: eb.ref('excluded.fetched_at'),
         raw: eb.ref('excluded.raw'),
         synced_at: sql`now()`,

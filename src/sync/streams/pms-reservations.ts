@@ -257,7 +257,8 @@ export interface FetchedReservation {
 /**
  * Fetches one reservation and the profiles of its guests that are not mirrored yet, or all of
  * them when it is a newer version of a mirrored reservation (names and, with pms.personalData,
- * contact data; stripped otherwise). Throws the client's errors
+ * contact data; stripped otherwise; with privacy.pseudonymKey, the pseudonyms of the contact
+ * data either way). Throws the client's errors
  * (NotFoundError, InvalidPayloadError, …) for the caller to record.
  */
 export async function fetchPmsReservation(
@@ -274,9 +275,9 @@ export async function fetchPmsReservation(
   const parsed = parseReservationResponse(res.body, number);
   if (!parsed.ok)
     throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
-  const personal = ctx.config.pms.personalData;
+  const policy = { personalData: ctx.config.pms.personalData, pseudonymKey: ctx.config.privacy.pseudonymKey };
   const rawReservation = (res.body as { reservation?: unknown }).reservation;
-  const reservation = erasableReservation(propertyId, parsed.value, rawReservation, personal, res.fetchedAt);
+  const reservation = erasableReservation(propertyId, parsed.value, rawReservation, policy, res.fetchedAt);
   const { rows, stored } = reservation.rows;
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
@@ -298,7 +299,7 @@ export async function fetchPmsReservation(
     const person = parseGuestResponse(g.body);
     if (!person.ok) continue;
     const rawGuest = (g.body as { guest?: unknown }).guest;
-    const guest = erasableGuest(propertyId, person.value, rawGuest, personal, g.fetchedAt);
+    const guest = erasableGuest(propertyId, person.value, rawGuest, policy, g.fetchedAt);
     if (guest.rows) guests.push(guest);
   }
   return { reservation, guests, rawBody: JSON.stringify(stored) };
