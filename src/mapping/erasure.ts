@@ -11,6 +11,7 @@ import { isJsonNumber } from '../provider/json.js';
 import type { Booking } from '../provider/schemas/bookings.js';
 import type { PmsPerson, PmsReservation } from '../provider/schemas/pms.js';
 import type { BookingRows, NewPmsGuest } from '../store/schema.js';
+import type { IdentityKind } from '../store/states.js';
 import { bookingToRows } from './bookings.js';
 import { keptPerson, NAME_FIELDS, type PersonalDataPolicy } from './personal-data.js';
 import { guestRow, reservationRows } from './pms.js';
@@ -23,7 +24,6 @@ export const ERASED_NAME = '(erased)';
  * What a person is recognised by in the erasure list: an e-mail, a phone, a PMS person id, or
  * (bookings name their guests only) a name in one booking.
  */
-export type IdentityKind = 'email' | 'phone' | 'person' | 'booking_person';
 export interface Identity {
   kind: IdentityKind;
   /** Normalised: the same person written differently is the same identity. */

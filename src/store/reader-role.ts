@@ -6,7 +6,7 @@
  * layer recreating its views) are readable too. Nothing else: it cannot insert, update,
  * delete, truncate or create in those schemas.
  *
- * Not the personal columns (src/store/personal-columns.ts), unless granted with
+ * Never the erasure key (SECRET_TABLES). Not the personal columns (src/store/personal-columns.ts), unless granted with
  * `--personal-data`: a table that has some is granted column by column, the others. Column
  * privileges do not cover a column a later migration adds, so the roles are recorded
  * (reader_grants) and their grants applied again after every migration
@@ -49,6 +49,9 @@ export interface GrantReaderResult {
 }
 
 const INSUFFICIENT_PRIVILEGE = '42501';
+
+/** Tables no reader may read, --personal-data or not (migrations/0016_erasure.sql). */
+export const SECRET_TABLES: readonly string[] = ['erasure_key'];
 
 export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<GrantReaderResult> {
   const { role } = opts;
@@ -95,6 +98,10 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
 async function grantSelect(trx: Executor, role: string, schemas: readonly string[], personalData: boolean): Promise<void> {
   for (const schema of schemas) {
     await sql`GRANT SELECT ON ALL TABLES IN SCHEMA ${sql.id(schema)} TO ${sql.id(role)}`.execute(trx);
+    // The secrets of the mirror, never: with the erasure key, the erasure list's hashes could be tested against guesses.
+    const secrets = await sql<{ table: string }>`SELECT c.relname AS table FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = ${schema} AND c.relname = ANY(${SECRET_TABLES})`.execute(trx);
+    for (const { table } of secrets.rows) await sql`REVOKE ALL ON ${sql.id(schema, table)} FROM ${sql.id(role)}`.execute(trx);
     if (personalData) continue;
     const tables = await sql<{ table: string; columns: string[] }>`
       SELECT c.relname AS table, array_agg(a.attname::text ORDER BY a.attnum) AS columns

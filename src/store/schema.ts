@@ -16,6 +16,9 @@ import type {
   RunOutcome,
   TaxLevel,
   WebhookEventState,
+  ErasureReason,
+  ErasureSelectorKind,
+  IdentityKind,
 } from './states.js';
 
 type Timestamptz = ColumnType<Date, Date | string, Date | string>;
@@ -253,6 +256,31 @@ export interface ReaderGrantsTable {
   role: string;
   personal_data: boolean;
   granted_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** migrations/0016_erasure.sql: the key of the erasure list's hashes (one row; never granted to readers). */
+export interface ErasureKeyTable {
+  only_row: ColumnType<boolean, boolean | undefined, boolean>;
+  key: string;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** migrations/0016_erasure.sql: the log of erasures (forget-guest, retention). */
+export interface ErasuresTable {
+  erasure_id: Generated<string>;
+  erased_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  reason: ErasureReason;
+  selector_kind: ErasureSelectorKind | null;
+  selector_hash: string | null;
+  persons: number;
+  rows_touched: unknown;
+}
+
+/** migrations/0016_erasure.sql: the erasure list, identities as keyed hashes. */
+export interface ErasedIdentitiesTable {
+  kind: IdentityKind;
+  hash: string;
+  erasure_id: string;
 }
 
 export interface MirrorSettingsTable {
@@ -907,6 +935,9 @@ export interface Database {
   reference_lists: ReferenceListsTable;
   mirror_settings: MirrorSettingsTable;
   reader_grants: ReaderGrantsTable;
+  erasure_key: ErasureKeyTable;
+  erasures: ErasuresTable;
+  erased_identities: ErasedIdentitiesTable;
   sync_runs: SyncRunsTable;
   quarantine: QuarantineTable;
   properties: PropertiesTable;

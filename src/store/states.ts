@@ -93,6 +93,18 @@ export type PosCodeKind = (typeof posCodeKinds)[number];
 export const changeKinds = ['created', 'cancelled', 'reinstated', 'dates', 'rooms', 'room_type', 'price', 'other'] as const;
 export type ChangeKind = (typeof changeKinds)[number];
 
+/** Why personal data was erased (erasures.reason): forget-guest, or privacy.retainPersonalDataDays. */
+export const erasureReasons = ['request', 'retention'] as const;
+export type ErasureReason = (typeof erasureReasons)[number];
+
+/** What forget-guest was told whom to erase by (erasures.selector_kind). */
+export const erasureSelectorKinds = ['email', 'phone', 'person', 'booking'] as const;
+export type ErasureSelectorKind = (typeof erasureSelectorKinds)[number];
+
+/** What an erased person is recognised by in later versions (erased_identities.kind; src/mapping/erasure.ts). */
+export const identityKinds = ['email', 'phone', 'person', 'booking_person'] as const;
+export type IdentityKind = (typeof identityKinds)[number];
+
 /** Each column a CHECK constraint holds to a list, with its list. */
 export const checkedColumns: Readonly<Record<string, readonly string[]>> = {
   'sync_cursors.stream': cursorStreams,
@@ -108,4 +120,7 @@ export const checkedColumns: Readonly<Record<string, readonly string[]>> = {
   'booking_tax_amounts.level': taxLevels,
   'pos_codes.kind': posCodeKinds,
   'booking_versions.changes': changeKinds,
+  'erasures.reason': erasureReasons,
+  'erasures.selector_kind': erasureSelectorKinds,
+  'erased_identities.kind': identityKinds,
 };

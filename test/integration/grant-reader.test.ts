@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SECRET_TABLES } from '../../src/store/reader-role.js';
 import { PERSONAL_COLUMNS } from '../../src/store/personal-columns.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
@@ -90,6 +91,11 @@ describe('grant-reader', () => {
     try {
       for (const r of relations) {
         const q = `SELECT * FROM "${r.schema}"."${r.name}" LIMIT 1`;
+        // The erasure key: never readable.
+        if (r.schema === h.schema && SECRET_TABLES.includes(r.name)) {
+          expect(await errorCode(reader.query(q)), q).toBe('42501');
+          continue;
+        }
         // A table with personal columns is readable column by column, without those.
         const personal = r.schema === h.schema ? PERSONAL_COLUMNS[r.name] : undefined;
         expect(await errorCode(reader.query(q)), q).toBe(personal ? '42501' : undefined);
@@ -133,6 +139,9 @@ describe('grant-reader', () => {
       expect(names.rows).toHaveLength(5);
       expect(names.rows.some((r: { customer_last_name: string | null }) => r.customer_last_name !== null)).toBe(true);
       expect(await errorCode(reader.query('SELECT * FROM pms_guests'))).toBeUndefined();
+      // The erasure key, never: it would let the erasure list's hashes be tested against guesses.
+      expect(await errorCode(reader.query('SELECT key FROM erasure_key'))).toBe('42501');
+      expect(await errorCode(reader.query('SELECT kind FROM erased_identities'))).toBeUndefined();
 
       // Granted again without the flag: the personal columns are taken away, the figures stay.
       const narrowed = await runCli(['grant-reader', role], env);
