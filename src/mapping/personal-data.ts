@@ -95,7 +95,7 @@ export const WITHHELD_BODY =
   '(not kept: the body is not JSON, so what in it is personal data cannot be told apart, and pms.personalData is off; the reason says what failed)';
 
 /** The streams whose payloads can hold guests (bookings, PMS reservations and profiles, what events fetch). */
-const GUEST_STREAMS: readonly string[] = [streamNames.bookingDetails, streamNames.pmsReservations, streamNames.pmsGuests, streamNames.webhookEvents];
+export const GUEST_STREAMS: readonly string[] = [streamNames.bookingDetails, streamNames.pmsReservations, streamNames.pmsGuests, streamNames.webhookEvents];
 
 /**
  * The body a payload of `stream` that failed is kept with in quarantine: a guest payload as

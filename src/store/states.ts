@@ -32,6 +32,8 @@ export const streamNames = {
   webhookReceiver: 'webhook_receiver',
   /** Each property's day close: the books recorded at its local midnight (a refresh). */
   dayClose: 'day_close',
+  /** The erasure of personal data past privacy.retainPersonalDataDays (a refresh). */
+  retention: 'retention',
 } as const;
 export type StreamName = (typeof streamNames)[keyof typeof streamNames];
 

@@ -1,0 +1,102 @@
+/**
+ * Retention (privacy.retainPersonalDataDays, GDPR Art. 5(1)(e)): the personal data of
+ * bookings and PMS reservations whose stay ended more than N days ago is erased as forget-guest
+ * erases a guest (src/privacy/erase.ts: names become the marker, the rest goes, the figures
+ * stay), and quarantined guest payloads and processed change events older than N days lose
+ * their bodies. In batches of their own transactions, so that no lock is held for long and a
+ * stop loses at most one batch (the next pass does it). Each pass that erased anything is
+ * logged in `erasures` (reason retention).
+ */
+import type { RowsTouched } from '../store/repositories/erasures.js';
+import { lockForErasure, recordErasure } from '../store/repositories/erasures.js';
+import { bookingsPastRetention, expirePayloads, personsPastRetention, reservationsPastRetention, type After } from '../store/repositories/retention.js';
+import type { Executor } from '../store/types.js';
+import { ERASED_NAME } from '../mapping/erasure.js';
+import { GUEST_STREAMS } from '../mapping/personal-data.js';
+import { eraseBookings, erasePersons } from './erase.js';
+
+/** What an expired quarantined body says in its place. */
+export const EXPIRED_BODY = '(expired: kept no longer than privacy.retainPersonalDataDays; the reason says what failed)';
+
+const DAY_MS = 86_400_000;
+
+/** The first day whose stays are kept: a stay that ended (departed) before it is past retention. */
+export function retentionCutoff(now: Date, days: number): string {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - days * DAY_MS).toISOString().slice(0, 10);
+}
+
+export interface RetentionPass {
+  /** Bookings, reservations and PMS persons erased. */
+  bookings: number;
+  reservations: number;
+  persons: number;
+  rowsTouched: RowsTouched;
+}
+
+/**
+ * One pass over the properties given. `write` runs a transaction (the daemon's fenced write);
+ * `unrouted`: also the quarantined bodies and events of no property (one connection does them).
+ */
+export async function retentionPass(
+  write: <T>(fn: (trx: Executor) => Promise<T>) => Promise<T>,
+  opts: { propertyIds: readonly string[]; days: number; now: Date; unrouted: boolean; batch?: number; signal?: AbortSignal },
+): Promise<RetentionPass> {
+  const batch = opts.batch ?? 200;
+  const cutoff = retentionCutoff(opts.now, opts.days);
+  const touched: RowsTouched = {};
+  const pass: RetentionPass = { bookings: 0, reservations: 0, persons: 0, rowsTouched: touched };
+  const ids = opts.propertyIds;
+
+  /** Batches of `find` until none is left, each erased by `erase` in its own transaction. */
+  const each = async <K>(
+    find: (trx: Executor, after: After) => Promise<K[]>,
+    keyOf: (k: K) => readonly [string, string],
+    erase: (trx: Executor, keys: K[]) => Promise<void>,
+  ) => {
+    let after: After = null;
+    let n = 0;
+    while (!opts.signal?.aborted) {
+      const keys = await write(async (trx) => {
+        const found = await find(trx, after);
+        if (found.length > 0) await erase(trx, found);
+        return found;
+      });
+      n += keys.length;
+      if (keys.length < batch) break;
+      after = keyOf(keys[keys.length - 1]!);
+    }
+    return n;
+  };
+  pass.bookings = await each(
+    (trx, after) => bookingsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
+    (k) => [k.property_id, k.number],
+    async (trx, keys) => void (await eraseBookings(trx, keys, () => true, touched)),
+  );
+  pass.reservations = await each(
+    (trx, after) => reservationsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
+    (k) => [k.property_id, k.number],
+    (trx, keys) => erasePersons(trx, [], keys, touched),
+  );
+  pass.persons = await each(
+    (trx, after) => personsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
+    (k) => [k.property_id, k.pms_person_id],
+    (trx, keys) => erasePersons(trx, keys, [], touched),
+  );
+  const expired = await write((trx) =>
+    expirePayloads(trx, {
+      propertyIds: ids,
+      unrouted: opts.unrouted,
+      streams: GUEST_STREAMS,
+      before: new Date(opts.now.getTime() - opts.days * DAY_MS),
+      expired: EXPIRED_BODY,
+    }),
+  );
+  for (const [table, n] of Object.entries(expired)) if (n > 0) touched[table] = (touched[table] ?? 0) + n;
+  if (Object.keys(touched).length > 0) {
+    await write(async (trx) => {
+      const key = await lockForErasure(trx);
+      await recordErasure(trx, key, { reason: 'retention', persons: pass.bookings + pass.reservations + pass.persons, rowsTouched: touched, identities: [] });
+    });
+  }
+  return pass;
+}

@@ -1,0 +1,36 @@
+/**
+ * Retention (a refresh, at start and every hour, only with privacy.retainPersonalDataDays):
+ * the personal data of the connection's stays that ended more than that many days ago is
+ * erased, and old quarantined bodies and change events expire (src/privacy/retention.ts).
+ */
+import { retentionPass } from '../../privacy/retention.js';
+import { activePropertyIds } from '../../store/repositories/content.js';
+import { streamNames } from '../../store/states.js';
+import type { RefreshStream } from './types.js';
+
+export const RETENTION_CRON = '41 * * * *';
+
+export const retentionStream: RefreshStream = {
+  name: streamNames.retention,
+  enabled: (config) => config.privacy.retainPersonalDataDays !== undefined,
+  cron: () => RETENTION_CRON,
+  discoversProperties: false,
+  async run(ctx, signal, only) {
+    const days = ctx.config.privacy.retainPersonalDataDays;
+    if (days === undefined) return;
+    const ids = only.length > 0 ? [...only] : await activePropertyIds(ctx.db, ctx.connection);
+    if (signal.aborted) return;
+    const pass = await retentionPass((fn) => ctx.write(fn), {
+      propertyIds: ids,
+      days,
+      now: new Date(ctx.clock.now()),
+      unrouted: ctx.handlesUnroutedEvents(),
+      signal,
+    });
+    if (Object.keys(pass.rowsTouched).length > 0)
+      ctx.logger.info(
+        { component: 'retention', retainPersonalDataDays: days, ...pass },
+        `erased the personal data of ${pass.bookings} bookings, ${pass.reservations} PMS reservations and ${pass.persons} guest profiles whose stays ended more than ${days} days ago`,
+      );
+  },
+};

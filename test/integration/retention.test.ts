@@ -1,0 +1,141 @@
+/**
+ * Retention (privacy.retainPersonalDataDays; src/privacy/retention.ts), against the simulator
+ * and real PostgreSQL: exactly the stays that ended more than N days ago lose their guests'
+ * personal data (a booking departing the day before the cutoff does, one departing on it does
+ * not), the figures stay, a repeat guest keeps their profile while one stay is recent, and old
+ * quarantined bodies and processed change events expire.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { EXPIRED_BODY } from '../../src/privacy/retention.js';
+import { quarantinePayload } from '../../src/store/repositories/quarantine.js';
+import { streamNames } from '../../src/store/states.js';
+import { retentionStream } from '../../src/sync/streams/retention.js';
+import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const P = '500100';
+const DAYS = 400;
+type AnyRecord = Record<string, any>;
+
+const addDays = (date: string, n: number) => new Date(Date.parse(`${date}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+
+describe('retention', () => {
+  it('erases the personal data of exactly the stays that ended more than N days ago, keeps the figures, and expires old bodies', async () => {
+    h = await startHarness({
+      sim: { properties: [{ id: P, bookingCount: 40 }] },
+      config: { pms: { personalData: true }, privacy: { retainPersonalDataDays: DAYS } },
+    });
+    // The first day kept, worked out here: a stay that departed before it ended more than DAYS days ago.
+    const cutoff = addDays(new Date().toISOString().slice(0, 10), -DAYS);
+    // Two bookings on each side of the cutoff: one departing the day before it, one on it.
+    const named = h.sim.bookings(P).filter((b) => b.customer !== null && b.roomStays.length === 1);
+    const [before, on] = [named[0]!.number, named[1]!.number];
+    const departing: Record<string, string> = { [before]: addDays(cutoff, -1), [on]: cutoff };
+    h.sim.faults.rewriteBody = (path, body) => {
+      const number = Object.keys(departing).find((n) => path === `/api/read-reservation/v1/properties/${P}/bookings/${n}`);
+      if (!number) return undefined;
+      const stay = (body as { booking: AnyRecord }).booking.roomStays[0];
+      stay.stayDates = { arrivalDateTime: `${addDays(departing[number]!, -1)}T14:00`, departureDateTime: `${departing[number]}T12:00` };
+      return body;
+    };
+    const ctx = await h.context();
+    // The refresh runs at start, while the mirror fills, and may erase part of it: the pass below does the rest.
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
+
+    // An old and a recent quarantined guest payload, and an old and a recent processed event.
+    await ctx.write(async (trx) => {
+      for (const key of ['old', 'recent'])
+        await quarantinePayload(trx, { stream: streamNames.pmsReservations, propertyId: P, entityKey: key, reason: 'test', rawBody: `{"customer":"${key}"}` });
+    });
+    await h.sql(`UPDATE quarantine SET last_seen_at = now() - interval '${DAYS + 1} days' WHERE entity_key = 'old'`);
+    await h.sql(
+      `INSERT INTO webhook_events (event_id, event_type, payload, property_id, state, received_at) VALUES
+         ('e-old', 'webpms:check_in', '{"BookingNumber": "x"}', $1, 'processed', now() - interval '${DAYS + 1} days'),
+         ('e-recent', 'webpms:check_in', '{"BookingNumber": "y"}', $1, 'processed', now())`,
+      [P],
+    );
+    const figures = () => h!.sql('SELECT number, status, price_after_tax, departure_at FROM bookings ORDER BY number');
+    const figuresBefore = await figures();
+    const nightsBefore = await h.sql('SELECT * FROM nightly_facts ORDER BY 1, 2, 3, 4');
+
+    await retentionStream.run(ctx, new AbortController().signal, []);
+
+    // Bookings: erased exactly when they departed before the cutoff.
+    const bookings = await h.sql<AnyRecord>(
+      `SELECT number, departure_at::date::text < $1 AS past, customer_last_name, raw->'booking'->'customer'->>'lastName' AS raw_last_name,
+              (SELECT array_agg(g.last_name) FROM booking_guests g WHERE g.number = b.number) AS guests
+         FROM bookings b ORDER BY number`,
+      [cutoff],
+    );
+    expect(bookings.filter((b) => b.past).length).toBeGreaterThan(2);
+    expect(bookings.filter((b) => !b.past).length).toBeGreaterThan(2);
+    for (const b of bookings) {
+      const erased = (v: string | null) => v === null || v === '(erased)';
+      if (b.past) {
+        expect(erased(b.customer_last_name) && erased(b.raw_last_name), b.number).toBe(true);
+        expect((b.guests ?? []).every(erased), b.number).toBe(true);
+      } else if (b.customer_last_name !== null) expect(b.customer_last_name, b.number).not.toBe('(erased)');
+    }
+    expect(bookings.find((b) => b.number === before)).toMatchObject({ past: true, customer_last_name: '(erased)' });
+    expect(bookings.find((b) => b.number === on)).toMatchObject({ past: false });
+    expect(bookings.find((b) => b.number === on)!.customer_last_name).not.toBe('(erased)');
+    expect(await figures()).toEqual(figuresBefore);
+    expect(await h.sql('SELECT * FROM nightly_facts ORDER BY 1, 2, 3, 4')).toEqual(nightsBefore);
+
+    // PMS reservations: the customer erased exactly when every stay checked out before the cutoff.
+    const reservations = await h.sql<AnyRecord>(
+      `SELECT r.number, (SELECT max(s.check_out_at) FROM pms_room_stays s WHERE s.number = r.number)::date::text < $1 AS past,
+              r.customer_last_name, r.customer_email, r.customer_birth_date
+         FROM pms_reservations r WHERE r.customer_last_name IS NOT NULL`,
+      [cutoff],
+    );
+    expect(reservations.some((r) => r.past) && reservations.some((r) => !r.past)).toBe(true);
+    for (const r of reservations) {
+      if (r.past) expect([r.customer_last_name, r.customer_email, r.customer_birth_date], r.number).toEqual(['(erased)', null, null]);
+      else expect(r.customer_last_name, r.number).not.toBe('(erased)');
+    }
+    // PMS persons: erased only when their last stay ended before the cutoff.
+    const persons = await h.sql<AnyRecord>(
+      `SELECT g.pms_person_id, g.last_name, g.email,
+              (SELECT max(s.check_out_at) FROM pms_room_stays s JOIN pms_reservations r ON r.property_id = s.property_id AND r.number = s.number
+                WHERE g.pms_person_id = ANY(s.guest_person_ids) OR r.customer_person_id = g.pms_person_id)::date::text < $1 AS past
+         FROM pms_guests g`,
+      [cutoff],
+    );
+    expect(persons.some((p) => p.past) && persons.some((p) => p.past === false)).toBe(true);
+    for (const p of persons) {
+      if (p.past) expect([p.last_name === null || p.last_name === '(erased)', p.email], p.pms_person_id).toEqual([true, null]);
+      else if (p.past === false && p.last_name !== null) expect(p.last_name, p.pms_person_id).not.toBe('(erased)');
+    }
+
+    // Bodies: the old ones expired, the recent ones kept.
+    expect(await h.sql('SELECT entity_key, raw_body FROM quarantine WHERE entity_key IN ($1, $2) ORDER BY entity_key', ['old', 'recent'])).toEqual([
+      { entity_key: 'old', raw_body: EXPIRED_BODY },
+      { entity_key: 'recent', raw_body: '{"customer":"recent"}' },
+    ]);
+    expect(await h.sql('SELECT event_id, payload FROM webhook_events ORDER BY event_id')).toEqual([
+      { event_id: 'e-old', payload: null },
+      { event_id: 'e-recent', payload: { BookingNumber: 'y' } },
+    ]);
+    const logs = await h.sql<AnyRecord>(`SELECT reason, selector_kind, persons, rows_touched FROM erasures ORDER BY erasure_id`);
+    expect(logs.every((l) => l.reason === 'retention' && l.selector_kind === null)).toBe(true);
+    const total = (table: string) => logs.reduce((n, l) => n + (l.rows_touched[table] ?? 0), 0);
+    expect([total('quarantine'), total('webhook_events')]).toEqual([1, 1]);
+    expect(total('bookings')).toBeGreaterThanOrEqual(bookings.filter((b) => b.past && b.customer_last_name !== null).length);
+    expect(total('bookings')).toBeLessThanOrEqual(bookings.filter((b) => b.past).length);
+
+    // A second pass finds nothing left to do, and logs nothing.
+    await retentionStream.run(ctx, new AbortController().signal, []);
+    expect(await h.sql('SELECT 1 FROM erasures')).toHaveLength(logs.length);
+  });
+
+  it('is off by default: the refresh is not run', () => {
+    expect(retentionStream.enabled({ privacy: {} } as never)).toBe(false);
+    expect(retentionStream.enabled({ privacy: { retainPersonalDataDays: 30 } } as never)).toBe(true);
+  });
+});
