@@ -7,7 +7,9 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forgetGuest, parseSelector } from '../../src/privacy/forget-guest.js';
+import pg from 'pg';
 import { openDatabase } from '../../src/store/database.js';
+import { erasedAmong } from '../../src/store/repositories/erasures.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
@@ -34,8 +36,11 @@ const VALUES = [GUEST.firstName, GUEST.lastName, GUEST.email.toLowerCase(), GUES
  * A mirror where GUEST is the customer of one booking and of its PMS reservation (the same
  * number), and a guest of the booking's first room stay; synced with every stream.
  */
-async function mirrorWithGuest(personalData: boolean): Promise<{ number: string }> {
-  h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 12 }] }, config: { pms: { personalData } } });
+async function mirrorWithGuest(personalData: boolean, pseudonymKey?: string): Promise<{ number: string }> {
+  h = await startHarness({
+    sim: { properties: [{ id: P, bookingCount: 12 }] },
+    config: { pms: { personalData }, privacy: pseudonymKey ? { pseudonymKey } : {} },
+  });
   const reservation = h.sim
     .pmsReservations(P)
     .find((r) => r.customer?.pmsPersonId && r.reservationStatus !== 'Cancelled' && h!.sim.bookings(P).some((b) => b.number === r.number));
@@ -180,5 +185,67 @@ describe('forget-guest', () => {
     expect(two.code).toBe(2);
     expect(two.stderr).toContain('forget-guest takes one of --email, --phone, --person, --booking');
     expect(await h!.sql('SELECT erasure_id FROM erasures')).toHaveLength(1);
+  });
+
+  it('by e-mail, with personal data off, finds the guest by pseudonym (the e-mail is stored nowhere) and keeps the next versions erased', async () => {
+    const pseudonymKey = 'k'.repeat(40);
+    const { number } = await mirrorWithGuest(false, pseudonymKey);
+    const names = [GUEST.firstName, GUEST.lastName];
+    expect(await traces([GUEST.email, GUEST.phone, GUEST.birthDate])).toEqual({});
+    expect(Object.keys(await traces(names))).toEqual(expect.arrayContaining(['bookings', 'pms_reservations']));
+
+    const db = await openDatabase(h!.config, h!.logger);
+    try {
+      // Without the key the e-mail finds nobody: it is stored nowhere.
+      expect((await forgetGuest(db.db, parseSelector('email', GUEST.email), { dryRun: true })).persons).toBe(0);
+      const done = await forgetGuest(db.db, parseSelector('email', GUEST.email), { dryRun: false, pseudonymKey });
+      expect(done.persons).toBe(1);
+      expect(done.rowsTouched).toMatchObject({ bookings: 1, pms_reservations: 1 });
+    } finally {
+      await db.close();
+    }
+    expect(await traces(names)).toEqual({});
+    expect(await h!.sql('SELECT customer_email_hash FROM pms_reservations WHERE number = $1', [number])).toEqual([{ customer_email_hash: null }]);
+
+    h!.sim.amendBooking(P, number, 'reprice');
+    h!.sim.pmsChangeRoom(P, number, 0);
+    const ctx = await h!.context();
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
+    expect(await traces(names)).toEqual({});
+    expect(await h!.sql('SELECT customer_last_name, customer_email_hash FROM pms_reservations WHERE number = $1', [number])).toEqual([
+      { customer_last_name: '(erased)', customer_email_hash: null },
+    ]);
+  });
+
+  it('waits for a write of guest data in flight, and a write waits for it: the erasure lock', async () => {
+    await mirrorWithGuest(false);
+    const writer = new pg.Client({ connectionString: h!.dbUrl, options: `-c search_path=${h!.schema}` });
+    await writer.connect();
+    const db = await openDatabase(h!.config, h!.logger);
+    try {
+      // A write of guest data holds the lock shared from before it reads the erasure list until it commits.
+      await writer.query('BEGIN');
+      await writer.query(`SELECT pg_advisory_xact_lock_shared(hashtext('staysync:erasures'), hashtext(current_schema()))`);
+      let settled = false;
+      const erasing = forgetGuest(db.db, parseSelector('person', 'no-such-person'), { dryRun: false }).finally(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 700));
+      expect(settled).toBe(false);
+      await writer.query('COMMIT');
+      expect((await erasing).erasureId).toBeGreaterThan(0);
+
+      // And the other way: while an erasure runs, a write waits before it reads the list.
+      await writer.query('BEGIN');
+      await writer.query(`SELECT pg_advisory_xact_lock(hashtext('staysync:erasures'), hashtext(current_schema()))`);
+      let written = false;
+      const ctx = await h!.context();
+      const write = ctx.write((trx) => erasedAmong(trx, [{ kind: 'person', value: 'x' }])).finally(() => (written = true));
+      await new Promise((r) => setTimeout(r, 700));
+      expect(written).toBe(false);
+      await writer.query('COMMIT');
+      expect(await write).toEqual([false]);
+    } finally {
+      await writer.end();
+      await db.close();
+    }
   });
 });
