@@ -7,15 +7,7 @@
  * are found and written by src/store/repositories/erasures.ts.
  */
 import type { Executor } from '../store/types.js';
-import {
-  eraseBookingPersons,
-  erasePmsGuests,
-  eraseReservationCustomers,
-  eraseTraces,
-  type BookingKey,
-  type PersonKey,
-  type RowsTouched,
-} from '../store/repositories/erasures.js';
+import { eraseBookingPersons, erasePmsPersonRows, eraseTraces, type BookingKey, type PersonKey, type RowsTouched } from '../store/repositories/erasures.js';
 import { bookingWithErasures, erasedPerson, ERASED_NAME, reservationWithErasedCustomer } from '../mapping/erasure.js';
 import { keptPayload } from '../mapping/personal-data.js';
 
@@ -51,8 +43,22 @@ export function eraseBookings(
 
 /** Erases PMS persons (their profiles) and the customer of the PMS reservations given. */
 export async function erasePersons(trx: Executor, persons: readonly PersonKey[], customerOf: readonly BookingKey[], touched: RowsTouched): Promise<void> {
-  await erasePmsGuests(trx, persons, erasedPerson, ERASED_NAME, touched);
-  await eraseReservationCustomers(trx, customerOf, reservationWithErasedCustomer, ERASED_NAME, touched);
+  await erasePmsPersonRows(
+    trx,
+    'pms_guests',
+    persons.map((p) => [p.property_id, p.pms_person_id] as const),
+    erasedPerson,
+    ERASED_NAME,
+    touched,
+  );
+  await erasePmsPersonRows(
+    trx,
+    'pms_reservations',
+    customerOf.map((k) => [k.property_id, k.number] as const),
+    reservationWithErasedCustomer,
+    ERASED_NAME,
+    touched,
+  );
 }
 
 /** Erases what else may hold the persons: quarantined bodies, change events, integration-storage bookings. */

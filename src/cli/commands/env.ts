@@ -41,3 +41,16 @@ export function rethrowDatabase(err: unknown, h: DatabaseHandle): never {
   }
   throw err;
 }
+
+/**
+ * For a command that needs the schemas as this staysync knows them (and does not migrate them
+ * itself): false, with the sentence logged, when they are missing or older.
+ */
+export async function schemaIsCurrent(env: CommandEnv, h: DatabaseHandle): Promise<boolean> {
+  const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
+  if (pending !== null && pending.length === 0) return true;
+  env.logger.error(
+    `the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`,
+  );
+  return false;
+}

@@ -2,7 +2,7 @@
 import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { forgetGuest, parseSelector, SelectorError, type SelectorKind } from '../../privacy/forget-guest.js';
 import { ExitCode } from '../exit.js';
-import { rethrowDatabase, type CommandEnv } from './env.js';
+import { rethrowDatabase, schemaIsCurrent, type CommandEnv } from './env.js';
 
 /**
  * Erases the guest the selector names, in one transaction, and prints what it changed, table
@@ -21,13 +21,7 @@ export async function forgetGuestCommand(env: CommandEnv, selectorArg: { kind: S
   }
   const h = await openConfiguredDatabase(env.config, env.logger);
   try {
-    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
-    if (pending === null || pending.length > 0) {
-      env.logger.error(
-        `the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`,
-      );
-      return ExitCode.failure;
-    }
+    if (!(await schemaIsCurrent(env, h))) return ExitCode.failure;
     const r = await forgetGuest(h.db, selector, { dryRun, pseudonymKey: env.config.privacy.pseudonymKey }).catch((err: unknown) => rethrowDatabase(err, h));
     const tables = Object.entries(r.rowsTouched).sort(([a], [b]) => a.localeCompare(b));
     const total = tables.reduce((n, [, v]) => n + v, 0);

@@ -1,7 +1,7 @@
 /** `grant-reader <role>`: a read-only login for a reporting tool. */
 import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ExitCode } from '../exit.js';
-import { rethrowDatabase, type CommandEnv } from './env.js';
+import { rethrowDatabase, schemaIsCurrent, type CommandEnv } from './env.js';
 import { grantReader, readerUrl } from '../../store/reader-role.js';
 
 /**
@@ -12,13 +12,7 @@ import { grantReader, readerUrl } from '../../store/reader-role.js';
 export async function grantReaderCommand(env: CommandEnv, role: string, personalData = false): Promise<number> {
   const h = await openConfiguredDatabase(env.config, env.logger);
   try {
-    const pending = await h.pending().catch((err: unknown) => rethrowDatabase(err, h));
-    if (pending === null || pending.length > 0) {
-      env.logger.error(
-        `the schema "${h.schema}" in ${h.description} is missing or older than this staysync: start \`staysync run\` or run \`staysync migrate\` first`,
-      );
-      return ExitCode.failure;
-    }
+    if (!(await schemaIsCurrent(env, h))) return ExitCode.failure;
     const password = process.env.STAYSYNC_READER_PASSWORD || undefined;
     const result = await grantReader(h.db, {
       role,

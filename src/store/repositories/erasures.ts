@@ -12,7 +12,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { parseJsonLossless } from '../../provider/json.js';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { prepared } from '../prepared.js';
 import type { Executor } from '../types.js';
 
@@ -170,57 +170,76 @@ export async function eraseBookingPersons(
   return erased;
 }
 
-/** Erases the customer of PMS reservations (typed columns and raw; the comment goes along). */
-export async function eraseReservationCustomers(
+/**
+ * The columns of a PMS person, by table: the names an erasure marks, and the values it clears
+ * (personal data, the comment, the pseudonyms). One list for erasing and for finding what
+ * still holds personal data (retention.ts).
+ */
+export const PMS_PERSON_COLUMNS = {
+  pms_reservations: {
+    key: ['property_id', 'number'],
+    names: ['customer_first_name', 'customer_middle_name', 'customer_last_name'],
+    cleared: [
+      'customer_email',
+      'customer_phone',
+      'customer_birth_date',
+      'customer_citizenship',
+      'customer_comment',
+      'customer_email_hash',
+      'customer_phone_hash',
+    ],
+  },
+  pms_guests: {
+    key: ['property_id', 'pms_person_id'],
+    names: ['first_name', 'middle_name', 'last_name'],
+    cleared: ['email', 'phone', 'birth_date', 'citizenship', 'email_hash', 'phone_hash'],
+  },
+} as const;
+type PmsPersonTable = keyof typeof PMS_PERSON_COLUMNS;
+
+/** True for a row of `table` (as `alias`) that still holds a PMS person's personal data: a name not erased, or a value not cleared. */
+export function holdsPersonalData(table: PmsPersonTable, alias: string, marker: string): RawBuilder<boolean> {
+  const { names, cleared } = PMS_PERSON_COLUMNS[table];
+  return sql<boolean>`(${sql.join(
+    [...names.map((c) => notErased(`${alias}.${c}`, marker)), ...cleared.map((c) => sql`${sql.ref(`${alias}.${c}`)} IS NOT NULL`)],
+    sql` OR `,
+  )})`;
+}
+
+/** A column that holds a name not erased yet. */
+export const notErased = (column: string, marker: string) => sql`(${sql.ref(column)} IS NOT NULL AND ${sql.ref(column)} <> ${marker})`;
+
+/**
+ * Erases a PMS person in rows of `table` (a reservation's customer, a guest profile): the names
+ * marked, the rest cleared, `raw` as `erase` gives it.
+ */
+export async function erasePmsPersonRows(
   trx: Executor,
-  keys: readonly BookingKey[],
+  table: PmsPersonTable,
+  keys: readonly (readonly [string, string])[],
   erase: (raw: unknown) => unknown,
   marker: string,
   touched: RowsTouched,
 ): Promise<void> {
-  for (const key of keys) {
-    const [row] = (
-      await sql<{
-        raw: string;
-      }>`SELECT raw::text AS raw FROM pms_reservations WHERE property_id = ${key.property_id} AND number = ${key.number} FOR UPDATE`.execute(trx)
-    ).rows;
+  const { key, names, cleared } = PMS_PERSON_COLUMNS[table];
+  const where = (k: readonly [string, string]) => sql`${sql.ref(key[0])} = ${k[0]} AND ${sql.ref(key[1])} = ${k[1]}`;
+  for (const k of keys) {
+    const [row] = (await sql<{ raw: string }>`SELECT raw::text AS raw FROM ${sql.table(table)} WHERE ${where(k)} FOR UPDATE`.execute(trx)).rows;
     if (!row) continue;
-    const r = await sql`UPDATE pms_reservations SET raw = ${JSON.stringify(erase(stored(row.raw)))}::jsonb,
-          customer_first_name = ${marked('customer_first_name', marker)}, customer_middle_name = ${marked('customer_middle_name', marker)},
-          customer_last_name = ${marked('customer_last_name', marker)}, customer_email = NULL, customer_phone = NULL,
-          customer_birth_date = NULL, customer_citizenship = NULL, customer_comment = NULL,
-          customer_email_hash = NULL, customer_phone_hash = NULL, synced_at = now()
-        WHERE property_id = ${key.property_id} AND number = ${key.number}`.execute(trx);
-    add(touched, 'pms_reservations', Number(r.numAffectedRows ?? 0));
+    const set = [
+      sql`raw = ${JSON.stringify(erase(stored(row.raw)))}::jsonb`,
+      ...names.map((c) => sql`${sql.ref(c)} = ${marked(c, marker)}`),
+      ...cleared.map((c) => sql`${sql.ref(c)} = NULL`),
+      sql`synced_at = now()`,
+    ];
+    const r = await sql`UPDATE ${sql.table(table)} SET ${sql.join(set)} WHERE ${where(k)}`.execute(trx);
+    add(touched, table, Number(r.numAffectedRows ?? 0));
   }
 }
 
 export interface PersonKey {
   property_id: string;
   pms_person_id: string;
-}
-
-/** Erases PMS persons' profiles (pms_guests: typed columns and raw). */
-export async function erasePmsGuests(
-  trx: Executor,
-  keys: readonly PersonKey[],
-  erase: (raw: unknown) => unknown,
-  marker: string,
-  touched: RowsTouched,
-): Promise<void> {
-  for (const key of keys) {
-    const [row] = (
-      await sql<{
-        raw: string;
-      }>`SELECT raw::text AS raw FROM pms_guests WHERE property_id = ${key.property_id} AND pms_person_id = ${key.pms_person_id} FOR UPDATE`.execute(trx)
-    ).rows;
-    if (!row) continue;
-    const r = await sql`UPDATE pms_guests SET raw = ${JSON.stringify(erase(stored(row.raw)))}::jsonb,
-          first_name = ${marked('first_name', marker)}, middle_name = ${marked('middle_name', marker)}, last_name = ${marked('last_name', marker)},
-          email = NULL, phone = NULL, birth_date = NULL, citizenship = NULL, email_hash = NULL, phone_hash = NULL, synced_at = now()
-        WHERE property_id = ${key.property_id} AND pms_person_id = ${key.pms_person_id}`.execute(trx);
-    add(touched, 'pms_guests', Number(r.numAffectedRows ?? 0));
-  }
 }
 
 /**

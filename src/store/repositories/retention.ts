@@ -12,12 +12,10 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../types.js';
-import type { BookingKey, PersonKey } from './erasures.js';
+import { holdsPersonalData, notErased, type BookingKey, type PersonKey } from './erasures.js';
 
 /** Where a batch read ends: the next one starts after this key. */
 export type After = readonly [string, string] | null;
-
-const notErased = (column: string, marker: string) => sql`(${sql.ref(column)} IS NOT NULL AND ${sql.ref(column)} <> ${marker})`;
 
 /** Bookings that departed before `cutoff` (YYYY-MM-DD) and still name a person or hold a card number. */
 export async function bookingsPastRetention(
@@ -54,10 +52,7 @@ export async function reservationsPastRetention(
      WHERE r.property_id = ANY(${propertyIds}::text[])
        AND (r.property_id, r.number) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
        AND (SELECT max(s.check_out_at) FROM pms_room_stays s WHERE s.property_id = r.property_id AND s.number = r.number) < ${cutoff}::date
-       AND (${notErased('r.customer_first_name', marker)} OR ${notErased('r.customer_middle_name', marker)} OR ${notErased('r.customer_last_name', marker)}
-            OR r.customer_email IS NOT NULL OR r.customer_phone IS NOT NULL OR r.customer_birth_date IS NOT NULL
-            OR r.customer_citizenship IS NOT NULL OR r.customer_comment IS NOT NULL
-            OR r.customer_email_hash IS NOT NULL OR r.customer_phone_hash IS NOT NULL)
+       AND ${holdsPersonalData('pms_reservations', 'r', marker)}
      ORDER BY r.property_id, r.number LIMIT ${limit}`.execute(trx);
   return r.rows;
 }
@@ -83,9 +78,7 @@ export async function personsPastRetention(
       JOIN last_stay l ON l.property_id = g.property_id AND l.id = g.pms_person_id
      WHERE l.last_out < ${cutoff}::date
        AND (g.property_id, g.pms_person_id) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
-       AND (${notErased('g.first_name', marker)} OR ${notErased('g.middle_name', marker)} OR ${notErased('g.last_name', marker)}
-            OR g.email IS NOT NULL OR g.phone IS NOT NULL OR g.birth_date IS NOT NULL OR g.citizenship IS NOT NULL
-            OR g.email_hash IS NOT NULL OR g.phone_hash IS NOT NULL)
+       AND ${holdsPersonalData('pms_guests', 'g', marker)}
      ORDER BY g.property_id, g.pms_person_id LIMIT ${limit}`.execute(trx);
   return r.rows;
 }
