@@ -7,6 +7,7 @@
  * mirror; an unchanged reservation costs no guest request.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { rebuild } from '../../src/replay/rebuild.js';
 import { streamNames } from '../../src/store/states.js';
 import { OffsetClock } from '../helpers/fake-clock.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
@@ -122,5 +123,31 @@ describe('guest profiles', () => {
     // The unchanged reservation's guest keeps what was mirrored until its reservation changes.
     const kept = await h.sql<AnyRecord>('SELECT last_name FROM pms_guests WHERE pms_person_id = $1', [unchanged.guest]);
     expect(kept[0]!.last_name).toBe(before.find((b) => b.pms_person_id === unchanged.guest)!.last_name);
+  });
+});
+
+describe('the policy applied to what is already stored', () => {
+  it('is applied by a rebuild to raw stored under a wider policy: card numbers, comments, e-mails and phones go when personal data is off', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] }, config: { pms: { personalData: true } } });
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
+    const held = async () =>
+      (
+        await h!.sql<AnyRecord>(`SELECT
+           (SELECT count(*) FROM bookings WHERE raw::text LIKE '%"cardNumber"%')::int AS raw_cards,
+           (SELECT count(*) FROM booking_loyalty_cards WHERE card_number IS NOT NULL)::int AS cards,
+           (SELECT count(*) FROM pms_reservations WHERE raw ? 'customerComment' OR raw->'customer' ? 'emails')::int AS raw_pms,
+           (SELECT count(*) FROM pms_reservations WHERE customer_email IS NOT NULL OR customer_comment IS NOT NULL)::int AS pms,
+           (SELECT count(*) FROM pms_guests WHERE raw ? 'emails' OR raw ? 'phones' OR email IS NOT NULL)::int AS guests`)
+      )[0]!;
+    const before = await held();
+    for (const [what, n] of Object.entries(before)) expect(n, what).toBeGreaterThan(0);
+
+    // The same mirror rebuilt by a staysync with personal data off (as the upgrade to this policy does).
+    const off = { ...h.config, pms: { ...h.config.pms, personalData: false } };
+    await rebuild({ handle: ctx, config: off, logger: h.logger });
+    expect(await held()).toEqual({ raw_cards: 0, cards: 0, raw_pms: 0, pms: 0, guests: 0 });
+    // The names stay.
+    expect((await h.sql(`SELECT 1 FROM bookings WHERE customer_last_name IS NOT NULL`)).length).toBeGreaterThan(0);
   });
 });

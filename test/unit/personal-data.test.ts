@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PERSONAL_COLUMNS } from '../../src/store/personal-columns.js';
+import { PMS_PERSON_COLUMNS } from '../../src/store/repositories/erasures.js';
 import { quarantinedBody, WITHHELD_BODY } from '../../src/mapping/personal-data.js';
 import { streamNames } from '../../src/store/states.js';
 
@@ -39,5 +40,15 @@ describe('the README’s personal columns', () => {
       [...section.matchAll(/^\| `(\w+)` \| (.+) \|$/gm)].map(([, table, cells]) => [table, [...cells!.matchAll(/`(\w+)`/g)].map((m) => m[1])]),
     );
     expect(listed).toEqual(PERSONAL_COLUMNS);
+  });
+});
+
+describe('the columns an erasure empties', () => {
+  it('are the personal columns of the PMS tables, raw aside (rewritten whole), and the pseudonyms', () => {
+    for (const [table, { names, cleared }] of Object.entries(PMS_PERSON_COLUMNS)) {
+      const erased = [...names, ...cleared].filter((c) => !c.endsWith('_hash'));
+      expect([...erased].sort(), table).toEqual(PERSONAL_COLUMNS[table]!.filter((c) => c !== 'raw').sort());
+      expect(cleared.filter((c) => c.endsWith('_hash')).length, table).toBe(2);
+    }
   });
 });
