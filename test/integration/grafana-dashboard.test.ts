@@ -458,11 +458,11 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
         45_000,
       );
       // The fresh change moves 500100's continueToken to now: the late write is then behind it.
-      sim.mutate({ count: 2, propertyId: '500100' });
-      // Up to a poll interval's maximum (TEST_POLL_INTERVAL.max, 60 s) may pass before the next
-      // poll of a caught-up list when the budget is short (spurious 429s pause it): wait longer
-      // than that (a CI run under full load waited more than 45 s once).
-      await waitFor('a fresh change mirrored', async () => (await count('SELECT count(*) AS n FROM change_lags')) > 0, 90_000);
+      // A chosen booking, not a random one: a random change can land on the booking whose details
+      // answer 404 (bookings[0]), which writes nothing and so records no lag: the likely cause of a
+      // CI run that waited out the 45 s once.
+      sim.amendBooking('500100', sim.bookings('500100')[1]!.number, 'reprice');
+      await waitFor('a fresh change mirrored', async () => (await count('SELECT count(*) AS n FROM change_lags')) > 0, 45_000);
       sim.mutateLate({ propertyId: '500100', count: 1, lagMs: 60_000 });
       await waitFor('a late change found by a sweep', async () => (await count('SELECT coalesce(sum(late_changes), 0) AS n FROM booking_sweeps')) > 0, 45_000);
       await waitFor(
