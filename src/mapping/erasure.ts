@@ -7,13 +7,12 @@
  * version of the reservation is recognised by) and what personal-data.ts never counts as
  * personal (gender, guest status); its names become ERASED_NAME, everything else goes.
  */
-import { isJsonNumber } from '../provider/json.js';
 import type { Booking } from '../provider/schemas/bookings.js';
 import type { PmsPerson, PmsReservation } from '../provider/schemas/pms.js';
 import type { BookingRows, NewPmsGuest } from '../store/schema.js';
 import type { IdentityKind } from '../store/states.js';
 import { bookingToRows } from './bookings.js';
-import { keptPerson, NAME_FIELDS, type PersonalDataPolicy } from './personal-data.js';
+import { isObject, keptPerson, NAME_FIELDS, type PersonalDataPolicy } from './personal-data.js';
 import { guestRow, reservationRows } from './pms.js';
 import { normaliseEmail, normalisePhone } from './pseudonyms.js';
 
@@ -33,9 +32,8 @@ export interface Identity {
 /** A value of a payload as text, for the normalisers (pseudonyms.ts: one idea of "the same e-mail" for pseudonyms and erasures). */
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-const normaliseName = (v: unknown): string => (typeof v === 'string' ? v.trim().replace(/\s+/g, ' ').toLowerCase() : '');
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isJsonNumber(v);
+/** A name as compared: the same person written with other spaces or case is the same. */
+export const normaliseName = (v: unknown): string => (typeof v === 'string' ? v.trim().replace(/\s+/g, ' ').toLowerCase() : '');
 
 /** A PMS person's identities (parsed or as received: emails[].address, phones[].phoneNumber, pmsPersonId). */
 export function pmsPersonIdentities(person: unknown): Identity[] {

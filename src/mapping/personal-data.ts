@@ -52,7 +52,8 @@ export const PERSON_CONTACT_FIELDS: readonly string[] = [
 /** Keys kept only with personal data on wherever they are: free text about a guest, card numbers, contact fields. */
 export const PERSONAL_VALUE_KEYS: readonly string[] = ['customerComment', 'comment', 'comments', 'cardNumber', ...PERSON_CONTACT_FIELDS];
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isJsonNumber(v);
+/** A JSON object (not an array, not a number kept as its text). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isJsonNumber(v);
 
 /** A person as kept: its name fields, and its contact fields with personal data on. A copy. */
 export function keptPerson(person: unknown, personalData: boolean): unknown {

@@ -14,7 +14,7 @@
  */
 import type { Db, Executor } from '../store/types.js';
 import { findPerson, lockForErasure, recordErasure, type RowsTouched } from '../store/repositories/erasures.js';
-import { bookingPersonIdentity, type Identity } from '../mapping/erasure.js';
+import { bookingPersonIdentity, normaliseName, type Identity } from '../mapping/erasure.js';
 import { normaliseEmail, normalisePhone, pseudonym } from '../mapping/pseudonyms.js';
 import { eraseBookings, erasePersons, eraseTracesOf } from './erase.js';
 
@@ -107,7 +107,6 @@ async function erase(trx: Executor, key: string, selector: Selector, dryRun: boo
   const erasureId = dryRun
     ? null
     : await recordErasure(trx, key, {
-        reason: 'request',
         selector,
         persons,
         rowsTouched: touched,
@@ -116,8 +115,6 @@ async function erase(trx: Executor, key: string, selector: Selector, dryRun: boo
   return { persons, rowsTouched: touched, erasureId, dryRun };
 }
 
-/** A name as compared: the same person written with other spaces or case is the same. */
-const nameKey = (first: unknown, last: unknown) =>
-  [first, last].map((v) => (typeof v === 'string' ? v.trim().replace(/\s+/g, ' ').toLowerCase() : '')).join('\u0000');
+const nameKey = (first: unknown, last: unknown) => `${normaliseName(first)}\u0000${normaliseName(last)}`;
 
 const dedupe = (ids: Identity[]) => [...new Map(ids.map((i) => [`${i.kind}:${i.value}`, i])).values()];

@@ -8,7 +8,7 @@
  * logged in `erasures` (reason retention).
  */
 import type { RowsTouched } from '../store/repositories/erasures.js';
-import { lockForErasure, recordErasure } from '../store/repositories/erasures.js';
+import { logErasure } from '../store/repositories/erasures.js';
 import { bookingsPastRetention, expirePayloads, personsPastRetention, reservationsPastRetention, type After } from '../store/repositories/retention.js';
 import type { Executor } from '../store/types.js';
 import { ERASED_NAME } from '../mapping/erasure.js';
@@ -93,10 +93,7 @@ export async function retentionPass(
   );
   for (const [table, n] of Object.entries(expired)) if (n > 0) touched[table] = (touched[table] ?? 0) + n;
   if (Object.keys(touched).length > 0) {
-    await write(async (trx) => {
-      const key = await lockForErasure(trx);
-      await recordErasure(trx, key, { reason: 'retention', persons: pass.bookings + pass.reservations + pass.persons, rowsTouched: touched, identities: [] });
-    });
+    await write((trx) => logErasure(trx, { reason: 'retention', persons: pass.bookings + pass.reservations + pass.persons, rowsTouched: touched }));
   }
   return pass;
 }

@@ -53,24 +53,40 @@ export async function lockForErasure(trx: Executor): Promise<string> {
   return r.rows[0]!.key;
 }
 
-/** Logs an erasure and adds its identities to the list; returns its number. */
+/** Logs an erasure (never its values): its number. Retention logs with this alone: it adds no identity, so it needs neither the key nor the lock. */
+export async function logErasure(
+  trx: Executor,
+  e: {
+    reason: 'request' | 'retention';
+    selector?: { kind: 'email' | 'phone' | 'person' | 'booking'; hash: string };
+    persons: number;
+    rowsTouched: Record<string, number>;
+  },
+): Promise<number> {
+  const r = await sql<{ id: string }>`
+    INSERT INTO erasures (reason, selector_kind, selector_hash, persons, rows_touched)
+    VALUES (${e.reason}, ${e.selector?.kind ?? null}, ${e.selector?.hash ?? null}, ${e.persons}, ${JSON.stringify(e.rowsTouched)}::jsonb)
+    RETURNING erasure_id::text AS id`.execute(trx);
+  return Number(r.rows[0]!.id);
+}
+
+/** Logs forget-guest's erasure, its selector as a keyed hash, and adds the person's identities to the list; returns its number. */
 export async function recordErasure(
   trx: Executor,
   key: string,
   e: {
-    reason: 'request' | 'retention';
-    selector?: IdentityRef & { kind: 'email' | 'phone' | 'person' | 'booking' };
+    selector: IdentityRef & { kind: 'email' | 'phone' | 'person' | 'booking' };
     persons: number;
     rowsTouched: Record<string, number>;
     identities: readonly IdentityRef[];
   },
 ): Promise<number> {
-  const selectorHash = e.selector ? identityHash(key, e.selector) : null;
-  const r = await sql<{ id: string }>`
-    INSERT INTO erasures (reason, selector_kind, selector_hash, persons, rows_touched)
-    VALUES (${e.reason}, ${e.selector?.kind ?? null}, ${selectorHash}, ${e.persons}, ${JSON.stringify(e.rowsTouched)}::jsonb)
-    RETURNING erasure_id::text AS id`.execute(trx);
-  const id = Number(r.rows[0]!.id);
+  const id = await logErasure(trx, {
+    reason: 'request',
+    selector: { kind: e.selector.kind, hash: identityHash(key, e.selector) },
+    persons: e.persons,
+    rowsTouched: e.rowsTouched,
+  });
   if (e.identities.length > 0) {
     await sql`
       INSERT INTO erased_identities (kind, hash, erasure_id)

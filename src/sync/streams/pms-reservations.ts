@@ -307,9 +307,10 @@ export async function fetchPmsReservation(
 
 /** Writes a fetched reservation and its guests; returns whether the reservation was newer than the mirror's. */
 export async function writePmsReservation(trx: Trx, fetched: FetchedReservation): Promise<boolean> {
-  const [reservation] = await rowsAfterErasures(trx, [fetched.reservation]);
-  const written = await savePmsReservation(trx, reservation!.rows);
-  for (const g of await rowsAfterErasures(trx, fetched.guests)) if (g) await upsertPmsGuest(trx, g);
+  // One lookup of the erasure list for the reservation and its guests.
+  const [reservation, ...guests] = await rowsAfterErasures<{ rows: PmsReservationRows } | NewPmsGuest | null>(trx, [fetched.reservation, ...fetched.guests]);
+  const written = await savePmsReservation(trx, (reservation as { rows: PmsReservationRows }).rows);
+  for (const g of guests as (NewPmsGuest | null)[]) if (g) await upsertPmsGuest(trx, g);
   return written;
 }
 
