@@ -10,7 +10,7 @@ import { forgetGuest, parseSelector } from '../../src/privacy/forget-guest.js';
 import pg from 'pg';
 import { openDatabase } from '../../src/store/database.js';
 import { erasedAmong } from '../../src/store/repositories/erasures.js';
-import { daemonEnv, runCli } from '../helpers/cli.js';
+import { daemonEnv, freePort, runCli } from '../helpers/cli.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -184,7 +184,21 @@ describe('forget-guest', () => {
     const two = await runCli(['forget-guest', '--email', 'a@b.c', '--phone', '+41790000000'], env);
     expect(two.code).toBe(2);
     expect(two.stderr).toContain('forget-guest takes one of --email, --phone, --person, --booking');
+    const badBooking = await runCli(['forget-guest', '--booking', 'no-slash'], env);
+    expect(badBooking.code).toBe(2);
+    expect(badBooking.stderr).toContain('--booking "no-slash" is not <propertyId>/<number>');
+    const badPhone = await runCli(['forget-guest', '--phone', '12-3'], env);
+    expect(badPhone.code).toBe(2);
+    expect(badPhone.stderr).toContain('has fewer than 5 digits');
     expect(await h!.sql('SELECT erasure_id FROM erasures')).toHaveLength(1);
+
+    // A database that does not answer, and a schema not migrated yet: exit 1 and the sentence, nothing erased.
+    const down = await runCli(['forget-guest', '--person', '42'], { ...env, DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/test` });
+    expect(down.code).toBe(1);
+    expect(down.stdout + down.stderr).toMatch(/the database postgres:\/\/postgres@127\.0\.0\.1:\d+\/test \(DATABASE_URL\) is unreachable/);
+    const early = await runCli(['forget-guest', '--person', '42'], { ...env, STAYSYNC_DB_SCHEMA: `${h!.schema}_none` });
+    expect(early.code).toBe(1);
+    expect(early.stdout + early.stderr).toContain('run `staysync migrate` first');
   });
 
   it('by e-mail, with personal data off, finds the guest by pseudonym (the e-mail is stored nowhere) and keeps the next versions erased', async () => {
