@@ -27,11 +27,10 @@ class SqlFileMigrationProvider implements MigrationProvider {
   ) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(this.folder)).filter((f) => f.endsWith('.sql')).sort();
     const migrations: Record<string, Migration> = {};
-    for (const file of files) {
-      const text = await readFile(join(this.folder, file), 'utf8');
-      migrations[file.replace(/\.sql$/, '')] = {
+    for (const name of await migrationNames(this.folder)) {
+      const text = await readFile(join(this.folder, `${name}.sql`), 'utf8');
+      migrations[name] = {
         up: async (db) => {
           await sql`SET LOCAL search_path TO ${sql.id(this.schema)}, public`.execute(db);
           await sql.raw(text).execute(db);
@@ -40,6 +39,14 @@ class SqlFileMigrationProvider implements MigrationProvider {
     }
     return migrations;
   }
+}
+
+/** The migrations of `folder` by name (the file name without `.sql`), in the order they run. */
+export async function migrationNames(folder: string): Promise<string[]> {
+  return (await readdir(folder))
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.replace(/\.sql$/, ''))
+    .sort();
 }
 
 /**
@@ -110,10 +117,7 @@ export async function migrateToLatest(dialect: Dialect, schema: string, folder: 
 export async function pendingMigrations(db: Kysely<any>, schema: string, folder: string): Promise<string[] | null> {
   const exists = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_namespace WHERE nspname = ${schema}`.execute(db);
   if (Number(exists.rows[0]?.n ?? 0) === 0) return null;
-  const files = (await readdir(folder))
-    .filter((f) => f.endsWith('.sql'))
-    .map((f) => f.replace(/\.sql$/, ''))
-    .sort();
+  const files = await migrationNames(folder);
   const table = await sql<{ n: string }>`
     SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = ${schema} AND c.relname = 'kysely_migration'`.execute(db);
