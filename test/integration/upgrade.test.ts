@@ -13,7 +13,7 @@ import { MAPPING_VERSION } from '../../src/mapping/version.js';
 import { migrationsFolder } from '../../src/store/database.js';
 import { migrationNames } from '../../src/store/migrator.js';
 import { logRecords, runCli } from '../helpers/cli.js';
-import { mirrorSnapshot, simulatorSnapshot } from '../helpers/harness.js';
+import { mirrorPmsVersions, mirrorSnapshot, simulatorPmsVersions, simulatorSnapshot } from '../helpers/harness.js';
 import { restoreRelease, type RestoredRelease } from '../helpers/upgrade.js';
 
 let r: RestoredRelease | undefined;
@@ -85,6 +85,7 @@ describe('an upgrade in place', () => {
 
     // The mirror equals the provider, raw as today's personal-data policy keeps it, nothing quarantined.
     expect(await mirrorSnapshot(r)).toEqual(simulatorSnapshot(r.sim));
+    expect(await mirrorPmsVersions(r)).toEqual(simulatorPmsVersions(r.sim));
     expect(await storedRaw(r)).toEqual(keptRaw(r));
     expect(await r.sql('SELECT stream, entity_key, reason FROM quarantine')).toEqual([]);
 
