@@ -12,14 +12,17 @@ import { keptPayload } from '../../src/mapping/personal-data.js';
 import { MAPPING_VERSION } from '../../src/mapping/version.js';
 import { migrationsFolder } from '../../src/store/database.js';
 import { migrationNames } from '../../src/store/migrator.js';
-import { logRecords, runCli } from '../helpers/cli.js';
-import { mirrorPmsVersions, mirrorSnapshot, simulatorPmsVersions, simulatorSnapshot } from '../helpers/harness.js';
+import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
+import { mirrorPmsVersions, mirrorSnapshot, simulatorPmsVersions, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 import { restoreRelease, type RestoredRelease } from '../helpers/upgrade.js';
 
 let r: RestoredRelease | undefined;
+let h: Harness | undefined;
 afterEach(async () => {
   await r?.close();
   r = undefined;
+  await h?.close();
+  h = undefined;
 });
 
 type VersionRow = { key: string; version: number; valid_from: string; valid_to: string | null; modified_at: string; status: string; [k: string]: unknown };
@@ -113,5 +116,29 @@ describe('an upgrade in place', () => {
     expect(new Date(last.valid_from).toISOString()).toBe(new Date(served.modifiedDateTime).toISOString());
     expect(last.valid_to).toBeNull();
     expect(mine.at(-2)!.valid_to).toBe(last.valid_from);
+  });
+});
+
+describe('going back to an older release', () => {
+  it('is refused with a sentence: the schema is newer than the release, the way back is the backup; nothing changed', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const env = daemonEnv(h, { config: { pms: { enabled: false }, occupancy: { enabled: false } } });
+    expect((await runCli(['migrate'], env)).code).toBe(0);
+    // What a newer release leaves: a migration this one does not have.
+    const newer = '9999_from_a_newer_release';
+    await h.sql(`INSERT INTO kysely_migration (name, timestamp) VALUES ($1, now()::text)`, [newer]);
+    const last = (await migrationNames(migrationsFolder)).at(-1)!;
+    const rows = async () => (await h!.sql<{ name: string }>('SELECT name FROM kysely_migration ORDER BY name')).map((m) => m.name);
+    const before = await rows();
+    for (const command of [['migrate'], ['sync', '--once']]) {
+      const run = await runCli(command, env);
+      expect(run.code, command.join(' ')).toBe(1);
+      expect(logRecords(run.stdout).map((l) => l.msg)).toContainEqual(
+        `the schema "${h.schema}" was migrated by a newer staysync (it has ${newer}; this one knows migrations up to ${last}): run that release or a newer one. ` +
+          'Going back to an older release is a restore of the backup made before the upgrade (docs/operations.md, "Upgrade")',
+      );
+    }
+    expect(await rows()).toEqual(before);
+    expect(await h.sql('SELECT count(*)::int AS n FROM bookings')).toEqual([{ n: 0 }]);
   });
 });
