@@ -9,7 +9,7 @@
  *
  * 1. The release's files are taken from git (`git archive` of the tag, or of the commit hard-coded
  *    in fixture.ts when the clone has no tags) into a temporary folder, never into the checkout.
- * 2. Its node_modules: the checkout's, when the release's package-lock.json is the same;
+ * 2. Its node_modules: the checkout's, when the release's package-lock.json locks the same packages;
  *    otherwise `npm ci` in the temporary folder. Then its own build (dist/ and dist-tools/).
  * 3. The release's own simulator, in this process, with a fixed seed, two small properties and a
  *    data clock standing still at the recorded instants (fixture.ts, DataClock).
@@ -79,12 +79,20 @@ function releaseCommit(release: string, commit: string | undefined): string {
   return sha;
 }
 
+/** A package-lock.json without the project's own version: the same text, the same node_modules. */
+function lockedDependencies(path: string): string {
+  const lock = JSON.parse(readFileSync(path, 'utf8')) as { version?: string; packages?: Record<string, { version?: string }> };
+  delete lock.version;
+  delete lock.packages?.['']?.version;
+  return JSON.stringify(lock);
+}
+
 /** The release's files in a temporary folder, with node_modules and its own build. */
 function checkOut(sha: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'staysync-release-'));
   say(`extracting ${sha} into ${dir}`);
   execFileSync('sh', ['-c', 'git -C "$1" archive --format=tar "$2" | tar -x -C "$3"', 'sh', packageRoot, sha, dir]);
-  const sameLock = readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(packageRoot, 'package-lock.json'), 'utf8');
+  const sameLock = lockedDependencies(join(dir, 'package-lock.json')) === lockedDependencies(join(packageRoot, 'package-lock.json'));
   if (sameLock && existsSync(join(packageRoot, 'node_modules'))) {
     symlinkSync(realpathSync(join(packageRoot, 'node_modules')), join(dir, 'node_modules'));
   } else {
