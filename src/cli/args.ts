@@ -27,6 +27,8 @@ options:
                       minus two days, or from the given time (run and sync only)
   --personal-data     grant-reader: the personal columns too (names, contact data, raw)
   --dry-run           forget-guest: show what would be erased, change nothing
+  --version, -V       print the release, the last migration it applies and its mapping
+                      version (a newer mapping rebuilds the typed tables at the next start)
   --help              this text
 
 exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
@@ -37,7 +39,7 @@ export class UsageError extends Error {}
 const SELECTORS = ['email', 'phone', 'person', 'booking'] as const;
 
 export interface Args {
-  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'forget-guest' | 'help';
+  command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'forget-guest' | 'help' | 'version';
   /** The person forget-guest erases: one of --email, --phone, --person, --booking. */
   selector?: { kind: 'email' | 'phone' | 'person' | 'booking'; value: string };
   /** forget-guest --dry-run. */
@@ -58,6 +60,7 @@ export function parseArgs(argv: string[]): Args {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') return { ...args, command: 'help' };
+    else if (a === '--version' || a === '-V') return { ...args, command: 'version' };
     else if (a === '--once') args.once = true;
     else if (a === '--json') args.json = true;
     else if (a === '--personal-data') args.personalData = true;

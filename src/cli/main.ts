@@ -10,6 +10,7 @@
  *   staysync rebuild                        typed tables derived again from raw (no provider request)
  *   staysync quarantine retry               quarantined payloads parsed again, mirrored when they pass
  *   staysync grant-reader <role>            a read-only role for reporting tools
+ *   staysync --version                      the release, its last migration and mapping version
  *   common: --config <path>
  *
  * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost.
@@ -28,6 +29,7 @@ import { migrateCommand } from './commands/migrate.js';
 import { quarantineRetryCommand, rebuildCommand } from './commands/replay.js';
 import { statusCommand } from './commands/status.js';
 import { syncCommand } from './commands/sync.js';
+import { versionLine } from './commands/version.js';
 import { parseArgs, usage, UsageError, type Args } from './args.js';
 import { createLogger } from '../util/log.js';
 
@@ -57,6 +59,11 @@ async function main(): Promise<number> {
   }
   if (args.command === 'help') {
     process.stdout.write(`${usage}\n`);
+    return ExitCode.ok;
+  }
+  // Before the configuration: the version of an installation whose settings are not ready yet.
+  if (args.command === 'version') {
+    process.stdout.write(`${await versionLine()}\n`);
     return ExitCode.ok;
   }
 

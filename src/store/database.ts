@@ -110,13 +110,15 @@ export const exactTypes = {
   },
 };
 
+/** The release's migrations (migrations/*.sql), applied in name order by `migrate()`. */
+export const migrationsFolder = resolve(packageRoot, 'migrations');
+
 /** How long a new connection may take before it counts as a failure (a black-holed network never answers). */
 const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function openDatabase(config: Config, logger: Logger, opts: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
   const { schema } = config.database;
   const clock = opts.clock ?? systemClock;
-  const migrationsFolder = resolve(packageRoot, 'migrations');
   const log = logger.child({ component: 'database' });
   let url = config.database.url;
   let description: string;

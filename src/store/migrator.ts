@@ -27,11 +27,10 @@ class SqlFileMigrationProvider implements MigrationProvider {
   ) {}
 
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(this.folder)).filter((f) => f.endsWith('.sql')).sort();
     const migrations: Record<string, Migration> = {};
-    for (const file of files) {
-      const text = await readFile(join(this.folder, file), 'utf8');
-      migrations[file.replace(/\.sql$/, '')] = {
+    for (const name of await migrationNames(this.folder)) {
+      const text = await readFile(join(this.folder, `${name}.sql`), 'utf8');
+      migrations[name] = {
         up: async (db) => {
           await sql`SET LOCAL search_path TO ${sql.id(this.schema)}, public`.execute(db);
           await sql.raw(text).execute(db);
@@ -40,6 +39,14 @@ class SqlFileMigrationProvider implements MigrationProvider {
     }
     return migrations;
   }
+}
+
+/** The migrations of `folder` by name (the file name without `.sql`), in the order they run. */
+export async function migrationNames(folder: string): Promise<string[]> {
+  return (await readdir(folder))
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.replace(/\.sql$/, ''))
+    .sort();
 }
 
 /**
@@ -89,6 +96,7 @@ function scopedDialect(inner: Dialect, schema: string): Dialect {
 export async function migrateToLatest(dialect: Dialect, schema: string, folder: string): Promise<string[]> {
   const db = new Kysely<any>({ dialect: scopedDialect(dialect, schema) });
   await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(schema)}`.execute(db);
+  await refuseNewerSchema(db, schema, folder);
   const migrator = new Migrator({
     db,
     provider: new SqlFileMigrationProvider(folder, schema),
@@ -110,15 +118,32 @@ export async function migrateToLatest(dialect: Dialect, schema: string, folder: 
 export async function pendingMigrations(db: Kysely<any>, schema: string, folder: string): Promise<string[] | null> {
   const exists = await sql<{ n: string }>`SELECT count(*) AS n FROM pg_namespace WHERE nspname = ${schema}`.execute(db);
   if (Number(exists.rows[0]?.n ?? 0) === 0) return null;
-  const files = (await readdir(folder))
-    .filter((f) => f.endsWith('.sql'))
-    .map((f) => f.replace(/\.sql$/, ''))
-    .sort();
+  const files = await migrationNames(folder);
+  const done = new Set(await appliedMigrations(db, schema));
+  return files.filter((f) => !done.has(f));
+}
+
+/** The migrations recorded as applied in `schema` (none before its first migration). */
+async function appliedMigrations(db: Kysely<any>, schema: string): Promise<string[]> {
   const table = await sql<{ n: string }>`
     SELECT count(*) AS n FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = ${schema} AND c.relname = 'kysely_migration'`.execute(db);
-  if (Number(table.rows[0]?.n ?? 0) === 0) return files;
-  const applied = await sql<{ name: string }>`SELECT name FROM ${sql.table(`${schema}.kysely_migration`)}`.execute(db);
-  const done = new Set(applied.rows.map((r) => r.name));
-  return files.filter((f) => !done.has(f));
+  if (Number(table.rows[0]?.n ?? 0) === 0) return [];
+  const applied = await sql<{ name: string }>`SELECT name FROM ${sql.table(`${schema}.kysely_migration`)} ORDER BY name`.execute(db);
+  return applied.rows.map((r) => r.name);
+}
+
+/**
+ * Refuses a schema that a newer release migrated (it has migrations this release does not
+ * know), with what to do instead: an older release cannot undo a newer one's migrations, so
+ * going back is a restore of the backup made before the upgrade.
+ */
+async function refuseNewerSchema(db: Kysely<any>, schema: string, folder: string): Promise<void> {
+  const known = await migrationNames(folder);
+  const unknown = (await appliedMigrations(db, schema)).filter((m) => !known.includes(m));
+  if (unknown.length === 0) return;
+  throw new MigrationError(
+    `the schema "${schema}" was migrated by a newer staysync (it has ${unknown.join(', ')}; this one knows migrations up to ${known.at(-1) ?? 'none'}): ` +
+      'run that release or a newer one. Going back to an older release is a restore of the backup made before the upgrade (docs/operations.md, "Upgrade")',
+  );
 }

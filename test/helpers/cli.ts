@@ -56,7 +56,10 @@ export function configFile(content: unknown): string {
  * harness's short windows. `config` adds keys to the config file; `env` overrides variables
  * (an empty STAYSYNC_PROPERTY_IDS lets the content API decide).
  */
-export function daemonEnv(harness: Harness, opts: { config?: Record<string, unknown>; env?: Record<string, string> } = {}): Record<string, string> {
+export function daemonEnv(
+  harness: Pick<Harness, 'dbUrl' | 'schema' | 'sim'>,
+  opts: { config?: Record<string, unknown>; env?: Record<string, string> } = {},
+): Record<string, string> {
   return {
     DATABASE_URL: harness.dbUrl,
     STAYSYNC_DB_SCHEMA: harness.schema,

@@ -36,6 +36,27 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   }
 }
 
+/**
+ * A database of its own on the test server (for what a schema cannot hold: a restored dump, whose
+ * schema names are its own), and how to drop it (connections still open to it are ended).
+ */
+export async function createScratchDatabase(serverUrl: string, prefix: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const onServer = async (text: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await onServer(`CREATE DATABASE "${name}"`);
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return { name, url: u.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
 /** Runs one query against the test server in `schema` (for assertions). */
 export async function query<T extends pg.QueryResultRow = Record<string, unknown>>(
   url: string,

@@ -311,6 +311,19 @@ export async function mirrorSnapshot(h: Pick<Harness, 'sql'>): Promise<Canonical
   return [...byKey.values()].sort((a, b) => a.key.localeCompare(b.key));
 }
 
+/** Every PMS reservation the simulator serves, `property/number` → its modification time (ISO). */
+export function simulatorPmsVersions(sim: Simulator): Record<string, string> {
+  return Object.fromEntries(
+    sim.propertyIds().flatMap((pid) => sim.pmsReservations(pid).map((r) => [`${pid}/${r.number}`, new Date(r.modifyDateTime).toISOString()] as const)),
+  );
+}
+
+/** The same of the mirror's pms_reservations. */
+export async function mirrorPmsVersions(h: Pick<Harness, 'sql'>): Promise<Record<string, string>> {
+  const rows = await h.sql<{ key: string; modified_at: Date }>(`SELECT property_id || '/' || number AS key, modified_at FROM pms_reservations`);
+  return Object.fromEntries(rows.map((r) => [r.key, r.modified_at.toISOString()]));
+}
+
 /**
  * Integration-storage bookings and inventory blocks arrive only through change events: stores
  * the events the webhook receiver would for the first `counts` of each, for the sync to fetch.

@@ -85,6 +85,11 @@ describe('production build', () => {
     const help = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), '--help'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/sync --once/);
+    // The release is read from the package.json the image ships beside dist/.
+    const version = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), '--version'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
+    expect(version.status, version.stderr).toBe(0);
+    const release = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(version.stdout.startsWith(`staysync ${release} (migrations up to `), version.stdout).toBe(true);
 
     // Without DATABASE_URL the image cannot run the local server: a sentence asks for it.
     const noDatabase = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), 'status'], {

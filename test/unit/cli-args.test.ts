@@ -12,6 +12,9 @@ describe('command-line arguments', () => {
     expect(parseArgs([])).toMatchObject({ command: 'help' });
     expect(parseArgs(['grant-reader', 'metabase'])).toMatchObject({ command: 'grant-reader', role: 'metabase', personalData: false });
     expect(parseArgs(['grant-reader', 'metabase', '--personal-data'])).toMatchObject({ role: 'metabase', personalData: true });
+    expect(parseArgs(['--version'])).toMatchObject({ command: 'version' });
+    expect(parseArgs(['-V'])).toMatchObject({ command: 'version' });
+    expect(parseArgs(['run', '--version'])).toMatchObject({ command: 'version' });
   });
 
   it('rejects what it does not understand', () => {

@@ -254,7 +254,9 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
     await h.schemaLock.acquire(wait, { wait: true });
     for (;;) {
       try {
-        await h.migrate();
+        const applied = await h.migrate();
+        // An upgrade says what it changed in the schema (nothing on an ordinary restart).
+        if (applied.length > 0) logger.info({ applied, schema: h.schema }, `migrations applied: ${applied.join(', ')}`);
         // The local server's read-only login for reporting tools: its superuser is not for them (local-pg/reader-login.ts).
         if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, [h.schema, config.database.reportingSchema], logger);
         await h.schemaLock.startFencing();
