@@ -196,17 +196,27 @@ async function findGuest(db: Executor, selector: Selector, pseudonymKey: string 
     reservations.push({ property_id, number });
     for (const g of await guestsOfReservations(db, reservations)) addPerson(g);
   }
+  // Each round looks only for what the rounds before did not (a scan of the PMS tables by
+  // e-mail or phone takes seconds on a large mirror; by ids and pseudonyms it is cheaper).
+  const searched = new Set<string>();
+  const fresh = <T>(kind: string, items: Iterable<T>, key: (t: T) => string) => [...items].filter((t) => !searched.has(`${kind}:${key(t)}`));
   for (let round = 0; round < MAX_WIDENINGS; round++) {
-    const size = () => emails.size + phones.size + hashes.size + persons.size + customerOf.size;
-    const before = size();
-    const candidates = await personCandidates(db, {
-      emailKeys: [...emails].map(matchKey),
-      phoneDigits: [...phones].map((p) => p.replace('+', '')),
-      pseudonyms: [...hashes],
-      personIds: [...personIds],
-      persons: [...persons.values()],
-      reservations,
-    });
+    const match = {
+      emailKeys: [...new Set(fresh('e', emails, (e) => e).map(matchKey))],
+      phoneDigits: [...new Set(fresh('p', phones, (p) => p).map((p) => p.replace('+', '')))],
+      pseudonyms: fresh('h', hashes, (h) => h),
+      personIds: fresh('i', personIds, (i) => i),
+      persons: fresh('k', persons.values(), (p) => keyOf(p.property_id, p.pms_person_id)),
+      reservations: round === 0 ? reservations : [],
+    };
+    for (const e of emails) searched.add(`e:${e}`);
+    for (const p of phones) searched.add(`p:${p}`);
+    for (const h of hashes) searched.add(`h:${h}`);
+    for (const i of personIds) searched.add(`i:${i}`);
+    for (const p of persons.values()) searched.add(`k:${keyOf(p.property_id, p.pms_person_id)}`);
+    const nothingNew = Object.values(match).every((v) => v.length === 0);
+    if (nothingNew) break;
+    const candidates = await personCandidates(db, match);
     for (const c of candidates) {
       const cEmails = c.emails.flatMap((e) => normaliseEmail(e) ?? []);
       const cPhones = c.phones.flatMap((p) => normalisePhone(p) ?? []);
@@ -227,7 +237,6 @@ async function findGuest(db: Executor, selector: Selector, pseudonymKey: string 
       for (const h of [c.email_hash, c.phone_hash]) if (h !== null) hashes.add(h);
       if (c.first_name !== null || c.last_name !== null) names.add(nameKey(c.first_name, c.last_name));
     }
-    if (size() === before) break;
   }
   const asGuest = await reservationsOfGuests(db, [...persons.values()]);
   const bookings = dedupeKeys([...reservations, ...customerOf.values(), ...asGuest]);

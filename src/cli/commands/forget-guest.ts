@@ -5,10 +5,11 @@ import { ExitCode } from '../exit.js';
 import { rethrowDatabase, schemaIsCurrent, type CommandEnv } from './env.js';
 
 /**
- * Erases the guest the selector names, in one transaction, and prints what it changed, table
- * by table (never the values). Needs the schemas (run or migrate first). It takes the erasure
- * lock, not the daemon's lease: it runs beside a running daemon, whose writes of guest data
- * wait for it (a second or so) and then erase the guest themselves.
+ * Erases the guest the selector names and prints what it changed, table by table (never the
+ * values); exit status 4 when nobody in the mirror matches. Needs the schemas (run or migrate
+ * first). It takes the erasure lock, not the daemon's lease: it runs beside a running daemon,
+ * whose writes of guest data wait only while the guest joins the erasure list (milliseconds)
+ * and then erase the guest themselves.
  */
 export async function forgetGuestCommand(env: CommandEnv, selectorArg: { kind: SelectorKind; value: string }, dryRun: boolean): Promise<number> {
   let selector;

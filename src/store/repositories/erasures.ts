@@ -3,12 +3,14 @@
  * checked by every write of guest data, added to by forget-guest; and the lock that orders
  * the two.
  *
- * Why a lock: a write that read the list before an erasure committed could store the erased
- * person again after it. So every write of guest data takes the erasure lock shared before
- * it reads the list, and an erasure takes it alone for its whole transaction: a write either
- * ends before the erasure starts (and the erasure erases what it wrote) or reads the list after
- * the erasure committed (and erases the person itself). The list is read in a statement of its
- * own, after the lock: a statement's snapshot is taken when it starts, before any wait for a lock.
+ * Why a lock: a write that read the list before an erasure's identities joined it could store
+ * the erased person again after it. So every write of guest data takes the erasure lock shared
+ * before it reads the list, until it commits, and forget-guest takes it alone for the short
+ * transaction that adds the identities (listErasedIdentities): a write either commits before
+ * that (and forget-guest, which reads the mirror again after it, erases what it wrote) or reads
+ * the list after it (and erases the person itself). The list is read in a statement of its own,
+ * after the lock: a statement's snapshot is taken when it starts, before any wait for a lock.
+ * forget-guest reads the mirror and erases the rows without the lock (src/privacy/forget-guest.ts).
  */
 import { createHmac } from 'node:crypto';
 import { parseJsonLossless } from '../../provider/json.js';
@@ -434,7 +436,8 @@ export interface PersonMatch {
 
 /**
  * The persons that may be those `match` describes: a superset (keys, digits), which the caller
- * narrows with the normalisation itself (src/mapping/pseudonyms.ts). Two scans, one per table.
+ * narrows with the normalisation itself (src/mapping/pseudonyms.ts). Two scans, one per table;
+ * each e-mail and phone of each row is looked at only when there are keys or digits to match.
  */
 export async function personCandidates(db: Executor, match: PersonMatch): Promise<MirroredPerson[]> {
   const list = (json: string) => sql`CASE WHEN jsonb_typeof(${sql.raw(json)}) = 'array' THEN ${sql.raw(json)} ELSE '[]'::jsonb END`;
