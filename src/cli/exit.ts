@@ -10,6 +10,8 @@ export const ExitCode = {
   failure: 1,
   usage: 2,
   continueTokenLost: 3,
+  /** forget-guest: nobody in the mirror matched the selector (nothing erased; an e-mail, phone or person id still joins the erasure list). */
+  nobodyFound: 4,
 } as const;
 
 /** True for errors that end the process with a sentence, not a stack trace. */

@@ -23,6 +23,15 @@ const money = (v: Num): string | null => v ?? null;
 const str = (v: string | null | undefined): string | null => v ?? null;
 
 /**
+ * The content hash of a booking version: of the payload as stored (`raw`, after the
+ * personal-data policy and any erasure), so that a rebuild from raw, and the same version
+ * fetched again after an erasure, find the same hash (booking_versions.content_hash).
+ */
+export function contentHashOf(raw: unknown): string {
+  return createHash('sha256').update(canonicalJson(raw)).digest('hex');
+}
+
+/**
  * Maps a parsed booking to its relational rows. `received` is the response as received; what
  * is stored of it (`raw`) and of the loyalty card numbers follows the personal-data policy
  * (personal-data.ts), and the content hash is that of what is stored, so that a rebuild from
@@ -64,7 +73,7 @@ export function bookingToRows(propertyId: string, b: Booking, received: unknown,
       synced_at: new Date(),
       raw: JSON.stringify(raw),
     },
-    contentHash: createHash('sha256').update(canonicalJson(raw)).digest('hex'),
+    contentHash: contentHashOf(raw),
     roomStays: [],
     dailyRates: [],
     services: [],
@@ -213,7 +222,7 @@ export function priorityOf(number: string, now: number): number {
 }
 
 /** A validated summary (and the summary as received) as its row. Pure; shared with the replay (src/replay). */
-export function summaryToRow(propertyId: string, s: BookingSummary, raw: unknown, now: number): SummaryRow {
+export function summaryToRow(propertyId: string, s: BookingSummary, raw: unknown, now: number, personalData: boolean): SummaryRow {
   return {
     propertyId,
     number: s.number,
@@ -224,6 +233,7 @@ export function summaryToRow(propertyId: string, s: BookingSummary, raw: unknown
     createdText: s.createdDateTime,
     modifiedText: s.modifiedDateTime,
     priority: priorityOf(s.number, now),
-    raw,
+    // As every guest payload: what the personal-data policy keeps (personal-data.ts).
+    raw: keptPayload(raw, personalData),
   };
 }

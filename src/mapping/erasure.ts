@@ -7,13 +7,14 @@
  * version of the reservation is recognised by) and what personal-data.ts never counts as
  * personal (gender, guest status); its names become ERASED_NAME, everything else goes.
  */
-import type { Booking } from '../provider/schemas/bookings.js';
-import type { PmsPerson, PmsReservation } from '../provider/schemas/pms.js';
-import type { BookingRows, NewPmsGuest } from '../store/schema.js';
-import type { IdentityKind } from '../store/states.js';
-import { bookingToRows } from './bookings.js';
-import { isObject, keptPerson, NAME_FIELDS, type PersonalDataPolicy } from './personal-data.js';
-import { guestRow, reservationRows } from './pms.js';
+import { parseJsonLossless } from '../provider/json.js';
+import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
+import type { PmsPerson, PmsReservation, StorageBooking } from '../provider/schemas/pms.js';
+import type { BookingRows, NewIntegrationStorageBooking, NewPmsGuest, SummaryRow } from '../store/schema.js';
+import { streamNames, type IdentityKind } from '../store/states.js';
+import { bookingToRows, summaryToRow } from './bookings.js';
+import { GUEST_STREAMS, isObject, keptPayload, keptPerson, NAME_FIELDS, PERSON_KEYS, quarantinedBody, type PersonalDataPolicy } from './personal-data.js';
+import { guestRow, reservationRows, storageBookingToRow } from './pms.js';
 import { normaliseEmail, normalisePhone } from './pseudonyms.js';
 
 /** What an erased person's names become, in typed columns and in raw. */
@@ -187,4 +188,185 @@ export function erasableGuest(propertyId: string, p: PmsPerson, rawGuest: unknow
     identities: pmsPersonIdentities(p),
     withErasures: () => guestRow(propertyId, erasedPerson(p), erasedPerson(rawGuest), policy, fetchedAt),
   };
+}
+
+// ------------------------------------------------------------------ any guest payload
+
+/** What a quarantined body holds once it held an erased person's data (and nothing of it could be kept). */
+export const ERASED_BODY = '(erased: the body held personal data of an erased guest; the reason says what failed)';
+
+/** Where a payload sits, when it is about one booking (its number is the PMS reservation's too): names identify persons in it. */
+export interface BookingRef {
+  propertyId: string;
+  number: string;
+}
+
+/** The names of a person as a booking (`firstName`) or the PMS (`personName.firstName`) gives them. */
+function namesOf(person: Record<string, unknown>): { firstName: unknown; lastName: unknown } {
+  const n = isObject(person.personName) ? person.personName : person;
+  return { firstName: n.firstName, lastName: n.lastName };
+}
+
+/** The identities of a person found in a payload: as a PMS person, and by name within `booking`. */
+function personIdentities(person: Record<string, unknown>, booking: BookingRef | undefined): Identity[] {
+  const ids = pmsPersonIdentities(person);
+  if (booking) {
+    const { firstName, lastName } = namesOf(person);
+    const byName = bookingPersonIdentity(booking.propertyId, booking.number, firstName, lastName);
+    if (byName) ids.push(byName);
+  }
+  return ids;
+}
+
+/** Each person of a payload: every value (or list element) of a PERSON_KEYS key, anywhere; with `topIsPerson`, the payload itself. */
+function eachPerson(value: unknown, visit: (person: Record<string, unknown>) => void, topIsPerson = false): void {
+  if (topIsPerson && isObject(value)) visit(value);
+  if (Array.isArray(value)) for (const v of value) eachPerson(v, visit);
+  if (!isObject(value)) return;
+  for (const [k, v] of Object.entries(value)) {
+    if (PERSON_KEYS.includes(k)) for (const p of Array.isArray(v) ? v : [v]) if (isObject(p)) visit(p);
+    eachPerson(v, visit);
+  }
+}
+
+/**
+ * A payload with the persons `erased` picks erased (erasedPerson), wherever they are. An
+ * erased customer takes with it what is theirs beside the person: the customer's comment, and
+ * loyalty card numbers. A copy.
+ */
+function withPersonsErased(value: unknown, erased: (person: Record<string, unknown>) => boolean, topIsPerson = false): unknown {
+  if (topIsPerson && isObject(value) && erased(value)) return erasedPerson(value);
+  if (Array.isArray(value)) return value.map((v) => withPersonsErased(v, erased));
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  let customerErased = false;
+  for (const [k, v] of Object.entries(value)) {
+    if (PERSON_KEYS.includes(k)) {
+      const one = (p: unknown) => (isObject(p) && erased(p) ? ((customerErased ||= k === 'customer'), erasedPerson(p)) : withPersonsErased(p, erased));
+      out[k] = Array.isArray(v) ? v.map(one) : one(v);
+    } else out[k] = withPersonsErased(v, erased);
+  }
+  if (customerErased) {
+    if ('customerComment' in out) out.customerComment = null;
+    if ('guaranteeInfo' in out) out.guaranteeInfo = withoutCardNumbers(out.guaranteeInfo);
+  }
+  return out;
+}
+
+/**
+ * A payload (as stored) with the persons `pick` chooses erased, wherever they are, as the
+ * erasure of a stored row needs it (the stored payload keeps the policy it was stored under):
+ * the payload and how many persons were erased (0: the payload is unchanged).
+ */
+export function erasePersonsIn(
+  payload: unknown,
+  pick: (person: { firstName: unknown; lastName: unknown; identities: Identity[] }) => boolean,
+  booking?: BookingRef,
+): { payload: unknown; erased: number } {
+  let erased = 0;
+  const out = withPersonsErased(payload, (p) => {
+    if (Object.values(namesOf(p)).includes(ERASED_NAME)) return false;
+    const yes = pick({ ...namesOf(p), identities: personIdentities(p, booking) });
+    if (yes) erased += 1;
+    return yes;
+  });
+  return { payload: erased > 0 ? out : payload, erased };
+}
+
+/**
+ * Any guest payload (a quarantined body, an integration-storage booking, a change event's
+ * payload, a booking summary) as it may be stored (keptPayload; a profile is a person at its
+ * top: `topIsPerson`), erasable by the identities of every person in it: their e-mails, phones
+ * and PMS person ids, and their names within `booking` when the payload is about one.
+ */
+export function erasablePayload(payload: unknown, opts: { personalData: boolean; booking?: BookingRef | undefined; topIsPerson?: boolean }): Erasable<unknown> {
+  const top = opts.topIsPerson ?? false;
+  const kept = (v: unknown) => (top && isObject(v) && !('guest' in v) ? keptPerson(v, opts.personalData) : keptPayload(v, opts.personalData));
+  const identities: Identity[] = [];
+  eachPerson(payload, (p) => identities.push(...personIdentities(p, opts.booking)), top && isObject(payload) && !('guest' in payload));
+  return {
+    rows: kept(payload),
+    identities,
+    withErasures: (isErased) =>
+      kept(withPersonsErased(payload, (p) => personIdentities(p, opts.booking).some(isErased), top && isObject(payload) && !('guest' in payload))),
+  };
+}
+
+/** E-mail addresses and phone numbers in a text that is not JSON: what of an erased person it may hold, as identities. */
+function identitiesInText(text: string): Identity[] {
+  const out: Identity[] = [];
+  for (const m of text.matchAll(/[^\s"'<>(),;:[\]{}@]+@[^\s"'<>(),;:[\]{}@]+/g)) {
+    const v = normaliseEmail(m[0]);
+    if (v) out.push({ kind: 'email', value: v });
+  }
+  for (const m of text.matchAll(/\+?\d[\d\s().\-/]{3,}\d/g)) {
+    const v = normalisePhone(m[0]);
+    if (v && v.replace('+', '').length >= 5) out.push({ kind: 'phone', value: v });
+  }
+  return out;
+}
+
+/** The streams whose entity key is a booking (or PMS reservation) number. */
+const BOOKING_KEYED: readonly string[] = [streamNames.bookingDetails, streamNames.bookingSummaries, streamNames.pmsReservations, streamNames.webhookEvents];
+
+/**
+ * A body about to be quarantined, as the quarantine may keep it: the personal-data policy
+ * (quarantinedBody), and the erasure list. A JSON body is erasable person by person. A body
+ * that is not JSON is kept whole (with personal data on) or not at all; erasable as a whole
+ * (ERASED_BODY) by the e-mails and phones in its text or, for a profile, its person id; and
+ * `opaque`, as what else in it is personal cannot be told: the writer then also asks whether
+ * the mirror holds an erased person of its entity (src/privacy/guest-writes.ts).
+ */
+export function erasableQuarantineBody(
+  stream: string,
+  propertyId: string | null,
+  entityKey: string | null,
+  rawBody: string,
+  personalData: boolean,
+): Erasable<string> & { opaque: boolean } {
+  const asIs = { rows: rawBody, identities: [], withErasures: () => rawBody, opaque: false };
+  if (!GUEST_STREAMS.includes(stream)) return asIs;
+  let parsed: unknown;
+  try {
+    parsed = parseJsonLossless(rawBody);
+  } catch {
+    const kept = quarantinedBody(stream, rawBody, personalData);
+    if (kept !== rawBody) return { ...asIs, rows: kept, withErasures: () => kept };
+    const identities = identitiesInText(rawBody);
+    if (stream === streamNames.pmsGuests && entityKey) identities.push({ kind: 'person', value: entityKey });
+    return { rows: rawBody, identities, withErasures: () => ERASED_BODY, opaque: true };
+  }
+  const booking = propertyId !== null && entityKey !== null && BOOKING_KEYED.includes(stream) ? { propertyId, number: entityKey } : undefined;
+  const payload = erasablePayload(parsed, { personalData, booking, topIsPerson: stream === streamNames.pmsGuests });
+  return {
+    rows: JSON.stringify(payload.rows),
+    identities: payload.identities,
+    withErasures: (isErased) => JSON.stringify(payload.withErasures(isErased)),
+    opaque: false,
+  };
+}
+
+/** A summary of the booking list as its row: the policy applied to raw, erasable by the persons in it (it names none, as documented). */
+export function erasableSummary(propertyId: string, s: BookingSummary, received: unknown, now: number, personalData: boolean): Erasable<SummaryRow> {
+  const payload = erasablePayload(received, { personalData, booking: { propertyId, number: s.number } });
+  const row = summaryToRow(propertyId, s, received, now, personalData);
+  return { rows: row, identities: payload.identities, withErasures: (isErased) => ({ ...row, raw: payload.withErasures(isErased) }) };
+}
+
+/**
+ * An integration-storage booking as its row, erasable by the persons in it (the document gives
+ * it none; whatever person a PMS adds is erased by its e-mails, phones and person id, and by
+ * name as a person of the booking of its external number).
+ */
+export function erasableStorageBooking(
+  propertyId: string,
+  b: StorageBooking,
+  received: unknown,
+  fetchedAt: Date,
+  personalData: boolean,
+): Erasable<NewIntegrationStorageBooking> {
+  const row = storageBookingToRow(propertyId, b, received, fetchedAt, personalData);
+  const number = row.booking_number ?? null;
+  const payload = erasablePayload(received, { personalData, booking: number === null ? undefined : { propertyId, number } });
+  return { rows: row, identities: payload.identities, withErasures: (isErased) => ({ ...row, raw: JSON.stringify(payload.withErasures(isErased)) }) };
 }

@@ -95,8 +95,19 @@ export function keptPayload(value: unknown, personalData: boolean): unknown {
 export const WITHHELD_BODY =
   '(not kept: the body is not JSON, so what in it is personal data cannot be told apart, and pms.personalData is off; the reason says what failed)';
 
-/** The streams whose payloads can hold guests (bookings, PMS reservations and profiles, what events fetch). */
-export const GUEST_STREAMS: readonly string[] = [streamNames.bookingDetails, streamNames.pmsReservations, streamNames.pmsGuests, streamNames.webhookEvents];
+/**
+ * The streams whose payloads can hold guests: bookings and the booking list (whatever it adds
+ * to a summary), PMS reservations and profiles, what events fetch, and the bodies the webhook
+ * receiver could not store.
+ */
+export const GUEST_STREAMS: readonly string[] = [
+  streamNames.bookingDetails,
+  streamNames.bookingSummaries,
+  streamNames.pmsReservations,
+  streamNames.pmsGuests,
+  streamNames.webhookEvents,
+  streamNames.webhookReceiver,
+];
 
 /**
  * The body a payload of `stream` that failed is kept with in quarantine: a guest payload as

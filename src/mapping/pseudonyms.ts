@@ -42,3 +42,19 @@ export const emailPseudonym = (key: string | undefined, email: string | null | u
 
 /** The pseudonym of a phone number (normalised first); null without the key or a digit. */
 export const phonePseudonym = (key: string | undefined, phone: string | null | undefined): string | null => pseudonym(key, normalisePhone(phone));
+
+/**
+ * A text reduced to what a database can compare without the normalisation above: the two
+ * characters outside ASCII whose lower case is ASCII (U+0130 İ, U+212A Kelvin K) as that
+ * letter, then only printable ASCII (no spaces, tabs, no-break spaces, letters outside ASCII),
+ * lower-cased. Of a normalised e-mail it is what the store's matchKeySql makes of the e-mail as
+ * stored, however it was written (test/integration/email-normalisation.test.ts holds the two
+ * equal): so the store finds candidates by it, a superset, and the caller keeps those whose
+ * normalised value is equal. Not a normalisation: it is never stored, hashed or compared alone.
+ */
+export function matchKey(text: string): string {
+  return text
+    .replace(/[\u0130\u212a]/g, (c) => (c === '\u0130' ? 'i' : 'k'))
+    .replace(/[^\x21-\x7e]/g, '')
+    .replace(/[A-Z]/g, (c) => c.toLowerCase());
+}

@@ -7,26 +7,50 @@
  * are found and written by src/store/repositories/erasures.ts.
  */
 import type { Executor } from '../store/types.js';
-import { eraseBookingPersons, erasePmsPersonRows, eraseTraces, type BookingKey, type PersonKey, type RowsTouched } from '../store/repositories/erasures.js';
-import { bookingWithErasures, erasedPerson, ERASED_NAME, reservationWithErasedCustomer } from '../mapping/erasure.js';
+import {
+  eraseBookingPersons,
+  erasePmsPersonRows,
+  eraseSummaryPersons,
+  eraseTraces,
+  type BookingKey,
+  type PersonKey,
+  type RowsTouched,
+} from '../store/repositories/erasures.js';
+import {
+  bookingWithErasures,
+  ERASED_BODY,
+  erasedPerson,
+  ERASED_NAME,
+  erasePersonsIn,
+  reservationWithErasedCustomer,
+  type Identity,
+} from '../mapping/erasure.js';
+import { contentHashOf } from '../mapping/bookings.js';
 import { keptPayload } from '../mapping/personal-data.js';
+import { matchKey } from '../mapping/pseudonyms.js';
 
 type NamedPerson = { firstName: unknown; lastName: unknown };
 
-/** Erases, in the bookings given, the persons `isErased` picks (a person erased before is not picked again). Returns them. */
+/** Which persons of a booking to erase (by its key and the person's names). */
+export type BookingPick = (key: BookingKey, person: NamedPerson) => boolean;
+
+/**
+ * Erases, in the bookings given, the persons `isErased` picks (a person erased before is not
+ * picked again), with the hash of the current version. Returns them.
+ */
 export function eraseBookings(
   trx: Executor,
   keys: readonly BookingKey[],
-  isErased: (p: NamedPerson) => boolean,
+  isErased: BookingPick,
   touched: RowsTouched,
 ): Promise<{ key: BookingKey; firstName: unknown; lastName: unknown }[]> {
   return eraseBookingPersons(
     trx,
     keys,
-    (_, raw) => {
+    (key, raw) => {
       const persons: NamedPerson[] = [];
       const picked = (p: NamedPerson) => {
-        const yes = isErased(p) && p.firstName !== ERASED_NAME && p.lastName !== ERASED_NAME;
+        const yes = isErased(key, p) && p.firstName !== ERASED_NAME && p.lastName !== ERASED_NAME;
         if (yes) persons.push({ firstName: p.firstName, lastName: p.lastName });
         return yes;
       };
@@ -34,9 +58,24 @@ export function eraseBookings(
       const booking = bookingWithErasures(r.booking, picked);
       const customer = r.booking?.customer;
       const customerErased = !!customer && persons.some((p) => p.firstName === customer.firstName && p.lastName === customer.lastName);
-      return persons.length === 0 ? null : { raw: { ...r, booking }, customerErased, persons };
+      if (persons.length === 0) return null;
+      const erased = { ...r, booking };
+      return { raw: erased, contentHash: contentHashOf(erased), customerErased, persons };
     },
     ERASED_NAME,
+    touched,
+  );
+}
+
+/** Erases, in the summaries of the booking list of the bookings given, the persons `isErased` picks. */
+export function eraseSummaries(trx: Executor, keys: readonly BookingKey[], isErased: BookingPick, touched: RowsTouched): Promise<void> {
+  return eraseSummaryPersons(
+    trx,
+    keys,
+    (key, raw) => {
+      const r = erasePersonsIn(raw, (p) => isErased(key, p));
+      return r.erased > 0 ? r.payload : null;
+    },
     touched,
   );
 }
@@ -61,12 +100,45 @@ export async function erasePersons(trx: Executor, persons: readonly PersonKey[],
   );
 }
 
-/** Erases what else may hold the persons: quarantined bodies, change events, integration-storage bookings. */
+/**
+ * Erases what else may hold the persons: quarantined bodies of the entities given, or holding
+ * one of `values` (the persons' e-mails and phones as stored, and normalised); change events
+ * holding one; integration-storage bookings of the bookings given or holding one, where the
+ * persons `isErased` recognises (by an identity, or by name in the booking of the storage
+ * booking's number: `pick`) are erased, and what still holds one of the values is kept as with
+ * personal data off.
+ */
 export function eraseTracesOf(
   trx: Executor,
-  entities: readonly { property_id: string; key: string }[],
-  values: readonly string[],
+  t: {
+    entities: readonly { property_id: string; key: string }[];
+    values: readonly string[];
+    bookings: readonly BookingKey[];
+    isErased: (id: Identity) => boolean;
+    pick: BookingPick;
+  },
   touched: RowsTouched,
 ): Promise<void> {
-  return eraseTraces(trx, entities, values, (raw) => keptPayload(raw, false), touched);
+  const needles = [...new Set(t.values.map(matchKey))];
+  const holdsNeedle = (payload: unknown) => {
+    const key = matchKey(JSON.stringify(payload));
+    return needles.some((n) => n.length >= 5 && key.includes(n));
+  };
+  return eraseTraces(
+    trx,
+    {
+      entities: t.entities,
+      needles,
+      bookings: t.bookings,
+      erasedBody: ERASED_BODY,
+      eraseStorage: (raw, booking) => {
+        const ref = booking === null ? undefined : { propertyId: booking.property_id, number: booking.number };
+        const r = erasePersonsIn(raw, (p) => p.identities.some(t.isErased) || (booking !== null && t.pick(booking, p)), ref);
+        // The document gives these no persons: a value held elsewhere goes with every value the policy keeps only with personal data.
+        if (holdsNeedle(r.payload)) return keptPayload(r.payload, false);
+        return r.erased > 0 ? r.payload : null;
+      },
+    },
+    touched,
+  );
 }

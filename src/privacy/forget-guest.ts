@@ -1,22 +1,47 @@
 /**
  * `staysync forget-guest`: erases one person on request (GDPR Art. 17), selected by e-mail,
- * phone, PMS person id, or a booking (its customer and guests). In one transaction, holding
- * the erasure lock alone (src/store/repositories/erasures.ts): every personal value of the
+ * phone, PMS person id, or a booking (its customer and guests). Every personal value of the
  * person in every table and `raw` is replaced (src/privacy/erase.ts), the erasure is logged
  * with its selector as a keyed hash, and the person's identities join the erasure list, so
  * that a later version from the provider is erased before it is stored.
  *
  * Who the person is: the PMS persons the selector finds (by their profile or as a
- * reservation's customer), with every e-mail, phone and name they are mirrored with; in the
- * bookings of the same numbers (bookings name their guests only), the customer and guests of
- * that name. A booking selector takes every person of the booking and of the PMS reservation
- * of the same number.
+ * reservation's customer; a booking selector: its reservation's customer and room guests),
+ * and, until nothing new turns up, every PMS person mirrored with one of their e-mails, phones
+ * or pseudonyms; with every name they are mirrored with. Everywhere the mirror holds them: each
+ * reservation of which they are the customer or a room's guest, and in the bookings of the
+ * same numbers (bookings name their guests only) the customer and guests of those names; a
+ * booking selector erases every person of its own booking.
+ *
+ * The erasure lock, held alone only while the identities join the list. The order:
+ *   1. find the person, reading the mirror without the lock (seconds on a large mirror, while
+ *      writes of guest data go on);
+ *   2. in a short transaction holding the lock alone, add their identities to the list: it
+ *      waits for the writes of guest data in flight, which read the list before it changed,
+ *      and every write after it reads the identities and stores the person erased;
+ *   3. find them again: what a write committed between 1 and 2 is seen now; new identities
+ *      (a write gave the person another e-mail) go back to 2, until none is new;
+ *   4. erase the rows found, without the lock: what is written from now on is erased on its
+ *      way in, so nothing found in 3 can come back.
+ * A stop between 2 and 4 leaves the identities listed and the rows not yet erased: the next
+ * run erases them (each step can be run again).
  */
 import type { Db, Executor } from '../store/types.js';
-import { findPerson, lockForErasure, recordErasure, type RowsTouched } from '../store/repositories/erasures.js';
-import { bookingPersonIdentity, normaliseName, type Identity } from '../mapping/erasure.js';
-import { normaliseEmail, normalisePhone, pseudonym } from '../mapping/pseudonyms.js';
-import { eraseBookings, erasePersons, eraseTracesOf } from './erase.js';
+import {
+  bookingRaws,
+  erasureKey,
+  guestsOfReservations,
+  listErasedIdentities,
+  personCandidates,
+  reservationsOfGuests,
+  updateErasureLog,
+  type BookingKey,
+  type PersonKey,
+  type RowsTouched,
+} from '../store/repositories/erasures.js';
+import { bookingPersonIdentity, bookingPersons, normaliseName, type Identity } from '../mapping/erasure.js';
+import { matchKey, normaliseEmail, normalisePhone, pseudonym } from '../mapping/pseudonyms.js';
+import { eraseBookings, erasePersons, eraseSummaries, eraseTracesOf, type BookingPick } from './erase.js';
 
 export type SelectorKind = 'email' | 'phone' | 'person' | 'booking';
 export interface Selector {
@@ -28,9 +53,15 @@ export interface ForgetResult {
   /** Persons erased: PMS persons and booking persons not among them. */
   persons: number;
   rowsTouched: RowsTouched;
+  /** False when nobody in the mirror matched the selector (the selector still joins the list, but for a booking). */
+  found: boolean;
   /** The erasure's number in `erasures` (none on a dry run). */
   erasureId: number | null;
   dryRun: boolean;
+  /** How long the erasure lock was held alone, over every round (0 on a dry run, which never takes it), ms. */
+  lockHeldMs: number;
+  /** Rounds of listing identities (step 2 above; 0 on a dry run). */
+  rounds: number;
 }
 
 /** A selector as given on the command line, checked: a clear sentence for one that is not. */
@@ -63,58 +94,204 @@ class DryRun extends Error {
   }
 }
 
-/** `pseudonymKey` (privacy.pseudonymKey): with it, a person whose e-mail or phone is not stored (pms.personalData off) is found by its pseudonym. */
-export async function forgetGuest(db: Db, selector: Selector, opts: { dryRun: boolean; pseudonymKey?: string | undefined }): Promise<ForgetResult> {
-  try {
-    return await db.transaction().execute(async (trx) => {
-      const key = await lockForErasure(trx);
-      const result = await erase(trx, key, selector, opts.dryRun, opts.pseudonymKey);
-      if (opts.dryRun) throw new DryRun(result);
-      return result;
-    });
-  } catch (err) {
-    if (err instanceof DryRun) return err.result;
-    throw err;
-  }
-}
+/** Rounds of step 2 at most: each needs a write to have given the person a new identity meanwhile. */
+const MAX_ROUNDS = 5;
+/** Rounds of widening the person by their e-mails, phones and pseudonyms at most (each a scan of the PMS tables). */
+const MAX_WIDENINGS = 10;
 
-async function erase(trx: Executor, key: string, selector: Selector, dryRun: boolean, pseudonymKey: string | undefined): Promise<ForgetResult> {
-  const touched: RowsTouched = {};
-  const found = await findPerson(trx, selector, selector.kind === 'email' || selector.kind === 'phone' ? pseudonym(pseudonymKey, selector.value) : null);
-  await erasePersons(trx, found.persons, found.customerOf, touched);
-  const names = new Set(found.names.map(([f, l]) => nameKey(f, l)));
-  const wholeBooking = selector.kind === 'booking';
-  const bookingPersons = await eraseBookings(trx, found.bookings, (p) => wholeBooking || names.has(nameKey(p.firstName, p.lastName)), touched);
-  await eraseTracesOf(
-    trx,
-    [
-      ...found.bookings.map((b) => ({ property_id: b.property_id, key: b.number })),
-      ...found.persons.map((p) => ({ property_id: p.property_id, key: p.pms_person_id })),
-    ],
-    [...found.emails, ...found.phones],
-    touched,
-  );
-  const identities: Identity[] = [
-    ...found.emails.flatMap((e) => (normaliseEmail(e) ? [{ kind: 'email' as const, value: normaliseEmail(e)! }] : [])),
-    ...found.phones.flatMap((p) => (normalisePhone(p) ? [{ kind: 'phone' as const, value: normalisePhone(p)! }] : [])),
-    ...found.persons.map((p) => ({ kind: 'person' as const, value: p.pms_person_id })),
-    ...bookingPersons.flatMap((p) => bookingPersonIdentity(p.key.property_id, p.key.number, p.firstName, p.lastName) ?? []),
-  ];
-  // The selector itself too: an e-mail not mirrored yet is erased when it comes.
-  if (selector.kind !== 'booking') identities.push({ kind: selector.kind, value: selector.value });
-  const persons =
-    new Set(found.persons.map((p) => `${p.property_id}/${p.pms_person_id}`)).size || new Set(bookingPersons.map((p) => nameKey(p.firstName, p.lastName))).size;
-  const erasureId = dryRun
-    ? null
-    : await recordErasure(trx, key, {
-        selector,
-        persons,
-        rowsTouched: touched,
-        identities: dedupe(identities),
+/**
+ * `pseudonymKey` (privacy.pseudonymKey): with it, a person whose e-mail or phone is not stored
+ * (pms.personalData off) is found by its pseudonym. `onListed`: called after each commit of
+ * step 2 (the bench times a write against it).
+ */
+export async function forgetGuest(
+  db: Db,
+  selector: Selector,
+  opts: { dryRun: boolean; pseudonymKey?: string | undefined; onListed?: () => Promise<void> },
+): Promise<ForgetResult> {
+  if (opts.dryRun) {
+    const found = await findGuest(db, selector, opts.pseudonymKey);
+    try {
+      return await db.transaction().execute(async (trx) => {
+        throw new DryRun({ ...(await eraseFound(trx, found)), erasureId: null, dryRun: true, lockHeldMs: 0, rounds: 0 });
       });
-  return { persons, rowsTouched: touched, erasureId, dryRun };
+    } catch (err) {
+      if (err instanceof DryRun) return err.result;
+      throw err;
+    }
+  }
+  const key = await erasureKey(db);
+  const listed = new Set<string>();
+  let erasureId: number | null = null;
+  let lockHeldMs = 0;
+  let rounds = 0;
+  let found = await findGuest(db, selector, opts.pseudonymKey);
+  for (;;) {
+    const fresh = found.identities.filter((i) => !listed.has(ref(i)));
+    if ((fresh.length === 0 && erasureId !== null) || rounds === MAX_ROUNDS) break;
+    const r = await listErasedIdentities(db, key, { erasureId, selector, identities: fresh });
+    erasureId = r.erasureId;
+    lockHeldMs += r.lockHeldMs;
+    rounds += 1;
+    for (const i of fresh) listed.add(ref(i));
+    await opts.onListed?.();
+    found = await findGuest(db, selector, opts.pseudonymKey);
+  }
+  const id = erasureId!;
+  const result = await db.transaction().execute(async (trx) => {
+    const r = await eraseFound(trx, found);
+    await updateErasureLog(trx, id, r);
+    return r;
+  });
+  return { ...result, erasureId: id, dryRun: false, lockHeldMs, rounds };
 }
 
+/** Whom the selector names, where the mirror holds them, and what the erasure list will know them by. */
+interface Found {
+  /** PMS persons (their profiles). */
+  persons: PersonKey[];
+  /** PMS reservations whose customer is the person. */
+  customerOf: BookingKey[];
+  /** Bookings (and their PMS reservations' numbers) to erase the person in by name, or whole (`pick`). */
+  bookings: BookingKey[];
+  /** Which persons of a booking are the person. */
+  pick: BookingPick;
+  /** Every e-mail and phone the person is mirrored with, as stored and normalised (to find them in texts). */
+  values: string[];
+  /** What the erasure list is to know them by: e-mails, phones and person ids (normalised), and each name in a booking. */
+  identities: Identity[];
+  /** Persons counted: distinct PMS persons, else distinct names erased in bookings. */
+  personsCounted: number;
+}
+
+const ref = (id: Identity) => `${id.kind}:${id.value}`;
+const keyOf = (propertyId: string, id: string) => `${propertyId}/${id}`;
 const nameKey = (first: unknown, last: unknown) => `${normaliseName(first)}\u0000${normaliseName(last)}`;
 
-const dedupe = (ids: Identity[]) => [...new Map(ids.map((i) => [`${i.kind}:${i.value}`, i])).values()];
+/**
+ * Step 1 (and 3): the person, by the selector, widened by every e-mail, phone and pseudonym
+ * the persons found are mirrored with until nothing new turns up. The store finds candidates
+ * by a key any spelling of a value shares (matchKey: a superset); the normalisation itself
+ * (src/mapping/pseudonyms.ts, the same as pseudonyms and the erasure list use) decides here.
+ */
+async function findGuest(db: Executor, selector: Selector, pseudonymKey: string | undefined): Promise<Found> {
+  const emails = new Set<string>();
+  const phones = new Set<string>();
+  const hashes = new Set<string>();
+  const personIds = new Set<string>();
+  const persons = new Map<string, PersonKey>();
+  const customerOf = new Map<string, BookingKey>();
+  const reservations: BookingKey[] = [];
+  const values = new Set<string>();
+  const names = new Set<string>();
+  const addPerson = (p: PersonKey) => persons.set(keyOf(p.property_id, p.pms_person_id), p);
+  if (selector.kind === 'email' || selector.kind === 'phone') {
+    (selector.kind === 'email' ? emails : phones).add(selector.value);
+    values.add(selector.value);
+    const own = pseudonym(pseudonymKey, selector.value);
+    if (own) hashes.add(own);
+  } else if (selector.kind === 'person') personIds.add(selector.value);
+  else {
+    const [property_id, number] = selector.value.split('/') as [string, string];
+    reservations.push({ property_id, number });
+    for (const g of await guestsOfReservations(db, reservations)) addPerson(g);
+  }
+  // Each round looks only for what the rounds before did not (a scan of the PMS tables by
+  // e-mail or phone takes seconds on a large mirror; by ids and pseudonyms it is cheaper).
+  const searched = new Set<string>();
+  const fresh = <T>(kind: string, items: Iterable<T>, key: (t: T) => string) => [...items].filter((t) => !searched.has(`${kind}:${key(t)}`));
+  for (let round = 0; round < MAX_WIDENINGS; round++) {
+    const match = {
+      emailKeys: [...new Set(fresh('e', emails, (e) => e).map(matchKey))],
+      phoneDigits: [...new Set(fresh('p', phones, (p) => p).map((p) => p.replace('+', '')))],
+      pseudonyms: fresh('h', hashes, (h) => h),
+      personIds: fresh('i', personIds, (i) => i),
+      persons: fresh('k', persons.values(), (p) => keyOf(p.property_id, p.pms_person_id)),
+      reservations: round === 0 ? reservations : [],
+    };
+    for (const e of emails) searched.add(`e:${e}`);
+    for (const p of phones) searched.add(`p:${p}`);
+    for (const h of hashes) searched.add(`h:${h}`);
+    for (const i of personIds) searched.add(`i:${i}`);
+    for (const p of persons.values()) searched.add(`k:${keyOf(p.property_id, p.pms_person_id)}`);
+    const nothingNew = Object.values(match).every((v) => v.length === 0);
+    if (nothingNew) break;
+    const candidates = await personCandidates(db, match);
+    for (const c of candidates) {
+      const cEmails = c.emails.flatMap((e) => normaliseEmail(e) ?? []);
+      const cPhones = c.phones.flatMap((p) => normalisePhone(p) ?? []);
+      const matched =
+        (c.person_id !== null && (personIds.has(c.person_id) || persons.has(keyOf(c.property_id, c.person_id)))) ||
+        (c.source === 'pms_reservations' && reservations.some((k) => k.property_id === c.property_id && k.number === c.number)) ||
+        cEmails.some((e) => emails.has(e)) ||
+        cPhones.some((p) => phones.has(p)) ||
+        (c.email_hash !== null && hashes.has(c.email_hash)) ||
+        (c.phone_hash !== null && hashes.has(c.phone_hash));
+      if (!matched) continue;
+      if (c.person_id !== null) addPerson({ property_id: c.property_id, pms_person_id: c.person_id });
+      if (c.source === 'pms_reservations' && c.number !== null)
+        customerOf.set(keyOf(c.property_id, c.number), { property_id: c.property_id, number: c.number });
+      for (const e of cEmails) emails.add(e);
+      for (const p of cPhones) phones.add(p);
+      for (const v of [...c.emails, ...c.phones]) values.add(v);
+      for (const h of [c.email_hash, c.phone_hash]) if (h !== null) hashes.add(h);
+      if (c.first_name !== null || c.last_name !== null) names.add(nameKey(c.first_name, c.last_name));
+    }
+  }
+  const asGuest = await reservationsOfGuests(db, [...persons.values()]);
+  const bookings = dedupeKeys([...reservations, ...customerOf.values(), ...asGuest]);
+  const selected = selector.kind === 'booking' ? selector.value : null;
+  const pick: BookingPick = (key, p) => `${key.property_id}/${key.number}` === selected || names.has(nameKey(p.firstName, p.lastName));
+  // The persons of the bookings as the erasure will find them: their names in each booking join the list.
+  const bookingNames = (await bookingRaws(db, bookings)).flatMap(({ key, raw }) =>
+    bookingPersons((raw as { booking?: unknown }).booking)
+      .filter((p) => pick(key, p))
+      .flatMap((p) => bookingPersonIdentity(key.property_id, key.number, p.firstName, p.lastName) ?? []),
+  );
+  const identities: Identity[] = [
+    ...[...emails].map((value) => ({ kind: 'email' as const, value })),
+    ...[...phones].map((value) => ({ kind: 'phone' as const, value })),
+    ...[...new Set([...personIds, ...[...persons.values()].map((p) => p.pms_person_id)])].map((value) => ({ kind: 'person' as const, value })),
+    ...bookingNames,
+  ];
+  for (const e of emails) values.add(e);
+  for (const p of phones) values.add(p);
+  return {
+    persons: [...persons.values()],
+    customerOf: [...customerOf.values()],
+    bookings,
+    pick,
+    values: [...values],
+    identities: dedupe(identities),
+    personsCounted: persons.size || new Set(bookingNames.map((i) => i.value.split('\u0000').slice(2).join('\u0000'))).size,
+  };
+}
+
+/** Step 4: the rows found, erased; what changed. */
+async function eraseFound(trx: Executor, found: Found): Promise<{ persons: number; rowsTouched: RowsTouched; found: boolean }> {
+  const touched: RowsTouched = {};
+  await erasePersons(trx, found.persons, found.customerOf, touched);
+  const erased = await eraseBookings(trx, found.bookings, found.pick, touched);
+  await eraseSummaries(trx, found.bookings, found.pick, touched);
+  const listed = new Set(found.identities.map(ref));
+  await eraseTracesOf(
+    trx,
+    {
+      entities: [
+        ...found.bookings.map((b) => ({ property_id: b.property_id, key: b.number })),
+        ...found.persons.map((p) => ({ property_id: p.property_id, key: p.pms_person_id })),
+      ],
+      values: found.values,
+      bookings: found.bookings,
+      isErased: (id) => listed.has(ref(id)),
+      pick: found.pick,
+    },
+    touched,
+  );
+  const persons = found.personsCounted || new Set(erased.map((p) => nameKey(p.firstName, p.lastName))).size;
+  return { persons, rowsTouched: touched, found: persons > 0 || Object.keys(touched).length > 0 };
+}
+
+const dedupeKeys = (keys: BookingKey[]) => [...new Map(keys.map((k) => [`${k.property_id}/${k.number}`, k])).values()];
+
+const dedupe = (ids: Identity[]) => [...new Map(ids.map((i) => [ref(i), i])).values()];

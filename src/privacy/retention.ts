@@ -9,10 +9,18 @@
  */
 import type { RowsTouched } from '../store/repositories/erasures.js';
 import { logErasure } from '../store/repositories/erasures.js';
-import { bookingsPastRetention, expirePayloads, personsPastRetention, reservationsPastRetention, type After } from '../store/repositories/retention.js';
+import {
+  bookingsPastRetention,
+  eraseStorageBookings,
+  expirePayloads,
+  personsPastRetention,
+  reservationsPastRetention,
+  storageBookingsPastRetention,
+  type After,
+} from '../store/repositories/retention.js';
 import type { Executor } from '../store/types.js';
-import { ERASED_NAME } from '../mapping/erasure.js';
-import { GUEST_STREAMS } from '../mapping/personal-data.js';
+import { ERASED_NAME, erasePersonsIn } from '../mapping/erasure.js';
+import { GUEST_STREAMS, keptPayload, NAME_FIELDS, PERSONAL_VALUE_KEYS } from '../mapping/personal-data.js';
 import { eraseBookings, erasePersons } from './erase.js';
 
 /** What an expired quarantined body says in its place. */
@@ -26,10 +34,11 @@ export function retentionCutoff(now: Date, days: number): string {
 }
 
 export interface RetentionPass {
-  /** Bookings, reservations and PMS persons erased. */
+  /** Bookings, reservations, PMS persons and integration-storage bookings erased. */
   bookings: number;
   reservations: number;
   persons: number;
+  storageBookings: number;
   rowsTouched: RowsTouched;
 }
 
@@ -44,7 +53,7 @@ export async function retentionPass(
   const batch = opts.batch ?? 200;
   const cutoff = retentionCutoff(opts.now, opts.days);
   const touched: RowsTouched = {};
-  const pass: RetentionPass = { bookings: 0, reservations: 0, persons: 0, rowsTouched: touched };
+  const pass: RetentionPass = { bookings: 0, reservations: 0, persons: 0, storageBookings: 0, rowsTouched: touched };
   const ids = opts.propertyIds;
 
   /** Batches of `find` until none is left, each erased by `erase` in its own transaction. */
@@ -82,6 +91,21 @@ export async function retentionPass(
     (k) => [k.property_id, k.pms_person_id],
     (trx, keys) => erasePersons(trx, keys, [], touched),
   );
+  // Integration-storage bookings: their persons erased, and what the policy keeps only with personal data.
+  pass.storageBookings = await each(
+    (trx, after) => storageBookingsPastRetention(trx, ids, cutoff, ERASED_NAME, { names: NAME_FIELDS, values: PERSONAL_VALUE_KEYS }, after, batch),
+    (k) => [k.property_id, k.number],
+    (trx, keys) =>
+      eraseStorageBookings(
+        trx,
+        keys,
+        (raw) => {
+          const kept = keptPayload(erasePersonsIn(raw, () => true).payload, false);
+          return JSON.stringify(kept) === JSON.stringify(raw) ? null : kept;
+        },
+        touched,
+      ),
+  );
   const expired = await write((trx) =>
     expirePayloads(trx, {
       propertyIds: ids,
@@ -93,7 +117,9 @@ export async function retentionPass(
   );
   for (const [table, n] of Object.entries(expired)) if (n > 0) touched[table] = (touched[table] ?? 0) + n;
   if (Object.keys(touched).length > 0) {
-    await write((trx) => logErasure(trx, { reason: 'retention', persons: pass.bookings + pass.reservations + pass.persons, rowsTouched: touched }));
+    await write((trx) =>
+      logErasure(trx, { reason: 'retention', persons: pass.bookings + pass.reservations + pass.persons + pass.storageBookings, rowsTouched: touched }),
+    );
   }
   return pass;
 }

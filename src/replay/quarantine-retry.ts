@@ -31,20 +31,26 @@ import {
 import {
   deleteQuarantined,
   maxQuarantineId,
-  quarantinePayload,
+  quarantineRow,
   quarantineRowsAfter,
-  quarantineStillFailing,
   WRITE_FAILED_PREFIX,
   type QuarantineRow,
 } from '../store/repositories/quarantine.js';
-import { contentRefreshedSince, newerSummaryStored, pmsRoomUpdatedSince, referenceListFetchedSince, updateDerived } from '../store/repositories/replay.js';
-import { summaryToRow } from '../mapping/bookings.js';
-import { erasableBooking, erasableGuest, erasableReservation } from '../mapping/erasure.js';
-import { rowsAfterErasures } from '../store/repositories/erasures.js';
+import {
+  contentRefreshedSince,
+  newerSummaryStored,
+  pmsGuestFetchedSince,
+  pmsRoomUpdatedSince,
+  referenceListFetchedSince,
+  updateDerived,
+} from '../store/repositories/replay.js';
+import { erasableBooking, erasableGuest, erasableReservation, erasableStorageBooking, erasableSummary } from '../mapping/erasure.js';
+import { lockForGuestWrite, rowsAfterErasures } from '../store/repositories/erasures.js';
+import { quarantineAgain, quarantineGuestPayload } from '../privacy/guest-writes.js';
 import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
-import { inventoryBlockToRow, occupancyDayToRow, roomToRow, storageBookingToRow } from '../mapping/pms.js';
-import type { PersonalDataPolicy } from '../mapping/personal-data.js';
+import { inventoryBlockToRow, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { GUEST_STREAMS, type PersonalDataPolicy } from '../mapping/personal-data.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
@@ -148,21 +154,21 @@ const handlers: Record<string, Handler> = {
   },
 
   /** One summary of a booking list page. */
-  [streamNames.bookingSummaries]: async (trx, q, body) => {
+  [streamNames.bookingSummaries]: async (trx, q, body, policy) => {
     if (q.property_id === null) return notReplayable('no property id');
     const parsed = parseBookingSummary(body);
     if (!parsed.ok) return failing(parsed.reason);
-    const row = summaryToRow(q.property_id, parsed.value, body, Date.now());
+    const [row] = await rowsAfterErasures(trx, [erasableSummary(q.property_id, parsed.value, body, Date.now(), policy.personalData)]);
     // The list is ordered by modification: a summary listed after this one was quarantined
     // (or of a later modification) is newer.
-    if (await newerSummaryStored(trx, q.id, q.property_id, row.number, row.modifiedAt)) return superseded;
+    if (await newerSummaryStored(trx, q.id, q.property_id, row!.number, row!.modifiedAt)) return superseded;
     // Enqueues the booking's details when the stored ones are older, as the page would have.
-    await upsertSummariesAndEnqueue(trx, [row], q.last_seen_at);
+    await upsertSummariesAndEnqueue(trx, [row!], q.last_seen_at);
     return mirrored;
   },
 
   /** Content: a property, a rules response or one rule, or a reference list response. */
-  [streamNames.content]: async (trx, q, body) => {
+  [streamNames.content]: async (trx, q, body, policy) => {
     const key = q.entity_key;
     if (key === 'properties page') return notReplayable('a page of the property list: the next content refresh reads it again');
     const list = REFERENCE_LISTS.find((d) => d.name === key && q.property_id === null);
@@ -183,13 +189,11 @@ const handlers: Record<string, Handler> = {
       // As the refresh does: a rule that fails alone is quarantined, the others are written.
       const quarantineBad = async (bad: readonly { entityKey: string; reason: string; raw: unknown }[]) => {
         for (const b of bad)
-          await quarantinePayload(trx, {
-            stream: streamNames.content,
-            propertyId: pid,
-            entityKey: b.entityKey,
-            reason: b.reason,
-            rawBody: JSON.stringify(b.raw),
-          });
+          await quarantineGuestPayload(
+            trx,
+            { stream: streamNames.content, propertyId: pid, entityKey: b.entityKey, reason: b.reason, rawBody: JSON.stringify(b.raw) },
+            policy.personalData,
+          );
       };
       if (rules === 'cancellationRules') {
         const parsed = parseRulesBody(body, cancellationRulesResponseSchema, rules, parseCancellationRule);
@@ -248,8 +252,10 @@ const handlers: Record<string, Handler> = {
       const parsed = parseStorageBooking(body);
       if (!parsed.ok) return failing(parsed.reason);
       const b = parsed.value;
-      const row = storageBookingToRow(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at, policy.personalData);
-      return written(await saveVersioned(trx, 'integration_storage_bookings', row));
+      const [row] = await rowsAfterErasures(trx, [
+        erasableStorageBooking(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at, policy.personalData),
+      ]);
+      return written(await saveVersioned(trx, 'integration_storage_bookings', row!));
     }
     if (isObject(body) && 'inventoryBlock' in body) {
       const parsed = parseInventoryBlock(body);
@@ -267,13 +273,15 @@ const handlers: Record<string, Handler> = {
     if (q.property_id === null) return notReplayable('no property id');
     const parsed = parseGuestResponse(isObject(body) && 'guest' in body ? body : { guest: body });
     if (!parsed.ok) return failing(parsed.reason);
-    const storedFetchedAt = await pmsGuestFetchedAt(trx, q.property_id, parsed.value.pmsPersonId ?? '');
+    const personId = parsed.value.pmsPersonId ?? '';
+    // The version guard of profiles: one fetched after this body was last seen is newer.
+    if (await pmsGuestFetchedSince(trx, q.id, q.property_id, personId)) return superseded;
+    const storedFetchedAt = await pmsGuestFetchedAt(trx, q.property_id, personId);
     const [row] = await rowsAfterErasures(trx, [
       erasableGuest(q.property_id, parsed.value, isObject(body) && 'guest' in body ? body.guest : body, policy, storedFetchedAt ?? q.received_at),
     ]);
     if (!row) return notReplayable('the profile has no person id');
-    await upsertPmsGuest(trx, row);
-    return mirrored;
+    return written(await upsertPmsGuest(trx, row));
   },
 
   /** Occupancy days the rebuild found invalid: one day of an answer, whose currency and room count are in the stored row. */
@@ -340,17 +348,27 @@ async function retryOne(env: ReplayEnv, q: QuarantineRow, policy: PersonalDataPo
   if (!handler) return notReplayable(`no replay for stream ${q.stream}`);
   if (q.reason.startsWith(TOO_LARGE_REASON))
     return notReplayable('only the first bytes of a body too large to read were kept: it is fetched again with its next version');
-  let body: unknown;
   try {
-    body = parseJsonLossless(q.raw_body);
+    parseJsonLossless(q.raw_body);
   } catch {
     return notReplayable('the body is not JSON');
   }
   try {
     return await env.handle.write(async (trx) => {
-      const outcome = await handler(trx, q, body, policy);
+      // A guest body is read again under the erasure lock: an erasure since the batch was read
+      // may have replaced it, and what it gives is written under the lock (as the sync's writes).
+      if (GUEST_STREAMS.includes(q.stream)) await lockForGuestWrite(trx);
+      const now = await quarantineRow(trx, q.id);
+      if (!now) return superseded;
+      let body: unknown;
+      try {
+        body = parseJsonLossless(now.raw_body);
+      } catch {
+        return notReplayable('the body is not JSON');
+      }
+      const outcome = await handler(trx, now, body, policy);
       if (outcome.kind === 'mirrored' || outcome.kind === 'superseded') await deleteQuarantined(trx, q.id);
-      else if (outcome.kind === 'failing') await quarantineStillFailing(trx, q, outcome.reason);
+      else if (outcome.kind === 'failing') await quarantineAgain(trx, now, outcome.reason, policy.personalData);
       return outcome;
     });
   } catch (err) {
@@ -358,7 +376,7 @@ async function retryOne(env: ReplayEnv, q: QuarantineRow, policy: PersonalDataPo
     // rows (constraint, encoding) is this entity's failure.
     if (err instanceof FenceLostError || isDatabaseUnavailable(err) || isTransactionConflict(err)) throw err;
     const reason = `${WRITE_FAILED_PREFIX}${describeDatabaseError(err)}`;
-    await env.handle.write((trx) => quarantineStillFailing(trx, q, reason));
+    await env.handle.write((trx) => quarantineAgain(trx, q, reason, policy.personalData));
     return failing(reason);
   }
 }

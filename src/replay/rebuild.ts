@@ -33,15 +33,17 @@ import type { Config } from '../config/config.js';
 import type { DatabaseHandle } from '../store/database.js';
 import type { Trx } from '../store/types.js';
 import { prepare } from '../store/repositories/content.js';
-import { quarantinePayload } from '../store/repositories/quarantine.js';
+import { rowsAfterErasures } from '../store/repositories/erasures.js';
+import type { BookingRows, NewPmsGuest, PmsReservationRows, SummaryRow } from '../store/schema.js';
+import { quarantineGuestPayload } from '../privacy/guest-writes.js';
 import { columnTextByKey, mergeChildren, readRawBatch, updateDerived, upsertDerived, type RawRow, type Row } from '../store/repositories/replay.js';
-import { bookingToRows, summaryToRow } from '../mapping/bookings.js';
+import { erasableBooking, erasableGuest, erasableReservation, erasableStorageBooking, erasableSummary, type Erasable } from '../mapping/erasure.js';
 import { BOOKING_CHILDREN } from '../store/repositories/bookings.js';
 import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mapping/history.js';
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
 import { recordStayVersions } from '../store/repositories/pms.js';
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
-import { guestRow, inventoryBlockToRow, occupancyDayToRow, reservationRows, roomToRow, storageBookingToRow } from '../mapping/pms.js';
+import { inventoryBlockToRow, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
 import type { PersonalDataPolicy } from '../mapping/personal-data.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
@@ -328,7 +330,7 @@ function sources(policy: PersonalDataPolicy): Source[] {
       keys: ['property_id', 'number'],
       extra: ['listed_at'],
       async rebuild(b, rows) {
-        const out: Row[] = [];
+        const summaries: Erasable<SummaryRow>[] = [];
         const now = Date.now();
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
@@ -337,23 +339,23 @@ function sources(policy: PersonalDataPolicy): Source[] {
             await b.quarantine(streamNames.bookingSummaries, r.property_id, r.number, parsed.reason, r.raw_text ?? 'null');
             continue;
           }
-          const s = summaryToRow(r.property_id, parsed.value, body, now);
-          if (s.number !== r.number) {
-            b.leave('booking summary', r.number, s.number);
+          if (parsed.value.number !== r.number) {
+            b.leave('booking summary', r.number, parsed.value.number);
             continue;
           }
-          out.push({
-            property_id: r.property_id,
-            number: r.number,
-            status: s.status,
-            created_at: s.createdAt,
-            modified_at: s.modifiedAt,
-            listed_at: r.listed_at,
-            raw: r.raw_text,
-          });
+          summaries.push(erasableSummary(r.property_id, parsed.value, body, now, policy.personalData));
         }
+        // raw too: as the personal-data policy and the erasure list keep it now.
+        const out: Row[] = (await rowsAfterErasures(b.trx, summaries)).map((s) => ({
+          property_id: s.propertyId,
+          number: s.number,
+          status: s.status,
+          created_at: s.createdAt,
+          modified_at: s.modifiedAt,
+          raw: JSON.stringify(s.raw),
+        }));
         b.counts.rebuilt += out.length;
-        b.counts.changed += await updateDerived(b.trx, 'booking_summaries', ['property_id', 'number'], out, ['listed_at', 'raw']);
+        b.counts.changed += await updateDerived(b.trx, 'booking_summaries', ['property_id', 'number'], out, ['listed_at']);
       },
     },
     {
@@ -366,6 +368,7 @@ function sources(policy: PersonalDataPolicy): Source[] {
         const children = new Map<string, Row[]>(BOOKING_CHILDREN.map(([, t]) => [t, []]));
         const keys: [string, string][] = [];
         const versions: { key: { property_id: string; number: string }; version: BookingVersion; contentHash: string }[] = [];
+        const parsedRows: { r: RawRow; booking: Erasable<BookingRows> }[] = [];
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
           const parsed = parseBookingRaw(body);
@@ -377,7 +380,15 @@ function sources(policy: PersonalDataPolicy): Source[] {
             b.leave('booking', r.number, parsed.value.number);
             continue;
           }
-          const mapped = bookingToRows(r.property_id, parsed.value, body, r.fetched_at, policy.personalData);
+          parsedRows.push({ r, booking: erasableBooking(r.property_id, parsed.value, body, r.fetched_at, policy.personalData) });
+        }
+        // As the erasure list has it now: a person an erasure did not reach in raw is erased here.
+        const erased = await rowsAfterErasures(
+          b.trx,
+          parsedRows.map((f) => f.booking),
+        );
+        for (const [i, { r }] of parsedRows.entries()) {
+          const mapped = erased[i]!;
           headers.push({ ...mapped.booking, synced_at: r.synced_at });
           for (const [field, table] of BOOKING_CHILDREN) children.get(table)!.push(...asChildren(mapped[field], r.synced_at));
           keys.push([r.property_id, r.number]);
@@ -436,6 +447,7 @@ function sources(policy: PersonalDataPolicy): Source[] {
         const headers: Row[] = [];
         const stays: Row[] = [];
         const keys: [string, string][] = [];
+        const parsedRows: { r: RawRow; body: unknown; reservation: Erasable<{ rows: PmsReservationRows; stored: unknown }> }[] = [];
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
           // Under its stored key, the number it was fetched by, as the sync keyed it: the raw's own number may be null.
@@ -444,9 +456,17 @@ function sources(policy: PersonalDataPolicy): Source[] {
             await b.quarantine(streamNames.pmsReservations, r.property_id, r.number, parsed.reason, wrapped('reservation', r.raw_text));
             continue;
           }
+          parsedRows.push({ r, body, reservation: erasableReservation(r.property_id, parsed.value, body, policy, r.fetched_at) });
+        }
+        // As the erasure list has it now.
+        const erased = await rowsAfterErasures(
+          b.trx,
+          parsedRows.map((p) => p.reservation),
+        );
+        for (const [i, { r, body }] of parsedRows.entries()) {
           // The customer's profile row is rebuilt from its own raw (pms_guests), which a later
           // guest fetch may have replaced: it is not written from here.
-          const { rows: mapped } = reservationRows(r.property_id, parsed.value, body, policy, r.fetched_at);
+          const mapped = erased[i]!.rows;
           const header = mapped.reservation;
           const pseudonyms = rebuiltPseudonyms(
             policy,
@@ -475,6 +495,7 @@ function sources(policy: PersonalDataPolicy): Source[] {
       extra: ['fetched_at', 'email_hash', 'phone_hash'],
       async rebuild(b, rows) {
         const out: Row[] = [];
+        const parsedRows: { r: RawRow; body: unknown; guest: Erasable<NewPmsGuest | null> }[] = [];
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
           const parsed = parseGuestResponse({ guest: body });
@@ -482,7 +503,15 @@ function sources(policy: PersonalDataPolicy): Source[] {
             await b.quarantine(streamNames.pmsGuests, r.property_id, r.pms_person_id, parsed.reason, wrapped('guest', r.raw_text));
             continue;
           }
-          const row = guestRow(r.property_id, parsed.value, body, policy, r.fetched_at);
+          parsedRows.push({ r, body, guest: erasableGuest(r.property_id, parsed.value, body, policy, r.fetched_at) });
+        }
+        // As the erasure list has it now.
+        const erased = await rowsAfterErasures(
+          b.trx,
+          parsedRows.map((p) => p.guest),
+        );
+        for (const [i, { r, body }] of parsedRows.entries()) {
+          const row = erased[i]!;
           if (row === null || row.pms_person_id !== r.pms_person_id) {
             b.leave('PMS person', r.pms_person_id, String(row?.pms_person_id ?? 'no person id'));
             continue;
@@ -537,9 +566,13 @@ function sources(policy: PersonalDataPolicy): Source[] {
       },
     },
     storageRebuilder('integration_storage_bookings', 'booking_id', 'booking', 'integration-storage booking', parseStorageBooking, (p, e, raw, at) =>
-      storageBookingToRow(p, e, raw, at, policy.personalData),
+      erasableStorageBooking(p, e, raw, at, policy.personalData),
     ),
-    storageRebuilder('inventory_blocks', 'inventory_block_id', 'inventoryBlock', 'inventory block', parseInventoryBlock, inventoryBlockToRow),
+    // An inventory block names nobody.
+    storageRebuilder('inventory_blocks', 'inventory_block_id', 'inventoryBlock', 'inventory block', parseInventoryBlock, (p, e, raw, at) => {
+      const row = inventoryBlockToRow(p, e, raw, at);
+      return { rows: row, identities: [], withErasures: () => row };
+    }),
   ];
 }
 
@@ -553,14 +586,14 @@ function storageRebuilder<T extends { id: string }>(
   envelope: string,
   what: string,
   parse: (body: unknown) => ParseResult<T>,
-  toRow: (propertyId: string, entity: T, raw: unknown, fetchedAt: Date) => object,
+  toRow: (propertyId: string, entity: T, raw: unknown, fetchedAt: Date) => Erasable<object>,
 ): Source {
   return {
     table,
     keys: ['property_id', key],
     extra: ['fetched_at', 'synced_at'],
     async rebuild(b, rows) {
-      const out: Row[] = [];
+      const found: { r: RawRow; row: Erasable<object> }[] = [];
       for (const r of rows) {
         const id = r[key] as string;
         const body = decodeRaw(r.raw_text);
@@ -573,8 +606,14 @@ function storageRebuilder<T extends { id: string }>(
           b.leave(what, id, parsed.value.id);
           continue;
         }
-        out.push({ ...(toRow(r.property_id, parsed.value, body, r.fetched_at) as Row), synced_at: r.synced_at });
+        found.push({ r, row: toRow(r.property_id, parsed.value, body, r.fetched_at) });
       }
+      // As the erasure list has it now.
+      const erased = await rowsAfterErasures(
+        b.trx,
+        found.map((f) => f.row),
+      );
+      const out: Row[] = found.map((f, i) => ({ ...(erased[i] as Row), synced_at: f.r.synced_at }));
       b.counts.rebuilt += out.length;
       // raw too: what a newer personal-data policy leaves out of it goes (personal-data.ts).
       b.counts.changed += await updateDerived(b.trx, table, ['property_id', key], out, ['fetched_at', 'synced_at']);
@@ -616,7 +655,8 @@ export async function rebuild(env: ReplayEnv, opts: { batchSize?: number } = {})
                   { table: source.table, propertyId, entityKey, reason },
                   'a stored raw payload no longer passes validation: quarantined, its rows left as they were',
                 );
-              await quarantinePayload(trx, { stream, propertyId, entityKey, reason, rawBody });
+              // As the sync would have quarantined it: through the personal-data policy and the erasure list.
+              await quarantineGuestPayload(trx, { stream, propertyId, entityKey, reason, rawBody }, env.config.pms.personalData);
             },
             leave: (what, stored, derived) => {
               counts.left += 1;

@@ -4,13 +4,20 @@
  * a keyed hash and no value, and the provider's next versions of the same booking and
  * reservation do not bring the guest back.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forgetGuest, parseSelector } from '../../src/privacy/forget-guest.js';
 import pg from 'pg';
 import { openDatabase } from '../../src/store/database.js';
 import { erasedAmong } from '../../src/store/repositories/erasures.js';
-import { daemonEnv, freePort, runCli } from '../helpers/cli.js';
+import { enqueueDetailFetches } from '../../src/store/repositories/booking-summaries.js';
+import { canonicalJson, parseJsonLossless } from '../../src/provider/json.js';
+import { rebuild } from '../../src/replay/rebuild.js';
+import { retryQuarantine } from '../../src/replay/quarantine-retry.js';
+import { retentionPass } from '../../src/privacy/retention.js';
+import { insertWebhookEvents } from '../../src/store/repositories/webhook-events.js';
+import type { SyncContext } from '../../src/sync/runtime/context.js';
+import { daemonEnv, freePort, runCli, startReceivingDaemon, waitFor } from '../helpers/cli.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -32,45 +39,112 @@ const GUEST = {
 };
 const VALUES = [GUEST.firstName, GUEST.lastName, GUEST.email.toLowerCase(), GUEST.phone, GUEST.birthDate];
 
+/** What the provider serves next, besides the guest (see mirrorWithGuest). */
+interface Serving {
+  /** Booking numbers whose details fail validation (a currency that is not text). */
+  brokenDetails: Set<string>;
+  /** Booking numbers whose details the database refuses (a NUL character in a text column). */
+  refusedDetails: Set<string>;
+  /** PMS reservation numbers that fail validation (room stays that are not a list). */
+  brokenReservations: Set<string>;
+}
+
+interface GuestMirror {
+  number: string;
+  /** With `everywhere`: a second booking and PMS reservation of the same PMS person (a past stay). */
+  other: string;
+  /** The customer's PMS person id. */
+  personId: string;
+  /** With `everywhere`: the integration-storage booking of `number`, which names the guest too. */
+  storageId: string;
+  serving: Serving;
+}
+
 /**
  * A mirror where GUEST is the customer of one booking and of its PMS reservation (the same
- * number), and a guest of the booking's first room stay; synced with every stream.
+ * number), and a guest of the booking's first room stay; synced with every stream. With
+ * `everywhere`, the same PMS person is also the customer of a second reservation and booking
+ * (`other`), the booking list names them as the customer of both, and the integration-storage
+ * booking of the first names them with their e-mail and phone. `storedEmail`: the e-mail as the
+ * PMS holds it (spaces, case: what forget-guest's normalisation must see through).
  */
-async function mirrorWithGuest(personalData: boolean, pseudonymKey?: string): Promise<{ number: string }> {
+async function mirrorWithGuest(personalData: boolean, pseudonymKey?: string, opts: { everywhere?: boolean; storedEmail?: string } = {}): Promise<GuestMirror> {
   h = await startHarness({
     sim: { properties: [{ id: P, bookingCount: 12 }] },
     config: { pms: { personalData }, privacy: pseudonymKey ? { pseudonymKey } : {} },
   });
-  const reservation = h.sim
+  const sim = h.sim;
+  const storageOf = (n: string) => sim.integrationStorageBookings(P).find((s) => s.uniqueIds.some((u) => u.idContext === 'External' && u.id === n));
+  const withBooking = sim
     .pmsReservations(P)
-    .find((r) => r.customer?.pmsPersonId && r.reservationStatus !== 'Cancelled' && h!.sim.bookings(P).some((b) => b.number === r.number));
-  expect(reservation).toBeDefined();
-  const number = reservation!.number;
-  h.sim.faults.rewriteBody = (path, body) => {
-    if (path === `/api/read-reservation/v1/properties/${P}/bookings/${number}`) {
+    .filter((r) => r.customer?.pmsPersonId && r.reservationStatus !== 'Cancelled' && sim.bookings(P).some((b) => b.number === r.number))
+    .sort((a, b) => Number(!storageOf(a.number)) - Number(!storageOf(b.number)));
+  expect(withBooking.length).toBeGreaterThan(1);
+  const number = withBooking[0]!.number;
+  const other = withBooking[1]!.number;
+  const personId = withBooking[0]!.customer!.pmsPersonId;
+  const storage = storageOf(number);
+  expect(storage).toBeDefined();
+  const serving: Serving = { brokenDetails: new Set(), refusedDetails: new Set(), brokenReservations: new Set() };
+  const named = opts.everywhere ? [number, other] : [number];
+  const customer = { firstName: GUEST.firstName, lastName: GUEST.lastName };
+  sim.faults.rewriteBody = (path, body) => {
+    const details = named.find((n) => path === `/api/read-reservation/v1/properties/${P}/bookings/${n}`);
+    if (details) {
       const b = (body as { booking: AnyRecord }).booking;
-      b.customer = { firstName: GUEST.firstName, lastName: GUEST.lastName };
-      b.roomStays[0].guests = [{ firstName: GUEST.firstName, lastName: GUEST.lastName }, ...(b.roomStays[0].guests ?? []).slice(1)];
+      b.customer = { ...customer };
+      b.roomStays[0].guests = [{ ...customer }, ...(b.roomStays[0].guests ?? []).slice(1)];
+      if (serving.brokenDetails.has(details)) b.currencyCode = { broken: true };
+      if (serving.refusedDetails.has(details)) b.currencyCode = 'EU\u0000R';
       return body;
     }
-    if (path === `/api/pms/v2/properties/${P}/reservations/${number}`) {
+    const reservation = named.find((n) => path === `/api/pms/v2/properties/${P}/reservations/${n}`);
+    if (reservation) {
       const r = (body as { reservation: AnyRecord }).reservation;
       r.customer = {
         ...r.customer,
+        pmsPersonId: personId,
         personName: { firstName: GUEST.firstName, lastName: GUEST.lastName },
-        emails: [{ address: GUEST.email }],
+        emails: [{ address: opts.storedEmail ?? GUEST.email }],
         phones: [{ phoneNumber: GUEST.phone }],
         birthDate: GUEST.birthDate,
       };
       r.customerComment = `call ${GUEST.firstName} on ${GUEST.phone}`;
+      if (serving.brokenReservations.has(reservation)) r.roomStays = 'broken';
+      return body;
+    }
+    if (opts.everywhere && path === `/api/pms-integration-storage/v1/properties/${P}/bookings/${storage!.id}`) {
+      const b = (body as { booking: AnyRecord }).booking;
+      b.customer = { ...customer, emails: [{ address: GUEST.email }], phones: [{ phoneNumber: GUEST.phone }] };
+      return body;
+    }
+    if (opts.everywhere && path === `/api/read-reservation/v1/properties/${P}/bookings`) {
+      for (const s of (body as { bookingSummaries: AnyRecord[] }).bookingSummaries) if (named.includes(s.number)) s.customer = { ...customer };
       return body;
     }
     return undefined;
   };
   const ctx = await h.context();
+  if (opts.everywhere) await announce(ctx, storage!.id, 'initial');
   expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
   await h.release(ctx);
-  return { number };
+  return { number, other, personId, storageId: storage!.id, serving };
+}
+
+/** A change event for the integration-storage booking `id` (they arrive only through events), as the receiver stores it. */
+async function announce(ctx: SyncContext, id: string, tag: string): Promise<void> {
+  await ctx.write((trx) =>
+    insertWebhookEvents(trx, [
+      {
+        eventId: `storage-${id}-${tag}`,
+        eventType: 'pms_integration_storage:booking_changed',
+        creationTime: null,
+        payload: { BookingId: id, PropertyId: P },
+        propertyId: P,
+        entityKey: id,
+      },
+    ]),
+  );
 }
 
 /** Every row of every table of the mirror schema whose text holds one of `values` (case-insensitive): table → count. */
@@ -90,6 +164,9 @@ async function traces(values: readonly string[]): Promise<Record<string, number>
   }
   return found;
 }
+
+/** The replay environment of a sync context: its fenced writer and its reads. */
+const replayEnv = (ctx: SyncContext) => ({ handle: ctx, config: h!.config, logger: h!.logger });
 
 /** The booking's figures and the property's nightly facts: what an erasure must not change. */
 async function figures(number: string): Promise<unknown> {
@@ -259,6 +336,224 @@ describe('forget-guest', () => {
       expect(await write).toEqual([false]);
     } finally {
       await writer.end();
+      await db.close();
+    }
+  });
+
+  it("keeps the provider's next versions of an erased guest out of the quarantine: details the database refuses, a reservation and details that fail validation", async () => {
+    const { number, serving } = await mirrorWithGuest(true);
+    const db = await openDatabase(h!.config, h!.logger);
+    try {
+      expect((await forgetGuest(db.db, parseSelector('email', GUEST.email), { dryRun: false })).persons).toBe(1);
+    } finally {
+      await db.close();
+    }
+    expect(await traces(VALUES)).toEqual({});
+
+    // The next versions, with the guest in them: details the database refuses, a reservation that fails validation.
+    serving.refusedDetails.add(number);
+    serving.brokenReservations.add(number);
+    h!.sim.amendBooking(P, number, 'reprice');
+    h!.sim.pmsChangeRoom(P, number, 0);
+    let ctx = await h!.context();
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ fatal: undefined });
+    await h!.release(ctx);
+    const quarantined = async () =>
+      (await h!.sql<AnyRecord>('SELECT stream, reason FROM quarantine WHERE entity_key = $1 ORDER BY stream, reason', [number])).map(
+        (q) => `${q.stream}: ${String(q.reason).startsWith('database write failed') ? 'refused' : 'invalid'}`,
+      );
+    expect(await quarantined()).toEqual(['booking_details: refused', 'pms_reservations: invalid']);
+    expect(await traces(VALUES)).toEqual({});
+
+    // And details that fail validation.
+    serving.refusedDetails.delete(number);
+    serving.brokenDetails.add(number);
+    h!.sim.amendBooking(P, number, 'reprice');
+    ctx = await h!.context();
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ fatal: undefined });
+    await h!.release(ctx);
+    expect(await quarantined()).toEqual(['booking_details: invalid', 'booking_details: refused', 'pms_reservations: invalid']);
+    expect(await traces(VALUES)).toEqual({});
+  });
+
+  it('--booking erases the person everywhere the mirror holds them (their other reservation, the booking list, integration storage), and no later version, storage booking or change event brings them back', async () => {
+    const { number, other, storageId } = await mirrorWithGuest(true, undefined, { everywhere: true });
+    expect(Object.keys(await traces(VALUES))).toEqual(
+      expect.arrayContaining(['bookings', 'booking_summaries', 'integration_storage_bookings', 'pms_guests', 'pms_reservations']),
+    );
+    const env = daemonEnv(h!, { config: { pms: { personalData: true } } });
+    const run = await runCli(['forget-guest', '--booking', `${P}/${number}`], env);
+    expect(run.code).toBe(0);
+    // The reservation `other` names the same PMS person: a past stay, which never changes again.
+    expect(await traces(VALUES)).toEqual({});
+
+    // Their next versions: the bookings, the other reservation, the storage booking, the booking list.
+    h!.sim.amendBooking(P, number, 'reprice');
+    h!.sim.amendBooking(P, other, 'reprice');
+    h!.sim.pmsChangeRoom(P, other, 0);
+    h!.sim.touchIntegrationStorageBooking(P, storageId);
+    const ctx = await h!.context();
+    await announce(ctx, storageId, 'after');
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
+    await h!.release(ctx);
+    expect(await h!.sql('SELECT customer_last_name FROM pms_reservations WHERE number = $1', [other])).toEqual([{ customer_last_name: '(erased)' }]);
+    expect(await traces(VALUES)).toEqual({});
+
+    // Change events received by the daemon: one naming the guest in its payload, and a body that is no event at all.
+    const { daemon, hooks } = await startReceivingDaemon(h!, { config: { pms: { personalData: true } } });
+    try {
+      const person = {
+        personName: { firstName: GUEST.firstName, lastName: GUEST.lastName },
+        emails: [{ address: GUEST.email }],
+        phones: [{ phoneNumber: GUEST.phone }],
+      };
+      const res = await fetch(`http://127.0.0.1:${hooks}/webhooks/provider`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([
+          { eventId: 'e-guest', eventType: 'crm:guest_changed', creationTime: new Date().toISOString(), payload: { PropertyId: P, guest: person } },
+          { eventType: 'crm:guest_changed', payload: { PropertyId: P, guest: person } },
+        ]),
+      });
+      expect(res.status).toBe(400);
+      await waitFor('the event stored', async () => (await h!.sql(`SELECT 1 FROM webhook_events WHERE event_id = 'e-guest'`)).length > 0);
+      expect(await h!.sql(`SELECT 1 FROM quarantine WHERE stream = 'webhook_receiver'`)).toHaveLength(1);
+    } finally {
+      daemon.child.kill('SIGTERM');
+      await daemon.done;
+    }
+    expect(await traces(VALUES)).toEqual({});
+  });
+
+  it('keeps the guest erased through a rebuild, a quarantine retry and a retention pass over what an erasure did not reach', async () => {
+    const { number, personId } = await mirrorWithGuest(false);
+    const db = await openDatabase(h!.config, h!.logger);
+    try {
+      await forgetGuest(db.db, parseSelector('booking', `${P}/${number}`), { dryRun: false });
+    } finally {
+      await db.close();
+    }
+    const names = [GUEST.firstName, GUEST.lastName];
+    expect(await traces(names)).toEqual({});
+
+    // What an erasure may not reach (rows of an older staysync, a write that raced it): raw that
+    // names the guest, one reservation's no longer valid for today's schemas; bodies in the
+    // quarantine, one a storage booking that now passes, one a reservation that still fails.
+    const person = { pmsPersonId: personId, personName: { firstName: GUEST.firstName, lastName: GUEST.lastName }, emails: [{ address: GUEST.email }] };
+    await h!.sql(`UPDATE bookings SET raw = jsonb_set(raw, '{booking,customer}', $2::jsonb) WHERE number = $1`, [
+      number,
+      JSON.stringify({ firstName: GUEST.firstName, lastName: GUEST.lastName }),
+    ]);
+    await h!.sql(
+      `UPDATE pms_reservations SET raw = raw || jsonb_build_object('customer', $2::jsonb, 'roomStays', 'broken'),
+              customer_first_name = $3, customer_last_name = $4 WHERE number = $1`,
+      [number, JSON.stringify(person), GUEST.firstName, GUEST.lastName],
+    );
+    const storage = h!.sim.integrationStorageBookings(P)[0]!;
+    await h!.sql(
+      `INSERT INTO quarantine (stream, property_id, entity_key, reason, reason_hash, raw_body) VALUES
+         ('webhook_events', $1, $2, 'old', md5('old'), $3), ('pms_reservations', $1, $4, 'old', md5('old'), $5)`,
+      [
+        P,
+        storage.id,
+        JSON.stringify({ booking: { ...storage, customer: person } }),
+        number,
+        JSON.stringify({ reservation: { number, customer: person, roomStays: 'broken' } }),
+      ],
+    );
+    const ctx = await h!.context();
+    await rebuild(replayEnv(ctx));
+    expect(await h!.sql('SELECT customer_first_name FROM bookings WHERE number = $1', [number])).toEqual([{ customer_first_name: '(erased)' }]);
+    // The raw no longer valid was quarantined without the guest (and its row left as it was: a rebuild writes only what it can read).
+    const rebuilt = await h!.sql<{ raw_body: string }>(`SELECT raw_body FROM quarantine WHERE stream = 'pms_reservations' AND reason <> 'old'`);
+    expect(rebuilt).toHaveLength(1);
+    expect([...names, GUEST.email].filter((v) => rebuilt[0]!.raw_body.toLowerCase().includes(v.toLowerCase()))).toEqual([]);
+    await retryQuarantine(replayEnv(ctx));
+    expect(await traces([...names, GUEST.email])).toEqual({ pms_reservations: 1 });
+    // Retention reaches that row when its stay is past (here: all of them, twenty years on).
+    await retentionPass((fn) => ctx.write(fn), { propertyIds: [P], days: 1, now: new Date(Date.now() + 20 * 365 * 86_400_000), unrouted: true });
+    expect(await traces([...names, GUEST.email])).toEqual({});
+  });
+
+  it("after an erasure, the booking's current version has the hash of the erased payload, and fetching that version again records no new one", async () => {
+    const { number } = await mirrorWithGuest(false);
+    const versions = () =>
+      h!.sql<AnyRecord>('SELECT version, content_hash, valid_to FROM booking_versions WHERE number = $1 AND NOT reconstructed ORDER BY version', [number]);
+    const before = await versions();
+    const db = await openDatabase(h!.config, h!.logger);
+    try {
+      await forgetGuest(db.db, parseSelector('booking', `${P}/${number}`), { dryRun: false });
+    } finally {
+      await db.close();
+    }
+    const [raw] = await h!.sql<{ raw: string }>('SELECT raw::text AS raw FROM bookings WHERE number = $1', [number]);
+    const erasedHash = createHash('sha256')
+      .update(canonicalJson(parseJsonLossless(raw!.raw)))
+      .digest('hex');
+    const after = await versions();
+    expect(after.length).toBe(before.length);
+    expect(after[after.length - 1]!.content_hash).toBe(erasedHash);
+    expect(after[after.length - 1]!.content_hash).not.toBe(before[before.length - 1]!.content_hash);
+    // No version keeps the hash of a payload that named the guest.
+    expect(after.filter((v) => before.some((b) => b.content_hash === v.content_hash))).toEqual([]);
+
+    // The same version fetched again.
+    const ctx = await h!.context();
+    await ctx.write((trx) => enqueueDetailFetches(trx, [{ propertyId: P, number, modifiedAt: null, priority: 0 }]));
+    expect(await syncOnce(ctx)).toMatchObject({ failed: [], fatal: undefined });
+    expect(h!.sim.stats.detailCallsByNumber.get(number)).toBeGreaterThan(1);
+    expect(await versions()).toEqual(after);
+  });
+
+  it('finds an e-mail stored with a tab, a no-break space and capitals outside ASCII, and says with its own exit status that it found nobody', async () => {
+    await mirrorWithGuest(true, undefined, { storedEmail: '\tZÉPHYRINE.Q+Stay@EXAMPLE.ORG\u00a0' });
+    const env = daemonEnv(h!, { config: { pms: { personalData: true } } });
+    const run = await runCli(['forget-guest', '--email', 'zéphyrine.q+stay@example.org'], env);
+    expect(run.stdout).toMatch(/\(1 persons found\)/);
+    expect(run.code).toBe(0);
+    expect(await traces([GUEST.firstName, GUEST.lastName, 'q+stay@example.org'])).toEqual({});
+
+    const nobody = await runCli(['forget-guest', '--email', 'nobody.here@example.org'], env);
+    expect(nobody.code).toBe(4);
+    expect(nobody.stdout + nobody.stderr).toContain('found nobody');
+    const dry = await runCli(['forget-guest', '--phone', '+1 555 000 9999', '--dry-run'], env);
+    expect(dry.code).toBe(4);
+  });
+
+  it('holds the erasure lock alone only to list the guest: a dry run never takes it, and writes of guest data go on while it reads the mirror', async () => {
+    await mirrorWithGuest(false);
+    const other = new pg.Client({ connectionString: h!.dbUrl, options: `-c search_path=${h!.schema}` });
+    await other.connect();
+    const db = await openDatabase(h!.config, h!.logger);
+    const settles = <T>(p: Promise<T>, ms: number) => Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+    try {
+      // A write of guest data in flight: a dry run does not wait for it.
+      await other.query('BEGIN');
+      await other.query(`SELECT pg_advisory_xact_lock_shared(hashtext('staysync:erasures'), hashtext(current_schema()))`);
+      expect(await settles(forgetGuest(db.db, parseSelector('booking', `${P}/x`), { dryRun: true }), 5_000)).toBe(true);
+      await other.query('COMMIT');
+
+      // An erasure whose reads are held up (a table locked by someone else): writes of guest data go on meanwhile.
+      await other.query('BEGIN');
+      await other.query('LOCK TABLE pms_guests IN ACCESS EXCLUSIVE MODE');
+      let erased = false;
+      const erasing = forgetGuest(db.db, parseSelector('email', GUEST.email), { dryRun: false }).finally(() => (erased = true));
+      await new Promise((r) => setTimeout(r, 700));
+      const ctx = await h!.context();
+      expect(
+        await settles(
+          ctx.write((trx) => erasedAmong(trx, [{ kind: 'person', value: 'x' }])),
+          5_000,
+        ),
+      ).toBe(true);
+      expect(erased).toBe(false);
+      await other.query('COMMIT');
+      const done = await erasing;
+      expect(done.lockHeldMs).toBeGreaterThanOrEqual(0);
+      expect(done.lockHeldMs).toBeLessThan(1_000);
+    } finally {
+      await other.query('ROLLBACK').catch(() => undefined);
+      await other.end();
       await db.close();
     }
   });

@@ -8,6 +8,7 @@ import { streamNames } from '../../src/store/states.js';
 import { TYPED_TABLES } from '../helpers/tables.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keptPayload } from '../../src/mapping/personal-data.js';
+import { parseJsonLossless } from '../../src/provider/json.js';
 import { nextDueFetches } from '../../src/store/repositories/fetch-queue.js';
 import { quarantinePayload } from '../../src/store/repositories/quarantine.js';
 import { InvalidPayloadError } from '../../src/provider/errors.js';
@@ -165,7 +166,8 @@ describe('rebuild', () => {
         property_id: P,
         entity_key: bad!.number,
         reason: expect.stringContaining('booking.roomStays'),
-        raw_body: keptRaw[0]!.raw,
+        // The stored payload, through the personal-data policy and the erasure list as every quarantined body (JSON text of its own).
+        raw_body: JSON.stringify(parseJsonLossless(keptRaw[0]!.raw)),
         occurrences: 1,
       },
     ]);
@@ -316,6 +318,29 @@ describe('quarantine retry', () => {
     expect(row!.name).toBe(served.name);
     expect((await h.sql<{ n: string }>('SELECT count(*) AS n FROM room_types WHERE property_id = $1', [bad]))[0]!.n).toBe(String(served.roomTypes.length));
     expect(await h.sql<AnyRecord>(`SELECT id, reason FROM quarantine WHERE stream = 'content'`)).toEqual([malformed]);
+  });
+
+  it('leaves a newer guest profile alone: a quarantined profile older than the stored one is superseded, not written over it', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+    const [stored] = await h.sql<AnyRecord>(
+      `SELECT pms_person_id, first_name, last_name, raw::text AS raw, fetched_at FROM pms_guests WHERE last_name IS NOT NULL ORDER BY pms_person_id LIMIT 1`,
+    );
+    // The profile as it was before its last fetch, quarantined (by a rebuild of an older mapping) an hour before that fetch.
+    const old = { ...JSON.parse(stored!.raw as string), personName: { firstName: 'Older', lastName: 'Profilebody' } };
+    const seen = new Date((stored!.fetched_at as Date).getTime() - 3_600_000);
+    await h.sql(
+      `INSERT INTO quarantine (stream, property_id, entity_key, reason, reason_hash, raw_body, received_at, last_seen_at)
+       VALUES ('pms_guests', '500100', $1, 'old', md5('old'), $2, $3, $3)`,
+      [stored!.pms_person_id, JSON.stringify({ guest: old }), seen],
+    );
+    const r = await retryQuarantine(replayEnv(h, ctx));
+    expect(r.byStream.pms_guests).toMatchObject({ retried: 1, superseded: 1, mirrored: 0 });
+    expect(await h.sql('SELECT first_name, last_name FROM pms_guests WHERE pms_person_id = $1', [stored!.pms_person_id])).toEqual([
+      { first_name: stored!.first_name, last_name: stored!.last_name },
+    ]);
+    expect(await h.sql(`SELECT 1 FROM quarantine WHERE stream = 'pms_guests'`)).toEqual([]);
   });
 });
 

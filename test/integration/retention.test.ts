@@ -6,11 +6,11 @@
  * quarantined bodies and processed change events expire.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXPIRED_BODY } from '../../src/privacy/retention.js';
+import { EXPIRED_BODY, retentionPass } from '../../src/privacy/retention.js';
 import { quarantinePayload } from '../../src/store/repositories/quarantine.js';
 import { streamNames } from '../../src/store/states.js';
 import { retentionStream } from '../../src/sync/streams/retention.js';
-import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { announceStorage, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -132,6 +132,76 @@ describe('retention', () => {
     // A second pass finds nothing left to do, and logs nothing.
     await retentionStream.run(ctx, new AbortController().signal, []);
     expect(await h.sql('SELECT 1 FROM erasures')).toHaveLength(logs.length);
+  });
+
+  it('reaches what has no stay end: a profile whose person left the guest list, a reservation with no stays or only open check-outs, a booking with no room stays, an integration-storage booking', async () => {
+    h = await startHarness({
+      sim: { properties: [{ id: P, bookingCount: 30 }] },
+      config: { pms: { personalData: true } },
+    });
+    const ctx = await h.context();
+    await announceStorage(h, ctx, P, { storage: 2, blocks: 0 });
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
+    const cutoff = addDays(new Date().toISOString().slice(0, 10), -DAYS);
+    const longAgo = `${addDays(cutoff, -30)}T12:00:00Z`;
+    const recent = new Date().toISOString();
+
+    // Every stay after the cutoff, so that only what this test makes old is past retention.
+    await h.sql(
+      `UPDATE pms_room_stays SET check_in_at = now() + interval '1 day', check_out_at = now() + interval '3 days', actual_check_in_at = NULL, actual_check_out_at = NULL`,
+    );
+    await h.sql(`UPDATE bookings SET departure_at = now() + interval '3 days'`);
+    await h.sql(`UPDATE integration_storage_bookings SET departure_at = now() + interval '3 days'`);
+    const reservations = await h.sql<{ number: string }>(
+      `SELECT number FROM pms_reservations r WHERE customer_last_name IS NOT NULL AND EXISTS (SELECT 1 FROM pms_room_stays s WHERE s.number = r.number) ORDER BY number`,
+    );
+    const [noStays, openCheckOuts] = [reservations[0]!.number, reservations[1]!.number];
+    await h.sql(`DELETE FROM pms_room_stays WHERE number = $1`, [noStays]);
+    await h.sql(`UPDATE pms_reservations SET modified_at = $2, fetched_at = $2 WHERE number = $1`, [noStays, longAgo]);
+    await h.sql(`UPDATE pms_room_stays SET check_in_at = $2, check_out_at = NULL WHERE number = $1`, [openCheckOuts, longAgo]);
+
+    // Two guests of rooms (not customers) leave their guest lists: one last fetched before the cutoff, one recently.
+    const guests = await h.sql<{ id: string }>(
+      `SELECT g.pms_person_id AS id FROM pms_guests g
+        WHERE g.last_name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pms_reservations r WHERE r.customer_person_id = g.pms_person_id)
+          AND EXISTS (SELECT 1 FROM pms_room_stays s WHERE g.pms_person_id = ANY(s.guest_person_ids)) ORDER BY 1 LIMIT 2`,
+    );
+    expect(guests).toHaveLength(2);
+    const [leftLongAgo, leftRecently] = [guests[0]!.id, guests[1]!.id];
+    for (const id of [leftLongAgo, leftRecently]) await h.sql(`UPDATE pms_room_stays SET guest_person_ids = array_remove(guest_person_ids, $1)`, [id]);
+    await h.sql(`UPDATE pms_guests SET fetched_at = $2 WHERE pms_person_id = $1`, [leftLongAgo, longAgo]);
+    await h.sql(`UPDATE pms_guests SET fetched_at = $2 WHERE pms_person_id = $1`, [leftRecently, recent]);
+
+    // A booking without room stays, last changed long ago.
+    const [noRooms] = await h.sql<{ number: string }>(`SELECT number FROM bookings WHERE customer_last_name IS NOT NULL ORDER BY number LIMIT 1`);
+    await h.sql(`DELETE FROM booking_room_stays WHERE number = $1`, [noRooms!.number]);
+    await h.sql(`UPDATE bookings SET arrival_at = NULL, departure_at = NULL, modified_at = $2 WHERE number = $1`, [noRooms!.number, longAgo]);
+
+    // An integration-storage booking that names its guest, departed long ago.
+    const [storage] = await h.sql<{ booking_id: string }>(`SELECT booking_id FROM integration_storage_bookings ORDER BY booking_id LIMIT 1`);
+    await h.sql(
+      `UPDATE integration_storage_bookings SET departure_at = $2,
+              raw = raw || '{"customer": {"firstName": "Orla", "lastName": "Storagefield", "emails": [{"address": "orla@example.org"}]}}'::jsonb
+        WHERE booking_id = $1`,
+      [storage!.booking_id, longAgo],
+    );
+
+    // A pass as the daemon's (retention is not configured here, so that the sync erased nothing first).
+    await retentionPass((fn) => ctx.write(fn), { propertyIds: [P], days: DAYS, now: new Date(), unrouted: true });
+
+    const customer = async (number: string) =>
+      (await h!.sql<AnyRecord>('SELECT customer_last_name, customer_email FROM pms_reservations WHERE number = $1', [number]))[0];
+    expect(await customer(noStays)).toEqual({ customer_last_name: '(erased)', customer_email: null });
+    expect(await customer(openCheckOuts)).toEqual({ customer_last_name: '(erased)', customer_email: null });
+    expect(await h.sql('SELECT last_name, email FROM pms_guests WHERE pms_person_id = $1', [leftLongAgo])).toEqual([{ last_name: '(erased)', email: null }]);
+    const [kept] = await h.sql<AnyRecord>('SELECT last_name FROM pms_guests WHERE pms_person_id = $1', [leftRecently]);
+    expect(kept!.last_name).not.toBe('(erased)');
+    expect(await h.sql('SELECT customer_last_name FROM bookings WHERE number = $1', [noRooms!.number])).toEqual([{ customer_last_name: '(erased)' }]);
+    expect(await h.sql(`SELECT raw->'customer' AS customer FROM integration_storage_bookings WHERE booking_id = $1`, [storage!.booking_id])).toEqual([
+      { customer: { firstName: '(erased)', lastName: '(erased)' } },
+    ]);
+    // Nothing else was past retention.
+    expect(await h.sql(`SELECT count(*)::int AS n FROM bookings WHERE customer_last_name = '(erased)'`)).toEqual([{ n: 1 }]);
   });
 
   it('is off by default: the refresh is not run', () => {

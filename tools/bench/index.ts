@@ -9,9 +9,10 @@
  *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
  *                            [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
- *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting]
+ *                            [--erasure-bookings 1000000]
+ *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure]
  *                            [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
- *                            [--skip-reporting]
+ *                            [--skip-reporting] [--skip-erasure]
  *
  * Scenario P (parser, parser.ts) runs first, in this process, in a few seconds: the MB/s of
  * parseJsonLossless on an ordinary body of booking details responses (about 6 MB), against the
@@ -62,9 +63,14 @@
  * channel_performance, each the median of --reporting-runs EXPLAIN ANALYZE runs (execution +
  * planning) after two warm-up runs; and the bytes of history per booking version. H runs after
  * G, alone; --reporting-keep leaves its schema in place to look at plans by hand.
+ * Scenario I (erasure, erasure.ts): a mirror of --erasure-bookings bookings (1,000,000) with
+ * their PMS reservations, profiles, storage bookings, quarantined bodies and change events,
+ * generated in SQL as H's; how long forget-guest holds the erasure lock alone (a dry run, by
+ * e-mail, by booking) and how long a write of guest data waits meanwhile, beside the same for
+ * the lock held through a whole erasure (as before). I runs after H, alone.
  * `--only` takes a comma list of parser (P), budget (A), memory (B), content (C), pms (D),
- * webhooks (E), freshness (F), scale (G) and reporting (H), e.g. `--only pms`; the --skip-*
- * flags leave one out.
+ * webhooks (E), freshness (F), scale (G), reporting (H) and erasure (I), e.g. `--only pms`; the
+ * --skip-* flags leave one out.
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
@@ -93,6 +99,7 @@ import { minTimeFor, scaleWindows } from './theory.js';
 import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
 import { REPORTING_DEFAULTS, reportingLines, runReportingBench } from './reporting.js';
+import { ERASURE_DEFAULTS, erasureLines, runErasureBench } from './erasure.js';
 import { expectHistory, historyCostLines, keepHistory, leaveHistoryOut, type HistoryPair } from './history-cost.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -149,6 +156,8 @@ interface Options {
   /** Scenario H: leave the loaded schema in place (its name is printed), for looking at plans by hand. */
   reportingKeep: boolean;
   skipReporting: boolean;
+  erasureBookings: number;
+  skipErasure: boolean;
 }
 
 class UsageError extends Error {}
@@ -161,12 +170,13 @@ const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--sc
                                  [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
                                  [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
-                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting]
+                                 [--erasure-bookings 1000000]
+                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure]
                                  [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
-                                 [--skip-reporting]`;
+                                 [--skip-reporting] [--skip-erasure]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting'] as const;
+const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting', 'erasure'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -208,6 +218,8 @@ function parseOptions(argv: string[]): Options {
       'reporting-runs': { type: 'string', default: String(REPORTING_DEFAULTS.runs) },
       'reporting-keep': { type: 'boolean', default: false },
       'skip-reporting': { type: 'boolean', default: false },
+      'erasure-bookings': { type: 'string', default: String(ERASURE_DEFAULTS.bookings) },
+      'skip-erasure': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -288,6 +300,8 @@ function parseOptions(argv: string[]): Options {
     reportingRuns: int('reporting-runs', values['reporting-runs'], 1),
     reportingKeep: values['reporting-keep'],
     skipReporting: skip('reporting', values['skip-reporting']),
+    erasureBookings: int('erasure-bookings', values['erasure-bookings'], ERASURE_DEFAULTS.properties * 10),
+    skipErasure: skip('erasure', values['skip-erasure']),
   };
 }
 
@@ -349,6 +363,7 @@ async function main(): Promise<number> {
     opts.skipFreshness,
     opts.skipScale,
     opts.skipReporting,
+    opts.skipErasure,
   ].every(Boolean);
   const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
 
@@ -652,6 +667,31 @@ async function main(): Promise<number> {
       for (const n of notes) out(`  ${n}`);
       if (opts.reportingKeep) out(`  schema kept: ${h.schema} (reporting views in ${h.schema}_reporting)`);
       if (h.checks.some((c) => !c.ok)) failed = true;
+    } catch (err) {
+      if (abort.signal.aborted) throw err;
+      failed = true;
+      out(`  RUN FAILED: ${(err as Error).message}`);
+    }
+  }
+
+  // ---- Scenario I: erasure, alone (its load and its timings take the database) ----
+  if (!opts.skipErasure && !abort.signal.aborted) {
+    out(
+      `scenario I: erasure, ${opts.erasureBookings} bookings over ${ERASURE_DEFAULTS.properties} properties with their PMS reservations, profiles and more, generated in SQL; ` +
+        `forget-guest timed with a write of guest data every ${ERASURE_DEFAULTS.writerPauseMs} ms beside it`,
+    );
+    try {
+      const r = await runErasureBench({
+        bookings: opts.erasureBookings,
+        properties: ERASURE_DEFAULTS.properties,
+        databaseUrl,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = erasureLines(r);
+      for (const l of formatLines(lines)) out(l);
+      for (const n of notes) out(`  ${n}`);
+      if (r.checks.some((c) => !c.ok)) failed = true;
     } catch (err) {
       if (abort.signal.aborted) throw err;
       failed = true;

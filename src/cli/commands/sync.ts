@@ -20,9 +20,7 @@ import { systemClock } from '../../util/clock.js';
 import type { Logger } from '../../util/log.js';
 import { OpsPortError, opsListener, type HttpListener } from '../../ops/http.js';
 import { webhookListener } from '../../ops/webhooks.js';
-import { storeWebhookBatch } from '../../store/repositories/webhook-events.js';
-import { keptPayload, quarantinedBody } from '../../mapping/personal-data.js';
-import { streamNames } from '../../store/states.js';
+import { storeReceivedEvents } from '../../privacy/guest-writes.js';
 import { createMetrics } from '../../ops/metrics.js';
 import { AuthenticationError } from '../../provider/errors.js';
 import { tokenCapacity } from '../../provider/token-capacity.js';
@@ -81,13 +79,8 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
       ? webhookListener({
           config: config.webhooks,
           // Any replica stores what it receives (an event id is stored once); the connection that follows the property processes it.
-          // What is kept of them follows the personal-data policy, as for every guest payload.
-          store: (events, invalid) =>
-            storeWebhookBatch(
-              h.db,
-              events.map((e) => ({ ...e, payload: keptPayload(e.payload, config.pms.personalData) })),
-              invalid.map((r) => ({ ...r, body: quarantinedBody(streamNames.webhookEvents, r.body, config.pms.personalData) })),
-            ),
+          // What is kept of them follows the personal-data policy and the erasure list, as for every guest payload.
+          store: (events, invalid) => storeReceivedEvents(h.db, events, invalid, config.pms.personalData),
           onStored: (batch) => {
             // Counted once, by the first connection; every connection's event drain looks at once.
             const first = fleet.connections[0]?.ctx;

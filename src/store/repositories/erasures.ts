@@ -3,18 +3,20 @@
  * checked by every write of guest data, added to by forget-guest; and the lock that orders
  * the two.
  *
- * Why a lock: a write that read the list before an erasure committed could store the erased
- * person again after it. So every write of guest data takes the erasure lock shared before
- * it reads the list, and an erasure takes it alone for its whole transaction: a write either
- * ends before the erasure starts (and the erasure erases what it wrote) or reads the list after
- * the erasure committed (and erases the person itself). The list is read in a statement of its
- * own, after the lock: a statement's snapshot is taken when it starts, before any wait for a lock.
+ * Why a lock: a write that read the list before an erasure's identities joined it could store
+ * the erased person again after it. So every write of guest data takes the erasure lock shared
+ * before it reads the list, until it commits, and forget-guest takes it alone for the short
+ * transaction that adds the identities (listErasedIdentities): a write either commits before
+ * that (and forget-guest, which reads the mirror again after it, erases what it wrote) or reads
+ * the list after it (and erases the person itself). The list is read in a statement of its own,
+ * after the lock: a statement's snapshot is taken when it starts, before any wait for a lock.
+ * forget-guest reads the mirror and erases the rows without the lock (src/privacy/forget-guest.ts).
  */
 import { createHmac } from 'node:crypto';
 import { parseJsonLossless } from '../../provider/json.js';
 import { sql, type RawBuilder } from 'kysely';
 import { prepared } from '../prepared.js';
-import type { Executor } from '../types.js';
+import type { Db, Executor } from '../types.js';
 
 /** What an identity is (src/mapping/erasure.ts Identity), as the store sees it. */
 export interface IdentityRef {
@@ -47,10 +49,57 @@ export async function erasedAmong(trx: Executor, identities: readonly IdentityRe
   return identities.map((id, i) => erased.has(`${id.kind}:${hashes[i]}`));
 }
 
-/** In an erasure's transaction: the lock alone (writes of guest data wait), and the key. */
-export async function lockForErasure(trx: Executor): Promise<string> {
-  const r = await sql<{ key: string }>`SELECT pg_advisory_xact_lock(${ERASURE_LOCK})::text AS locked, (SELECT key FROM erasure_key) AS key`.execute(trx);
+/**
+ * In a write of guest data that cannot say which persons it holds (a body that is not JSON):
+ * the erasure lock shared, as erasedAmong takes it, whatever the list holds. Held until commit.
+ */
+export async function lockForGuestWrite(trx: Executor): Promise<void> {
+  await prepared(sql`SELECT pg_advisory_xact_lock_shared(${ERASURE_LOCK})::text AS locked`).execute(trx);
+}
+
+/** The mirror's erasure key (read without the lock: it never changes). */
+export async function erasureKey(db: Executor): Promise<string> {
+  const r = await sql<{ key: string }>`SELECT key FROM erasure_key`.execute(db);
   return r.rows[0]!.key;
+}
+
+/**
+ * forget-guest's short transaction holding the erasure lock alone: waits for the writes of
+ * guest data in flight (they read the list before it changes), adds the identities to the
+ * list, and commits, so that every write of guest data after it reads them. On the first
+ * round (`erasureId` null) it logs the erasure too; the rows it changed are added at the end
+ * (updateErasureLog). `lockHeldMs`: from the lock granted to the commit.
+ */
+export async function listErasedIdentities(
+  db: Db,
+  key: string,
+  e: {
+    erasureId: number | null;
+    selector: IdentityRef & { kind: 'email' | 'phone' | 'person' | 'booking' };
+    identities: readonly IdentityRef[];
+  },
+): Promise<{ erasureId: number; lockHeldMs: number }> {
+  let granted = 0;
+  const erasureId = await db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${ERASURE_LOCK})::text AS locked`.execute(trx);
+    granted = performance.now();
+    const id =
+      e.erasureId ??
+      (await logErasure(trx, { reason: 'request', selector: { kind: e.selector.kind, hash: identityHash(key, e.selector) }, persons: 0, rowsTouched: {} }));
+    if (e.identities.length > 0) {
+      await sql`
+        INSERT INTO erased_identities (kind, hash, erasure_id)
+        SELECT kind, hash, ${id} FROM unnest(${e.identities.map((i) => i.kind)}::text[], ${e.identities.map((i) => identityHash(key, i))}::text[]) AS x(kind, hash)
+        ON CONFLICT DO NOTHING`.execute(trx);
+    }
+    return id;
+  });
+  return { erasureId, lockHeldMs: performance.now() - granted };
+}
+
+/** The persons and rows an erasure changed, once it changed them. */
+export async function updateErasureLog(trx: Executor, erasureId: number, e: { persons: number; rowsTouched: Record<string, number> }): Promise<void> {
+  await sql`UPDATE erasures SET persons = ${e.persons}, rows_touched = ${JSON.stringify(e.rowsTouched)}::jsonb WHERE erasure_id = ${erasureId}`.execute(trx);
 }
 
 /** Logs an erasure (never its values): its number. Retention logs with this alone: it adds no identity, so it needs neither the key nor the lock. */
@@ -68,32 +117,6 @@ export async function logErasure(
     VALUES (${e.reason}, ${e.selector?.kind ?? null}, ${e.selector?.hash ?? null}, ${e.persons}, ${JSON.stringify(e.rowsTouched)}::jsonb)
     RETURNING erasure_id::text AS id`.execute(trx);
   return Number(r.rows[0]!.id);
-}
-
-/** Logs forget-guest's erasure, its selector as a keyed hash, and adds the person's identities to the list; returns its number. */
-export async function recordErasure(
-  trx: Executor,
-  key: string,
-  e: {
-    selector: IdentityRef & { kind: 'email' | 'phone' | 'person' | 'booking' };
-    persons: number;
-    rowsTouched: Record<string, number>;
-    identities: readonly IdentityRef[];
-  },
-): Promise<number> {
-  const id = await logErasure(trx, {
-    reason: 'request',
-    selector: { kind: e.selector.kind, hash: identityHash(key, e.selector) },
-    persons: e.persons,
-    rowsTouched: e.rowsTouched,
-  });
-  if (e.identities.length > 0) {
-    await sql`
-      INSERT INTO erased_identities (kind, hash, erasure_id)
-      SELECT kind, hash, ${id} FROM unnest(${e.identities.map((i) => i.kind)}::text[], ${e.identities.map((i) => identityHash(key, i))}::text[]) AS x(kind, hash)
-      ON CONFLICT DO NOTHING`.execute(trx);
-  }
-  return id;
 }
 
 /**
@@ -120,9 +143,6 @@ const stored = (text: string): unknown => parseJsonLossless(text);
 /** Rows changed, by table. */
 export type RowsTouched = Record<string, number>;
 
-/** What a quarantined body holds once it held an erased person's data. */
-export const ERASED_BODY = '(erased: the body held personal data of an erased guest; the reason says what failed)';
-
 /**
  * What erased names become (src/mapping/erasure.ts ERASED_NAME, which the payloads take): the
  * store takes it as given, so that the typed columns and raw say the same.
@@ -144,14 +164,18 @@ export interface BookingKey {
 }
 
 /**
- * Erases persons of bookings: `erase` gives each booking's raw with its persons erased and the
- * persons it erased (null: none), and the typed columns follow (the customer takes the loyalty
- * card numbers along). Returns the persons erased, by booking.
+ * Erases persons of bookings: `erase` gives each booking's raw with its persons erased, its
+ * content hash, and the persons it erased (null: none), and the typed columns and the version's
+ * hash follow (the customer takes the loyalty card numbers along). Returns the persons erased,
+ * by booking.
  */
 export async function eraseBookingPersons(
   trx: Executor,
   keys: readonly BookingKey[],
-  erase: (key: BookingKey, raw: unknown) => { raw: unknown; customerErased: boolean; persons: { firstName: unknown; lastName: unknown }[] } | null,
+  erase: (
+    key: BookingKey,
+    raw: unknown,
+  ) => { raw: unknown; contentHash: string; customerErased: boolean; persons: { firstName: unknown; lastName: unknown }[] } | null,
   marker: string,
   touched: RowsTouched,
 ): Promise<{ key: BookingKey; firstName: unknown; lastName: unknown }[]> {
@@ -171,6 +195,14 @@ export async function eraseBookingPersons(
            synced_at = now()
      WHERE property_id = ${key.property_id} AND number = ${key.number}`.execute(trx);
     add(touched, 'bookings', Number(b.numAffectedRows ?? 0));
+    // The current version's hash becomes that of the payload as it is now stored, so that the
+    // same version fetched again (erased on the way in) is the same version; the hashes of
+    // versions before, of payloads that named the person, go (an unkeyed hash of a known text).
+    const v = await sql`UPDATE booking_versions SET content_hash = CASE WHEN valid_to IS NULL THEN ${done.contentHash} END
+       WHERE property_id = ${key.property_id} AND number = ${key.number} AND content_hash IS DISTINCT FROM CASE WHEN valid_to IS NULL THEN ${done.contentHash} END`.execute(
+      trx,
+    );
+    add(touched, 'booking_versions', Number(v.numAffectedRows ?? 0));
     for (const p of done.persons) {
       const r = await sql`UPDATE booking_guests SET first_name = ${marked('first_name', marker)}, last_name = ${marked('last_name', marker)}, synced_at = now()
          WHERE property_id = ${key.property_id} AND number = ${key.number}
@@ -259,145 +291,219 @@ export interface PersonKey {
 }
 
 /**
+ * Erases persons in the summaries of the booking list of `keys`: `erase` gives a summary's raw
+ * with them erased, or null when it names none of them.
+ */
+export async function eraseSummaryPersons(
+  trx: Executor,
+  keys: readonly BookingKey[],
+  erase: (key: BookingKey, raw: unknown) => unknown,
+  touched: RowsTouched,
+): Promise<void> {
+  if (keys.length === 0) return;
+  const rows = await sql<BookingKey & { raw: string }>`
+    SELECT s.property_id, s.number, s.raw::text AS raw FROM booking_summaries s
+      JOIN unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS x(property_id, number)
+        ON s.property_id = x.property_id AND s.number = x.number
+     WHERE s.raw IS NOT NULL FOR UPDATE OF s`.execute(trx);
+  for (const r of rows.rows) {
+    const erased = erase({ property_id: r.property_id, number: r.number }, stored(r.raw));
+    if (erased === null) continue;
+    await sql`UPDATE booking_summaries SET raw = ${JSON.stringify(erased)}::jsonb, synced_at = now() WHERE property_id = ${r.property_id} AND number = ${r.number}`.execute(
+      trx,
+    );
+    add(touched, 'booking_summaries', 1);
+  }
+}
+
+/**
+ * Text reduced to what a match can rely on whatever the normalisation (src/mapping/pseudonyms.ts
+ * matchKey, which this must equal on every text): the two non-ASCII capitals whose lower case
+ * is ASCII mapped to it, everything outside printable ASCII dropped (spaces, tabs, no-break
+ * spaces, other letters), ASCII capitals lowered, without the collation's help (lower() is
+ * the locale's). Equal normalised values have equal keys, so a comparison of keys finds a
+ * superset of the matches, which the caller narrows with the normalisation itself. (chr(304) is
+ * U+0130 İ, chr(8490) the Kelvin sign U+212A.)
+ */
+export const matchKeySql = (text: RawBuilder<unknown>): RawBuilder<string> =>
+  sql<string>`translate(regexp_replace(translate(${text}, chr(304) || chr(8490), 'ik'), '[^!-~]', '', 'g'), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
+
+/** A phone's digits in SQL, as normalisePhone keeps them (ASCII digits only). */
+const digitsSql = (text: RawBuilder<unknown>): RawBuilder<string> => sql<string>`regexp_replace(${text}, '[^0-9]', '', 'g')`;
+
+/** The match keys of texts, as the database computes them (to hold matchKeySql equal to its TypeScript twin). */
+export async function matchKeysInDatabase(db: Executor, texts: readonly string[]): Promise<string[]> {
+  const r = await sql<{ k: string }>`SELECT ${matchKeySql(sql`t`)} AS k FROM unnest(${texts}::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n`.execute(db);
+  return r.rows.map((x) => x.k);
+}
+
+/**
  * Erases what else may hold the persons: quarantined bodies of the entities given (booking
- * numbers, person ids) or holding one of `values` (e-mails, phones), change events' payloads
- * and integration-storage bookings holding one of `values`.
+ * numbers, person ids) or holding one of `needles` (match keys of e-mails and phones:
+ * matchKeySql), replaced by `erasedBody`; change events' payloads holding one, emptied; and
+ * integration-storage bookings of the bookings given (by their number) or holding one, which
+ * `eraseStorage` gives erased (null: nothing of the persons in it).
  */
 export async function eraseTraces(
   trx: Executor,
-  entities: readonly { property_id: string; key: string }[],
-  values: readonly string[],
-  keptWithoutPersonalData: (raw: unknown) => unknown,
+  t: {
+    entities: readonly { property_id: string; key: string }[];
+    needles: readonly string[];
+    bookings: readonly BookingKey[];
+    erasedBody: string;
+    eraseStorage: (raw: unknown, booking: BookingKey | null) => unknown;
+  },
   touched: RowsTouched,
 ): Promise<void> {
   // Short values would match unrelated text.
-  const needles = [...new Set(values.map((v) => v.toLowerCase()).filter((v) => v.length >= 5))];
-  const q = await sql`UPDATE quarantine SET raw_body = ${ERASED_BODY}
-     WHERE raw_body <> ${ERASED_BODY}
-       AND ((property_id, entity_key) IN (SELECT * FROM unnest(${entities.map((e) => e.property_id)}::text[], ${entities.map((e) => e.key)}::text[]))
-            OR EXISTS (SELECT 1 FROM unnest(${needles}::text[]) n WHERE strpos(lower(raw_body), n) > 0))`.execute(trx);
+  const needles = [...new Set(t.needles.filter((v) => v.length >= 5))];
+  const holds = (text: RawBuilder<unknown>) => sql`EXISTS (SELECT 1 FROM unnest(${needles}::text[]) n WHERE strpos(${matchKeySql(text)}, n) > 0)`;
+  const q = await sql`UPDATE quarantine SET raw_body = ${t.erasedBody}
+     WHERE raw_body <> ${t.erasedBody}
+       AND ((property_id, entity_key) IN (SELECT * FROM unnest(${t.entities.map((e) => e.property_id)}::text[], ${t.entities.map((e) => e.key)}::text[]))
+            OR ${holds(sql`raw_body`)})`.execute(trx);
   add(touched, 'quarantine', Number(q.numAffectedRows ?? 0));
-  if (needles.length === 0) return;
-  const w = await sql`UPDATE webhook_events SET payload = NULL
-     WHERE payload IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(${needles}::text[]) n WHERE strpos(lower(payload::text), n) > 0)`.execute(trx);
-  add(touched, 'webhook_events', Number(w.numAffectedRows ?? 0));
-  const storage = await sql<{ property_id: string; booking_id: string; raw: string }>`
-    SELECT property_id, booking_id, raw::text AS raw FROM integration_storage_bookings
-     WHERE EXISTS (SELECT 1 FROM unnest(${needles}::text[]) n WHERE strpos(lower(raw::text), n) > 0) FOR UPDATE`.execute(trx);
-  for (const s of storage.rows) {
-    // The document gives these no persons: what holds the value is a field the policy keeps
-    // only with personal data, or a person; both go (`keptWithoutPersonalData`).
-    await sql`UPDATE integration_storage_bookings SET raw = ${JSON.stringify(keptWithoutPersonalData(stored(s.raw)))}::jsonb, synced_at = now()
-       WHERE property_id = ${s.property_id} AND booking_id = ${s.booking_id}`.execute(trx);
+  if (needles.length > 0) {
+    const w = await sql`UPDATE webhook_events SET payload = NULL WHERE payload IS NOT NULL AND ${holds(sql`payload::text`)}`.execute(trx);
+    add(touched, 'webhook_events', Number(w.numAffectedRows ?? 0));
   }
-  add(touched, 'integration_storage_bookings', storage.rows.length);
+  const storage = await sql<{ property_id: string; booking_id: string; booking_number: string | null; raw: string }>`
+    SELECT property_id, booking_id, booking_number, raw::text AS raw FROM integration_storage_bookings
+     WHERE (property_id, booking_number) IN (SELECT * FROM unnest(${t.bookings.map((b) => b.property_id)}::text[], ${t.bookings.map((b) => b.number)}::text[]))
+        OR ${needles.length > 0 ? holds(sql`raw::text`) : sql`false`}
+       FOR UPDATE`.execute(trx);
+  for (const s of storage.rows) {
+    const erased = t.eraseStorage(stored(s.raw), s.booking_number === null ? null : { property_id: s.property_id, number: s.booking_number });
+    if (erased === null) continue;
+    await sql`UPDATE integration_storage_bookings SET raw = ${JSON.stringify(erased)}::jsonb, synced_at = now()
+       WHERE property_id = ${s.property_id} AND booking_id = ${s.booking_id}`.execute(trx);
+    add(touched, 'integration_storage_bookings', 1);
+  }
+}
+
+/**
+ * True when the mirror holds an erased person of the entity `key` of the property (a booking or
+ * PMS reservation of that number, a profile of that person id): what a quarantined body that
+ * is not JSON is checked against, as what in it is personal cannot be told apart.
+ */
+export async function holdsErasedPerson(trx: Executor, propertyId: string, key: string, marker: string): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM bookings WHERE property_id = ${propertyId} AND number = ${key} AND ${marker} IN (customer_first_name, customer_last_name))
+        OR EXISTS (SELECT 1 FROM booking_guests WHERE property_id = ${propertyId} AND number = ${key} AND ${marker} IN (first_name, last_name))
+        OR EXISTS (SELECT 1 FROM pms_reservations WHERE property_id = ${propertyId} AND number = ${key} AND ${marker} IN (customer_first_name, customer_last_name))
+        OR EXISTS (SELECT 1 FROM pms_guests WHERE property_id = ${propertyId} AND pms_person_id = ${key} AND ${marker} IN (first_name, last_name)) AS e`.execute(
+    trx,
+  );
+  return r.rows[0]?.e === true;
 }
 
 // ------------------------------------------------------------------ finding a person (forget-guest)
+// Read without the erasure lock (src/privacy/forget-guest.ts says why that is safe): scans of
+// the PMS tables, which take seconds on a large mirror, hold up no write of guest data.
 
-export interface FoundPerson {
-  /** PMS persons (their profiles). */
-  persons: PersonKey[];
-  /** PMS reservations whose customer is the person. */
-  customerOf: BookingKey[];
-  /** Bookings to look for the person in (by name), or to erase whole (a booking selector). */
-  bookings: BookingKey[];
+/**
+ * A PMS person as a row of the mirror holds them: a profile (pms_guests) or a reservation's
+ * customer (pms_reservations), with every e-mail and phone of the row (the typed column and
+ * every one in raw) and its pseudonyms.
+ */
+export interface MirroredPerson {
+  source: 'pms_guests' | 'pms_reservations';
+  property_id: string;
+  /** The profile's person id, or the reservation's customer_person_id. */
+  person_id: string | null;
+  /** The reservation's number (source pms_reservations). */
+  number: string | null;
+  first_name: string | null;
+  last_name: string | null;
   emails: string[];
   phones: string[];
-  names: [string | null, string | null][];
+  email_hash: string | null;
+  phone_hash: string | null;
 }
 
-/** The rows that name the person, and every value the person is mirrored with. */
-export async function findPerson(
-  trx: Executor,
-  selector: { kind: 'email' | 'phone' | 'person' | 'booking'; value: string },
-  /** The selector's pseudonym (migrations/0017_pseudonyms.sql), when there is a key: finds the person where the e-mail or phone itself is not stored. */
-  pseudonym: string | null,
-): Promise<FoundPerson> {
-  const emailsOf = (json: string) => sql`CASE WHEN jsonb_typeof(${sql.raw(json)}) = 'array' THEN ${sql.raw(json)} ELSE '[]'::jsonb END`;
-  let persons: PersonKey[];
-  let customerOf: BookingKey[];
-  let bookings: BookingKey[] = [];
-  if (selector.kind === 'booking') {
-    const [property_id, number] = selector.value.split('/') as [string, string];
-    bookings = [{ property_id, number }];
-    persons = (
-      await sql<PersonKey>`
-      SELECT DISTINCT property_id, pms_person_id FROM (
-        SELECT property_id, customer_person_id AS pms_person_id FROM pms_reservations WHERE property_id = ${property_id} AND number = ${number}
-        UNION ALL
-        SELECT property_id, unnest(guest_person_ids) FROM pms_room_stays WHERE property_id = ${property_id} AND number = ${number}) p
-       WHERE pms_person_id IS NOT NULL`.execute(trx)
-    ).rows;
-    customerOf = (
-      await sql<BookingKey>`SELECT property_id, number FROM pms_reservations WHERE property_id = ${property_id} AND number = ${number}`.execute(trx)
-    ).rows;
-  } else {
-    const [guestMatch, customerMatch] =
-      selector.kind === 'email'
-        ? [
-            sql`g.email_hash = ${pseudonym} OR lower(btrim(g.email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
-            sql`r.customer_email_hash = ${pseudonym} OR lower(btrim(r.customer_email)) = ${selector.value} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'emails'")}) e WHERE lower(btrim(e->>'address')) = ${selector.value})`,
-          ]
-        : selector.kind === 'phone'
-          ? [
-              sql`g.phone_hash = ${pseudonym} OR regexp_replace(g.phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("g.raw->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
-              sql`r.customer_phone_hash = ${pseudonym} OR regexp_replace(r.customer_phone, '\\D', '', 'g') = ${selector.value.replace('+', '')} OR EXISTS (SELECT 1 FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'phones'")}) e WHERE regexp_replace(e->>'phoneNumber', '\\D', '', 'g') = ${selector.value.replace('+', '')})`,
-            ]
-          : [sql`g.pms_person_id = ${selector.value}`, sql`r.customer_person_id = ${selector.value}`];
-    customerOf = (await sql<BookingKey>`SELECT r.property_id, r.number FROM pms_reservations r WHERE ${customerMatch}`.execute(trx)).rows;
-    persons = (
-      await sql<PersonKey>`
-      SELECT DISTINCT property_id, pms_person_id FROM (
-        SELECT g.property_id, g.pms_person_id FROM pms_guests g WHERE ${guestMatch}
-        UNION ALL
-        SELECT r.property_id, r.customer_person_id FROM pms_reservations r WHERE ${customerMatch}
-        UNION ALL
-        SELECT s.property_id, ${selector.kind === 'person' ? selector.value : null}::text FROM pms_room_stays s
-         WHERE ${selector.kind === 'person'} AND s.guest_person_ids @> ARRAY[${selector.value}]::text[]) p
-       WHERE pms_person_id IS NOT NULL`.execute(trx)
-    ).rows;
-    // Reservations where the persons are the customer (by id) or a guest of a stay.
-    const ids = { props: persons.map((p) => p.property_id), ids: persons.map((p) => p.pms_person_id) };
-    customerOf = dedupeKeys([
-      ...customerOf,
-      ...(
-        await sql<BookingKey>`SELECT r.property_id, r.number FROM pms_reservations r
-           JOIN unnest(${ids.props}::text[], ${ids.ids}::text[]) AS x(property_id, id) ON r.property_id = x.property_id AND r.customer_person_id = x.id`.execute(
-          trx,
-        )
-      ).rows,
-    ]);
-    const asGuest = (
-      await sql<BookingKey>`SELECT DISTINCT s.property_id, s.number FROM pms_room_stays s
-         JOIN unnest(${ids.props}::text[], ${ids.ids}::text[]) AS x(property_id, id) ON s.property_id = x.property_id AND x.id = ANY(s.guest_person_ids)`.execute(
-        trx,
-      )
-    ).rows;
-    bookings = dedupeKeys([...customerOf, ...asGuest]);
-  }
-  // Every value the person is mirrored with: names, e-mails and phones of the profiles and of the reservations as customer.
-  const values = await sql<{ first_name: string | null; last_name: string | null; emails: string[] | null; phones: string[] | null }>`
-    SELECT g.first_name, g.last_name,
-           array_remove(array_append(ARRAY(SELECT e->>'address' FROM jsonb_array_elements(${emailsOf("g.raw->'emails'")}) e), g.email), NULL) AS emails,
-           array_remove(array_append(ARRAY(SELECT e->>'phoneNumber' FROM jsonb_array_elements(${emailsOf("g.raw->'phones'")}) e), g.phone), NULL) AS phones
-      FROM pms_guests g JOIN unnest(${persons.map((p) => p.property_id)}::text[], ${persons.map((p) => p.pms_person_id)}::text[]) AS x(property_id, id)
-        ON g.property_id = x.property_id AND g.pms_person_id = x.id
-    UNION ALL
-    SELECT r.customer_first_name, r.customer_last_name,
-           array_remove(array_append(ARRAY(SELECT e->>'address' FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'emails'")}) e), r.customer_email), NULL),
-           array_remove(array_append(ARRAY(SELECT e->>'phoneNumber' FROM jsonb_array_elements(${emailsOf("r.raw->'customer'->'phones'")}) e), r.customer_phone), NULL)
-      FROM pms_reservations r JOIN unnest(${customerOf.map((k) => k.property_id)}::text[], ${customerOf.map((k) => k.number)}::text[]) AS x(property_id, number)
-        ON r.property_id = x.property_id AND r.number = x.number`.execute(trx);
-  const emails = new Set<string>(selector.kind === 'email' ? [selector.value] : []);
-  const phones = new Set<string>(selector.kind === 'phone' ? [selector.value] : []);
-  const names: [string | null, string | null][] = [];
-  for (const v of values.rows) {
-    for (const e of v.emails ?? []) emails.add(e);
-    for (const p of v.phones ?? []) phones.add(p);
-    if (v.first_name !== null || v.last_name !== null) names.push([v.first_name, v.last_name]);
-  }
-  return { persons, customerOf, bookings, emails: [...emails], phones: [...phones], names };
+/**
+ * What to look for: match keys of e-mails (matchKeySql), digits of phones, pseudonyms, PMS
+ * person ids (in any property: `property_id` null) or of one property, reservations by number.
+ */
+export interface PersonMatch {
+  emailKeys: readonly string[];
+  phoneDigits: readonly string[];
+  pseudonyms: readonly string[];
+  personIds: readonly string[];
+  persons: readonly PersonKey[];
+  reservations: readonly BookingKey[];
 }
 
-const dedupeKeys = (keys: BookingKey[]) => [...new Map(keys.map((k) => [`${k.property_id}/${k.number}`, k])).values()];
+/**
+ * The persons that may be those `match` describes: a superset (keys, digits), which the caller
+ * narrows with the normalisation itself (src/mapping/pseudonyms.ts). Two scans, one per table;
+ * each e-mail and phone of each row is looked at only when there are keys or digits to match.
+ */
+export async function personCandidates(db: Executor, match: PersonMatch): Promise<MirroredPerson[]> {
+  const list = (json: string) => sql`CASE WHEN jsonb_typeof(${sql.raw(json)}) = 'array' THEN ${sql.raw(json)} ELSE '[]'::jsonb END`;
+  const emailsIn = (column: string, json: string) =>
+    sql`array_remove(array_append(ARRAY(SELECT e->>'address' FROM jsonb_array_elements(${list(json)}) e), ${sql.ref(column)}), NULL)`;
+  const phonesIn = (column: string, json: string) =>
+    sql`array_remove(array_append(ARRAY(SELECT e->>'phoneNumber' FROM jsonb_array_elements(${list(json)}) e), ${sql.ref(column)}), NULL)`;
+  const matches = (emails: RawBuilder<unknown>, phones: RawBuilder<unknown>, emailHash: string, phoneHash: string) => sql`(
+       ${sql.ref(emailHash)} = ANY(${match.pseudonyms}::text[]) OR ${sql.ref(phoneHash)} = ANY(${match.pseudonyms}::text[])
+    OR (cardinality(${match.emailKeys}::text[]) > 0 AND EXISTS (SELECT 1 FROM unnest(${emails}) v WHERE ${matchKeySql(sql`v`)} = ANY(${match.emailKeys}::text[])))
+    OR (cardinality(${match.phoneDigits}::text[]) > 0 AND EXISTS (SELECT 1 FROM unnest(${phones}) v WHERE ${digitsSql(sql`v`)} = ANY(${match.phoneDigits}::text[]))))`;
+  const keyed = (props: string, ids: string, pairs: readonly { a: string; b: string }[]) =>
+    sql`(${sql.ref(props)}, ${sql.ref(ids)}) IN (SELECT * FROM unnest(${pairs.map((p) => p.a)}::text[], ${pairs.map((p) => p.b)}::text[]))`;
+  const persons = match.persons.map((p) => ({ a: p.property_id, b: p.pms_person_id }));
+  const guests = await sql<MirroredPerson>`
+    SELECT 'pms_guests' AS source, g.property_id, g.pms_person_id AS person_id, NULL AS number, g.first_name, g.last_name,
+           ${emailsIn('g.email', "g.raw->'emails'")} AS emails, ${phonesIn('g.phone', "g.raw->'phones'")} AS phones, g.email_hash, g.phone_hash
+      FROM pms_guests g
+     WHERE g.pms_person_id = ANY(${match.personIds}::text[]) OR ${keyed('g.property_id', 'g.pms_person_id', persons)}
+        OR ${matches(emailsIn('g.email', "g.raw->'emails'"), phonesIn('g.phone', "g.raw->'phones'"), 'g.email_hash', 'g.phone_hash')}`.execute(db);
+  const reservations = await sql<MirroredPerson>`
+    SELECT 'pms_reservations' AS source, r.property_id, r.customer_person_id AS person_id, r.number, r.customer_first_name AS first_name,
+           r.customer_last_name AS last_name, ${emailsIn('r.customer_email', "r.raw->'customer'->'emails'")} AS emails,
+           ${phonesIn('r.customer_phone', "r.raw->'customer'->'phones'")} AS phones, r.customer_email_hash AS email_hash, r.customer_phone_hash AS phone_hash
+      FROM pms_reservations r
+     WHERE r.customer_person_id = ANY(${match.personIds}::text[]) OR ${keyed('r.property_id', 'r.customer_person_id', persons)}
+        OR ${keyed(
+          'r.property_id',
+          'r.number',
+          match.reservations.map((k) => ({ a: k.property_id, b: k.number })),
+        )}
+        OR ${matches(
+          emailsIn('r.customer_email', "r.raw->'customer'->'emails'"),
+          phonesIn('r.customer_phone', "r.raw->'customer'->'phones'"),
+          'r.customer_email_hash',
+          'r.customer_phone_hash',
+        )}`.execute(db);
+  return [...guests.rows, ...reservations.rows];
+}
+
+/** The PMS persons who are guests of a room of the reservations given. */
+export async function guestsOfReservations(db: Executor, keys: readonly BookingKey[]): Promise<PersonKey[]> {
+  if (keys.length === 0) return [];
+  const r = await sql<PersonKey>`
+    SELECT DISTINCT s.property_id, unnest(s.guest_person_ids) AS pms_person_id FROM pms_room_stays s
+      JOIN unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS x(property_id, number)
+        ON s.property_id = x.property_id AND s.number = x.number`.execute(db);
+  return r.rows;
+}
+
+/** The reservations of which the persons given are a guest of a room. */
+export async function reservationsOfGuests(db: Executor, persons: readonly PersonKey[]): Promise<BookingKey[]> {
+  if (persons.length === 0) return [];
+  const r = await sql<BookingKey>`
+    SELECT DISTINCT s.property_id, s.number FROM pms_room_stays s
+      JOIN unnest(${persons.map((p) => p.property_id)}::text[], ${persons.map((p) => p.pms_person_id)}::text[]) AS x(property_id, id)
+        ON s.property_id = x.property_id AND x.id = ANY(s.guest_person_ids)`.execute(db);
+  return r.rows;
+}
+
+/** The raw of each booking given that the mirror holds (parsed, digits kept). */
+export async function bookingRaws(db: Executor, keys: readonly BookingKey[]): Promise<{ key: BookingKey; raw: unknown }[]> {
+  if (keys.length === 0) return [];
+  const r = await sql<BookingKey & { raw: string }>`
+    SELECT b.property_id, b.number, b.raw::text AS raw FROM bookings b
+      JOIN unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS x(property_id, number)
+        ON b.property_id = x.property_id AND b.number = x.number`.execute(db);
+  return r.rows.map((x) => ({ key: { property_id: x.property_id, number: x.number }, raw: stored(x.raw) }));
+}

@@ -100,29 +100,40 @@ export async function recordStayVersions(trx: Executor, keys: readonly { propert
   );
 }
 
-export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<void> {
-  await db
+/**
+ * Writes a guest profile unless the stored one was fetched later (the version guard of
+ * profiles, which carry no modification time: the later read wins, ties to the one written
+ * now), so that an older body (a fetch in flight, a quarantine retry) never overwrites a newer
+ * profile. Returns false when the stored one was newer and nothing was written.
+ */
+export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<boolean> {
+  const r = await db
     .insertInto('pms_guests')
     .values(row)
     .onConflict((oc) =>
-      oc.columns(['property_id', 'pms_person_id']).doUpdateSet((eb) => ({
-        first_name: eb.ref('excluded.first_name'),
-        last_name: eb.ref('excluded.last_name'),
-        middle_name: eb.ref('excluded.middle_name'),
-        gender: eb.ref('excluded.gender'),
-        status_name: eb.ref('excluded.status_name'),
-        email: eb.ref('excluded.email'),
-        phone: eb.ref('excluded.phone'),
-        birth_date: eb.ref('excluded.birth_date'),
-        citizenship: eb.ref('excluded.citizenship'),
-        email_hash: eb.ref('excluded.email_hash'),
-        phone_hash: eb.ref('excluded.phone_hash'),
-        fetched_at: eb.ref('excluded.fetched_at'),
-        raw: eb.ref('excluded.raw'),
-        synced_at: sql`now()`,
-      })),
+      oc
+        .columns(['property_id', 'pms_person_id'])
+        .doUpdateSet((eb) => ({
+          first_name: eb.ref('excluded.first_name'),
+          last_name: eb.ref('excluded.last_name'),
+          middle_name: eb.ref('excluded.middle_name'),
+          gender: eb.ref('excluded.gender'),
+          status_name: eb.ref('excluded.status_name'),
+          email: eb.ref('excluded.email'),
+          phone: eb.ref('excluded.phone'),
+          birth_date: eb.ref('excluded.birth_date'),
+          citizenship: eb.ref('excluded.citizenship'),
+          email_hash: eb.ref('excluded.email_hash'),
+          phone_hash: eb.ref('excluded.phone_hash'),
+          fetched_at: eb.ref('excluded.fetched_at'),
+          raw: eb.ref('excluded.raw'),
+          synced_at: sql`now()`,
+        }))
+        .where(sql<boolean>`pms_guests.fetched_at <= excluded.fetched_at`),
     )
-    .execute();
+    .returning('pms_person_id')
+    .executeTakeFirst();
+  return r !== undefined;
 }
 
 /**

@@ -91,10 +91,18 @@ export async function deleteQuarantined(db: Executor, id: string): Promise<void>
   await sql`DELETE FROM quarantine WHERE id = ${id}`.execute(db);
 }
 
-/** A row that still fails: counted once more, seen now, with the reason it fails for today. */
-export async function quarantineStillFailing(db: Executor, q: QuarantineRow, reason: string): Promise<void> {
+/**
+ * A row that still fails: counted once more, seen now, with the reason it fails for today.
+ * Its body is rewritten as `keep` gives it from the body stored now (not the one the retry
+ * read: an erasure may have replaced it since), so that it goes through the policy and the
+ * erasure list again.
+ */
+export async function quarantineStillFailing(db: Executor, q: QuarantineRow, reason: string, keep: (body: string) => Promise<string>): Promise<void> {
+  const [row] = (await sql<{ raw_body: string }>`SELECT raw_body FROM quarantine WHERE id = ${q.id} FOR UPDATE`.execute(db)).rows;
+  if (!row) return;
+  const body = await keep(row.raw_body);
   if (reason === q.reason) {
-    await sql`UPDATE quarantine SET occurrences = occurrences + 1, last_seen_at = now() WHERE id = ${q.id}`.execute(db);
+    await sql`UPDATE quarantine SET occurrences = occurrences + 1, last_seen_at = now(), raw_body = ${body} WHERE id = ${q.id}`.execute(db);
     return;
   }
   // A new reason is a new row of the entity (one row per entity and reason); it carries the
@@ -104,10 +112,17 @@ export async function quarantineStillFailing(db: Executor, q: QuarantineRow, rea
   if (!prev) return;
   await sql`
     INSERT INTO quarantine AS q (stream, property_id, entity_key, reason, reason_hash, raw_body, received_at, occurrences, last_seen_at)
-    VALUES (${q.stream}, ${q.property_id}, ${q.entity_key}, ${reason}, md5(${reason}), ${q.raw_body}, ${prev.received_at}, ${prev.occurrences + 1}, now())
+    VALUES (${q.stream}, ${q.property_id}, ${q.entity_key}, ${reason}, md5(${reason}), ${body}, ${prev.received_at}, ${prev.occurrences + 1}, now())
     ON CONFLICT (stream, coalesce(property_id, ''), coalesce(entity_key, ''), reason_hash) DO UPDATE SET
       occurrences = q.occurrences + excluded.occurrences,
       received_at = LEAST(q.received_at, excluded.received_at),
       last_seen_at = now(),
       raw_body = excluded.raw_body`.execute(db);
+}
+
+/** A quarantine row as it is now (the retry reads its body again in the transaction that writes what it gives). */
+export async function quarantineRow(db: Executor, id: string): Promise<QuarantineRow | undefined> {
+  const r = await sql<QuarantineRow>`
+    SELECT id::text AS id, stream, property_id, entity_key, reason, raw_body, received_at, last_seen_at FROM quarantine WHERE id = ${id}`.execute(db);
+  return r.rows[0];
 }

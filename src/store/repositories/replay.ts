@@ -250,6 +250,16 @@ export async function referenceListFetchedSince(trx: Trx, quarantineId: string, 
   return r.rows[0]?.e === true;
 }
 
+/** True when the guest profile was fetched after the quarantine row was last seen: the mirror holds a newer profile than its body. */
+export async function pmsGuestFetchedSince(trx: Trx, quarantineId: string, propertyId: string, personId: string): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pms_guests g, quarantine q
+                   WHERE q.id = ${quarantineId} AND g.property_id = ${propertyId} AND g.pms_person_id = ${personId} AND g.fetched_at > q.last_seen_at) AS e`.execute(
+    trx,
+  );
+  return r.rows[0]?.e === true;
+}
+
 /** True when the PMS room was written after the quarantine row was last seen. */
 export async function pmsRoomUpdatedSince(trx: Trx, quarantineId: string, propertyId: string, roomId: string): Promise<boolean> {
   const r = await sql<{ e: boolean }>`

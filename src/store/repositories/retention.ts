@@ -11,13 +11,27 @@
  * (keyset), so that a row that cannot be erased further is passed, not read again.
  */
 import { sql } from 'kysely';
+import { parseJsonLossless } from '../../provider/json.js';
 import type { Executor } from '../types.js';
 import { holdsPersonalData, notErased, type BookingKey, type PersonKey } from './erasures.js';
 
 /** Where a batch read ends: the next one starts after this key. */
 export type After = readonly [string, string] | null;
 
-/** Bookings that departed before `cutoff` (YYYY-MM-DD) and still name a person or hold a card number. */
+/**
+ * When a stay ended, as a date: a room stay's check-out (actual, else planned); without one,
+ * its check-in (an open check-out: the stay is dated by its start). What has no stay end at all
+ * is dated by when the mirror last heard of it (below), so that retention reaches everything.
+ */
+const stayEnd = (s: string) =>
+  sql`COALESCE(${sql.ref(`${s}.actual_check_out_at`)}, ${sql.ref(`${s}.check_out_at`)}, ${sql.ref(`${s}.actual_check_in_at`)}, ${sql.ref(`${s}.check_in_at`)})::date`;
+
+/** A PMS reservation's end: its last room stay's, or without one its last change (or fetch). */
+const reservationEnd = (r: string) =>
+  sql`COALESCE((SELECT max(${stayEnd('s')}) FROM pms_room_stays s WHERE s.property_id = ${sql.ref(`${r}.property_id`)} AND s.number = ${sql.ref(`${r}.number`)}),
+               ${sql.ref(`${r}.modified_at`)}::date, ${sql.ref(`${r}.fetched_at`)}::date)`;
+
+/** Bookings that departed before `cutoff` (YYYY-MM-DD; one without room stays: last changed before it) and still name a person or hold a card number. */
 export async function bookingsPastRetention(
   trx: Executor,
   propertyIds: readonly string[],
@@ -28,7 +42,7 @@ export async function bookingsPastRetention(
 ): Promise<BookingKey[]> {
   const r = await sql<BookingKey>`
     SELECT b.property_id, b.number FROM bookings b
-     WHERE b.property_id = ANY(${propertyIds}::text[]) AND b.departure_at < ${cutoff}::date
+     WHERE b.property_id = ANY(${propertyIds}::text[]) AND COALESCE(b.departure_at::date, b.modified_at::date, b.fetched_at::date) < ${cutoff}::date
        AND (b.property_id, b.number) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
        AND (${notErased('b.customer_first_name', marker)} OR ${notErased('b.customer_last_name', marker)}
             OR EXISTS (SELECT 1 FROM booking_guests g WHERE g.property_id = b.property_id AND g.number = b.number
@@ -38,7 +52,7 @@ export async function bookingsPastRetention(
   return r.rows;
 }
 
-/** PMS reservations whose every room stay checked out before `cutoff`, and whose customer still has personal data. */
+/** PMS reservations that ended before `cutoff` (reservationEnd), and whose customer still has personal data. */
 export async function reservationsPastRetention(
   trx: Executor,
   propertyIds: readonly string[],
@@ -51,13 +65,17 @@ export async function reservationsPastRetention(
     SELECT r.property_id, r.number FROM pms_reservations r
      WHERE r.property_id = ANY(${propertyIds}::text[])
        AND (r.property_id, r.number) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
-       AND (SELECT max(s.check_out_at) FROM pms_room_stays s WHERE s.property_id = r.property_id AND s.number = r.number) < ${cutoff}::date
+       AND ${reservationEnd('r')} < ${cutoff}::date
        AND ${holdsPersonalData('pms_reservations', 'r', marker)}
      ORDER BY r.property_id, r.number LIMIT ${limit}`.execute(trx);
   return r.rows;
 }
 
-/** PMS persons all of whose stays (as a room's guest or as the customer) checked out before `cutoff`, and who still have personal data. */
+/**
+ * PMS persons all of whose stays (as a room's guest, or as the customer of a reservation:
+ * reservationEnd) ended before `cutoff`, and who still have personal data. A person the mirror
+ * holds no stay of (they left every guest list) is dated by the last fetch of their profile.
+ */
 export async function personsPastRetention(
   trx: Executor,
   propertyIds: readonly string[],
@@ -68,19 +86,70 @@ export async function personsPastRetention(
 ): Promise<PersonKey[]> {
   const r = await sql<PersonKey>`
     WITH stays AS (
-      SELECT s.property_id, s.check_out_at, unnest(s.guest_person_ids || ARRAY[r.customer_person_id]) AS id
-        FROM pms_room_stays s JOIN pms_reservations r ON r.property_id = s.property_id AND r.number = s.number
-       WHERE s.property_id = ANY(${propertyIds}::text[])
+      SELECT s.property_id, ${stayEnd('s')} AS ended, unnest(s.guest_person_ids) AS id
+        FROM pms_room_stays s WHERE s.property_id = ANY(${propertyIds}::text[])
+      UNION ALL
+      SELECT r.property_id, ${reservationEnd('r')}, r.customer_person_id
+        FROM pms_reservations r WHERE r.property_id = ANY(${propertyIds}::text[]) AND r.customer_person_id IS NOT NULL
     ), last_stay AS (
-      SELECT property_id, id, max(check_out_at) AS last_out FROM stays WHERE id IS NOT NULL GROUP BY property_id, id
+      SELECT property_id, id, max(ended) AS last_out FROM stays WHERE id IS NOT NULL GROUP BY property_id, id
     )
     SELECT g.property_id, g.pms_person_id FROM pms_guests g
-      JOIN last_stay l ON l.property_id = g.property_id AND l.id = g.pms_person_id
-     WHERE l.last_out < ${cutoff}::date
+      LEFT JOIN last_stay l ON l.property_id = g.property_id AND l.id = g.pms_person_id
+     WHERE g.property_id = ANY(${propertyIds}::text[]) AND COALESCE(l.last_out, g.fetched_at::date) < ${cutoff}::date
        AND (g.property_id, g.pms_person_id) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
        AND ${holdsPersonalData('pms_guests', 'g', marker)}
      ORDER BY g.property_id, g.pms_person_id LIMIT ${limit}`.execute(trx);
   return r.rows;
+}
+
+/**
+ * Integration-storage bookings that ended before `cutoff` (their departure; without one, their
+ * last change or fetch) whose raw still holds, anywhere, a name not erased (`personal.names`:
+ * the keys of a person's names) or a key the policy keeps only with personal data
+ * (`personal.values`).
+ */
+export async function storageBookingsPastRetention(
+  trx: Executor,
+  propertyIds: readonly string[],
+  cutoff: string,
+  marker: string,
+  personal: { names: readonly string[]; values: readonly string[] },
+  after: After,
+  limit: number,
+): Promise<BookingKey[]> {
+  const key = (k: string) => `@."${k.replaceAll('"', '')}"`;
+  const named = personal.names.map((k) => `(${key(k)}.type() == "string" && ${key(k)} != $m)`);
+  const path = `lax $.** ? (${[...named, ...personal.values.map((k) => `exists(${key(k)})`)].join(' || ')})`;
+  const r = await sql<{ property_id: string; booking_id: string }>`
+    SELECT s.property_id, s.booking_id FROM integration_storage_bookings s
+     WHERE s.property_id = ANY(${propertyIds}::text[])
+       AND (s.property_id, s.booking_id) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
+       AND COALESCE(s.departure_at::date, s.pms_updated_at::date, s.updated_at::date, s.fetched_at::date) < ${cutoff}::date
+       AND jsonb_path_exists(s.raw, ${path}::jsonpath, jsonb_build_object('m', ${marker}::text))
+     ORDER BY s.property_id, s.booking_id LIMIT ${limit}`.execute(trx);
+  return r.rows.map((x) => ({ property_id: x.property_id, number: x.booking_id }));
+}
+
+/** Writes the raw `erase` gives each integration-storage booking given (`number`: its booking_id); null leaves it. */
+export async function eraseStorageBookings(
+  trx: Executor,
+  keys: readonly BookingKey[],
+  erase: (raw: unknown) => unknown,
+  touched: Record<string, number>,
+): Promise<void> {
+  for (const k of keys) {
+    const [row] = (
+      await sql<{
+        raw: string;
+      }>`SELECT raw::text AS raw FROM integration_storage_bookings WHERE property_id = ${k.property_id} AND booking_id = ${k.number} FOR UPDATE`.execute(trx)
+    ).rows;
+    const erased = row ? erase(parseJsonLossless(row.raw)) : null;
+    if (erased === null) continue;
+    await sql`UPDATE integration_storage_bookings SET raw = ${JSON.stringify(erased)}::jsonb, synced_at = now()
+       WHERE property_id = ${k.property_id} AND booking_id = ${k.number}`.execute(trx);
+    touched.integration_storage_bookings = (touched.integration_storage_bookings ?? 0) + 1;
+  }
 }
 
 /**

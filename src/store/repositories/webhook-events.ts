@@ -58,10 +58,11 @@ export async function insertWebhookEvents(trx: Executor, events: NewEvent[]): Pr
  */
 export async function storeWebhookBatch(
   db: Kysely<Database>,
-  events: (NewEvent & { index: number })[],
-  invalid: UnstorableEvent[],
+  /** The events and the bodies that are no events, as they may be stored (src/privacy/guest-writes.ts), made in the transaction. */
+  prepare: (trx: Executor) => Promise<{ events: (NewEvent & { index: number })[]; invalid: UnstorableEvent[] }>,
 ): Promise<{ stored: number; refused: UnstorableEvent[] }> {
   return db.transaction().execute(async (trx) => {
+    const { events, invalid } = await prepare(trx);
     let stored = 0;
     const refused: UnstorableEvent[] = [];
     await sql`SAVEPOINT batch`.execute(trx);

@@ -26,8 +26,8 @@ import {
   type FetchQueue,
   type QueuedFetch,
 } from '../../store/repositories/fetch-queue.js';
-import { quarantinePayload, WRITE_FAILED_PREFIX } from '../../store/repositories/quarantine.js';
-import { quarantinedBody } from '../../mapping/personal-data.js';
+import { WRITE_FAILED_PREFIX } from '../../store/repositories/quarantine.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import type { QueueState, QuarantineStream } from '../../store/states.js';
 import type { Logger } from '../../util/log.js';
 import { AuthenticationError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
@@ -270,9 +270,12 @@ export class FetchOutcomes {
   ): Promise<void> {
     await this.guarded(() =>
       this.ctx.write(async (trx) => {
-        // With personal data off, the quarantine keeps no more of a person than the mirror does.
-        const body = quarantinedBody(this.stream, rawBody, this.ctx.config.pms.personalData);
-        await quarantinePayload(trx, { stream: this.stream, propertyId: item.propertyId, entityKey: item.number, reason, rawBody: body });
+        // The quarantine keeps no more of a person than the mirror does: the policy, and the erasure list.
+        await quarantineGuestPayload(
+          trx,
+          { stream: this.stream, propertyId: item.propertyId, entityKey: item.number, reason, rawBody },
+          this.ctx.config.pms.personalData,
+        );
         await fetchAgainLater(trx, this.queue, item, 'quarantined', delayMs, reason);
       }),
     );

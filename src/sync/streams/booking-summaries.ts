@@ -10,10 +10,12 @@ import { streamNames } from '../../store/states.js';
 import { findCursor, markCursorLost, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import { enqueueDetailFetches, upsertSummariesAndEnqueue } from '../../store/repositories/booking-summaries.js';
 import { hasMirroredRows } from '../../store/repositories/bookings.js';
-import { quarantinePayload } from '../../store/repositories/quarantine.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
+import { rowsAfterErasures } from '../../store/repositories/erasures.js';
+import { erasableSummary, type Erasable } from '../../mapping/erasure.js';
 import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import { parseBookingSummary, type BookingsPage } from '../../provider/schemas/bookings.js';
-import { priorityOf, summaryToRow } from '../../mapping/bookings.js';
+import { priorityOf } from '../../mapping/bookings.js';
 import { type SummaryRow } from '../../store/schema.js';
 import type { SyncContext } from '../runtime/context.js';
 import { ContinueTokenLostError } from '../runtime/errors.js';
@@ -157,8 +159,9 @@ export function parseSummariesPage(
   page: BookingsPage,
   now: number,
   priority: (number: string) => number,
-): { rows: SummaryRow[]; bad: BadSummary[]; position: Date | null } {
-  const rows: SummaryRow[] = [];
+  personalData: boolean,
+): { rows: Erasable<SummaryRow>[]; bad: BadSummary[]; position: Date | null } {
+  const rows: Erasable<SummaryRow>[] = [];
   const bad: BadSummary[] = [];
   let position: Date | null = null;
   for (const raw of page.bookingSummaries) {
@@ -167,9 +170,12 @@ export function parseSummariesPage(
       bad.push({ raw, reason: parsed.reason, number: idTextOf((raw as { number?: unknown } | null)?.number) });
       continue;
     }
-    const row = { ...summaryToRow(propertyId, parsed.value, raw, now), priority: priority(parsed.value.number) };
+    // raw as the personal-data policy keeps it; the erasure list is read when the page is written.
+    const summary = erasableSummary(propertyId, parsed.value, raw, now, personalData);
+    const withPriority = (r: SummaryRow): SummaryRow => ({ ...r, priority: priority(parsed.value.number) });
+    const row = withPriority(summary.rows);
     if (row.modifiedAt && (!position || row.modifiedAt > position)) position = row.modifiedAt;
-    rows.push(row);
+    rows.push({ rows: row, identities: summary.identities, withErasures: (isErased) => withPriority(summary.withErasures(isErased)) });
   }
   return { rows, bad, position };
 }
@@ -190,18 +196,17 @@ async function writePage(
   const fresh = polledBy !== null;
   const now = ctx.clock.now();
   const priority = (number: string) => (fresh ? FRESH_CHANGE_PRIORITY : priorityOf(number, now));
-  const { rows, bad, position } = parseSummariesPage(propertyId, page, now, priority);
+  const { rows: erasable, bad, position } = parseSummariesPage(propertyId, page, now, priority, ctx.config.pms.personalData);
 
   const enqueued = await ctx.write(async (trx) => {
     for (const b of bad) {
-      await quarantinePayload(trx, {
-        stream: streamNames.bookingSummaries,
-        propertyId,
-        entityKey: b.number,
-        reason: b.reason,
-        rawBody: JSON.stringify(b.raw),
-      });
+      await quarantineGuestPayload(
+        trx,
+        { stream: streamNames.bookingSummaries, propertyId, entityKey: b.number, reason: b.reason, rawBody: JSON.stringify(b.raw) },
+        ctx.config.pms.personalData,
+      );
     }
+    const rows = await rowsAfterErasures(trx, erasable);
     // A summary that failed validation still names its booking: the details may be fine.
     const unparsed = bad.flatMap((b) => (b.number === null ? [] : [{ propertyId, number: b.number, modifiedAt: null, priority: priority(b.number) }]));
     const n = (await upsertSummariesAndEnqueue(trx, rows, new Date(now), { relistedBy: polledBy })) + (await enqueueDetailFetches(trx, unparsed));
@@ -216,7 +221,7 @@ async function writePage(
     });
     return n;
   });
-  return { summaries: rows.length, badReasons: bad.map((b) => b.reason), enqueued };
+  return { summaries: erasable.length, badReasons: bad.map((b) => b.reason), enqueued };
 }
 
 /** The booking list, per property, registered with the engine. */

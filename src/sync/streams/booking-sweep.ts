@@ -19,7 +19,8 @@ import { streamNames } from '../../store/states.js';
 import { findCursor, saveCursorAfterPage, type CursorRow } from '../../store/repositories/cursors.js';
 import { upsertSummariesAndEnqueue, enqueueDetailFetches } from '../../store/repositories/booking-summaries.js';
 import type { SummaryRow } from '../../store/schema.js';
-import { quarantinePayload } from '../../store/repositories/quarantine.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
+import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import {
   findSweep,
   listedVersions,
@@ -141,8 +142,9 @@ async function writeSweepPage(
 ): Promise<{ summaries: number; enqueued: number; late: number; bad: number }> {
   const now = ctx.clock.now();
   // A late change is a fresh change: fetched first in line.
-  const { rows, bad, position } = parseSummariesPage(propertyId, page, now, () => FRESH_CHANGE_PRIORITY);
+  const { rows: erasable, bad, position } = parseSummariesPage(propertyId, page, now, () => FRESH_CHANGE_PRIORITY, ctx.config.pms.personalData);
   return ctx.write(async (trx) => {
+    const rows = await rowsAfterErasures(trx, erasable);
     const listed = await listedVersions(trx, propertyId, [...rows.map((r) => r.number), ...bad.flatMap((b) => (b.number === null ? [] : [b.number]))]);
     // Late: a version the booking list never showed (a booking it lacks, or a newer modification).
     const isLate = (r: SummaryRow) => {
@@ -152,7 +154,11 @@ async function writeSweepPage(
     };
     const lateRows = rows.filter(isLate);
     for (const b of bad) {
-      await quarantinePayload(trx, { stream: streamNames.bookingSummaries, propertyId, entityKey: b.number, reason: b.reason, rawBody: JSON.stringify(b.raw) });
+      await quarantineGuestPayload(
+        trx,
+        { stream: streamNames.bookingSummaries, propertyId, entityKey: b.number, reason: b.reason, rawBody: JSON.stringify(b.raw) },
+        ctx.config.pms.personalData,
+      );
     }
     // A summary that fails validation tells no version: its details are fetched only when the
     // mirror has never listed the booking (else every sweep would fetch them again).

@@ -15,7 +15,7 @@ import {
   upsertChanged,
   type RemovableTable,
 } from '../../store/repositories/content.js';
-import { quarantinePayload } from '../../store/repositories/quarantine.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
@@ -232,13 +232,11 @@ class Refresh {
     this.ctx.counters.quarantined += 1;
     this.log.warn({ propertyId, entityKey, reason }, 'content payload failed validation: quarantined');
     await this.ctx.write((trx) =>
-      quarantinePayload(trx, {
-        stream: streamNames.content,
-        propertyId,
-        entityKey,
-        reason,
-        rawBody: typeof raw === 'string' ? raw : JSON.stringify(raw),
-      }),
+      quarantineGuestPayload(
+        trx,
+        { stream: streamNames.content, propertyId, entityKey, reason, rawBody: typeof raw === 'string' ? raw : JSON.stringify(raw) },
+        this.ctx.config.pms.personalData,
+      ),
     );
   }
 

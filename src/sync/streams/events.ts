@@ -33,7 +33,9 @@
 import { streamNames } from '../../store/states.js';
 import { enqueueKnownBookingDetails } from '../../store/repositories/booking-queue.js';
 import { saveVersioned } from '../../store/repositories/pms.js';
-import { inventoryBlockToRow, storageBookingToRow } from '../../mapping/pms.js';
+import { inventoryBlockToRow } from '../../mapping/pms.js';
+import { erasableStorageBooking, type Erasable } from '../../mapping/erasure.js';
+import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import {
   deferEvents,
   eventAgainLater,
@@ -43,8 +45,7 @@ import {
   purgeWebhookEvents,
   type StoredEvent,
 } from '../../store/repositories/webhook-events.js';
-import { quarantinePayload } from '../../store/repositories/quarantine.js';
-import { quarantinedBody } from '../../mapping/personal-data.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { describeDatabaseError, FenceLostError } from '../../store/errors.js';
 import { InvalidPayloadError, NotFoundError } from '../../provider/errors.js';
 import { parseInventoryBlock, parseStorageBooking } from '../../provider/schemas/pms.js';
@@ -318,9 +319,13 @@ class EventProcessor implements QueueDrain {
           ? `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/bookings/${encodeURIComponent(key)}`
           : `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/inventories/blocks/${encodeURIComponent(key)}`;
         const res = await ctx.client.requestJson('integrationStorage', 'provider', path, {}, signal, priority);
-        const row = storage ? this.storageRow(propertyId, key, res, path) : this.blockRow(propertyId, key, res, path);
+        const row = storage
+          ? this.storageRow(propertyId, key, res, path)
+          : { rows: this.blockRow(propertyId, key, res, path), identities: [], withErasures: () => ({}) };
         await ctx.write(async (trx) => {
-          await saveVersioned(trx, storage ? 'integration_storage_bookings' : 'inventory_blocks', row);
+          // A storage booking as the erasure list has it now (an inventory block names nobody).
+          const [toWrite] = await rowsAfterErasures<Record<string, unknown>>(trx, [row]);
+          await saveVersioned(trx, storage ? 'integration_storage_bookings' : 'inventory_blocks', toWrite!);
           await finishAll(trx, 'processed');
         });
       }
@@ -338,11 +343,11 @@ class EventProcessor implements QueueDrain {
     key: string,
     res: { body: unknown; rawBody: string; status: number; fetchedAt: Date },
     path: string,
-  ): Record<string, unknown> {
+  ): Erasable<Record<string, unknown>> {
     const parsed = parseStorageBooking(res.body);
     if (!parsed.ok)
       throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
-    return storageBookingToRow(propertyId, parsed.value, (res.body as { booking: unknown }).booking, res.fetchedAt, this.ctx.config.pms.personalData);
+    return erasableStorageBooking(propertyId, parsed.value, (res.body as { booking: unknown }).booking, res.fetchedAt, this.ctx.config.pms.personalData);
   }
 
   private blockRow(
@@ -377,13 +382,17 @@ class EventProcessor implements QueueDrain {
     if (err instanceof InvalidPayloadError) {
       ctx.counters.quarantined += 1;
       await write(async (trx) => {
-        await quarantinePayload(trx, {
-          stream: streamNames.webhookEvents,
-          propertyId: err.propertyId ?? e.propertyId,
-          entityKey: err.bookingNumber ?? e.entityKey,
-          reason: err.reason,
-          rawBody: quarantinedBody(streamNames.webhookEvents, err.rawBody, ctx.config.pms.personalData),
-        });
+        await quarantineGuestPayload(
+          trx,
+          {
+            stream: streamNames.webhookEvents,
+            propertyId: err.propertyId ?? e.propertyId,
+            entityKey: err.bookingNumber ?? e.entityKey,
+            reason: err.reason,
+            rawBody: err.rawBody,
+          },
+          ctx.config.pms.personalData,
+        );
         await finishEvent(trx, e.eventId, 'failed', err.reason);
       });
       ctx.counters.webhookEventsFailed += 1;

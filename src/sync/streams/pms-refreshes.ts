@@ -7,7 +7,7 @@
 import { activePropertyIds, markMissingRemoved, upsertChanged } from '../../store/repositories/content.js';
 import { markCursorProblem, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import { replaceOccupancyWindow } from '../../store/repositories/pms.js';
-import { quarantinePayload } from '../../store/repositories/quarantine.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import type { NewDailyOccupancy } from '../../store/schema.js';
 import { streamNames, type CursorStream } from '../../store/states.js';
 import { InvalidPayloadError } from '../../provider/errors.js';
@@ -96,7 +96,11 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
       if (!room.ok) {
         ctx.counters.quarantined += 1;
         await ctx.write((trx) =>
-          quarantinePayload(trx, { stream: streamNames.pmsRooms, propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) }),
+          quarantineGuestPayload(
+            trx,
+            { stream: streamNames.pmsRooms, propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) },
+            ctx.config.pms.personalData,
+          ),
         );
         continue;
       }

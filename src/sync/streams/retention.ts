@@ -30,7 +30,7 @@ export const retentionStream: RefreshStream = {
     if (Object.keys(pass.rowsTouched).length > 0)
       ctx.logger.info(
         { component: 'retention', retainPersonalDataDays: days, ...pass },
-        `erased the personal data of ${pass.bookings} bookings, ${pass.reservations} PMS reservations and ${pass.persons} guest profiles whose stays ended more than ${days} days ago`,
+        `erased the personal data of ${pass.bookings} bookings, ${pass.reservations} PMS reservations, ${pass.persons} guest profiles and ${pass.storageBookings} integration-storage bookings whose stays ended more than ${days} days ago`,
       );
   },
 };
