@@ -146,7 +146,7 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
   kysely_migration: ['name', 'timestamp'],
   kysely_migration_lock: ['id'],
   // Readers and erasures: roles, keyed hashes and counts, never the erased values.
-  reader_grants: ['role'],
+  reader_grants: ['role', 'properties'],
   erasures: ['reason', 'selector_kind', 'selector_hash', 'rows_touched'],
   erased_identities: ['kind', 'hash'],
   erasure_key: ['key'],

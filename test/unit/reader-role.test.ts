@@ -3,6 +3,7 @@
  * the server as a SCRAM verifier (a login with it is checked against a real server in
  * test/integration/local-server.test.ts).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readerUrl, storedPassword } from '../../src/store/reader-role.js';
 
@@ -29,5 +30,19 @@ describe('storedPassword', () => {
 
   it('leaves another password to the server, which normalises it (SASLprep) as its clients do', () => {
     expect(storedPassword('mot de passe é')).toBe('mot de passe é');
+  });
+});
+
+describe('the docs', () => {
+  it('hand out no privileges on the mirror by hand: a GRANT of every table or default privileges would give the erasure key and every personal column', () => {
+    const root = new URL('../../', import.meta.url);
+    const pages = ['README.md', ...readdirSync(new URL('docs/', root)).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'));
+    const found = pages.flatMap((page) =>
+      readFileSync(new URL(page, root), 'utf8')
+        .split('\n')
+        .filter((line) => /GRANT\s+SELECT\s+ON\s+ALL\s+TABLES|ALTER\s+DEFAULT\s+PRIVILEGES\b.*\bGRANT\b/i.test(line))
+        .map((line) => `${page}: ${line.trim()}`),
+    );
+    expect(found).toEqual([]);
   });
 });

@@ -41,6 +41,7 @@ import { openForWriting } from '../common/database.js';
 import type { Line } from './report.js';
 import { withPg } from './run.js';
 import { quantile } from './stats.js';
+import { schemasNamedAfter } from '../../src/store/reader-policy.js';
 
 export const REPORTING_DEFAULTS = { bookings: 1_000_000, properties: 100, runs: 7, warmupRuns: 2, sample: 300 };
 
@@ -261,7 +262,9 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
   const reportingSchema = `${schema}_reporting`;
   const config = loadConfig({ env: {}, overrides: { database: { url: opts.databaseUrl, schema, reportingSchema }, log: { level: 'warn' } } });
   const dropSchema = () =>
-    withPg(opts.databaseUrl, (x) => x.query(`DROP SCHEMA IF EXISTS ${ident(reportingSchema)}, ${ident(schema)} CASCADE`)).catch((err: unknown) => {
+    withPg(opts.databaseUrl, (x) =>
+      x.query(`DROP SCHEMA IF EXISTS ${[reportingSchema, ...schemasNamedAfter(schema), schema].map(ident).join(', ')} CASCADE`),
+    ).catch((err: unknown) => {
       process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
     });
   try {

@@ -256,7 +256,7 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
       try {
         await h.migrate();
         // The local server's read-only login for reporting tools: its superuser is not for them (local-pg/reader-login.ts).
-        if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, [h.schema, config.database.reportingSchema], logger);
+        if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, { schema: h.schema, reportingSchema: config.database.reportingSchema }, logger);
         await h.schemaLock.startFencing();
         // A mapping newer than the one the typed tables were built with: rebuild them from
         // raw and retry the quarantine before any stream writes (idempotent, so an outage

@@ -1,0 +1,217 @@
+/**
+ * What reader roles are shown, and which rows they see (issue 25, point 2). Applied after every
+ * migration, with the readers' grants (src/store/reader-role.ts), in their transaction.
+ *
+ * Shown only what they can read in full. A BI tool (Superset, pandas, Metabase) lists the
+ * schemas a role may use, their relations and every column the catalog gives, and then reads
+ * them; a column withheld by a column privilege fails the whole read. So a schema a reader may
+ * use holds only relations it can read in full:
+ * - `<mirror>_readable` (readableSchemaOf): for every table and view of the mirror, a view of
+ *   the same name with the same columns, the personal ones (src/store/personal-columns.ts)
+ *   left out. Generated here from the catalog, so a column a migration adds appears; replaced
+ *   whole when the catalog changes (hash-marked in the schema's comment, as the reporting
+ *   layer is). Every reader may use it;
+ * - the mirror's schema, only for readers granted --personal-data (they read every column);
+ * - the reporting schema, whose views read no personal column;
+ * - `<mirror>_secret` (secretSchemaOf, migrations/0018_readers.sql): the erasure key, for no
+ *   role but the owner.
+ *
+ * Which rows: row-level security on the mirror's tables, one policy each (`staysync_readers`,
+ * FOR SELECT), reading the role's record in reader_grants: a table with a property_id shows a
+ * role the rows of its properties (reader_grants.properties; NULL: every property); the lists
+ * every property shares (SHARED_TABLES) have no row-level security; every other table (the
+ * daemon's bookkeeping, which names connections, hosts and erasures of every property) shows
+ * its rows to readers of every property only. A role that reader_grants does not list sees no
+ * row. The owner (the daemon, which runs the migrations and writes every row) is exempt: ENABLE,
+ * not FORCE, so its writes pay nothing.
+ *
+ * One filter for every path: the readable views, the mirror's own views and the reporting
+ * views and functions all read as the role that queries them (views with security_invoker,
+ * SQL functions, which run as their caller), so the policies of the tables they read apply.
+ * A view run with its owner's rights would read as the owner, whom row-level security exempts.
+ * Row-level security also orders the policies before any function of the query that is not
+ * leakproof, so a function of the reader's own in a WHERE (one that would print what it is
+ * given) sees only the rows the policy lets through.
+ *
+ * The scope is read with uncorrelated subqueries: evaluated once per query (initplans), not
+ * once per row. A role reads its own row of reader_grants and no other (that table's policy),
+ * so it cannot learn another role's properties.
+ */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Executor } from './types.js';
+import { PERSONAL_COLUMNS } from './personal-columns.js';
+
+/** The schema of the mirror's tables as views without personal columns: every reader may use it. */
+export const readableSchemaOf = (schema: string): string => `${schema}_readable`;
+
+/** The schema of the mirror's secrets (the erasure key): no role but the owner may use it. */
+export const secretSchemaOf = (schema: string): string => `${schema}_secret`;
+
+/** The schemas staysync names after the mirror's (to drop with it). */
+export const schemasNamedAfter = (schema: string): string[] => [readableSchemaOf(schema), secretSchemaOf(schema)];
+
+/** What the names above add to the mirror schema's name (database.schema is kept short enough for both). */
+export const SCHEMA_SUFFIX_LENGTH = Math.max(readableSchemaOf('').length, secretSchemaOf('').length);
+
+/** Tables without a property that every reader reads in full: lists every property shares. */
+export const SHARED_TABLES: readonly string[] = [
+  'meal_plans',
+  'payment_methods',
+  'property_amenity_types',
+  'property_kinds',
+  'room_amenities',
+  'room_type_categories',
+  'reference_lists',
+  'pos_codes',
+  'mirror_settings',
+  'kysely_migration',
+  'kysely_migration_lock',
+];
+
+/** The policy of row-level security on each table of the mirror (its name, for every table). */
+export const READERS_POLICY = 'staysync_readers';
+
+const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+const MARK = /\((?:layer|policy) ([0-9a-f]{64})\)/;
+const hash = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Which rows of a table a reader sees, as the USING expression of its policy (null: no row-level security). */
+export function readerRowsExpression(schema: string, table: string, hasPropertyId: boolean): string | null {
+  const grants = `${ident(schema)}.reader_grants`;
+  const everyProperty = `(SELECT g.properties IS NULL FROM ${grants} g WHERE g.role = current_user::text)`;
+  if (table === 'reader_grants') return 'role = current_user::text';
+  if (hasPropertyId) return `${everyProperty} OR property_id = ANY (CAST((SELECT g.properties FROM ${grants} g WHERE g.role = current_user::text) AS text[]))`;
+  if (SHARED_TABLES.includes(table)) return null;
+  return everyProperty;
+}
+
+interface Relation {
+  name: string;
+  kind: string;
+  comment: string | null;
+  rowSecurity: boolean;
+  invoker: boolean;
+  policy: string | null;
+  columns: { name: string; comment: string | null }[];
+}
+
+async function relationsOf(db: Executor, schema: string): Promise<Relation[]> {
+  const r = await sql<Relation>`
+    SELECT c.relname AS name, c.relkind::text AS kind, obj_description(c.oid, 'pg_class') AS comment, c.relrowsecurity AS "rowSecurity",
+           COALESCE('security_invoker=true' = ANY (c.reloptions) OR 'security_invoker=on' = ANY (c.reloptions), false) AS invoker,
+           (SELECT obj_description(p.oid, 'pg_policy') FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = ${READERS_POLICY}) AS policy,
+           (SELECT json_agg(json_build_object('name', a.attname, 'comment', col_description(c.oid, a.attnum)) ORDER BY a.attnum)
+              FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p', 'v', 'm')
+     ORDER BY c.relname`.execute(db);
+  return r.rows;
+}
+
+/**
+ * Applies what readers are shown and which rows they see: the mirror's views run as their
+ * caller, row-level security on every table of the mirror, the readable schema's views. Changes
+ * only what differs (DDL takes locks that a long report would make every write wait behind).
+ * Returns what it changed, for the log.
+ */
+export async function applyReaderPolicy(db: Executor, schema: string): Promise<string[]> {
+  const invoker: string[] = [];
+  const dropped: string[] = [];
+  const policies: string[] = [];
+  const enabled: string[] = [];
+  const relations = await relationsOf(db, schema);
+  const M = ident(schema);
+  for (const rel of relations) {
+    const target = `${M}.${ident(rel.name)}`;
+    if (rel.kind === 'v' && !rel.invoker) {
+      // A migration's CREATE OR REPLACE VIEW resets the option: set again after every migration.
+      await sql.raw(`ALTER VIEW ${target} SET (security_invoker = true)`).execute(db);
+      invoker.push(rel.name);
+    }
+    if (rel.kind !== 'r' && rel.kind !== 'p') continue;
+    const expression = readerRowsExpression(
+      schema,
+      rel.name,
+      rel.columns.some((c) => c.name === 'property_id'),
+    );
+    if (expression === null) {
+      if (rel.policy !== null) {
+        await sql.raw(`DROP POLICY ${ident(READERS_POLICY)} ON ${target}`).execute(db);
+        dropped.push(rel.name);
+      }
+      continue;
+    }
+    const mark = hash(expression);
+    if (MARK.exec(rel.policy ?? '')?.[1] !== mark) {
+      if (rel.policy !== null) await sql.raw(`DROP POLICY ${ident(READERS_POLICY)} ON ${target}`).execute(db);
+      await sql.raw(`CREATE POLICY ${ident(READERS_POLICY)} ON ${target} AS PERMISSIVE FOR SELECT TO PUBLIC USING (${expression})`).execute(db);
+      const what = expression.includes('property_id')
+        ? 'the rows of the properties its reader_grants row lists (all of them when NULL)'
+        : rel.name === 'reader_grants'
+          ? 'its own row'
+          : 'every row to readers of every property, none to readers scoped to properties';
+      await sql
+        .raw(`COMMENT ON POLICY ${ident(READERS_POLICY)} ON ${target} IS ${literal(`A reader role sees ${what}. Made by staysync. (policy ${mark})`)}`)
+        .execute(db);
+      policies.push(rel.name);
+    }
+    if (!rel.rowSecurity) {
+      await sql.raw(`ALTER TABLE ${target} ENABLE ROW LEVEL SECURITY`).execute(db);
+      enabled.push(rel.name);
+    }
+  }
+  const changed: string[] = [];
+  const list = (names: string[]) => (names.length > 6 ? `${names.length} tables` : names.join(', '));
+  if (invoker.length > 0) changed.push(`the mirror's views ${invoker.join(', ')} run as their caller`);
+  if (enabled.length > 0) changed.push(`row-level security enabled on ${list(enabled)}`);
+  if (policies.length > 0) changed.push(`readers' policy made on ${list(policies)}`);
+  if (dropped.length > 0) changed.push(`readers' policy dropped from ${list(dropped)} (rows shared by every property)`);
+  if (await applyReadableViews(db, schema, relations)) changed.push(`the views of ${readableSchemaOf(schema)} made again`);
+  return changed;
+}
+
+/** The readable schema's views: one per relation of the mirror, same name, without the personal columns. */
+export function readableViewsSql(schema: string, relations: readonly Pick<Relation, 'name' | 'comment' | 'columns'>[]): string {
+  const R = ident(readableSchemaOf(schema));
+  const out: string[] = [];
+  for (const rel of relations) {
+    const personal = PERSONAL_COLUMNS[rel.name] ?? [];
+    const columns = rel.columns.filter((c) => !personal.includes(c.name));
+    if (columns.length === 0) continue;
+    const view = `${R}.${ident(rel.name)}`;
+    out.push(
+      `CREATE VIEW ${view} WITH (security_invoker = true) AS SELECT ${columns.map((c) => ident(c.name)).join(', ')} FROM ${ident(schema)}.${ident(rel.name)};`,
+    );
+    const left = personal.filter((p) => rel.columns.some((c) => c.name === p));
+    const note = left.length > 0 ? ` (Without the columns of guests' personal data: ${left.join(', ')}.)` : '';
+    out.push(`COMMENT ON VIEW ${view} IS ${literal(`${rel.comment ?? `${rel.name} of the mirror.`}${note}`)};`);
+    for (const c of columns) if (c.comment !== null) out.push(`COMMENT ON COLUMN ${view}.${ident(c.name)} IS ${literal(c.comment)};`);
+  }
+  return out.join('\n');
+}
+
+async function applyReadableViews(db: Executor, schema: string, relations: readonly Relation[]): Promise<boolean> {
+  const readable = readableSchemaOf(schema);
+  const text = readableViewsSql(schema, relations);
+  const mark = hash(text);
+  await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(readable)}`.execute(db);
+  const state = await sql<{ comment: string | null; views: number }>`
+    SELECT obj_description(n.oid, 'pg_namespace') AS comment,
+           (SELECT count(*)::int FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind = 'v') AS views
+      FROM pg_namespace n WHERE n.nspname = ${readable}`.execute(db);
+  const row = state.rows[0];
+  const wanted = (text.match(/^CREATE VIEW /gm) ?? []).length;
+  if (row && row.views === wanted && MARK.exec(row.comment ?? '')?.[1] === mark) return false;
+  const old = await sql<{ name: string }>`
+    SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = ${readable} AND c.relkind = 'v'`.execute(db);
+  if (old.rows.length > 0) await sql.raw(`DROP VIEW IF EXISTS ${old.rows.map((r) => r.name).join(', ')} CASCADE`).execute(db);
+  await sql.raw(text).execute(db);
+  const comment =
+    `The tables of the staysync mirror in schema "${schema}" as views of the same names, without the columns of guests' personal data, ` +
+    `for reader roles (staysync grant-reader). staysync replaces these views when the mirror's tables change: keep your own objects elsewhere. (layer ${mark})`;
+  await sql.raw(`COMMENT ON SCHEMA ${ident(readable)} IS ${literal(comment)}`).execute(db);
+  return true;
+}
