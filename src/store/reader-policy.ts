@@ -16,14 +16,24 @@
  * - `<mirror>_secret` (secretSchemaOf, migrations/0018_readers.sql): the erasure key, for no
  *   role but the owner.
  *
- * Which rows: row-level security on the mirror's tables, one policy each (`staysync_readers`,
- * FOR SELECT), reading the role's record in reader_grants: a table with a property_id shows a
- * role the rows of its properties (reader_grants.properties; NULL: every property); the lists
- * every property shares (SHARED_TABLES) have no row-level security; every other table (the
- * daemon's bookkeeping, which names connections, hosts and erasures of every property) shows
- * its rows to readers of every property only. A role that reader_grants does not list sees no
- * row. The owner (the daemon, which runs the migrations and writes every row) is exempt: ENABLE,
- * not FORCE, so its writes pay nothing.
+ * Which rows: row-level security on the mirror's tables, a policy for each reader (named as
+ * the role, FOR SELECT TO it) with its properties written in: a table with a property_id shows a
+ * reader scoped to properties (reader_grants.properties, `grant-reader --properties`) their rows,
+ * and a reader of every property all of them; the daemon's bookkeeping tables (which name
+ * connections, hosts and erasures of every property) show their rows to readers of every
+ * property only; the lists every property shares (SHARED_TABLES) have no row-level security;
+ * reader_grants shows each role its own row. A role without a policy sees no row: one that
+ * reader_grants does not list. A policy applies to the members of its role too, as the role's
+ * privileges do. The owner (the daemon, which runs the migrations and writes every row) is
+ * exempt: ENABLE, not FORCE, so its writes pay nothing.
+ *
+ * Why a policy per reader with the properties written in, rather than one policy that looks the
+ * reader's properties up in reader_grants: a lookup is a subquery for each table a query reads
+ * (two initplans, planned and run every time), and daily_kpis of one property reads ten tables;
+ * that cost the scoped reader 40 % over the owner's time, where the written-in list costs it
+ * nothing measurable, with 200 other readers' policies on every table too (docs/benchmarks.md,
+ * scenario H). The price: making or changing a reader's policies takes each table's lock for a
+ * moment (grant-reader waits at most 10 s for a query on it, src/store/reader-role.ts).
  *
  * One filter for every path: the readable views, the mirror's own views and the reporting
  * views and functions all read as the role that queries them (views with security_invoker,
@@ -32,10 +42,6 @@
  * Row-level security also orders the policies before any function of the query that is not
  * leakproof, so a function of the reader's own in a WHERE (one that would print what it is
  * given) sees only the rows the policy lets through.
- *
- * The scope is read with uncorrelated subqueries: evaluated once per query (initplans), not
- * once per row. A role reads its own row of reader_grants and no other (that table's policy),
- * so it cannot learn another role's properties.
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
@@ -69,22 +75,35 @@ export const SHARED_TABLES: readonly string[] = [
   'kysely_migration_lock',
 ];
 
-/** The policy of row-level security on each table of the mirror (its name, for every table). */
-export const READERS_POLICY = 'staysync_readers';
-
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const MARK = /\((?:layer|policy) ([0-9a-f]{64})\)/;
 const hash = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** Which rows of a table a reader sees, as the USING expression of its policy (null: no row-level security). */
-export function readerRowsExpression(schema: string, table: string, hasPropertyId: boolean): string | null {
-  const grants = `${ident(schema)}.reader_grants`;
-  const everyProperty = `(SELECT g.properties IS NULL FROM ${grants} g WHERE g.role = current_user::text)`;
-  if (table === 'reader_grants') return 'role = current_user::text';
-  if (hasPropertyId) return `${everyProperty} OR property_id = ANY (CAST((SELECT g.properties FROM ${grants} g WHERE g.role = current_user::text) AS text[]))`;
-  if (SHARED_TABLES.includes(table)) return null;
-  return everyProperty;
+/** The policy of reader_grants: every role sees its own row (of no other role's properties). */
+export const OWN_ROW_POLICY = 'staysync_own_row';
+
+/** What the rows of a table of the mirror are to readers. */
+export type TableRows = 'per property' | 'shared' | 'readers of every property' | 'own row';
+
+export function tableRows(table: string, hasPropertyId: boolean): TableRows {
+  if (table === 'reader_grants') return 'own row';
+  if (hasPropertyId) return 'per property';
+  return SHARED_TABLES.includes(table) ? 'shared' : 'readers of every property';
+}
+
+/**
+ * The USING expression of a reader's policy on a table whose rows are `rows`, for a reader of
+ * `properties` (null: every property); null when the reader gets no policy there (no row).
+ */
+export function readerPolicyExpression(rows: TableRows, properties: readonly string[] | null): string | null {
+  if (rows === 'shared' || rows === 'own row') return null;
+  if (properties === null) return 'true';
+  if (rows === 'readers of every property') return null;
+  // One property as an equality: the planner takes it and a query's own `property_id = …` as one
+  // condition, where it would test `= ANY` on every row again.
+  if (properties.length === 1) return `property_id = ${literal(properties[0]!)}`;
+  return `property_id = ANY (${literal(`{${properties.join(',')}}`)}::text[])`;
 }
 
 interface Relation {
@@ -101,7 +120,7 @@ async function relationsOf(db: Executor, schema: string): Promise<Relation[]> {
   const r = await sql<Relation>`
     SELECT c.relname AS name, c.relkind::text AS kind, obj_description(c.oid, 'pg_class') AS comment, c.relrowsecurity AS "rowSecurity",
            COALESCE('security_invoker=true' = ANY (c.reloptions) OR 'security_invoker=on' = ANY (c.reloptions), false) AS invoker,
-           (SELECT obj_description(p.oid, 'pg_policy') FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = ${READERS_POLICY}) AS policy,
+           (SELECT obj_description(p.oid, 'pg_policy') FROM pg_policy p WHERE p.polrelid = c.oid AND p.polname = ${OWN_ROW_POLICY}) AS policy,
            (SELECT json_agg(json_build_object('name', a.attname, 'comment', col_description(c.oid, a.attnum)) ORDER BY a.attnum)
               FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -111,18 +130,18 @@ async function relationsOf(db: Executor, schema: string): Promise<Relation[]> {
 }
 
 /**
- * Applies what readers are shown and which rows they see: the mirror's views run as their
- * caller, row-level security on every table of the mirror, the readable schema's views. Changes
- * only what differs (DDL takes locks that a long report would make every write wait behind).
- * Returns what it changed, for the log.
+ * Applies what readers are shown and which rows they see, but for each reader's own policies
+ * (applyReaderRows): the mirror's views run as their caller, row-level security on every table
+ * of the mirror but the shared lists, reader_grants's own-row policy, the readable schema's
+ * views. Changes only what differs (DDL takes locks that a long report would make every write
+ * wait behind). Returns what it changed, for the log.
  */
 export async function applyReaderPolicy(db: Executor, schema: string): Promise<string[]> {
   const invoker: string[] = [];
-  const dropped: string[] = [];
-  const policies: string[] = [];
   const enabled: string[] = [];
   const relations = await relationsOf(db, schema);
   const M = ident(schema);
+  let ownRow = false;
   for (const rel of relations) {
     const target = `${M}.${ident(rel.name)}`;
     if (rel.kind === 'v' && !rel.invoker) {
@@ -131,31 +150,15 @@ export async function applyReaderPolicy(db: Executor, schema: string): Promise<s
       invoker.push(rel.name);
     }
     if (rel.kind !== 'r' && rel.kind !== 'p') continue;
-    const expression = readerRowsExpression(
-      schema,
+    const rows = tableRows(
       rel.name,
       rel.columns.some((c) => c.name === 'property_id'),
     );
-    if (expression === null) {
-      if (rel.policy !== null) {
-        await sql.raw(`DROP POLICY ${ident(READERS_POLICY)} ON ${target}`).execute(db);
-        dropped.push(rel.name);
-      }
-      continue;
-    }
-    const mark = hash(expression);
-    if (MARK.exec(rel.policy ?? '')?.[1] !== mark) {
-      if (rel.policy !== null) await sql.raw(`DROP POLICY ${ident(READERS_POLICY)} ON ${target}`).execute(db);
-      await sql.raw(`CREATE POLICY ${ident(READERS_POLICY)} ON ${target} AS PERMISSIVE FOR SELECT TO PUBLIC USING (${expression})`).execute(db);
-      const what = expression.includes('property_id')
-        ? 'the rows of the properties its reader_grants row lists (all of them when NULL)'
-        : rel.name === 'reader_grants'
-          ? 'its own row'
-          : 'every row to readers of every property, none to readers scoped to properties';
-      await sql
-        .raw(`COMMENT ON POLICY ${ident(READERS_POLICY)} ON ${target} IS ${literal(`A reader role sees ${what}. Made by staysync. (policy ${mark})`)}`)
-        .execute(db);
-      policies.push(rel.name);
+    if (rows === 'shared') continue;
+    if (rows === 'own row' && rel.policy === null) {
+      await sql.raw(`CREATE POLICY ${ident(OWN_ROW_POLICY)} ON ${target} AS PERMISSIVE FOR SELECT TO PUBLIC USING (role = current_user::text)`).execute(db);
+      await sql.raw(`COMMENT ON POLICY ${ident(OWN_ROW_POLICY)} ON ${target} IS 'Every role sees its own row. Made by staysync.'`).execute(db);
+      ownRow = true;
     }
     if (!rel.rowSecurity) {
       await sql.raw(`ALTER TABLE ${target} ENABLE ROW LEVEL SECURITY`).execute(db);
@@ -163,13 +166,45 @@ export async function applyReaderPolicy(db: Executor, schema: string): Promise<s
     }
   }
   const changed: string[] = [];
-  const list = (names: string[]) => (names.length > 6 ? `${names.length} tables` : names.join(', '));
   if (invoker.length > 0) changed.push(`the mirror's views ${invoker.join(', ')} run as their caller`);
-  if (enabled.length > 0) changed.push(`row-level security enabled on ${list(enabled)}`);
-  if (policies.length > 0) changed.push(`readers' policy made on ${list(policies)}`);
-  if (dropped.length > 0) changed.push(`readers' policy dropped from ${list(dropped)} (rows shared by every property)`);
+  if (enabled.length > 0) changed.push(`row-level security enabled on ${enabled.length > 6 ? `${enabled.length} tables` : enabled.join(', ')}`);
+  if (ownRow) changed.push('reader_grants shows each role its own row');
   if (await applyReadableViews(db, schema, relations)) changed.push(`the views of ${readableSchemaOf(schema)} made again`);
   return changed;
+}
+
+/**
+ * One reader's policies: on every table with row-level security, the one its properties call
+ * for (named as the role, FOR SELECT TO it), made, changed or dropped where it differs (its
+ * comment holds the hash of its expression). Returns how many it changed.
+ */
+export async function applyReaderRows(db: Executor, schema: string, role: string, properties: readonly string[] | null): Promise<number> {
+  const tables = await sql<{ name: string; hasPropertyId: boolean; comment: string | null; exists: boolean }>`
+    SELECT c.relname AS name,
+           EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'property_id' AND NOT a.attisdropped) AS "hasPropertyId",
+           p.oid IS NOT NULL AS exists, obj_description(p.oid, 'pg_policy') AS comment
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      LEFT JOIN pg_policy p ON p.polrelid = c.oid AND p.polname = ${role}
+     WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p')
+     ORDER BY c.relname`.execute(db);
+  let changes = 0;
+  for (const t of tables.rows) {
+    const target = `${ident(schema)}.${ident(t.name)}`;
+    const expression = readerPolicyExpression(tableRows(t.name, t.hasPropertyId), properties);
+    const mark = expression === null ? null : hash(expression);
+    if (t.exists && MARK.exec(t.comment ?? '')?.[1] === mark) continue;
+    if (!t.exists && mark === null) continue;
+    if (t.exists) await sql.raw(`DROP POLICY ${ident(role)} ON ${target}`).execute(db);
+    if (expression !== null) {
+      await sql.raw(`CREATE POLICY ${ident(role)} ON ${target} AS PERMISSIVE FOR SELECT TO ${ident(role)} USING (${expression})`).execute(db);
+      const what = properties === null ? 'every row' : `the rows of ${properties.length === 1 ? 'property' : 'properties'} ${properties.join(', ')}`;
+      await sql
+        .raw(`COMMENT ON POLICY ${ident(role)} ON ${target} IS ${literal(`The reader ${role} sees ${what} (staysync grant-reader). (policy ${mark})`)}`)
+        .execute(db);
+    }
+    changes++;
+  }
+  return changes;
 }
 
 /** The readable schema's views: one per relation of the mirror, same name, without the personal columns. */

@@ -8,8 +8,9 @@
  *   SELECT on the mirror's tables (column by column without their personal columns, src/store/personal-columns.ts),
  *   which those views read as the reader, but no USAGE on the mirror's schema;
  * - a reader granted `--personal-data`: USAGE on the mirror's schema and SELECT on every column;
- * - a reader scoped to properties (`--properties`): the same, and row-level security shows it
- *   those properties' rows only (reader_grants.properties);
+ * - a reader scoped to properties (`--properties`): the same, and its row-level security
+ *   policies show it those properties' rows only (reader_grants.properties; a reader of every
+ *   property gets policies that show it every row);
  * - no reader: the erasure key's schema, any write, any default privilege in the mirror's schema
  *   (a table a later migration adds is granted after that migration, as the policy says).
  *
@@ -32,7 +33,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from './types.js';
 import { PERSONAL_COLUMNS } from './personal-columns.js';
 import { DatabaseConfigurationError } from './errors.js';
-import { applyReaderPolicy, readableSchemaOf, secretSchemaOf } from './reader-policy.js';
+import { applyReaderPolicy, applyReaderRows, readableSchemaOf, secretSchemaOf } from './reader-policy.js';
 
 export interface ReaderSchemas {
   /** The mirror's schema (config database.schema). */
@@ -78,7 +79,15 @@ export class ReaderRefusedError extends Error {
   override name = 'ReaderRefusedError';
 }
 
+/** grant-reader could not take a table's lock in time: nothing changed (exit status 1). */
+export class ReaderBusyError extends Error {
+  override name = 'ReaderBusyError';
+}
+
 const INSUFFICIENT_PRIVILEGE = '42501';
+const LOCK_NOT_AVAILABLE = '55P03';
+/** How long grant-reader waits for a table's lock (its policies) before it gives up, in seconds. */
+const GRANT_LOCK_TIMEOUT_S = 10;
 
 /** Readers and grant-reader, one at a time per mirror (catalog rows updated concurrently fail). */
 async function lockReaders(db: Executor, schema: string): Promise<void> {
@@ -90,6 +99,9 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
   try {
     return await db.transaction().execute(async (trx) => {
       await lockReaders(trx, schema);
+      // A reader's policies take each table's lock for a moment: behind a long report, that
+      // would hold up the daemon's writes while it waits. It waits so long, then says so.
+      await sql`SET LOCAL lock_timeout = ${sql.lit(`${GRANT_LOCK_TIMEOUT_S}s`)}`.execute(trx);
       const exists = await sql<{ n: number }>`SELECT 1 AS n FROM pg_roles WHERE rolname = ${role}`.execute(trx);
       const created = exists.rows.length === 0;
       if (!created && opts.onlyLogin) await sql`ALTER ROLE ${sql.id(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS`.execute(trx);
@@ -104,10 +116,16 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
       const personalData = opts.personalData === true;
       await sql`INSERT INTO ${sql.id(schema, 'reader_grants')} (role, personal_data, properties) VALUES (${role}, ${personalData}, ${properties})
                 ON CONFLICT (role) DO UPDATE SET personal_data = excluded.personal_data, properties = excluded.properties, granted_at = now()`.execute(trx);
-      const schemas = await grantRole(trx, opts, role, personalData);
+      const schemas = await grantRole(trx, opts, role, personalData, properties);
       return { created, schemas, properties, ...(generatedPassword ? { generatedPassword } : {}) };
     });
   } catch (err) {
+    if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) {
+      throw new ReaderBusyError(
+        `grant-reader waited ${GRANT_LOCK_TIMEOUT_S} s for a query on a table of the mirror to end (the role's row-level security policies need each table for a moment, and the daemon's writes would wait behind it): nothing was changed; run it again when the long query is done`,
+        { cause: err },
+      );
+    }
     if ((err as { code?: string }).code === INSUFFICIENT_PRIVILEGE) {
       throw new DatabaseConfigurationError(
         `the database role of DATABASE_URL may not create or grant the role ${role} (${(err as Error).message}): run grant-reader with a role that has CREATEROLE and owns the staysync schemas (the one the daemon uses), or a superuser`,
@@ -194,9 +212,9 @@ async function scopeOf(db: Executor, opts: GrantReaderOptions): Promise<string[]
 
 /**
  * The grants of one reader, from nothing: what it may use and read, as the policy says (see
- * the top of this file). Returns the schemas it may use.
+ * the top of this file), and its row-level security policies. Returns the schemas it may use.
  */
-async function grantRole(db: Executor, s: ReaderSchemas, role: string, personalData: boolean): Promise<string[]> {
+async function grantRole(db: Executor, s: ReaderSchemas, role: string, personalData: boolean, properties: readonly string[] | null): Promise<string[]> {
   const { schema, reportingSchema } = s;
   const readable = readableSchemaOf(schema);
   const secret = secretSchemaOf(schema);
@@ -211,7 +229,14 @@ async function grantRole(db: Executor, s: ReaderSchemas, role: string, personalD
   const shown = [personalData ? schema : null, readable, reportingSchema].filter((x): x is string => x !== null && has(x));
   const all = [schema, readable, reportingSchema, secret].filter(has);
 
-  await sql`GRANT CONNECT ON DATABASE ${sql.id(await currentDatabase(db))} TO ${id}`.execute(db);
+  // The database's privileges are one catalog row for every mirror in it: granted only when
+  // missing (PUBLIC has CONNECT by default), under a lock of the database, so that readers of
+  // two mirrors granted at once do not fail with "tuple concurrently updated".
+  const connect = await sql<{ ok: boolean }>`SELECT has_database_privilege(${role}, current_database(), 'CONNECT') AS ok`.execute(db);
+  if (!connect.rows[0]?.ok) {
+    await sql`SELECT pg_advisory_xact_lock(hashtext('staysync readers'), hashtext(current_database()))`.execute(db);
+    await sql`GRANT CONNECT ON DATABASE ${sql.id(await currentDatabase(db))} TO ${id}`.execute(db);
+  }
   // Start from nothing: revoking a table's privilege revokes its column privileges too.
   for (const x of all) {
     await sql`REVOKE ALL ON SCHEMA ${sql.id(x)} FROM ${id}`.execute(db);
@@ -242,6 +267,7 @@ async function grantRole(db: Executor, s: ReaderSchemas, role: string, personalD
       if (others.length > 0) await sql`GRANT SELECT (${sql.join(others.map((c) => sql.id(c)))}) ON ${sql.id(schema, table)} TO ${id}`.execute(db);
     }
   }
+  await applyReaderRows(db, schema, role, properties);
   return shown;
 }
 
@@ -264,8 +290,8 @@ export async function applyReaders(db: Db, s: ReaderSchemas): Promise<ReadersApp
     await lockReaders(trx, s.schema);
     const changed = await applyReaderPolicy(trx, s.schema);
     const warnings = await bringUnderPolicy(trx, s);
-    const recorded = await sql<{ role: string; personal_data: boolean; exists: boolean }>`
-      SELECT g.role, g.personal_data, EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = g.role) AS exists
+    const recorded = await sql<{ role: string; personal_data: boolean; properties: string[] | null; exists: boolean }>`
+      SELECT g.role, g.personal_data, g.properties, EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = g.role) AS exists
         FROM ${sql.id(s.schema, 'reader_grants')} g ORDER BY g.role`.execute(trx);
     const granted: string[] = [];
     for (const g of recorded.rows) {
@@ -273,7 +299,7 @@ export async function applyReaders(db: Db, s: ReaderSchemas): Promise<ReadersApp
         await sql`DELETE FROM ${sql.id(s.schema, 'reader_grants')} WHERE role = ${g.role}`.execute(trx);
         continue;
       }
-      await grantRole(trx, s, g.role, g.personal_data);
+      await grantRole(trx, s, g.role, g.personal_data, g.properties);
       granted.push(g.role);
     }
     warnings.push(...(await readerProblems(trx, s)));

@@ -6,6 +6,7 @@
  * key, and writes nothing. Run through the real CLI, checked by connecting as that role.
  */
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
@@ -263,6 +264,33 @@ describe('grant-reader', () => {
     expect(widened.stdout).toContain('the rows of every property');
     expect(await h.sql('SELECT properties FROM reader_grants WHERE role = $1', [role])).toEqual([{ properties: null }]);
   });
+
+  it('gives up after 10 s when a long query holds a table its policies need, changes nothing and says so (exit 1)', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 2 }] } });
+    await syncOnce(await h.context());
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(role);
+    // A report in progress: a transaction that has read bookings and holds it.
+    const report = new pg.Client({ connectionString: h.dbUrl });
+    await report.connect();
+    try {
+      await report.query('BEGIN');
+      await report.query(`SELECT count(*) FROM ${q(h.schema)}.bookings`);
+      const started = Date.now();
+      const run = await runCli(['grant-reader', role, '--properties', '500100'], { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' });
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout + run.stderr).toContain('grant-reader waited 10 s for a query on a table of the mirror to end');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+    } finally {
+      await report.query('ROLLBACK').catch(() => undefined);
+      await report.end();
+    }
+    expect((await h.sql(`SELECT 1 FROM pg_roles WHERE rolname = $1`, [role])).length).toBe(0);
+    expect(await h.sql('SELECT role FROM reader_grants')).toEqual([]);
+    // Once the report is done, the same command goes through.
+    const again = await runCli(['grant-reader', role, '--properties', '500100'], { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' });
+    expect(again.code, again.stderr).toBe(0);
+  }, 60_000);
 
   it('refuses a role name that is not an identifier, and a schema that does not exist yet', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });

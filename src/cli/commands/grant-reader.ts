@@ -2,7 +2,7 @@
 import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ExitCode } from '../exit.js';
 import { rethrowDatabase, schemaIsCurrent, type CommandEnv } from './env.js';
-import { grantReader, readerUrl, ReaderRefusedError } from '../../store/reader-role.js';
+import { grantReader, readerUrl, ReaderBusyError, ReaderRefusedError } from '../../store/reader-role.js';
 import { readableSchemaOf } from '../../store/reader-policy.js';
 
 export interface GrantReaderArgs {
@@ -36,8 +36,12 @@ export async function grantReaderCommand(env: CommandEnv, args: GrantReaderArgs)
         personalData,
         properties: args.properties,
         configuredProperties,
-      }).catch((err: unknown) => (err instanceof ReaderRefusedError ? Promise.reject(err) : rethrowDatabase(err, h)));
+      }).catch((err: unknown) => (err instanceof ReaderRefusedError || err instanceof ReaderBusyError ? Promise.reject(err) : rethrowDatabase(err, h)));
     } catch (err) {
+      if (err instanceof ReaderBusyError) {
+        env.logger.error(err.message);
+        return ExitCode.failure;
+      }
       if (!(err instanceof ReaderRefusedError)) throw err;
       process.stderr.write(`staysync: grant-reader refused: ${err.message}\n`);
       return ExitCode.usage;
