@@ -190,7 +190,10 @@ export async function applyReaderRows(db: Executor, schema: string, role: string
   let changes = 0;
   for (const t of tables.rows) {
     const target = `${ident(schema)}.${ident(t.name)}`;
-    const expression = readerPolicyExpression(tableRows(t.name, t.hasPropertyId), properties);
+    const rows = tableRows(t.name, t.hasPropertyId);
+    // reader_grants has one policy of its own (OWN_ROW_POLICY), for every role: never a reader's.
+    if (rows === 'own row') continue;
+    const expression = readerPolicyExpression(rows, properties);
     const mark = expression === null ? null : hash(expression);
     if (t.exists && MARK.exec(t.comment ?? '')?.[1] === mark) continue;
     if (!t.exists && mark === null) continue;

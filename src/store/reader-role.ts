@@ -303,6 +303,13 @@ export async function applyReaders(db: Db, s: ReaderSchemas): Promise<ReadersApp
       granted.push(g.role);
     }
     warnings.push(...(await readerProblems(trx, s)));
+    // The daemon reads and writes every row only as the tables' owner (or a member of it), whom
+    // row-level security exempts; any other role would see no row and write none.
+    const subject = await sql<{ active: boolean }>`SELECT row_security_active(${`${s.schema}.bookings`}::regclass) AS active`.execute(trx);
+    if (subject.rows[0]?.active)
+      warnings.push(
+        `the role of DATABASE_URL (${(await sql<{ u: string }>`SELECT current_user AS u`.execute(trx)).rows[0]!.u}) does not own the mirror's tables: row-level security shows it no row. Run staysync as the role that owns the schema ${s.schema}`,
+      );
     return { granted, changed, warnings };
   });
 }
@@ -316,23 +323,34 @@ export async function applyReaders(db: Db, s: ReaderSchemas): Promise<ReadersApp
  */
 async function bringUnderPolicy(db: Executor, s: ReaderSchemas): Promise<string[]> {
   const names = [s.schema, readableSchemaOf(s.schema), secretSchemaOf(s.schema), s.reportingSchema];
-  const holders = await sql<{ grantee: number; name: string; reads: boolean; recorded: boolean; unfit: string | null; owner: string }>`
+  const holders = await sql<{
+    grantee: number;
+    name: string;
+    reads: boolean;
+    here: boolean;
+    everywhere: boolean;
+    recorded: boolean;
+    unfit: string | null;
+    owner: string;
+  }>`
     WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = ANY(${names}::text[])),
     owner AS (SELECT nspowner AS oid FROM pg_namespace WHERE nspname = ${s.schema}),
     acl AS (
-      SELECT x.grantee, x.privilege_type FROM pg_namespace n, aclexplode(n.nspacl) x WHERE n.oid IN (SELECT oid FROM ns)
+      SELECT x.grantee, x.privilege_type, false AS everywhere FROM pg_namespace n, aclexplode(n.nspacl) x WHERE n.oid IN (SELECT oid FROM ns)
       UNION ALL
-      SELECT x.grantee, x.privilege_type FROM pg_class c, aclexplode(c.relacl) x
+      SELECT x.grantee, x.privilege_type, false FROM pg_class c, aclexplode(c.relacl) x
        WHERE c.relnamespace IN (SELECT oid FROM ns) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
       UNION ALL
-      SELECT x.grantee, x.privilege_type FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid, aclexplode(a.attacl) x
+      SELECT x.grantee, x.privilege_type, false FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid, aclexplode(a.attacl) x
        WHERE c.relnamespace IN (SELECT oid FROM ns) AND a.attacl IS NOT NULL
       UNION ALL
-      SELECT x.grantee, x.privilege_type FROM pg_default_acl d, aclexplode(d.defaclacl) x
+      -- Default privileges of the owner here, or for every schema (defaclnamespace 0).
+      SELECT x.grantee, x.privilege_type, d.defaclnamespace = 0 FROM pg_default_acl d, aclexplode(d.defaclacl) x
        WHERE d.defaclobjtype = 'r' AND d.defaclrole = (SELECT oid FROM owner)
          AND (d.defaclnamespace IN (SELECT oid FROM ns) OR d.defaclnamespace = 0)
     )
     SELECT a.grantee::int AS grantee, COALESCE(r.rolname::text, 'PUBLIC') AS name, bool_or(a.privilege_type = 'SELECT') AS reads,
+           bool_or(NOT a.everywhere) AS here, bool_or(a.everywhere) AS everywhere,
            EXISTS (SELECT 1 FROM ${sql.id(s.schema, 'reader_grants')} g WHERE g.role = r.rolname) AS recorded,
            CASE WHEN r.rolsuper THEN 'a superuser' WHEN pg_has_role(r.oid, (SELECT oid FROM owner), 'MEMBER') THEN 'a member of the owner''s role'
                 WHEN pg_has_role(r.oid, 'pg_read_all_data', 'MEMBER') THEN 'a member of pg_read_all_data' END AS unfit,
@@ -346,17 +364,25 @@ async function bringUnderPolicy(db: Executor, s: ReaderSchemas): Promise<string[
     (r) => r.name,
   );
   for (const h of holders.rows) {
+    // Default privileges for every schema are the owner's for other schemas of the database
+    // too: not revoked here (a table a migration adds is granted as the policy says right after
+    // it), but named with the command that ends them.
+    const everywhere = `default privileges of ${h.owner} give ${h.name} SELECT on every table ${h.owner} creates in any schema: end them with ALTER DEFAULT PRIVILEGES FOR ROLE ${h.owner} REVOKE SELECT ON TABLES FROM ${h.name}`;
     if (h.grantee === 0) {
-      for (const x of present) {
-        await sql`REVOKE ALL ON SCHEMA ${sql.id(x)} FROM PUBLIC`.execute(db);
-        await sql`REVOKE ALL ON ALL TABLES IN SCHEMA ${sql.id(x)} FROM PUBLIC`.execute(db);
-        await sql`ALTER DEFAULT PRIVILEGES FOR ROLE ${sql.id(h.owner)} IN SCHEMA ${sql.id(x)} REVOKE ALL ON TABLES FROM PUBLIC`.execute(db);
+      if (h.here) {
+        for (const x of present) {
+          await sql`REVOKE ALL ON SCHEMA ${sql.id(x)} FROM PUBLIC`.execute(db);
+          await sql`REVOKE ALL ON ALL TABLES IN SCHEMA ${sql.id(x)} FROM PUBLIC`.execute(db);
+          await sql`ALTER DEFAULT PRIVILEGES FOR ROLE ${sql.id(h.owner)} IN SCHEMA ${sql.id(x)} REVOKE ALL ON TABLES FROM PUBLIC`.execute(db);
+        }
+        warnings.push(
+          `PUBLIC (every role of the server) had privileges on the schemas ${present.join(', ')}: revoked. Give each reporting tool a login of its own: staysync grant-reader <role>`,
+        );
       }
-      warnings.push(
-        `PUBLIC (every role of the server) had privileges on the schemas ${present.join(', ')}: revoked. Give each reporting tool a login of its own: staysync grant-reader <role>`,
-      );
+      if (h.everywhere) warnings.push(everywhere);
       continue;
     }
+    if (h.everywhere && h.reads) warnings.push(everywhere);
     if (h.recorded || !h.reads) continue;
     if (h.unfit !== null) {
       warnings.push(
@@ -403,6 +429,10 @@ async function readerProblems(db: Executor, s: ReaderSchemas): Promise<string[]>
       UNION ALL
       SELECT 'can read the erasure key''s schema ' || ${secret} || ' through another role it is a member of: revoke that membership'
        WHERE NOT r.rolsuper AND CASE WHEN to_regnamespace(${secret}) IS NULL THEN false ELSE has_schema_privilege(r.oid, ${secret}, 'USAGE') END
+      UNION ALL
+      SELECT 'is a member of the reader ' || o.role || ': it sees the rows and columns that reader sees too; REVOKE ' || o.role || ' FROM ' || g.role
+        FROM ${sql.id(s.schema, 'reader_grants')} o JOIN pg_roles orr ON orr.rolname = o.role
+       WHERE o.role <> g.role AND NOT r.rolsuper AND pg_has_role(r.oid, orr.oid, 'MEMBER')
       UNION ALL
       SELECT 'reads personal columns (' || string_agg(p.t || '.' || p.col, ', ' ORDER BY p.t, p.col) || ') without --personal-data, through another role it is a member of: revoke that membership, or grant-reader ' || g.role || ' --personal-data'
         FROM personal p WHERE NOT g.personal_data AND NOT r.rolsuper AND has_column_privilege(r.oid, p.table_oid, p.col, 'SELECT')

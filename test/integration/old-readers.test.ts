@@ -118,4 +118,35 @@ describe('readers of an earlier release', () => {
     );
     expect(publicGrants).toEqual([]);
   });
+
+  it('names, at migration, the readers that read more than they were granted, with what to run', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 2 }] } });
+    await h.migrate();
+    const [personal, plain, superuser] = [0, 1, 2].map(() => `reader_${randomBytes(4).toString('hex')}`) as [string, string, string];
+    roles.push(plain, personal, superuser);
+    const env = { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' };
+    for (const [role, flags] of [
+      [personal, ['--personal-data']],
+      [plain, []],
+      [superuser, []],
+    ] as const) {
+      const granted = await runCli(['grant-reader', role, ...flags], env);
+      expect(granted.code, granted.stderr).toBe(0);
+    }
+    // Afterwards, by hand: a reader without personal data made a member of one with them, another a superuser.
+    await h.sql(`GRANT ${personal} TO ${plain}`);
+    await h.sql(`ALTER ROLE ${superuser} SUPERUSER`);
+    const migrated = await runCli(['migrate'], { ...env, STAYSYNC_LOG_LEVEL: 'info' });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    const warned = logRecords(migrated.stdout + migrated.stderr)
+      .filter((r) => r.level === 'warn')
+      .map((r) => r.msg)
+      .join('\n');
+    expect(warned).toContain(
+      `reader ${plain} is a member of the reader ${personal}: it sees the rows and columns that reader sees too; REVOKE ${personal} FROM ${plain}`,
+    );
+    expect(warned).toContain(`reader ${plain} reads personal columns (`);
+    expect(warned).toContain(`reader ${superuser} is a superuser`);
+    expect(warned).not.toContain(`reader ${personal} `);
+  });
 });

@@ -152,6 +152,15 @@ describe('readers', () => {
   });
 
   it('gives a login per hotel no row of another property through any table, view or function, and every row of its own', async () => {
+    // Every view reads as its caller and no function runs as its owner: the policies apply on every path.
+    const owners = await h.sql<{ what: string }>(
+      `SELECT c.oid::regclass::text AS what FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ANY($1) AND c.relkind = 'v' AND NOT COALESCE('security_invoker=true' = ANY (c.reloptions), false)
+       UNION ALL
+       SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ANY($1) AND p.prosecdef`,
+      [[h.schema, readableSchemaOf(h.schema), reportingSchemaOf(h.schema)]],
+    );
+    expect(owners).toEqual([]);
     for (const personal of [false, true]) {
       const { role, client } = await reader(personal ? ['--personal-data', '--properties', A] : ['--properties', A]);
       const what = (x: string) => `${personal ? 'with' : 'without'} personal data: ${x}`;
@@ -263,6 +272,30 @@ describe('readers', () => {
       expect(parallelPlans).toBeGreaterThan(everything.length / 2);
     } finally {
       await client.end();
+    }
+  });
+
+  it('shows a login that is a member of a reader’s role what that reader sees, and a role granted by hand no row', async () => {
+    const { role, client } = await reader(['--properties', A]);
+    await client.end();
+    const member = `reader_${randomBytes(4).toString('hex')}`;
+    const byHand = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(member, byHand);
+    await h.sql(`CREATE ROLE ${member} LOGIN PASSWORD '${PASSWORD}' IN ROLE ${role}`);
+    await h.sql(`CREATE ROLE ${byHand} LOGIN PASSWORD '${PASSWORD}'`);
+    await h.sql(`GRANT USAGE ON SCHEMA ${q(h.schema)} TO ${byHand}`);
+    await h.sql(`GRANT SELECT ON ${q(h.schema)}.nightly_facts TO ${byHand}`);
+    const counts = `SELECT count(*) FILTER (WHERE property_id = '${A}')::int AS own, count(*) FILTER (WHERE property_id <> '${A}')::int AS other FROM ${q(h.schema)}.nightly_facts`;
+    const viaMember = await connectAs(h.dbUrl, member, PASSWORD);
+    const viaHand = await connectAs(h.dbUrl, byHand, PASSWORD);
+    try {
+      const [owners] = await h.sql<{ own: number; other: number }>(counts);
+      expect(owners!.own).toBeGreaterThan(0);
+      expect((await viaMember.query(counts.replace(q(h.schema), q(readableSchemaOf(h.schema))))).rows[0]).toEqual({ own: owners!.own, other: 0 });
+      expect((await viaHand.query(counts)).rows[0]).toEqual({ own: 0, other: 0 });
+    } finally {
+      await viaMember.end();
+      await viaHand.end();
     }
   });
 
