@@ -13,8 +13,10 @@
  * create the schema if needed; if its comment carries the hash of this file (and of both schema
  * names) and every view of the file exists, do nothing; otherwise drop the views and functions
  * of the reporting schema (DROP ... CASCADE, so column changes work, which CREATE OR REPLACE
- * VIEW refuses), run the file with search_path = reporting schema, mirror schema, public, and
- * write the new hash into the schema's comment. The schema itself is never dropped: the
+ * VIEW refuses), run the file with search_path = reporting schema, mirror schema, public, set
+ * every view to run as its caller (security_invoker: the row-level security of the tables it
+ * reads applies to the reader who queries it, src/store/reader-policy.ts), and write the new
+ * hash into the schema's comment. The schema itself is never dropped: the
  * privileges a reader role was given on it (and its default privileges) stay. Nor is its one
  * table, time_zone_names (the zones the server knows, for known_time_zone), filled again with
  * each new layer; the server's version is part of the hash, so an upgraded server refills it.
