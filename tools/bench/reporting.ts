@@ -416,11 +416,14 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
       for (const q of queries) {
         if (opts.signal?.aborted) throw new Error('interrupted');
         say(`scenario H: timing ${q.label}`);
-        // The owner first, then each reader, run after run: a drift of the machine meets all alike.
+        // The owner and each reader in turn, run after run, each round starting one further on: a
+        // drift of the machine, or a cost of coming right after another's run, meets all alike.
         const runners = [{ scope: 'owner', client: c }, ...readers];
         const runs = runners.map(() => ({ explainMs: [] as number[], wallMs: [] as number[], rows: 0 }));
         for (let i = 0; i < REPORTING_DEFAULTS.warmupRuns + opts.runs; i++) {
-          for (const [k, r] of runners.entries()) {
+          for (let j = 0; j < runners.length; j++) {
+            const k = (i + j) % runners.length;
+            const r = runners[k]!;
             const plan = await r.client.query<{ 'QUERY PLAN': [{ 'Planning Time': number; 'Execution Time': number }] }>(
               `EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${q.sql}`,
             );
