@@ -173,31 +173,48 @@ export async function applyReaderPolicy(db: Executor, schema: string): Promise<s
   return changed;
 }
 
+/** The mirror's tables and the readers' policies on them (by policy name, with its comment): what applyReaderRows compares with. */
+export interface ReaderRowsState {
+  tables: { name: string; hasPropertyId: boolean; policies: Record<string, string | null> }[];
+}
+
+export async function readerRowsState(db: Executor, schema: string): Promise<ReaderRowsState> {
+  const r = await sql<{ name: string; hasPropertyId: boolean; policies: Record<string, string | null> | null }>`
+    SELECT c.relname AS name,
+           EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'property_id' AND NOT a.attisdropped) AS "hasPropertyId",
+           (SELECT json_object_agg(p.polname, obj_description(p.oid, 'pg_policy')) FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p')
+     ORDER BY c.relname`.execute(db);
+  return { tables: r.rows.map((t) => ({ ...t, policies: t.policies ?? {} })) };
+}
+
 /**
  * One reader's policies: on every table with row-level security, the one its properties call
  * for (named as the role, FOR SELECT TO it), made, changed or dropped where it differs (its
- * comment holds the hash of its expression). Returns how many it changed.
+ * comment holds the hash of its expression). `state` is read when absent (applyReaders reads it
+ * once for every reader). Returns how many it changed.
  */
-export async function applyReaderRows(db: Executor, schema: string, role: string, properties: readonly string[] | null): Promise<number> {
-  const tables = await sql<{ name: string; hasPropertyId: boolean; comment: string | null; exists: boolean }>`
-    SELECT c.relname AS name,
-           EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'property_id' AND NOT a.attisdropped) AS "hasPropertyId",
-           p.oid IS NOT NULL AS exists, obj_description(p.oid, 'pg_policy') AS comment
-      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      LEFT JOIN pg_policy p ON p.polrelid = c.oid AND p.polname = ${role}
-     WHERE n.nspname = ${schema} AND c.relkind IN ('r', 'p')
-     ORDER BY c.relname`.execute(db);
+export async function applyReaderRows(
+  db: Executor,
+  schema: string,
+  role: string,
+  properties: readonly string[] | null,
+  state?: ReaderRowsState,
+): Promise<number> {
+  const { tables } = state ?? (await readerRowsState(db, schema));
   let changes = 0;
-  for (const t of tables.rows) {
+  for (const t of tables) {
     const target = `${ident(schema)}.${ident(t.name)}`;
     const rows = tableRows(t.name, t.hasPropertyId);
     // reader_grants has one policy of its own (OWN_ROW_POLICY), for every role: never a reader's.
     if (rows === 'own row') continue;
     const expression = readerPolicyExpression(rows, properties);
     const mark = expression === null ? null : hash(expression);
-    if (t.exists && MARK.exec(t.comment ?? '')?.[1] === mark) continue;
-    if (!t.exists && mark === null) continue;
-    if (t.exists) await sql.raw(`DROP POLICY ${ident(role)} ON ${target}`).execute(db);
+    const exists = role in t.policies;
+    if (exists && MARK.exec(t.policies[role] ?? '')?.[1] === mark) continue;
+    if (!exists && mark === null) continue;
+    if (exists) await sql.raw(`DROP POLICY ${ident(role)} ON ${target}`).execute(db);
     if (expression !== null) {
       await sql.raw(`CREATE POLICY ${ident(role)} ON ${target} AS PERMISSIVE FOR SELECT TO ${ident(role)} USING (${expression})`).execute(db);
       const what = properties === null ? 'every row' : `the rows of ${properties.length === 1 ? 'property' : 'properties'} ${properties.join(', ')}`;

@@ -136,6 +136,8 @@ describe('readers of an earlier release', () => {
     // Afterwards, by hand: a reader without personal data made a member of one with them, another a superuser.
     await h.sql(`GRANT ${personal} TO ${plain}`);
     await h.sql(`ALTER ROLE ${superuser} SUPERUSER`);
+    // And a grant by hand to a reader, which the next migration takes back (a reader writes nothing).
+    await h.sql(`GRANT INSERT ON pos_codes TO ${plain}`);
     const migrated = await runCli(['migrate'], { ...env, STAYSYNC_LOG_LEVEL: 'info' });
     expect(migrated.code, migrated.stderr).toBe(0);
     const warned = logRecords(migrated.stdout + migrated.stderr)
@@ -148,5 +150,6 @@ describe('readers of an earlier release', () => {
     expect(warned).toContain(`reader ${plain} reads personal columns (`);
     expect(warned).toContain(`reader ${superuser} is a superuser`);
     expect(warned).not.toContain(`reader ${personal} `);
+    expect(await h.sql(`SELECT has_table_privilege($1, 'pos_codes', 'INSERT') AS insert`, [plain])).toEqual([{ insert: false }]);
   });
 });
