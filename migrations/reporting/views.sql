@@ -14,6 +14,13 @@
 --
 -- Unqualified names: objects created here land in the reporting schema (first in search_path);
 -- mirror tables are found in the mirror schema. No view may share a name with a mirror table.
+--
+-- Every view runs as the role that queries it (src/store/reporting.ts sets security_invoker on
+-- each after this file), and every function here is SQL, which runs as its caller: a reader
+-- scoped to properties sees, through the row-level security of the tables they read, its
+-- properties' figures only (src/store/reader-policy.ts). No function here may be SECURITY
+-- DEFINER, and a view may read no personal column (a reader without personal data could not
+-- read it: test/integration/readers.test.ts reads every view as one).
 
 -- A lookup in time_zone_names (the zones this server knows, which src/store/reporting.ts fills
 -- from pg_timezone_names each time it applies the layer), not a try of `AT TIME ZONE` in an

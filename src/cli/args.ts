@@ -1,5 +1,6 @@
 /** Command-line arguments of staysync (kept apart from cli.ts so tests can import it). */
 import type { Recovery } from '../sync/runtime/recovery.js';
+import { PROPERTY_ID, PROPERTY_ID_SHAPE } from '../config/config.js';
 
 export const usage = `usage: staysync <command> [options]
 
@@ -12,9 +13,10 @@ commands:
                       keeps (after a mapping fix, instead of a re-sync); no provider request
   quarantine retry    parse the quarantined payloads again with the current schemas and
                       mirror those that now pass; no provider request
-  grant-reader <role> create (if needed) a read-only role for reporting tools: SELECT on
-                      the mirror and reporting schemas, also on tables added later, but
-                      not on the columns of guests' personal data; its password from
+  grant-reader <role> [--personal-data] [--properties <ids> | --all-properties]
+                      create (if needed) a read-only role for reporting tools: the mirror
+                      without the columns of guests' personal data and the reporting
+                      views, also those added later; its password from
                       STAYSYNC_READER_PASSWORD, else generated and printed
   forget-guest --email <e-mail> | --phone <phone> | --person <PMS person id>
              | --booking <propertyId>/<number>  [--dry-run]
@@ -26,6 +28,8 @@ options:
   --recover[=<ISO>]   after a lost token: resume from the last mirrored modification
                       minus two days, or from the given time (run and sync only)
   --personal-data     grant-reader: the personal columns too (names, contact data, raw)
+  --properties <ids>  grant-reader: only the rows of these properties (e.g. 1024,7291)
+  --all-properties    grant-reader: the rows of every property (a new role's default)
   --dry-run           forget-guest: show what would be erased, change nothing
   --version, -V       print the release, the last migration it applies and its mapping
                       version (a newer mapping rebuilds the typed tables at the next start)
@@ -34,6 +38,25 @@ options:
 exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
 
 export class UsageError extends Error {}
+
+/** The most properties one reader may be scoped to (reader_grants.properties holds as many), and an id's length. */
+export const MAX_READER_PROPERTIES = 1000;
+const MAX_PROPERTY_ID_LENGTH = 64;
+
+/** `--properties 1024,7291`: property ids, each of the shape configuration takes, a bounded list. */
+function propertyList(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '')
+    throw new UsageError('--properties needs a value: property ids separated by commas, e.g. --properties 1024,7291');
+  const ids = value.split(',').map((x) => x.trim());
+  const bad = ids.find((x) => !PROPERTY_ID.test(x));
+  if (bad !== undefined)
+    throw new UsageError(`--properties: ${JSON.stringify(bad.slice(0, 80))} is not a property id (${PROPERTY_ID_SHAPE}, separated by commas)`);
+  const long = ids.find((x) => x.length > MAX_PROPERTY_ID_LENGTH);
+  if (long !== undefined) throw new UsageError(`--properties: a property id has at most ${MAX_PROPERTY_ID_LENGTH} characters, not ${long.length}`);
+  const unique = [...new Set(ids)];
+  if (unique.length > MAX_READER_PROPERTIES) throw new UsageError(`--properties: at most ${MAX_READER_PROPERTIES} properties, not ${unique.length}`);
+  return unique;
+}
 
 /** How forget-guest is told whom to erase. */
 const SELECTORS = ['email', 'phone', 'person', 'booking'] as const;
@@ -48,6 +71,8 @@ export interface Args {
   role?: string;
   /** grant-reader --personal-data: the personal columns too. */
   personalData: boolean;
+  /** grant-reader --properties (a list) or --all-properties (null); absent: as recorded. */
+  properties?: string[] | null;
   configPath?: string;
   once: boolean;
   json: boolean;
@@ -65,7 +90,14 @@ export function parseArgs(argv: string[]): Args {
     else if (a === '--json') args.json = true;
     else if (a === '--personal-data') args.personalData = true;
     else if (a === '--dry-run') args.dryRun = true;
-    else if (SELECTORS.some((k) => a === `--${k}` || a.startsWith(`--${k}=`))) {
+    else if (a === '--properties' || a.startsWith('--properties=')) {
+      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
+      if (args.properties === null) throw new UsageError('grant-reader takes --properties and --all-properties, not both');
+      args.properties = propertyList(v);
+    } else if (a === '--all-properties') {
+      if (args.properties !== undefined) throw new UsageError('grant-reader takes --properties and --all-properties, not both');
+      args.properties = null;
+    } else if (SELECTORS.some((k) => a === `--${k}` || a.startsWith(`--${k}=`))) {
       const kind = SELECTORS.find((k) => a === `--${k}` || a.startsWith(`--${k}=`))!;
       const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (v === undefined || v === '') throw new UsageError(`--${kind} needs a value`);
@@ -117,6 +149,8 @@ export function parseArgs(argv: string[]): Args {
   }
   if (args.command === 'sync' && !args.once) throw new UsageError('sync needs --once (use run for the daemon)');
   if (args.personalData && args.command !== 'grant-reader') throw new UsageError('--personal-data goes with grant-reader');
+  if (args.properties !== undefined && args.command !== 'grant-reader')
+    throw new UsageError(`--${args.properties === null ? 'all-properties' : 'properties'} goes with grant-reader`);
   if ((args.selector || args.dryRun) && args.command !== 'forget-guest') throw new UsageError(`--${args.selector?.kind ?? 'dry-run'} goes with forget-guest`);
   if (args.recovery.mode !== 'none' && args.command !== 'run' && args.command !== 'sync') {
     throw new UsageError('--recover goes with run or sync --once');

@@ -134,7 +134,7 @@ async function main(): Promise<number> {
       case 'quarantine-retry':
         return await quarantineRetryCommand(env);
       case 'grant-reader':
-        return await grantReaderCommand(env, args.role!, args.personalData);
+        return await grantReaderCommand(env, { role: args.role!, personalData: args.personalData, properties: args.properties });
       case 'forget-guest':
         return await forgetGuestCommand(env, args.selector!, args.dryRun);
       case 'run':

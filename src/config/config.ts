@@ -66,7 +66,11 @@ const cronExpression = z.string().refine(
   { message: 'a cron expression such as "*/5 * * * *"' },
 );
 
-const propertyIdList = z.array(z.string().regex(/^[A-Za-z0-9_-]+$/, 'property ids of letters, digits, - or _'));
+/** A provider property id as configuration and the command line take it. */
+export const PROPERTY_ID = /^[A-Za-z0-9_-]+$/;
+export const PROPERTY_ID_SHAPE = 'property ids of letters, digits, - or _';
+
+const propertyIdList = z.array(z.string().regex(PROPERTY_ID, PROPERTY_ID_SHAPE));
 
 /**
  * One API connection (connections.ts): its name, its credentials (each inline, from a file, or
@@ -100,7 +104,12 @@ const configSchema = z.strictObject({
       .string()
       .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
       .optional(),
-    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
+    // The schemas named after it (<schema>_readable, <schema>_secret: src/store/reader-policy.ts)
+    // must be identifiers of at most 63 characters too.
+    schema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
+      .max(54, 'at most 54 characters (staysync names two schemas after it: <schema>_readable and <schema>_secret)'),
     /** Where the reporting views live (a schema of their own, beside the mirror's). */
     reportingSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
     dataDir: z.string().min(1),

@@ -34,7 +34,12 @@ export const environment: readonly EnvironmentVariable[] = [
     meaning: 'data directory of the local server (`postgres/`, `postgres.credentials`, `reader.credentials`)',
   },
   { name: 'STAYSYNC_LOCAL_PG_PORT', kind: 'integer', key: 'database.localPort', meaning: 'port of the local server on 127.0.0.1' },
-  { name: 'STAYSYNC_DB_SCHEMA', kind: 'text', key: 'database.schema', meaning: 'schema of all mirror tables' },
+  {
+    name: 'STAYSYNC_DB_SCHEMA',
+    kind: 'text',
+    key: 'database.schema',
+    meaning: 'schema of all mirror tables (at most 54 characters: readers use `<schema>_readable`, the erasure key lives in `<schema>_secret`)',
+  },
   { name: 'STAYSYNC_REPORTING_SCHEMA', kind: 'text', key: 'database.reportingSchema', meaning: 'schema of the reporting views' },
   { name: 'STAYSYNC_READER_PASSWORD', kind: 'text', meaning: 'the password `grant-reader` gives its role (else a generated one, printed once)' },
   {

@@ -3,9 +3,9 @@
  * is the daemon's own: a superuser can run programs on the host as the server's OS user
  * (`COPY … TO PROGRAM`), read and write any file the server can, so a reporting tool holding
  * it would hold the machine. `run` and `sync --once` keep this read-only login instead, after
- * their migrations (grant-reader's grants: CONNECT, USAGE and SELECT on the mirror and
- * reporting schemas, default privileges for tables added later), with no attribute beyond
- * LOGIN, and its password in reader.credentials next to postgres.credentials.
+ * their migrations (grant-reader's grants: a reader without personal data, of every property;
+ * src/store/reader-role.ts), with no attribute beyond LOGIN, and its password in
+ * reader.credentials next to postgres.credentials.
  *
  * Idempotent across restarts: the password file is created once and kept; the role is created
  * when missing, and every start sets its password to the file's again (the file is the truth:
@@ -16,12 +16,12 @@ import type { Logger } from '../util/log.js';
 import type { Db } from '../store/types.js';
 import { readOrCreatePassword } from './local-server.js';
 import type { LocalLogins, ShownLogin } from '../store/database.js';
-import { grantReader, roleExists } from '../store/reader-role.js';
+import { grantReader, roleExists, type ReaderSchemas } from '../store/reader-role.js';
 
 /** Creates or updates the reader login and says, once, how reporting tools connect. */
-export async function ensureLocalReader(db: Db, login: ShownLogin, schemas: string[], logger: Logger): Promise<void> {
+export async function ensureLocalReader(db: Db, login: ShownLogin, schemas: ReaderSchemas, logger: Logger): Promise<void> {
   const password = await readOrCreatePassword(login.passwordFile);
-  const result = await grantReader(db, { role: login.role, password, schemas, onlyLogin: true });
+  const result = await grantReader(db, { role: login.role, password, ...schemas, onlyLogin: true });
   logger.info(
     { url: login.url, passwordFile: login.passwordFile, role: login.role, created: result.created, schemas: result.schemas },
     `reporting tools connect with ${login.url} (read-only), password in ${login.passwordFile}`,

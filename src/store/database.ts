@@ -22,7 +22,8 @@ import { DatabaseAvailability } from './availability.js';
 import { describeDatabaseUrl, FenceLostError, LocalServerError } from './errors.js';
 import { SchemaLock, processIdentity, type LockSession, type WriteFence } from './schema-lock.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
-import { reapplyReaderGrants } from './reader-role.js';
+import { applyReaders } from './reader-role.js';
+import { secretSchemaOf } from './reader-policy.js';
 import { applyReportingLayer } from './reporting.js';
 import { preparedText, preparingPool } from './prepared.js';
 import type { Database } from './schema.js';
@@ -136,7 +137,9 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
   const connection = (role: string): pg.ClientConfig => ({
     connectionString: url,
-    options: `-c search_path=${schema},public`,
+    // The secret schema after the mirror's: the erasure code names its table as it did when it
+    // lived in the mirror's schema (migrations/0018_readers.sql).
+    options: `-c search_path=${schema},${secretSchemaOf(schema)},public`,
     types: exactTypes,
     application_name: `staysync ${role} ${identity}`,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -230,13 +233,18 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     async migrate() {
       const applied = await migrateToLatest(p.dialect, schema, p.migrationsFolder);
       await applyReportingLayer(p.db, { schema, reportingSchema: config.database.reportingSchema });
-      // Column privileges do not cover columns a migration added: the reader roles are granted again.
-      await reapplyReaderGrants(p.db, [schema, config.database.reportingSchema]).catch((err: unknown) =>
+      // What readers are shown and which rows they see, for the tables and columns as they are
+      // now (column privileges do not cover a column a migration added), every role that can
+      // read the mirror brought under it: src/store/reader-role.ts.
+      const readers = await applyReaders(p.db, { schema, reportingSchema: config.database.reportingSchema }).catch((err: unknown) => {
         logger.warn(
           { err: (err as Error).message },
           'could not grant the reader roles again after the migrations: run staysync grant-reader for each of them with a role that owns the schemas',
-        ),
-      );
+        );
+        return undefined;
+      });
+      if (readers && readers.changed.length > 0) logger.info(`readers' policy applied: ${readers.changed.join('; ')}`);
+      for (const w of readers?.warnings ?? []) logger.warn(w);
       return applied;
     },
     pending: () => pendingMigrations(p.db, schema, p.migrationsFolder),

@@ -13,8 +13,10 @@
  * create the schema if needed; if its comment carries the hash of this file (and of both schema
  * names) and every view of the file exists, do nothing; otherwise drop the views and functions
  * of the reporting schema (DROP ... CASCADE, so column changes work, which CREATE OR REPLACE
- * VIEW refuses), run the file with search_path = reporting schema, mirror schema, public, and
- * write the new hash into the schema's comment. The schema itself is never dropped: the
+ * VIEW refuses), run the file with search_path = reporting schema, mirror schema, public, set
+ * every view to run as its caller (security_invoker: the row-level security of the tables it
+ * reads applies to the reader who queries it, src/store/reader-policy.ts), and write the new
+ * hash into the schema's comment. The schema itself is never dropped: the
  * privileges a reader role was given on it (and its default privileges) stay. Nor is its one
  * table, time_zone_names (the zones the server knows, for known_time_zone), filled again with
  * each new layer; the server's version is part of the hash, so an upgraded server refills it.
@@ -79,10 +81,12 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
     const hash = reportingLayerHash(text, schema, reportingSchema, server);
     const zones = sql`${sql.id(reportingSchema)}.time_zone_names`;
     await sql`CREATE TABLE IF NOT EXISTS ${zones} (name text PRIMARY KEY)`.execute(trx);
+    // A view missing, or run with its owner's rights (made by an earlier release), is the layer to make again.
     const state = await sql<{ comment: string | null; missing: number }>`
       SELECT obj_description(n.oid, 'pg_namespace') AS comment,
              (SELECT count(*)::int FROM unnest(${views}::text[]) AS v(name)
-               WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = v.name AND c.relkind = 'v')) AS missing
+               WHERE NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = v.name AND c.relkind = 'v'
+                                    AND 'security_invoker=true' = ANY (c.reloptions))) AS missing
       FROM pg_namespace n WHERE n.nspname = ${reportingSchema}`.execute(trx);
     const row = state.rows[0];
     if (row && row.missing === 0 && MARK.exec(row.comment ?? '')?.[1] === hash) return false;
@@ -112,6 +116,14 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
     if (oldViews.length > 0) await sql.raw(`DROP VIEW IF EXISTS ${oldViews.join(', ')} CASCADE`).execute(trx);
     if (oldFunctions.length > 0) await sql.raw(`DROP FUNCTION IF EXISTS ${oldFunctions.join(', ')} CASCADE`).execute(trx);
     await sql.raw(text).execute(trx);
+    // Every view reads as the role that queries it, so that the row-level security of the tables
+    // it reads applies to that role (src/store/reader-policy.ts): a view run with its owner's
+    // rights reads as the owner, whom row-level security exempts. Set here, for every view the
+    // file makes, rather than in each CREATE VIEW, so that no view can be added without it.
+    const made = await sql<{ name: string }>`
+      SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = ${reportingSchema} AND c.relkind = 'v'`.execute(trx);
+    for (const v of made.rows) await sql.raw(`ALTER VIEW ${v.name} SET (security_invoker = true)`).execute(trx);
     const comment =
       `Reporting views of staysync over the mirror in schema "${schema}" (see docs/tables-and-reporting.md). ` +
       `staysync replaces the views and functions of this schema when their definition changes: keep your own objects elsewhere. (layer ${hash})`;

@@ -251,14 +251,15 @@ export interface ReferenceListsTable {
   synced_at: SyncedAt;
 }
 
-/** migrations/0015_reader_grants.sql: the roles grant-reader made, granted again after every migration. */
+/** migrations/0015_reader_grants.sql: the roles grant-reader made, granted again after every migration; 0018: their properties. */
 export interface ReaderGrantsTable {
   role: string;
   personal_data: boolean;
   granted_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  properties: string[] | null;
 }
 
-/** migrations/0016_erasure.sql: the key of the erasure list's hashes (one row; never granted to readers). */
+/** migrations/0016_erasure.sql: the key of the erasure list's hashes (one row; never granted to readers); in the secret schema since 0018. */
 export interface ErasureKeyTable {
   only_row: ColumnType<boolean, boolean | undefined, boolean>;
   key: string;

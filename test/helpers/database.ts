@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { exactTypes } from '../../src/store/database.js';
+import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
 
 /** URL of the PostgreSQL server the tests use. */
 export async function testDatabaseUrl(): Promise<string> {
@@ -24,12 +25,14 @@ export function reportingSchemaOf(schema: string): string {
   return `${schema}_reporting`;
 }
 
-/** Drops a test's mirror schema and its reporting schema. */
+/** Drops a test's mirror schema, its reporting schema and the schemas staysync names after it. */
 export async function dropSchema(url: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS "${reportingSchemaOf(schema)}" CASCADE`);
+    await client.query(`DROP SCHEMA IF EXISTS "${readableSchemaOf(schema)}" CASCADE`);
+    await client.query(`DROP SCHEMA IF EXISTS "${secretSchemaOf(schema)}" CASCADE`);
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   } finally {
     await client.end();
@@ -57,14 +60,14 @@ export async function createScratchDatabase(serverUrl: string, prefix: string): 
   return { name, url: u.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
-/** Runs one query against the test server in `schema` (for assertions). */
+/** Runs one query against the test server in `schema` (for assertions), as the daemon's connections do (its secret schema on the path). */
 export async function query<T extends pg.QueryResultRow = Record<string, unknown>>(
   url: string,
   schema: string,
   text: string,
   params: unknown[] = [],
 ): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema},public`, types: exactTypes });
+  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema},${secretSchemaOf(schema)},public`, types: exactTypes });
   await client.connect();
   try {
     return (await client.query<T>(text, params)).rows;

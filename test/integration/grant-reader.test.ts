@@ -1,18 +1,18 @@
 /**
  * `staysync grant-reader <role>`: a role that reporting tools use instead of the daemon's. It
- * can select every table and view of the mirror and reporting schemas, including tables a later
- * migration adds, but not the columns of guests' personal data unless granted with
- * --personal-data, and can write none of them. Run through the real CLI, checked by connecting
- * as that role.
+ * reads the mirror's tables without the columns of guests' personal data (as views of the same
+ * names in the readable schema) and the reporting views, including what a later migration adds,
+ * the personal columns in the mirror's own schema with --personal-data only, never the erasure
+ * key, and writes nothing. Run through the real CLI, checked by connecting as that role.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SECRET_TABLES } from '../../src/store/reader-role.js';
-import { PERSONAL_COLUMNS } from '../../src/store/personal-columns.js';
+import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+import { connectAs, errorCode, reflect } from '../helpers/readers.js';
 
 let h: Harness | undefined;
 const roles: string[] = [];
@@ -27,36 +27,26 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** A client connected as `role` with its password (the test server may also trust local connections). */
-async function connectAs(url: string, role: string, password: string, schema: string): Promise<pg.Client> {
-  const u = new URL(url);
-  u.username = role;
-  u.password = password;
-  const client = new pg.Client({ connectionString: u.toString(), options: `-c search_path=${schema}` });
-  await client.connect();
-  return client;
-}
+const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-async function errorCode(p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-    return undefined;
-  } catch (err) {
-    return (err as { code?: string }).code ?? (err as Error).message;
-  }
-}
+/** A schema the role may not use: PostgreSQL answers "permission denied" or, for some roles, "does not exist". */
+const OUT_OF_REACH = /^(42501|42P01)$/;
 
 describe('grant-reader', () => {
-  it('gives a role SELECT on every table and view of both schemas, also later ones, and no write', async () => {
+  it('gives a role the mirror without personal columns and the reporting views, also those made later, and no write', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 10 }] } });
     await syncOnce(await h.context());
     const role = `reader_${randomBytes(4).toString('hex')}`;
     roles.push(role);
     const env = daemonEnv(h);
+    const readable = readableSchemaOf(h.schema);
+    const reporting = reportingSchemaOf(h.schema);
 
     const first = await runCli(['grant-reader', role], env);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(first.stdout).toContain(`Created role ${role}`);
+    expect(first.stdout).toContain(`without the columns of guests’ personal data (names, contact data, raw payloads) in the schema ${readable}`);
+    expect(first.stdout).toContain('It sees the rows of every property');
     const password = /Its password \(shown once\): (\S+)/.exec(first.stdout)?.[1];
     expect(password).toBeDefined();
     // Shown once: the URL carries no password.
@@ -72,59 +62,64 @@ describe('grant-reader', () => {
     const [stored] = await h.sql<{ ok: boolean }>(`SELECT rolpassword LIKE 'SCRAM-SHA-256$%' AS ok FROM pg_authid WHERE rolname = '${role}'`);
     expect(stored?.ok).toBe(true);
 
-    const reporting = reportingSchemaOf(h.schema);
-    // A table that a later migration adds, created by the schema's owner after the grant.
-    await h.sql('CREATE TABLE added_later (id int PRIMARY KEY)');
-    await h.sql('INSERT INTO added_later VALUES (1)');
-
-    const relations = await h.sql<{ schema: string; name: string; kind: string }>(
-      `SELECT n.nspname AS schema, c.relname AS name, c.relkind::text AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname IN ('${h.schema}', '${reporting}') AND c.relkind IN ('r', 'v', 'm', 'p') ORDER BY 1, 2`,
-    );
-    expect(relations.some((r) => r.name === 'bookings')).toBe(true);
-    expect(relations.some((r) => r.name === 'added_later')).toBe(true);
-    expect(relations.filter((r) => r.schema === reporting).map((r) => r.name)).toEqual(
-      expect.arrayContaining(['room_nights', 'daily_kpis', 'mirror_completeness']),
-    );
-
-    const reader = await connectAs(h.dbUrl, role, 'chosen-secret', h.schema);
+    const reader = await connectAs(h.dbUrl, role, 'chosen-secret', readable);
     try {
-      for (const r of relations) {
-        const q = `SELECT * FROM "${r.schema}"."${r.name}" LIMIT 1`;
-        // The erasure key: never readable.
-        if (r.schema === h.schema && SECRET_TABLES.includes(r.name)) {
-          expect(await errorCode(reader.query(q)), q).toBe('42501');
-          continue;
-        }
-        // A table with personal columns is readable column by column, without those.
-        const personal = r.schema === h.schema ? PERSONAL_COLUMNS[r.name] : undefined;
-        expect(await errorCode(reader.query(q)), q).toBe(personal ? '42501' : undefined);
-        if (!personal) continue;
-        const others = (await columnsOf(h, r.schema, r.name)).filter((c) => !personal.includes(c));
-        const allowed = `SELECT ${others.map((c) => `"${c}"`).join(', ')} FROM "${r.schema}"."${r.name}" LIMIT 1`;
-        expect(await errorCode(reader.query(allowed)), allowed).toBeUndefined();
-        for (const c of personal) expect(await errorCode(reader.query(`SELECT "${c}" FROM "${r.schema}"."${r.name}"`)), `${r.name}.${c}`).toBe('42501');
-      }
+      // It may use the readable and reporting schemas, and reads all they hold.
+      const seen = await reflect(reader);
+      expect(seen.schemas).toEqual([readable, reporting].sort());
+      expect(seen.unreadable).toEqual([]);
+      expect(seen.relations).toEqual(expect.arrayContaining([`${readable}.bookings`, `${readable}.pms_guests`, `${reporting}.daily_kpis`]));
       expect(Number((await reader.query('SELECT count(*) AS n FROM bookings')).rows[0].n)).toBe(10);
       expect((await reader.query('SELECT number, price_after_tax FROM bookings')).rows).toHaveLength(10);
-      for (const r of relations.filter((x) => x.kind === 'r')) {
-        const target = `"${r.schema}"."${r.name}"`;
-        expect(await errorCode(reader.query(`DELETE FROM ${target}`)), `DELETE ${target}`).toBe('42501');
-        expect(
-          await errorCode(reader.query(`UPDATE ${target} SET ${await firstColumn(h, r.schema, r.name)} = ${await firstColumn(h, r.schema, r.name)}`)),
-          `UPDATE ${target}`,
-        ).toBe('42501');
-        expect(await errorCode(reader.query(`TRUNCATE ${target}`)), `TRUNCATE ${target}`).toBe('42501');
-        expect(await errorCode(reader.query(`INSERT INTO ${target} DEFAULT VALUES`)), `INSERT ${target}`).toBe('42501');
+      expect(await errorCode(reader.query('SELECT customer_last_name FROM bookings'))).toBe('42703');
+      // Not the mirror's schema, nor the erasure key's.
+      expect(await errorCode(reader.query(`SELECT number FROM ${q(h.schema)}.bookings`))).toMatch(OUT_OF_REACH);
+      expect(await errorCode(reader.query(`SELECT key FROM ${q(secretSchemaOf(h.schema))}.erasure_key`))).toMatch(OUT_OF_REACH);
+      expect(
+        await h.sql(`SELECT has_schema_privilege($1, $2, 'USAGE') AS schema, has_table_privilege($1, $3, 'SELECT') AS key`, [
+          role,
+          secretSchemaOf(h.schema),
+          `${q(secretSchemaOf(h.schema))}.erasure_key`,
+        ]),
+      ).toEqual([{ schema: false, key: false }]);
+
+      // A table and a column a later migration adds: readable (without personal data) after it.
+      await h.sql('CREATE TABLE added_later (id int PRIMARY KEY)');
+      await h.sql('INSERT INTO added_later VALUES (1)');
+      await h.sql('ALTER TABLE bookings ADD COLUMN added_later integer');
+      const migrated = await runCli(['migrate'], env);
+      expect(migrated.code, migrated.stderr).toBe(0);
+      expect((await reader.query('SELECT id FROM added_later')).rows).toEqual([{ id: 1 }]);
+      expect((await reader.query('SELECT added_later FROM bookings')).rows).toHaveLength(10);
+      expect((await reflect(reader)).unreadable).toEqual([]);
+
+      // No write anywhere: no privilege to write any relation of the four schemas, and every write refused.
+      const writable = await h.sql<{ relation: string }>(
+        `SELECT c.oid::regclass::text AS relation FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = ANY($2) AND c.relkind IN ('r', 'p', 'v', 'm')
+            AND has_table_privilege($1, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')`,
+        [role, [h.schema, readable, reporting, secretSchemaOf(h.schema)]],
+      );
+      expect(writable).toEqual([]);
+      const targets = [
+        ...(await reflect(reader)).relations.map((r) => r.split('.').map(q).join('.')),
+        ...['bookings', 'reader_grants', 'pos_codes'].map((t) => `${q(h!.schema)}.${t}`),
+      ];
+      // 42501 no privilege, 42P01 a schema it may not use, 55000 a view that cannot be written at all, 42809 TRUNCATE of a view.
+      for (const target of targets) {
+        expect(await errorCode(reader.query(`DELETE FROM ${target}`)), `DELETE ${target}`).toMatch(/^(42501|42P01|55000)$/);
+        expect(await errorCode(reader.query(`UPDATE ${target} SET property_id = property_id`)), `UPDATE ${target}`).toMatch(/^(42501|42P01|42703|55000)$/);
+        expect(await errorCode(reader.query(`TRUNCATE ${target}`)), `TRUNCATE ${target}`).toMatch(/^(42501|42P01|42809)$/);
+        expect(await errorCode(reader.query(`INSERT INTO ${target} DEFAULT VALUES`)), `INSERT ${target}`).toMatch(/^(42501|42P01|55000)$/);
       }
-      expect(await errorCode(reader.query(`CREATE TABLE "${h.schema}".mine (id int)`))).toBe('42501');
-      expect(await errorCode(reader.query(`CREATE VIEW "${reporting}".mine AS SELECT 1`))).toBe('42501');
+      for (const schema of [h.schema, readable, reporting, secretSchemaOf(h.schema)])
+        expect(await errorCode(reader.query(`CREATE TABLE ${q(schema)}.mine (id int)`)), schema).toMatch(/^(42501|3F000)$/);
     } finally {
       await reader.end();
     }
   });
 
-  it('grants the personal columns with --personal-data only, and keeps the grants right after a migration adds a column', async () => {
+  it('grants the mirror’s schema with its personal columns with --personal-data only, never the erasure key', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     await syncOnce(await h.context());
     const role = `reader_${randomBytes(4).toString('hex')}`;
@@ -139,28 +134,26 @@ describe('grant-reader', () => {
       expect(names.rows).toHaveLength(5);
       expect(names.rows.some((r: { customer_last_name: string | null }) => r.customer_last_name !== null)).toBe(true);
       expect(await errorCode(reader.query('SELECT * FROM pms_guests'))).toBeUndefined();
+      expect((await reflect(reader)).unreadable).toEqual([]);
       // The erasure key, never: it would let the erasure list's hashes be tested against guesses.
-      expect(await errorCode(reader.query('SELECT key FROM erasure_key'))).toBe('42501');
+      expect(await errorCode(reader.query(`SELECT key FROM ${q(secretSchemaOf(h.schema))}.erasure_key`))).toMatch(OUT_OF_REACH);
+      expect(await h.sql(`SELECT has_table_privilege($1, $2, 'SELECT') AS key`, [role, `${q(secretSchemaOf(h.schema))}.erasure_key`])).toEqual([
+        { key: false },
+      ]);
       expect(await errorCode(reader.query('SELECT kind FROM erased_identities'))).toBeUndefined();
 
-      // Granted again without the flag: the personal columns are taken away, the figures stay.
+      // Granted again without the flag: the mirror's schema is taken away, the figures stay.
       const narrowed = await runCli(['grant-reader', role], env);
       expect(narrowed.code, narrowed.stderr).toBe(0);
       expect(narrowed.stdout).toContain('without the columns of guests’ personal data');
-      expect(await errorCode(reader.query('SELECT customer_last_name FROM bookings'))).toBe('42501');
-      expect(await errorCode(reader.query('SELECT raw FROM pms_reservations'))).toBe('42501');
-      expect((await reader.query('SELECT number, status FROM bookings')).rows).toHaveLength(5);
-
-      // A column a later migration adds to a table granted column by column: readable after migrate.
-      await h.sql('ALTER TABLE bookings ADD COLUMN added_later integer');
-      expect(await errorCode(reader.query('SELECT added_later FROM bookings'))).toBe('42501');
-      const migrated = await runCli(['migrate'], env);
-      expect(migrated.code, migrated.stderr).toBe(0);
-      expect(await errorCode(reader.query('SELECT added_later FROM bookings'))).toBeUndefined();
-      expect(await errorCode(reader.query('SELECT customer_last_name FROM bookings'))).toBe('42501');
+      expect(await errorCode(reader.query('SELECT number FROM bookings'))).toMatch(OUT_OF_REACH);
+      const readable = q(readableSchemaOf(h.schema));
+      expect(await errorCode(reader.query(`SELECT customer_last_name FROM ${readable}.bookings`))).toBe('42703');
+      expect(await errorCode(reader.query(`SELECT raw FROM ${readable}.pms_reservations`))).toBe('42703');
+      expect((await reader.query(`SELECT number, status FROM ${readable}.bookings`)).rows).toHaveLength(5);
 
       // Granting again fails (the record of the roles is gone): the migration still succeeds, and says what to do.
-      await h.sql('DROP TABLE reader_grants');
+      await h.sql('DROP TABLE reader_grants CASCADE');
       const unrecorded = await runCli(['migrate'], env);
       expect(unrecorded.code, unrecorded.stderr).toBe(0);
       expect(unrecorded.stdout + unrecorded.stderr).toContain('could not grant the reader roles again after the migrations: run staysync grant-reader');
@@ -179,7 +172,7 @@ describe('grant-reader', () => {
     roles.push(role);
     const granted = await runCli(['grant-reader', role], { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' });
     expect(granted.code, granted.stderr).toBe(0);
-    const reader = await connectAs(h.dbUrl, role, 'reader-secret', h.schema);
+    const reader = await connectAs(h.dbUrl, role, 'reader-secret', readableSchemaOf(h.schema));
     try {
       const reservations = await reader.query('SELECT number, customer_email_hash, customer_phone_hash FROM pms_reservations');
       expect(reservations.rows.some((r: { customer_email_hash: string | null }) => /^[0-9a-f]{64}$/.test(r.customer_email_hash ?? ''))).toBe(true);
@@ -187,13 +180,117 @@ describe('grant-reader', () => {
       expect(guests.rows.some((r: { email_hash: string | null }) => r.email_hash !== null)).toBe(true);
       const view = await reader.query(`SELECT * FROM "${reportingSchemaOf(h.schema)}".guests_by_pseudonym`);
       expect(view.rows.length).toBeGreaterThan(0);
-      // The values themselves stay out of reach.
-      expect(await errorCode(reader.query('SELECT customer_email FROM pms_reservations'))).toBe('42501');
-      expect(await errorCode(reader.query('SELECT email, phone FROM pms_guests'))).toBe('42501');
+      // The values themselves stay out of reach: not shown, and not readable in the mirror's schema.
+      expect(await errorCode(reader.query('SELECT customer_email FROM pms_reservations'))).toBe('42703');
+      expect(await errorCode(reader.query('SELECT email, phone FROM pms_guests'))).toBe('42703');
+      expect(await errorCode(reader.query(`SELECT customer_email FROM ${q(h.schema)}.pms_reservations`))).toMatch(OUT_OF_REACH);
     } finally {
       await reader.end();
     }
   });
+
+  it('refuses the daemon’s own role, a superuser, a role with BYPASSRLS or pg_read_all_data and a member of the owner’s role, with a sentence each', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
+    await h.migrate();
+    const env = daemonEnv(h);
+    const [{ owner } = { owner: '' }] = await h.sql<{ owner: string }>(`SELECT pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname = $1`, [
+      h.schema,
+    ]);
+    const superuser = `reader_${randomBytes(4).toString('hex')}`;
+    const bypass = `reader_${randomBytes(4).toString('hex')}`;
+    const member = `reader_${randomBytes(4).toString('hex')}`;
+    const readsAll = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(superuser, bypass, member, readsAll);
+    await h.sql(`CREATE ROLE ${superuser} LOGIN SUPERUSER`);
+    await h.sql(`CREATE ROLE ${bypass} LOGIN BYPASSRLS`);
+    await h.sql(`CREATE ROLE ${member} LOGIN`);
+    await h.sql(`GRANT ${owner} TO ${member}`);
+    await h.sql(`CREATE ROLE ${readsAll} LOGIN`);
+    await h.sql(`GRANT pg_read_all_data TO ${readsAll}`);
+    for (const [role, sentence] of [
+      [owner, `${owner} is the daemon’s own role`],
+      [superuser, `${superuser} is a superuser`],
+      [bypass, `${bypass} has BYPASSRLS`],
+      [member, `${member} is a member of ${owner}`],
+      [readsAll, `${readsAll} is a member of pg_read_all_data`],
+    ] as const) {
+      const run = await runCli(['grant-reader', role], env);
+      expect(run.code, `${role}: ${run.stdout}${run.stderr}`).toBe(2);
+      expect(run.stderr, role).toContain(sentence);
+      expect(run.stdout, role).not.toContain('without the columns');
+    }
+    // Nothing was recorded or changed: the owner still reads its own tables in full.
+    expect(await h.sql('SELECT role FROM reader_grants')).toEqual([]);
+    const [still] = await h.sql<{ ok: boolean }>(`SELECT has_column_privilege($1, 'bookings', 'customer_last_name', 'SELECT') AS ok`, [owner]);
+    expect(still?.ok).toBe(true);
+  });
+
+  it('scopes a role to properties with --properties: ids checked for shape, count and that the mirror knows them; kept until --all-properties', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 2 }] } });
+    await syncOnce(await h.context());
+    const env = { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' };
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(role);
+    const many = Array.from({ length: 1001 }, (_, i) => String(100000 + i)).join(',');
+    for (const [args, code, sentence] of [
+      [['--properties'], 2, '--properties needs a value'],
+      [['--properties', ''], 2, '--properties needs a value'],
+      [['--properties', '500100;DROP'], 2, 'property ids of letters, digits, - or _'],
+      [['--properties', '500100,,500200'], 2, 'property ids of letters, digits, - or _'],
+      [['--properties', 'x'.repeat(65)], 2, 'at most 64 characters'],
+      [['--properties', many], 2, 'at most 1000 properties'],
+      [['--properties', '500100', '--all-properties'], 2, '--properties and --all-properties'],
+      [['--properties', '999999'], 2, 'property 999999 is not in the mirror'],
+    ] as const) {
+      const run = await runCli(['grant-reader', role, ...args], env);
+      expect(run.code, `${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(code);
+      expect(run.stdout + run.stderr, args.join(' ')).toContain(sentence);
+    }
+    expect(await runCli(['status', '--properties', '500100'], env)).toMatchObject({ code: 2 });
+    // Nothing was made by the refused runs.
+    expect((await h.sql(`SELECT 1 FROM pg_roles WHERE rolname = $1`, [role])).length).toBe(0);
+
+    const scoped = await runCli(['grant-reader', role, '--properties', '500100'], env);
+    expect(scoped.code, scoped.stderr).toBe(0);
+    expect(scoped.stdout).toContain('the rows of property 500100 only');
+    expect(await h.sql('SELECT properties FROM reader_grants WHERE role = $1', [role])).toEqual([{ properties: ['500100'] }]);
+    // Run again without it (a new password, say): the scope stays, and it says so.
+    const again = await runCli(['grant-reader', role], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('the rows of property 500100 only');
+    expect(await h.sql('SELECT properties FROM reader_grants WHERE role = $1', [role])).toEqual([{ properties: ['500100'] }]);
+    const widened = await runCli(['grant-reader', role, '--all-properties'], env);
+    expect(widened.code, widened.stderr).toBe(0);
+    expect(widened.stdout).toContain('the rows of every property');
+    expect(await h.sql('SELECT properties FROM reader_grants WHERE role = $1', [role])).toEqual([{ properties: null }]);
+  });
+
+  it('gives up after 10 s when a long query holds a table its policies need, changes nothing and says so (exit 1)', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 2 }] } });
+    await syncOnce(await h.context());
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    roles.push(role);
+    // A report in progress: a transaction that has read bookings and holds it.
+    const report = new pg.Client({ connectionString: h.dbUrl });
+    await report.connect();
+    try {
+      await report.query('BEGIN');
+      await report.query(`SELECT count(*) FROM ${q(h.schema)}.bookings`);
+      const started = Date.now();
+      const run = await runCli(['grant-reader', role, '--properties', '500100'], { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' });
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout + run.stderr).toContain('grant-reader waited 10 s for a query on a table of the mirror to end');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+    } finally {
+      await report.query('ROLLBACK').catch(() => undefined);
+      await report.end();
+    }
+    expect((await h.sql(`SELECT 1 FROM pg_roles WHERE rolname = $1`, [role])).length).toBe(0);
+    expect(await h.sql('SELECT role FROM reader_grants')).toEqual([]);
+    // Once the report is done, the same command goes through.
+    const again = await runCli(['grant-reader', role, '--properties', '500100'], { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' });
+    expect(again.code, again.stderr).toBe(0);
+  }, 60_000);
 
   it('refuses a role name that is not an identifier, and a schema that does not exist yet', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
@@ -207,17 +304,3 @@ describe('grant-reader', () => {
     expect((await h.sql(`SELECT 1 FROM pg_roles WHERE rolname = '${role}'`)).length).toBe(0);
   });
 });
-
-async function columnsOf(harness: Harness, schema: string, table: string): Promise<string[]> {
-  const rows = await harness.sql<{ name: string }>(
-    `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = '${schema}' AND table_name = '${table}' ORDER BY ordinal_position`,
-  );
-  return rows.map((r) => r.name);
-}
-
-async function firstColumn(harness: Harness, schema: string, table: string): Promise<string> {
-  const [c] = await harness.sql<{ name: string }>(
-    `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = '${schema}' AND table_name = '${table}' ORDER BY ordinal_position LIMIT 1`,
-  );
-  return `"${c!.name}"`;
-}

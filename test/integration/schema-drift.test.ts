@@ -1,7 +1,8 @@
 /**
  * The code's picture of the database and the migrated database are one: a fresh schema is
  * migrated, and its catalog compared with
- * - the kysely table types of src/store/schema.ts: the same tables, the same columns, a type
+ * - the kysely table types of src/store/schema.ts (the tables of the mirror's schema and of its
+ *   secret schema): the same tables, the same columns, a type
  *   each column's values come back as (text as string, timestamptz as Date, numeric and bigint
  *   as exact text, jsonb as unknown, ...), the same nullability;
  * - the lists of src/store/states.ts: every CHECK constraint of a column to a list holds
@@ -15,6 +16,7 @@ import * as states from '../../src/store/states.js';
 import { loadConfig } from '../../src/config/config.js';
 import { openDatabase } from '../../src/store/database.js';
 import { createLogger } from '../../src/util/log.js';
+import { secretSchemaOf } from '../../src/store/reader-policy.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
 
 interface CatalogColumn {
@@ -154,8 +156,8 @@ describe('schema drift', () => {
         schema,
         `SELECT c.table_name, c.column_name, c.data_type, c.udt_name, c.is_nullable FROM information_schema.columns c
            JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
-          WHERE c.table_schema = $1 AND c.table_name NOT LIKE 'kysely_%' ORDER BY c.table_name, c.ordinal_position`,
-        [schema],
+          WHERE c.table_schema IN ($1, $2) AND c.table_name NOT LIKE 'kysely_%' ORDER BY c.table_name, c.ordinal_position`,
+        [schema, secretSchemaOf(schema)],
       )
     ).map((r) => ({
       table: r.table_name,
@@ -169,8 +171,8 @@ describe('schema drift', () => {
       `SELECT cl.relname AS table, a.attname AS column, pg_get_constraintdef(co.oid) AS def
          FROM pg_constraint co JOIN pg_class cl ON cl.oid = co.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace
          JOIN pg_attribute a ON a.attrelid = co.conrelid AND a.attnum = ANY (co.conkey)
-        WHERE co.contype = 'c' AND n.nspname = $1 AND array_length(co.conkey, 1) = 1`,
-      [schema],
+        WHERE co.contype = 'c' AND n.nspname IN ($1, $2) AND array_length(co.conkey, 1) = 1`,
+      [schema, secretSchemaOf(schema)],
     );
   });
   afterAll(async () => {

@@ -15,6 +15,10 @@ describe('command-line arguments', () => {
     expect(parseArgs(['--version'])).toMatchObject({ command: 'version' });
     expect(parseArgs(['-V'])).toMatchObject({ command: 'version' });
     expect(parseArgs(['run', '--version'])).toMatchObject({ command: 'version' });
+    expect(parseArgs(['grant-reader', 'metabase']).properties).toBeUndefined();
+    expect(parseArgs(['grant-reader', 'hotel_1024', '--properties', '1024, 7291,1024'])).toMatchObject({ role: 'hotel_1024', properties: ['1024', '7291'] });
+    expect(parseArgs(['grant-reader', 'hotel_1024', '--properties=1024'])).toMatchObject({ properties: ['1024'] });
+    expect(parseArgs(['grant-reader', 'group', '--all-properties'])).toMatchObject({ properties: null });
   });
 
   it('rejects what it does not understand', () => {
@@ -26,6 +30,16 @@ describe('command-line arguments', () => {
       ['run', 'extra'],
       ['--config'],
       ['run', '--personal-data'],
+      ['status', '--properties', '1024'],
+      ['migrate', '--all-properties'],
+      ['grant-reader', 'r', '--properties'],
+      ['grant-reader', 'r', '--properties', ' '],
+      ['grant-reader', 'r', '--properties', '1024,'],
+      ['grant-reader', 'r', '--properties', "1024'--"],
+      ['grant-reader', 'r', '--properties', 'x'.repeat(65)],
+      ['grant-reader', 'r', '--properties', Array.from({ length: 1001 }, (_, i) => String(i)).join(',')],
+      ['grant-reader', 'r', '--properties', '1024', '--all-properties'],
+      ['grant-reader', 'r', '--all-properties', '--properties', '1024'],
     ]) {
       expect(() => parseArgs(argv), argv.join(' ')).toThrow(UsageError);
     }

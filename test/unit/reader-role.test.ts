@@ -3,8 +3,11 @@
  * the server as a SCRAM verifier (a login with it is checked against a real server in
  * test/integration/local-server.test.ts).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readerUrl, storedPassword } from '../../src/store/reader-role.js';
+import { readerPolicyExpression, SCHEMA_SUFFIX_LENGTH, SHARED_TABLES, tableRows } from '../../src/store/reader-policy.js';
+import { loadConfig } from '../../src/config/config.js';
 
 describe('readerUrl', () => {
   it('names the reader and carries no password, neither in the user part nor in the parameters', () => {
@@ -29,5 +32,46 @@ describe('storedPassword', () => {
 
   it('leaves another password to the server, which normalises it (SASLprep) as its clients do', () => {
     expect(storedPassword('mot de passe é')).toBe('mot de passe é');
+  });
+});
+
+describe('the docs', () => {
+  it('hand out no privileges on the mirror by hand: a GRANT of every table or default privileges would give the erasure key and every personal column', () => {
+    const root = new URL('../../', import.meta.url);
+    const pages = ['README.md', ...readdirSync(new URL('docs/', root)).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'));
+    const found = pages.flatMap((page) =>
+      readFileSync(new URL(page, root), 'utf8')
+        .split('\n')
+        .filter((line) => /GRANT\s+SELECT\s+ON\s+ALL\s+TABLES\s+IN\s+SCHEMA|ALTER\s+DEFAULT\s+PRIVILEGES\b.*\bGRANT\b/i.test(line))
+        .map((line) => `${page}: ${line.trim()}`),
+    );
+    expect(found).toEqual([]);
+  });
+});
+
+describe('the rows a reader sees', () => {
+  it('are its properties’ in a table of properties, all of a shared list, and of the bookkeeping to readers of every property only', () => {
+    expect(tableRows('bookings', true)).toBe('per property');
+    expect(tableRows('pos_codes', false)).toBe('shared');
+    expect(tableRows('sync_runs', false)).toBe('readers of every property');
+    expect(tableRows('a_table_added_later', false)).toBe('readers of every property');
+    expect(tableRows('reader_grants', false)).toBe('own row');
+    expect(SHARED_TABLES).not.toContain('reader_grants');
+    expect(readerPolicyExpression('per property', null)).toBe('true');
+    expect(readerPolicyExpression('per property', ['1024'])).toBe("property_id = '1024'");
+    expect(readerPolicyExpression('per property', ['1024', '7291'])).toBe("property_id = ANY ('{1024,7291}'::text[])");
+    expect(readerPolicyExpression('readers of every property', null)).toBe('true');
+    expect(readerPolicyExpression('readers of every property', ['1024'])).toBeNull();
+    expect(readerPolicyExpression('shared', ['1024'])).toBeNull();
+    expect(readerPolicyExpression('own row', null)).toBeNull();
+  });
+});
+
+describe('the mirror schema’s name', () => {
+  it('leaves room for the schemas named after it, and a longer one is a configuration error naming the variable', () => {
+    const longest = `s${'x'.repeat(53)}`;
+    expect(longest.length + SCHEMA_SUFFIX_LENGTH).toBeLessThanOrEqual(63);
+    expect(loadConfig({ env: { STAYSYNC_DB_SCHEMA: longest } }).database.schema).toBe(longest);
+    expect(() => loadConfig({ env: { STAYSYNC_DB_SCHEMA: `${longest}x` } })).toThrow(/STAYSYNC_DB_SCHEMA.*at most 54 characters/);
   });
 });

@@ -28,6 +28,7 @@ import { abortableSleep as sleep } from '../../src/util/clock.js';
 import { freePort } from '../../src/util/free-port.js';
 import { childEnv, CLI_PATH, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
 import { histogramQuantileBound, quantile, readHistogram, type HistogramReading } from './stats.js';
+import { schemasNamedAfter } from '../../src/store/reader-policy.js';
 
 /** How often the bench looks at `bookings` while changes are in flight. */
 const POLL_MS = 50;
@@ -291,7 +292,9 @@ export async function runFreshnessBench(opts: FreshnessBenchOptions): Promise<Fr
     await db.end().catch(() => undefined);
     await sim.close();
     await rm(configPath, { force: true });
-    await withPg(opts.databaseUrl, (cl) => cl.query(`DROP SCHEMA IF EXISTS "${schema}_reporting", "${schema}" CASCADE`)).catch((err: unknown) => {
+    await withPg(opts.databaseUrl, (cl) =>
+      cl.query(`DROP SCHEMA IF EXISTS ${[`${schema}_reporting`, ...schemasNamedAfter(schema), schema].map((x) => `"${x}"`).join(', ')} CASCADE`),
+    ).catch((err: unknown) => {
       process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
     });
   }

@@ -30,6 +30,12 @@
  * Each query is timed by EXPLAIN (ANALYZE, TIMING OFF): execution plus planning time, the
  * median of --reporting-runs runs after two warm-up runs; the wall time of the query itself
  * from this client (rows transferred) is printed beside it.
+ *
+ * The same queries are timed as reader roles scoped to properties (grant-reader --properties,
+ * row-level security: src/store/reader-policy.ts), each with the queried property among its
+ * own: a hotel's login (1 of --reporting-properties), a customer's (2) and a group's (half),
+ * in turn with the owner's runs (the daemon's role, which row-level security exempts), and
+ * each one's median is printed with its ratio to the owner's: the goal is at most 1.10.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -37,15 +43,18 @@ import { loadConfig } from '../../src/config/config.js';
 import { planHistory, type BookingVersion } from '../../src/mapping/history.js';
 import type { NightFact, OpenNight, StoredHistory } from '../../src/store/schema.js';
 import { createLogger } from '../../src/util/log.js';
+import { openDatabase } from '../../src/store/database.js';
+import { grantReader } from '../../src/store/reader-role.js';
 import { openForWriting } from '../common/database.js';
 import type { Line } from './report.js';
 import { withPg } from './run.js';
 import { quantile } from './stats.js';
+import { schemasNamedAfter } from '../../src/store/reader-policy.js';
 
 export const REPORTING_DEFAULTS = { bookings: 1_000_000, properties: 100, runs: 7, warmupRuns: 2, sample: 300 };
 
-/** The goals of the issue, in ms. */
-export const REPORTING_GOALS = { kpisOne: 20, kpisAll: 300, otb: 100, pace: 300 };
+/** The goals of the issue, in ms; and the most a scoped reader's median may be of the owner's. */
+export const REPORTING_GOALS = { kpisOne: 20, kpisAll: 300, otb: 100, pace: 300, scopedRatio: 1.1 };
 
 export interface ReportingBenchOptions {
   bookings: number;
@@ -67,7 +76,20 @@ export interface Timing {
   wallMs: number[];
   rows: number;
   goalMs: number | undefined;
+  /** The same query as each scoped reader role (REPORTING_SCOPES), timed in turn with the owner's runs. */
+  scoped: { scope: string; explainMs: number[]; wallMs: number[]; rows: number }[];
 }
+
+/**
+ * The reader roles scenario H times besides the owner, each scoped to the queried property and
+ * the next ones: a hotel's login, a customer's two hotels (as `--properties 1024,7291`), and a
+ * group's half of the properties.
+ */
+export const REPORTING_SCOPES: readonly { scope: string; properties: (all: number) => number }[] = [
+  { scope: 'a hotel', properties: () => 1 },
+  { scope: 'a customer', properties: () => 2 },
+  { scope: 'a group', properties: (all) => Math.max(1, Math.round(all / 2)) },
+];
 
 export interface TableSize {
   table: string;
@@ -261,7 +283,9 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
   const reportingSchema = `${schema}_reporting`;
   const config = loadConfig({ env: {}, overrides: { database: { url: opts.databaseUrl, schema, reportingSchema }, log: { level: 'warn' } } });
   const dropSchema = () =>
-    withPg(opts.databaseUrl, (x) => x.query(`DROP SCHEMA IF EXISTS ${ident(reportingSchema)}, ${ident(schema)} CASCADE`)).catch((err: unknown) => {
+    withPg(opts.databaseUrl, (x) =>
+      x.query(`DROP SCHEMA IF EXISTS ${[reportingSchema, ...schemasNamedAfter(schema), schema].map(ident).join(', ')} CASCADE`),
+    ).catch((err: unknown) => {
       process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
     });
   try {
@@ -384,25 +408,44 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
         goalMs: undefined,
       },
     ];
+    // The scoped readers, made as grant-reader makes them: the queried property, with others.
+    say('scenario H: granting the scoped reader roles');
+    const readers = await scopedReaders(config, opts, schema);
     const timings: Timing[] = [];
-    for (const q of queries) {
-      if (opts.signal?.aborted) throw new Error('interrupted');
-      say(`scenario H: timing ${q.label}`);
-      const explainMs: number[] = [];
-      const wallMs: number[] = [];
-      let rows = 0;
-      for (let i = 0; i < REPORTING_DEFAULTS.warmupRuns + opts.runs; i++) {
-        const plan = await c.query<{ 'QUERY PLAN': [{ 'Planning Time': number; 'Execution Time': number }] }>(
-          `EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${q.sql}`,
-        );
-        const p = plan.rows[0]!['QUERY PLAN'][0];
-        const wall = await timed(() => c.query(q.sql));
-        rows = wall.value.rowCount ?? 0;
-        if (i < REPORTING_DEFAULTS.warmupRuns) continue;
-        explainMs.push(p['Planning Time'] + p['Execution Time']);
-        wallMs.push(wall.ms);
+    try {
+      for (const q of queries) {
+        if (opts.signal?.aborted) throw new Error('interrupted');
+        say(`scenario H: timing ${q.label}`);
+        // The owner and each reader in turn, run after run, each round starting one further on: a
+        // drift of the machine, or a cost of coming right after another's run, meets all alike.
+        const runners = [{ scope: 'owner', client: c }, ...readers];
+        const runs = runners.map(() => ({ explainMs: [] as number[], wallMs: [] as number[], rows: 0 }));
+        for (let i = 0; i < REPORTING_DEFAULTS.warmupRuns + opts.runs; i++) {
+          for (let j = 0; j < runners.length; j++) {
+            const k = (i + j) % runners.length;
+            const r = runners[k]!;
+            const plan = await r.client.query<{ 'QUERY PLAN': [{ 'Planning Time': number; 'Execution Time': number }] }>(
+              `EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${q.sql}`,
+            );
+            const p = plan.rows[0]!['QUERY PLAN'][0];
+            const wall = await timed(() => r.client.query(q.sql));
+            runs[k]!.rows = wall.value.rowCount ?? 0;
+            if (i < REPORTING_DEFAULTS.warmupRuns) continue;
+            runs[k]!.explainMs.push(p['Planning Time'] + p['Execution Time']);
+            runs[k]!.wallMs.push(wall.ms);
+          }
+        }
+        const [owner, ...scoped] = runs;
+        timings.push({ ...q, ...owner!, scoped: scoped.map((x, k) => ({ scope: readers[k]!.scope, ...x })) });
       }
-      timings.push({ ...q, explainMs, wallMs, rows });
+    } finally {
+      for (const r of readers) await r.client.end().catch(() => undefined);
+      await withPg(opts.databaseUrl, async (x) => {
+        for (const r of readers) {
+          await x.query(`DROP OWNED BY ${ident(r.role)}`).catch(() => undefined);
+          await x.query(`DROP ROLE IF EXISTS ${ident(r.role)}`).catch(() => undefined);
+        }
+      });
     }
 
     // ---- storage ----
@@ -440,6 +483,41 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
     opts.signal?.removeEventListener('abort', cancel);
     await c.end();
     if (!opts.keep) await dropSchema();
+  }
+}
+
+/**
+ * The reader roles of REPORTING_SCOPES, granted with grant-reader's own code, each connected
+ * with its password (as the owner's client: UTC).
+ */
+async function scopedReaders(
+  config: ReturnType<typeof loadConfig>,
+  opts: ReportingBenchOptions,
+  schema: string,
+): Promise<{ scope: string; role: string; properties: string[]; client: pg.Client }[]> {
+  const all = Array.from({ length: opts.properties }, (_, p) => String(500100 + p * 100));
+  const handle = await openDatabase(config, createLogger('warn'));
+  const made: { scope: string; role: string; properties: string[]; client: pg.Client }[] = [];
+  try {
+    for (const { scope, properties: count } of REPORTING_SCOPES) {
+      const role = `bench_reader_${randomBytes(4).toString('hex')}`;
+      const password = randomBytes(18).toString('base64url');
+      const properties = all.slice(0, Math.min(all.length, count(all.length)));
+      await grantReader(handle.db, { role, password, schema, reportingSchema: config.database.reportingSchema, properties });
+      const u = new URL(opts.databaseUrl);
+      u.username = role;
+      u.password = password;
+      const client = new pg.Client({ connectionString: u.toString(), application_name: 'staysync-bench-reporting' });
+      made.push({ scope: `${scope}, ${properties.length} ${properties.length === 1 ? 'property' : 'properties'}`, role, properties, client });
+      await client.connect();
+      await client.query(`SET TimeZone TO 'UTC'`);
+    }
+    return made;
+  } catch (err) {
+    for (const m of made) await m.client.end().catch(() => undefined);
+    throw err;
+  } finally {
+    await handle.close();
   }
 }
 
@@ -634,6 +712,16 @@ export function reportingLines(r: ReportingBenchResult, runs: number): { lines: 
       goal: t.goalMs === undefined ? '(no goal)' : `(goal < ${t.goalMs} ms)`,
       verdict: t.goalMs === undefined ? '' : m < t.goalMs ? 'PASS' : 'MISS',
     });
+    for (const x of t.scoped) {
+      const ratio = median(x.explainMs) / m;
+      lines.push({
+        label: `  as ${x.scope}`,
+        value: `${ratio.toFixed(2)}`,
+        detail: `${fmtMs(median(x.explainMs))} against the owner's ${fmtMs(m)}; ${x.rows} rows; wall from a client ${fmtMs(median(x.wallMs))}`,
+        goal: `(goal <= ${REPORTING_GOALS.scopedRatio.toFixed(2)})`,
+        verdict: ratio <= REPORTING_GOALS.scopedRatio ? 'PASS' : 'MISS',
+      });
+    }
   }
   const history = r.sizes.filter((s) => s.table === 'booking_versions' || s.table === 'booking_night_history');
   const total = history.reduce((a, s) => a + s.totalBytes, 0);
@@ -656,6 +744,7 @@ export function reportingLines(r: ReportingBenchResult, runs: number): { lines: 
   const notes = [
     `load steps: ${r.loadSteps.map((s) => `${s.step} ${(s.ms / 1000).toFixed(1)} s`).join(', ')}`,
     `queries: property 500100; daily_kpis for ${r.month.slice(0, 7)}; on_the_books as of ${r.asOf}, nights from ${r.otbFrom}; pace for stay dates from ${r.paceFrom} to yesterday (no day-close snapshots: from history)`,
+    `"as …": the same query as a reader role of grant-reader --properties (row-level security), its median against the owner's, runs taken in turn`,
   ];
   return { lines, notes };
 }

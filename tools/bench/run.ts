@@ -16,6 +16,7 @@ import { packageRoot, type RateLimitScope } from '../../src/config/config.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
 import { PeakMemorySampler } from './rss.js';
 import type { Window } from './theory.js';
+import { schemasNamedAfter } from '../../src/store/reader-policy.js';
 
 export type Limits = Record<RateLimitScope, Window[]>;
 
@@ -460,7 +461,9 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
   } finally {
     await sim.close();
     await rm(configPath, { force: true });
-    await withPg(opts.databaseUrl, (c) => c.query(`DROP SCHEMA IF EXISTS "${schema}_reporting", "${schema}" CASCADE`)).catch((err: unknown) => {
+    await withPg(opts.databaseUrl, (c) =>
+      c.query(`DROP SCHEMA IF EXISTS ${[`${schema}_reporting`, ...schemasNamedAfter(schema), schema].map((x) => `"${x}"`).join(', ')} CASCADE`),
+    ).catch((err: unknown) => {
       process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
     });
   }

@@ -23,6 +23,7 @@ import { freePort } from '../../src/util/free-port.js';
 import { mb, secs, type Line } from './report.js';
 import { PeakMemorySampler } from './rss.js';
 import { childEnv, CLI_PATH, LogCollector, RunFailedError, type Limits } from './run.js';
+import { schemasNamedAfter } from '../../src/store/reader-policy.js';
 
 export const SCALE_DEFAULTS = {
   connections: 200,
@@ -229,7 +230,9 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
   } finally {
     for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
     await Promise.all(replicas.map((r) => r.exited.catch(() => undefined)));
-    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_reporting" CASCADE`).catch(() => undefined);
+    await db
+      .query(`DROP SCHEMA IF EXISTS ${[schema, `${schema}_reporting`, ...schemasNamedAfter(schema)].map((x) => `"${x}"`).join(', ')} CASCADE`)
+      .catch(() => undefined);
     await db.end().catch(() => undefined);
     await sim.close();
     await rm(dir, { recursive: true, force: true });

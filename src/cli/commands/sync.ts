@@ -251,7 +251,7 @@ async function prepare(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, rep
         // An upgrade says what it changed in the schema (nothing on an ordinary restart).
         if (applied.length > 0) logger.info({ applied, schema: h.schema }, `migrations applied: ${applied.join(', ')}`);
         // The local server's read-only login for reporting tools: its superuser is not for them (local-pg/reader-login.ts).
-        if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, [h.schema, config.database.reportingSchema], logger);
+        if (h.localServer) await ensureLocalReader(h.db, h.localServer.reader, { schema: h.schema, reportingSchema: config.database.reportingSchema }, logger);
         await h.schemaLock.startFencing();
         // A mapping newer than the one the typed tables were built with: rebuild them from
         // raw and retry the quarantine before any stream writes (idempotent, so an outage
