@@ -19,10 +19,11 @@ import { packageRoot, type Config } from '../config/config.js';
 import type { Logger } from '../util/log.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { DatabaseAvailability } from './availability.js';
-import { describeDatabaseUrl, FenceLostError, LocalServerError } from './errors.js';
+import { DatabaseConfigurationError, describeDatabaseUrl, FenceLostError, LocalServerError } from './errors.js';
 import { SchemaLock, processIdentity, type LockSession, type WriteFence } from './schema-lock.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
 import { applyReaders } from './reader-role.js';
+import { erasureKeyPresent } from './repositories/erasures.js';
 import { secretSchemaOf } from './reader-policy.js';
 import { applyReportingLayer } from './reporting.js';
 import { preparedText, preparingPool } from './prepared.js';
@@ -232,6 +233,12 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     schemaLock: lease,
     async migrate() {
       const applied = await migrateToLatest(p.dialect, schema, p.migrationsFolder);
+      if (!(await erasureKeyPresent(p.db, secretSchemaOf(schema)))) {
+        throw new DatabaseConfigurationError(
+          `the erasure key is missing: ${secretSchemaOf(schema)}.erasure_key is not in ${p.description}, as after a restore that left out the schema ${secretSchemaOf(schema)}. ` +
+            'Restore that schema from the same backup (docs/operations.md, "Back up the mirror"): without the key no write of guest data can be checked against the erasure list, so nothing is written',
+        );
+      }
       await applyReportingLayer(p.db, { schema, reportingSchema: config.database.reportingSchema });
       // What readers are shown and which rows they see, for the tables and columns as they are
       // now (column privileges do not cover a column a migration added), every role that can

@@ -19,6 +19,7 @@ import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exactTypes } from '../../src/store/database.js';
+import { secretSchemaOf } from '../../src/store/reader-policy.js';
 import { daemonEnv, freePort, logRecords, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { createScratchDatabase, reportingSchemaOf, testDatabaseUrl } from '../helpers/database.js';
 import { mirrorPmsVersions, mirrorSnapshot, simulatorPmsVersions, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
@@ -69,6 +70,17 @@ async function versions(url: string, schema: string): Promise<Map<string, Versio
   }
 }
 
+/** Runs one statement on a database. */
+async function onDatabase(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Waits for the next second: each change of a booking in a second of its own, its versions told apart by their time. */
 const nextSecond = () => new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
 
@@ -114,7 +126,14 @@ describe('a backup of the mirror', () => {
       const dir = mkdtempSync(join(tmpdir(), 'staysync-backup-'));
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
       const file = join(dir, 'mirror.dump');
-      const dumped = spawnSync('pg_dump', ['--dbname', h.dbUrl, '--format=custom', `--schema=${h.schema}`, '--file', file], { encoding: 'utf8' });
+      // The mirror's schema and its secret one (the erasure key), as docs/operations.md says.
+      const dumped = spawnSync(
+        'pg_dump',
+        ['--dbname', h.dbUrl, '--format=custom', `--schema=${h.schema}`, `--schema=${secretSchemaOf(h.schema)}`, '--file', file],
+        {
+          encoding: 'utf8',
+        },
+      );
       expect(dumped.status, dumped.stderr).toBe(0);
       expect(statSync(file).size).toBeGreaterThan(0);
       expect(versionsOf(atDump, P, x)).toHaveLength(2);
@@ -133,6 +152,19 @@ describe('a backup of the mirror', () => {
       expect(versionsOf(await versions(h.dbUrl, h.schema), P, x)).toHaveLength(4);
       daemon.child.kill('SIGTERM');
       expect((await daemon.done).code).toBe(0);
+
+      // A restore that leaves the secret schema out has no erasure key: the daemon refuses to
+      // start there with the sentence that says what to restore, and writes nothing.
+      const keyless = await createScratchDatabase(await testDatabaseUrl(), 'staysync_keyless');
+      cleanups.push(() => keyless.drop());
+      // (pg_restore --schema restores that schema's objects, not the schema itself.)
+      await onDatabase(keyless.url, `CREATE SCHEMA "${h.schema}"`);
+      const partial = spawnSync('pg_restore', ['--dbname', keyless.url, '--no-owner', `--schema=${h.schema}`, file], { encoding: 'utf8' });
+      expect(partial.status, partial.stderr).toBe(0);
+      const refused = await runCli(['sync', '--once'], daemonEnv({ dbUrl: keyless.url, schema: h.schema, sim: h.sim }, { config }));
+      expect(refused.code).toBe(1);
+      expect(refused.stdout + refused.stderr).toContain(`the erasure key is missing: ${secretSchemaOf(h.schema)}.erasure_key is not in`);
+      expect(await versions(keyless.url, h.schema)).toEqual(atDump);
 
       // The restore, into a new database.
       const restored = await createScratchDatabase(await testDatabaseUrl(), 'staysync_restore');

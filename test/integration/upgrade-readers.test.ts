@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PERSONAL_COLUMNS } from '../../src/store/personal-columns.js';
+import { secretSchemaOf } from '../../src/store/reader-policy.js';
 import { runCli } from '../helpers/cli.js';
 import { restoreRelease, type RestoredRelease } from '../helpers/upgrade.js';
 
@@ -43,14 +44,14 @@ describe("the release's reader roles after the upgrade", () => {
 
     const upgraded = await runCli(['sync', '--once'], r.env);
     expect(upgraded.code, upgraded.stdout + upgraded.stderr).toBe(0);
-    expect(await r.sql(`SELECT 1 FROM erasure_key`)).toHaveLength(1);
+    expect(await r.sql(`SELECT 1 FROM ${secretSchemaOf(schema)}.erasure_key`)).toHaveLength(1);
 
     // Every column it must not read, each tried alone: all of them refused (insufficient privilege).
     const secret = [...Object.entries(PERSONAL_COLUMNS), ['erasure_key', ['key']] as const].flatMap(([table, columns]) => columns.map((c) => `${table}.${c}`));
     const readable: string[] = [];
     for (const column of secret) {
       const [table, name] = column.split('.');
-      const got = await asRole(r, `SELECT ${name} FROM ${schema}.${table} LIMIT 1`);
+      const got = await asRole(r, `SELECT ${name} FROM ${table === 'erasure_key' ? secretSchemaOf(schema) : schema}.${table} LIMIT 1`);
       if (!('code' in got) || got.code !== '42501') readable.push(column);
     }
     expect(readable, 'what the role of the release before still reads').toEqual([]);

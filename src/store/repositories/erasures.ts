@@ -57,6 +57,19 @@ export async function lockForGuestWrite(trx: Executor): Promise<void> {
   await prepared(sql`SELECT pg_advisory_xact_lock_shared(${ERASURE_LOCK})::text AS locked`).execute(trx);
 }
 
+/**
+ * True when the mirror's erasure key is there (one row in `<schema>_secret.erasure_key`). A
+ * restore that left that schema out loses it, and without it no write of guest data can be
+ * checked against the erasure list: the daemon refuses to start (src/store/database.ts).
+ */
+export async function erasureKeyPresent(db: Executor, secretSchema: string): Promise<boolean> {
+  const table = `"${secretSchema.replaceAll('"', '""')}".erasure_key`;
+  const found = await sql<{ exists: boolean }>`SELECT to_regclass(${table}) IS NOT NULL AS exists`.execute(db);
+  if (!found.rows[0]!.exists) return false;
+  const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.id(secretSchema, 'erasure_key')}`.execute(db);
+  return rows.rows[0]!.n === 1;
+}
+
 /** The mirror's erasure key (read without the lock: it never changes). */
 export async function erasureKey(db: Executor): Promise<string> {
   const r = await sql<{ key: string }>`SELECT key FROM erasure_key`.execute(db);
