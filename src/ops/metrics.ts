@@ -87,7 +87,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
 
   new client.Counter({
     name: 'staysync_http_connections_dropped_total',
-    help: 'Connections an HTTP listener (ops, webhooks) closed at once because its connection cap was reached.',
+    help: 'Connections an HTTP listener (ops, webhooks) closed at once because a cap was reached: its connection cap (the connection idle the longest made room, or the new one when every connection had a request in progress), or 4 requests in progress on one connection (pipelined without reading the answers).',
     labelNames: ['listener'],
     registers: [register],
     collect() {

@@ -6,7 +6,7 @@
  */
 import { request, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, startReceivingDaemon, waitFor } from '../helpers/cli.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -107,7 +107,10 @@ async function postText(port: number, body: string, headers: Record<string, stri
   return { status: res.status, body: parsed, ms: performance.now() - started };
 }
 
-/** Asks /healthz every 20 ms until stopped; resolves with the slowest answer (ms) and whether every answer was 200. */
+/**
+ * Probes /healthz as the kubelet does (probe(): one second to answer) every 20 ms until
+ * stopped; resolves with the slowest answer (ms) and whether every answer was 200.
+ */
 function watchHealth(port: number): { stop: () => Promise<{ slowestMs: number; answers: number; allOk: boolean }> } {
   let running = true;
   let slowestMs = 0;
@@ -115,9 +118,8 @@ function watchHealth(port: number): { stop: () => Promise<{ slowestMs: number; a
   let allOk = true;
   const loop = (async () => {
     while (running) {
-      const started = performance.now();
-      const r = await opsGet(port, '/healthz');
-      slowestMs = Math.max(slowestMs, performance.now() - started);
+      const r = await probe(port, '/healthz');
+      slowestMs = Math.max(slowestMs, r.ms);
       answers++;
       if (r.status !== 200) allOk = false;
       await new Promise((r2) => setTimeout(r2, 20));
@@ -375,6 +377,62 @@ describe('the ops port, attacked', () => {
     const metrics = (await opsGet(port, '/metrics')).body;
     // The connections closed to make room were counted: at least the 16 over the cap, and one per probe.
     expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="ops"}')).toBeGreaterThanOrEqual(16 + probes.length);
+  });
+
+  it("a burst of pipelined scrapes nobody reads (60 connections writing 5,000 GET /metrics each at once) is cut off: with the image's memory settings the daemon stays under the Kubernetes manifest's memory limit, and /healthz answers again within 10 s (the kubelet restarts it after three failed liveness probes, 10 s apart)", async () => {
+    h = await startHarness({ sim: { properties: Array.from({ length: 20 }, (_, i) => ({ id: String(500100 + i * 100), bookingCount: 5 })) } });
+    // The memory settings of the Dockerfile, and the memory limit of the Kubernetes manifest.
+    const imageMemory = {
+      NODE_OPTIONS: '--max-old-space-size=128 --max-semi-space-size=4',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+      MALLOC_TRIM_THRESHOLD_: '131072',
+    };
+    const dockerfile = readFileSync('Dockerfile', 'utf8');
+    for (const [k, v] of Object.entries(imageMemory)) expect(dockerfile).toContain(`${k}=${k === 'NODE_OPTIONS' ? `"${v}"` : v}`);
+    const limitMb = Number(/limits:\s*\n\s*memory:\s*(\d+)Mi/.exec(readFileSync('config/deploy/kubernetes/staysync.yaml', 'utf8'))?.[1]) * 1.048576;
+    expect(limitMb).toBeGreaterThan(200);
+    const { daemon, port } = await startDaemon(h, { env: imageMemory });
+    const pid = daemon.child.pid!;
+    expect((await opsGet(port, '/metrics')).status).toBe(200);
+    const sockets = Array.from({ length: 60 }, () => {
+      const s = connect(port, '127.0.0.1', () => s.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(5_000)));
+      s.on('error', () => undefined);
+      s.pause();
+      return s;
+    });
+    const burstAt = performance.now();
+    let peakMb = 0;
+    const probes: { at: number; status: number; ms: number }[] = [];
+    try {
+      while (performance.now() - burstAt < 15_000 && daemon.child.exitCode === null && daemon.child.signalCode === null) {
+        const r = await probe(port, '/healthz');
+        probes.push({ at: performance.now() - burstAt, status: r.status, ms: r.ms });
+        peakMb = Math.max(peakMb, existsSync(`/proc/${pid}`) ? rssMb(pid) : 0);
+        await new Promise((r2) => setTimeout(r2, 50));
+      }
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+    // Back: the first probe answered within half the kubelet's second.
+    const back = probes.find((p) => p.status === 200 && p.ms < 500);
+    const figures = `/healthz back ${back ? Math.round(back.at) : 'never'} ms after the burst; peak RSS ${Math.round(peakMb)} MB (limit ${Math.round(limitMb)} MB)`;
+    expect(
+      { exitCode: daemon.child.exitCode, signal: daemon.child.signalCode },
+      `${figures}; ${/FATAL ERROR.*|.*out of memory.*/.exec(daemon.output())?.[0] ?? daemon.output().slice(-300)}`,
+    ).toEqual({
+      exitCode: null,
+      signal: null,
+    });
+    expect(back?.at ?? Infinity, figures).toBeLessThan(10_000);
+    // And from then on, every probe.
+    const after = probes.filter((p) => p.at >= back!.at);
+    expect(
+      after.filter((p) => p.status !== 200 || p.ms >= 500).map((p) => `${Math.round(p.at)} ms: ${p.status} in ${Math.round(p.ms)} ms`),
+      figures,
+    ).toEqual([]);
+    expect(peakMb, figures).toBeLessThan(limitMb);
+    const metrics = (await opsGet(port, '/metrics')).body;
+    expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="ops"}')).toBeGreaterThanOrEqual(60);
   });
 
   it('answers GET only and reads no body: other methods 405 naming GET (the webhook receiver 405 naming POST), a GET with a 200 MB body (announced or chunked) 413 without reading it, a URL or headers over 16 KB 431, a request line that is not HTTP 400; /healthz answers throughout', async () => {
