@@ -14,15 +14,16 @@
  * connection comes, the one idle the longest (no request in progress: silent since it opened,
  * still sending its headers, or kept alive after its answer) is closed to make room. Only when
  * every open connection has a request in progress is the new one closed instead. Anyone who
- * can reach the ops port could otherwise hold its 64 connections open, and the kubelet's
+ * can reach the ops port could otherwise hold all its connections open, and the kubelet's
  * probes would be refused until it restarted the container, again and again.
  *
  * Nor can one connection queue work: a client that sends requests without reading the answers
  * (HTTP pipelining, which no probe or scraper does) is cut off past MAX_REQUESTS_IN_PROGRESS,
  * and what it sent beyond is not handled. Node parses the rest of what it has read (up to
- * 64 KB, some 2,000 requests) whatever happens; handled, 60 connections that wrote 5,000
- * GET /metrics each at once took the process from 100 MB to 780 MB and every probe for more
- * than 10 s.
+ * 64 KB, some 2,000 requests) whatever happens, and keeps them until the connection is gone:
+ * that, times the connections open, is why the ops port's cap is small. Handled, 60
+ * connections that wrote 5,000 GET /metrics each at once ran the daemon out of heap with the
+ * image's memory settings; parsed only, on 64 connections, they still did on a busy machine.
  */
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -219,7 +220,9 @@ export function opsListener(sources: OpsSources): HttpListener {
       what: 'the ops endpoint',
       hostSetting: 'ops.host (STAYSYNC_OPS_HOST)',
       portSetting: 'ops.port (STAYSYNC_OPS_PORT)',
-      maxConnections: 64,
+      // Probes and Prometheus need a few (idle ones make room for them); each may cost some 2,000
+      // parsed requests when pipelined (above): 64 ran out of heap on a busy machine, 32 did not.
+      maxConnections: 32,
       requestTimeoutMs: 10_000,
     },
     (req, res) => {

