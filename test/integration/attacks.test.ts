@@ -312,7 +312,10 @@ type Idler = 'silent' | 'trickling' | 'kept-alive';
  * `total` connections to `port` that do nothing useful, held as an attacker would: silent ones
  * send nothing, trickling ones send a request's headers a byte a second and never end them,
  * kept-alive ones send one GET and then sit on the open connection. Each one the server closes
- * is opened again 100 ms later, until stop().
+ * is opened again 300 ms later, until stop(). (With the cap full, each reopening closes another:
+ * 80 connections over a cap of 32 make some 160 a second, as 80 did over the cap of 64 before.
+ * A client that reconnects faster is a flood of connections, whatever the cap: the probe's own
+ * connection is then closed whenever more than the cap arrive before its request is read.)
  */
 async function holdIdleConnections(port: number, total: number): Promise<{ open: () => number; closedByServer: () => number; stop: () => void }> {
   const kinds: Idler[] = ['silent', 'trickling', 'kept-alive'];
@@ -339,7 +342,7 @@ async function holdIdleConnections(port: number, total: number): Promise<{ open:
       live.delete(s);
       if (!running) return;
       closedByServer++;
-      setTimeout(() => running && open(kind), 100);
+      setTimeout(() => running && open(kind), 300);
     });
   };
   for (let i = 0; i < total; i++) open(kinds[i % kinds.length]!);
