@@ -1,26 +1,21 @@
 /**
  * /metrics through prom-client: the process's counters, the provider's health (failures by
  * cause, retries, last success, outages, request latency), the database and the lease, and
- * gauges read from the mirror's bookkeeping tables at scrape time (queue, list position,
- * property states). When the database is away those table gauges are left out of the scrape
+ * gauges read from the mirror's bookkeeping tables (queue, list position, property states):
+ * those come from a snapshot read on a connection of its own, never the lease heartbeat's
+ * (table-snapshot.ts). When the database is away they are left out of the scrape
  * (staysync_database_up says why); the rest still answers.
  */
-import { quarantineByStream } from '../store/repositories/quarantine.js';
 import client from 'prom-client';
 import type { DatabaseAvailability } from '../store/availability.js';
 import type { Db } from '../store/types.js';
+import type { Logger } from '../util/log.js';
 import type { Replica } from '../cluster/replicas.js';
-import { queueDepthByProperty } from '../store/repositories/fetch-queue.js';
-import { listCursors } from '../store/repositories/cursors.js';
-import { cursorStates, cursorStreams, streamNames } from '../store/states.js';
-import { countEvents, pendingEventsByProperty } from '../store/repositories/webhook-events.js';
-import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
+import { cursorStates, streamNames } from '../store/states.js';
 import type { HttpListener } from './http.js';
-import { newestChangeByProperty } from '../store/repositories/freshness.js';
-import { largestReconciliationGaps, propertyTimeZones } from '../store/repositories/day-close.js';
-import { isKnownTimeZone, localDate } from '../util/local-time.js';
 import { failureCauses } from '../provider/health.js';
 import { registerSweepMetrics } from './sweep-status.js';
+import { TableSnapshots } from './table-snapshot.js';
 import { SyncCounters } from '../sync/runtime/counters.js';
 import { heldConnectionStates, type ConnectionView, type Fleet } from '../sync/runtime/fleet.js';
 
@@ -30,8 +25,10 @@ export interface MetricSources {
   availability: DatabaseAvailability;
   /** This process among the replicas: the connection leases it holds. */
   replica: Replica;
-  /** Reads for the table gauges (the control pool). */
+  /** Reads for the table gauges: the handle's metrics connection (never the control pool, the heartbeat's). */
   db: Db;
+  /** For the one line when the table reads start failing, and the one when they succeed again. */
+  logger: Logger;
   /** Whether /readyz would answer ready. */
   ready: () => boolean;
   /** Connections the token endpoint's per-IP limit carries (provider/token-capacity.ts). */
@@ -90,7 +87,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
 
   new client.Counter({
     name: 'staysync_http_connections_dropped_total',
-    help: 'Connections an HTTP listener (ops, webhooks) closed at once because its connection cap was reached.',
+    help: 'Connections an HTTP listener (ops, webhooks) closed at once because a cap was reached: its connection cap (the connection idle the longest made room, or the new one when every connection had a request in progress), or 4 requests in progress on one connection (pipelined without reading the answers).',
     labelNames: ['listener'],
     registers: [register],
     collect() {
@@ -232,19 +229,30 @@ export function createMetrics(sources: MetricSources): client.Registry {
   for (const v of views()) observe(v);
   fleet.onConnection(observe);
 
-  registerSweepMetrics(register, sources.db, availability);
+  // Table gauges: one snapshot of the bookkeeping, shared by the gauges below and the sweep's.
+  const snapshots = new TableSnapshots({ db: sources.db, availability, logger: sources.logger });
+  const tables = async () => (await snapshots.current())?.tables;
+  new client.Gauge({
+    name: 'staysync_metrics_snapshot_age_seconds',
+    help: 'Age of the snapshot of the bookkeeping tables that the table gauges of this scrape show (seconds since its read began). It grows while a read is held up (a lock, a busy server): the last snapshot is shown meanwhile. Absent while none is shown (database away, no read finished yet).',
+    registers: [register],
+    async collect() {
+      this.reset();
+      const s = await snapshots.current();
+      if (s) this.set(Math.max(0, (Date.now() - s.readAt) / 1000));
+    },
+  });
+  new client.Counter({
+    name: 'staysync_metrics_snapshot_failures_total',
+    help: 'Reads of the bookkeeping tables for /metrics that failed or ran over their time limit (the last snapshot is shown meanwhile).',
+    registers: [register],
+    collect() {
+      this.reset();
+      this.inc(snapshots.failures);
+    },
+  });
+  registerSweepMetrics(register, async () => (await tables())?.sweeps);
 
-  // Table gauges: one read of the bookkeeping per scrape, shared by the gauges below.
-  let snapshot: Promise<TableSnapshot | undefined> | undefined;
-  let snapshotAt = 0;
-  const tables = (): Promise<TableSnapshot | undefined> => {
-    const now = Date.now();
-    if (!snapshot || now - snapshotAt > 1000) {
-      snapshotAt = now;
-      snapshot = availability.available ? readTables(sources.db).catch(() => undefined) : Promise.resolve(undefined);
-    }
-    return snapshot;
-  };
   new client.Gauge({
     name: 'staysync_detail_queue_pending',
     help: 'Booking detail fetches waiting, by property.',
@@ -413,39 +421,3 @@ export function createMetrics(sources: MetricSources): client.Registry {
 }
 
 const ageSeconds = (now: number, since: Date | null | undefined): number => (since ? Math.max(0, (now - since.getTime()) / 1000) : 0);
-
-interface TableSnapshot {
-  queue: Awaited<ReturnType<typeof queueDepthByProperty>>;
-  pmsQueue: Awaited<ReturnType<typeof queueDepthByProperty>>;
-  /** Cursors of every stream: the booking list first (list position). */
-  cursors: Awaited<ReturnType<typeof listCursors>>;
-  events: Awaited<ReturnType<typeof countEvents>>;
-  quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
-  pendingEvents: Awaited<ReturnType<typeof pendingEventsByProperty>>;
-  newestChanges: Awaited<ReturnType<typeof newestChangeByProperty>>;
-  reconciliation: Awaited<ReturnType<typeof largestReconciliationGaps>>;
-}
-
-async function readTables(db: Db): Promise<TableSnapshot> {
-  const cursors = [];
-  for (const stream of cursorStreams) cursors.push(...(await listCursors(db, stream)));
-  return {
-    queue: await queueDepthByProperty(db, 'booking_detail_queue'),
-    pmsQueue: await queueDepthByProperty(db, 'pms_reservation_queue'),
-    cursors,
-    events: await countEvents(db, KNOWN_EVENT_TYPES),
-    quarantine: await quarantineByStream(db),
-    pendingEvents: await pendingEventsByProperty(db),
-    newestChanges: await newestChangeByProperty(db),
-    reconciliation: await largestReconciliationGaps(db, await propertyTodays(db)),
-  };
-}
-
-/** Each property's local today (UTC when its zone is not known here), for the nights before it. */
-async function propertyTodays(db: Db): Promise<{ propertyId: string; today: string }[]> {
-  const now = Date.now();
-  return (await propertyTimeZones(db)).map(({ propertyId, timeZone }) => ({
-    propertyId,
-    today: localDate(now, timeZone !== null && isKnownTimeZone(timeZone) ? timeZone : 'UTC'),
-  }));
-}

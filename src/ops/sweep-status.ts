@@ -5,7 +5,6 @@
 import { streamNames } from '../store/states.js';
 import client from 'prom-client';
 import type { Config } from '../config/config.js';
-import type { DatabaseAvailability } from '../store/availability.js';
 import type { Db } from '../store/types.js';
 import { listCursors, type CursorRow } from '../store/repositories/cursors.js';
 import { listSweeps, nextSweepDueAt, type SweepRow } from '../store/repositories/sweeps.js';
@@ -95,20 +94,10 @@ export function sweepLines(sweeps: readonly PropertySweepStatus[]): string[] {
 }
 
 /**
- * /metrics: the sweep's gauges, read from booking_sweeps at scrape time (left out while the
- * database is away).
+ * /metrics: the sweep's gauges, from booking_sweeps as the table gauges' snapshot read it
+ * (table-snapshot.ts; left out while there is none: the database is away).
  */
-export function registerSweepMetrics(register: client.Registry, db: Db, availability: DatabaseAvailability): void {
-  let snapshot: Promise<SweepRow[] | undefined> | undefined;
-  let snapshotAt = 0;
-  const rows = (): Promise<SweepRow[] | undefined> => {
-    const now = Date.now();
-    if (!snapshot || now - snapshotAt > 1000) {
-      snapshotAt = now;
-      snapshot = availability.available ? listSweeps(db).catch(() => undefined) : Promise.resolve(undefined);
-    }
-    return snapshot;
-  };
+export function registerSweepMetrics(register: client.Registry, rows: () => Promise<readonly SweepRow[] | undefined>): void {
   new client.Counter({
     name: 'staysync_sweep_late_changes_total',
     help: 'Late changes the reconciliation sweep found (summary versions the booking list had never shown), by property, over all finished passes.',

@@ -27,7 +27,7 @@ import { eventTarget } from '../sync/streams/events.js';
 import { parseJsonLossless } from '../provider/json.js';
 import { jsonSyntaxError } from '../util/json-syntax.js';
 import type { NewEvent, UnstorableEvent } from '../store/repositories/webhook-events.js';
-import { HttpListener, reply } from './http.js';
+import { HttpListener, refuseAndClose, reply } from './http.js';
 
 export interface StoreResult {
   /** Events new to webhook_events. */
@@ -53,8 +53,6 @@ export interface WebhookReceiverOptions {
 const MAX_EVENTS = 1000;
 /** Time for a whole batch to arrive; a sender slower than this is cut off with 408. */
 const REQUEST_TIMEOUT_MS = 30_000;
-/** After a refusal the connection stays open (and unread) this long, so that the client reads the answer before it closes. */
-const LINGER_MS = 1_000;
 
 /**
  * Equal strings, in a time that depends on neither where they differ nor their lengths:
@@ -82,19 +80,9 @@ export function authorized(config: Config['webhooks'], headers: IncomingMessage[
   return colon > 0 && user && password;
 }
 
-/**
- * Answers without reading what is left of the body, then closes the connection. The socket
- * is paused, not drained: a client still sending is held back by TCP and reads the answer
- * meanwhile; LINGER_MS later the connection is closed. (Closing at once would reset it with
- * the unread bytes, and a reset may throw away the answer before the client reads it: that is
- * why Node's own `connection: close` is not used here.)
- */
-function refuseAndClose(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  req.pause();
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
-  res.end(JSON.stringify(body));
-  const socket = req.socket;
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+/** Answers `body` as JSON without reading the rest of the request, then closes the connection (http.ts). */
+function refuseAndCloseJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  refuseAndClose(req, res, status, JSON.stringify(body), { 'content-type': 'application/json; charset=utf-8', ...headers });
 }
 
 /** The body as text, or TOO_LARGE as soon as more than `max` bytes have come. */
@@ -130,7 +118,7 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
   const max = opts.config.maxBodyBytes;
   if (!authorized(opts.config, req.headers)) {
     log.warn({ auth: opts.config.auth }, 'webhook batch refused: the credentials do not match webhooks.auth (stored nothing)');
-    return refuseAndClose(
+    return refuseAndCloseJson(
       req,
       res,
       401,
@@ -142,12 +130,12 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
   const announced = Number(req.headers['content-length']);
   if (Number.isFinite(announced) && announced > max) {
     log.warn({ bytes: announced, max }, 'webhook batch refused: its announced length is over webhooks.maxBodyBytes (413, read nothing)');
-    return refuseAndClose(req, res, 413, tooLarge);
+    return refuseAndCloseJson(req, res, 413, tooLarge);
   }
   const text = await readBody(req, max);
   if (text === TOO_LARGE) {
     log.warn({ max }, 'webhook batch refused: the body grew over webhooks.maxBodyBytes (413, stopped reading)');
-    return refuseAndClose(req, res, 413, tooLarge);
+    return refuseAndCloseJson(req, res, 413, tooLarge);
   }
   let json: unknown;
   try {
@@ -229,8 +217,8 @@ export function webhookListener(opts: WebhookReceiverOptions): HttpListener {
     },
     (req, res) => {
       const path = (req.url ?? '/').split('?')[0];
-      if (path !== opts.config.path) return refuseAndClose(req, res, 404, { error: 'not found' });
-      if (req.method !== 'POST') return refuseAndClose(req, res, 405, { error: 'method not allowed: POST a batch of events' });
+      if (path !== opts.config.path) return refuseAndCloseJson(req, res, 404, { error: 'not found' });
+      if (req.method !== 'POST') return refuseAndCloseJson(req, res, 405, { error: 'method not allowed: POST a batch of events' }, { allow: 'POST' });
       receiveWebhook(req, res, opts).catch((err: unknown) => {
         opts.logger.error({ err: (err as Error).message }, 'webhook receiver failed');
         if (!res.headersSent)

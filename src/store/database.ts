@@ -8,8 +8,11 @@
  * - `availability`: whether the server answers (streams wait on it during an outage);
  * - `schemaLock`: the schema's lock on a session of its own, and `write()`, the only way the sync
  *   writes: a transaction whose first statement is its fence;
- * - `control`: a second, tiny pool for the process's own bookkeeping (sync_runs) and for
- *   status reads, so that closing a run never waits behind the sync's busy connections.
+ * - `control`: a second, tiny pool for the process's own bookkeeping (sync_runs), the replicas'
+ *   heartbeat and status reads, so that closing a run never waits behind the sync's busy
+ *   connections;
+ * - `metrics`: one connection of its own for /metrics' reads of the bookkeeping tables, so that
+ *   a slow read (a lock, a busy server) holds no connection that the heartbeat or the sync needs.
  */
 import { resolve } from 'node:path';
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
@@ -65,8 +68,14 @@ export interface OpenDatabaseOptions {
 export interface DatabaseHandle {
   /** Reads (and the migrator). Writes of the sync go through `write`. */
   readonly db: Db;
-  /** A separate small pool: run bookkeeping and status reads. */
+  /** A separate small pool: run bookkeeping, the replicas' heartbeat and status reads. */
   readonly control: Db;
+  /**
+   * One connection of its own for /metrics' table reads, opened at the first read: read-only,
+   * each statement given up after METRICS_STATEMENT_TIMEOUT_MS. Never the control pool: a
+   * scrape must never make the lease heartbeat wait.
+   */
+  readonly metrics: Db;
   /**
    * The connection URL, with its password (for the local server, the superuser's): for this
    * process's connections only, never for output. Messages use `description`; the local
@@ -117,6 +126,10 @@ export const migrationsFolder = resolve(packageRoot, 'migrations');
 
 /** How long a new connection may take before it counts as a failure (a black-holed network never answers). */
 const CONNECT_TIMEOUT_MS = 10_000;
+/** A statement of /metrics' table reads is given up after this (they take milliseconds; a lock can hold one for ever). */
+export const METRICS_STATEMENT_TIMEOUT_MS = 5_000;
+/** The metrics connection is closed after this long unused (longer than a scrape interval, so it is not opened at each). */
+const METRICS_IDLE_MS = 120_000;
 
 export async function openDatabase(config: Config, logger: Logger, opts: OpenDatabaseOptions = {}): Promise<DatabaseHandle> {
   const { schema } = config.database;
@@ -136,11 +149,11 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
     );
   }
   const identity = `${processIdentity.host} pid ${processIdentity.pid}`.slice(0, 40);
-  const connection = (role: string): pg.ClientConfig => ({
+  const connection = (role: string, settings = ''): pg.ClientConfig => ({
     connectionString: url,
     // The secret schema after the mirror's: the erasure code names its table as it did when it
     // lived in the mirror's schema (migrations/0018_readers.sql).
-    options: `-c search_path=${schema},${secretSchemaOf(schema)},public`,
+    options: `-c search_path=${schema},${secretSchemaOf(schema)},public${settings}`,
     types: exactTypes,
     application_name: `staysync ${role} ${identity}`,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -148,9 +161,18 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   });
   const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log);
   const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log);
+  const metricsPool = watched(
+    new pg.Pool({
+      ...connection('metrics', ` -c statement_timeout=${METRICS_STATEMENT_TIMEOUT_MS} -c default_transaction_read_only=on`),
+      max: 1,
+      idleTimeoutMillis: METRICS_IDLE_MS,
+    }),
+    log,
+  );
   const dialect = new PostgresDialect({ pool: preparingPool(pool) });
   const db = new Kysely<Database>({ dialect });
   const control = new Kysely<Database>({ dialect: new PostgresDialect({ pool: controlPool }) });
+  const metrics = new Kysely<Database>({ dialect: new PostgresDialect({ pool: metricsPool }) });
   const openSession = async (): Promise<LockSession> => {
     const client = new pg.Client(connection('lease'));
     const lostCallbacks: ((reason: string) => void)[] = [];
@@ -172,6 +194,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   return handle(config, logger, clock, {
     db,
     control,
+    metrics,
     url,
     localServer: local?.logins,
     description,
@@ -182,6 +205,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
       try {
         await db.destroy();
         await control.destroy();
+        await metrics.destroy();
       } finally {
         await local?.close();
       }
@@ -206,6 +230,7 @@ function watched(pool: pg.Pool, log: Logger): pg.Pool {
 interface HandleParts {
   db: Db;
   control: Db;
+  metrics: Db;
   url: string;
   localServer: LocalLogins | undefined;
   description: string;
@@ -224,6 +249,7 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
   return {
     db: p.db,
     control: p.control,
+    metrics: p.metrics,
     url: p.url,
     local: p.localServer !== undefined,
     localServer: p.localServer,

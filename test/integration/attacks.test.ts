@@ -4,9 +4,9 @@
  * simulator over HTTP. Nothing that reaches it may crash it, freeze it, spend its provider
  * budget or add metric series without bound.
  */
-import { request } from 'node:http';
-import { readFileSync } from 'node:fs';
-import { Readable } from 'node:stream';
+import { request, type IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, startReceivingDaemon, waitFor } from '../helpers/cli.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
@@ -36,36 +36,62 @@ async function startDaemon(harness: Harness, opts: { env?: Record<string, string
 }
 
 /**
- * POSTs `total` bytes made on the fly (nothing held in memory) to the receiver, announced in
- * content-length or chunked; resolves with the answer, which may come before the upload ends.
+ * Sends `head` (a request's line and headers) and then `total` bytes of body on a raw
+ * connection, as fast as the server takes them, framed by content-length or as chunks as the
+ * head says. Resolves when the connection closes, or when the whole body is out and the answer
+ * is in: the answer's status (0 without one) and body, and how many body bytes got out.
  */
-function postStream(port: number, total: number, opts: { announce: boolean; byte?: string }): Promise<{ status: number; body: string; sentBytes: number }> {
-  return new Promise((resolve, reject) => {
-    const chunk = Buffer.alloc(64 * 1024, opts.byte ?? ' ');
+async function uploadRaw(port: number, head: string, total: number): Promise<{ status: number; body: string; sentBytes: number }> {
+  const chunked = /transfer-encoding: chunked/i.test(head);
+  const piece = Buffer.alloc(64 * 1024, ' ');
+  const frame = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+  return new Promise((resolve) => {
     let sent = 0;
-    const body = new Readable({
-      read() {
-        if (sent >= total) return this.push(null);
-        const n = Math.min(chunk.length, total - sent);
-        sent += n;
-        this.push(n === chunk.length ? chunk : chunk.subarray(0, n));
-      },
+    let answer = '';
+    const s = connect(port, '127.0.0.1');
+    const settle = () => {
+      const [head, ...rest] = answer.split('\r\n\r\n');
+      const body = rest.join('\r\n\r\n');
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head ?? '')?.[1] ?? 0),
+        body: /^transfer-encoding: chunked$/im.test(head ?? '') ? dechunk(body) : body,
+        sentBytes: sent,
+      });
+      s.destroy();
+    };
+    const maybeDone = () => sent >= total && /\r\n\r\n/.test(answer) && settle();
+    s.on('data', (d) => {
+      answer += String(d);
+      maybeDone();
     });
-    const headers: Record<string, string | number> = { 'content-type': 'application/json' };
-    if (opts.announce) headers['content-length'] = total;
-    let answered = false;
-    const req = request({ host: '127.0.0.1', port, path: '/webhooks/provider', method: 'POST', headers }, (res) => {
-      answered = true;
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, sentBytes: sent }));
-      res.on('error', () => resolve({ status: res.statusCode ?? 0, body: text, sentBytes: sent }));
+    s.on('error', () => undefined);
+    s.on('close', settle);
+    const pump = () => {
+      while (!s.destroyed && sent < total) {
+        sent += piece.length;
+        if (!s.write(frame)) return void s.once('drain', pump);
+      }
+      if (chunked && !s.destroyed) s.write('0\r\n\r\n');
+      maybeDone();
+    };
+    s.on('connect', () => {
+      s.write(head);
+      pump();
     });
-    // The receiver closes the connection after its answer: the rest of the upload fails, as it should.
-    req.on('error', (err) => (answered ? undefined : reject(err)));
-    body.pipe(req);
   });
+}
+
+/** A chunked body's text (a short answer, read whole). */
+function dechunk(text: string): string {
+  let out = '';
+  for (let at = 0; at < text.length;) {
+    const eol = text.indexOf('\r\n', at);
+    const size = parseInt(text.slice(at, eol), 16);
+    if (!(size > 0)) break;
+    out += text.slice(eol + 2, eol + 2 + size);
+    at = eol + 2 + size + 2;
+  }
+  return out;
 }
 
 async function postText(port: number, body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; ms: number }> {
@@ -81,7 +107,10 @@ async function postText(port: number, body: string, headers: Record<string, stri
   return { status: res.status, body: parsed, ms: performance.now() - started };
 }
 
-/** Asks /healthz every 20 ms until stopped; resolves with the slowest answer (ms) and whether every answer was 200. */
+/**
+ * Probes /healthz as the kubelet does (probe(): one second to answer) every 20 ms until
+ * stopped; resolves with the slowest answer (ms) and whether every answer was 200.
+ */
 function watchHealth(port: number): { stop: () => Promise<{ slowestMs: number; answers: number; allOk: boolean }> } {
   let running = true;
   let slowestMs = 0;
@@ -89,9 +118,8 @@ function watchHealth(port: number): { stop: () => Promise<{ slowestMs: number; a
   let allOk = true;
   const loop = (async () => {
     while (running) {
-      const started = performance.now();
-      const r = await opsGet(port, '/healthz');
-      slowestMs = Math.max(slowestMs, performance.now() - started);
+      const r = await probe(port, '/healthz');
+      slowestMs = Math.max(slowestMs, r.ms);
       answers++;
       if (r.status !== 200) allOk = false;
       await new Promise((r2) => setTimeout(r2, 20));
@@ -164,7 +192,8 @@ describe('the webhook receiver, attacked', () => {
       [16 * MB, false],
       [200 * MB, false],
     ] as const) {
-      const r = await postStream(hooks, total, { announce });
+      const framing = announce ? `content-length: ${total}` : 'transfer-encoding: chunked';
+      const r = await uploadRaw(hooks, `POST /webhooks/provider HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n${framing}\r\n\r\n`, total);
       results.push({ total, announce, ...r });
     }
     await new Promise((r) => setTimeout(r, 500));
@@ -234,7 +263,6 @@ describe('the webhook receiver, attacked', () => {
   it('caps open connections and header time: a crowd of idle clients on the webhook port does not reach /healthz on the ops port', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const { port, hooks } = await startDaemon(h);
-    const { connect } = await import('node:net');
     let closedByServer = 0;
     const sockets = Array.from({ length: 60 }, () => {
       const s = connect(hooks, '127.0.0.1');
@@ -254,6 +282,212 @@ describe('the webhook receiver, attacked', () => {
     const metrics = (await opsGet(port, '/metrics')).body;
     expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="webhooks"}')).toBeGreaterThanOrEqual(28);
     for (const s of sockets) s.destroy();
+  });
+});
+
+/**
+ * A probe as the kubelet sends it: a connection of its own, GET with `connection: close`, one
+ * second to answer. Status 0 when the connection is refused, closed or times out.
+ */
+function probe(port: number, path = '/healthz'): Promise<{ status: number; body: string; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const done = (status: number, body = '') => resolve({ status, body, ms: performance.now() - started });
+    const req = request({ host: '127.0.0.1', port, path, agent: false, headers: { connection: 'close' }, timeout: 1_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => done(res.statusCode ?? 0, text));
+      res.on('error', () => done(0));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => done(0));
+    req.end();
+  });
+}
+
+type Idler = 'silent' | 'trickling' | 'kept-alive';
+
+/**
+ * `total` connections to `port` that do nothing useful, held as an attacker would: silent ones
+ * send nothing, trickling ones send a request's headers a byte a second and never end them,
+ * kept-alive ones send one GET and then sit on the open connection. Each one the server closes
+ * is opened again 300 ms later, until stop(). (With the cap full, each reopening closes another:
+ * 80 connections over a cap of 32 make some 160 a second, as 80 did over the cap of 64 before.
+ * A client that reconnects faster is a flood of connections, whatever the cap: the probe's own
+ * connection is then closed whenever more than the cap arrive before its request is read.)
+ */
+async function holdIdleConnections(port: number, total: number): Promise<{ open: () => number; closedByServer: () => number; stop: () => void }> {
+  const kinds: Idler[] = ['silent', 'trickling', 'kept-alive'];
+  const live = new Set<Socket>();
+  let running = true;
+  let closedByServer = 0;
+  let connects = 0;
+  const open = (kind: Idler) => {
+    const s = connect(port, '127.0.0.1');
+    live.add(s);
+    s.on('error', () => undefined);
+    s.resume();
+    let trickle: NodeJS.Timeout | undefined;
+    s.on('connect', () => {
+      connects++;
+      if (kind === 'kept-alive') s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      if (kind === 'trickling') {
+        s.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+        trickle = setInterval(() => s.write('a'), 1_000);
+      }
+    });
+    s.on('close', () => {
+      clearInterval(trickle);
+      live.delete(s);
+      if (!running) return;
+      closedByServer++;
+      setTimeout(() => running && open(kind), 300);
+    });
+  };
+  for (let i = 0; i < total; i++) open(kinds[i % kinds.length]!);
+  await waitFor('every one of the crowd connected once', () => connects >= total, 5_000, 20);
+  return {
+    open: () => live.size,
+    closedByServer: () => closedByServer,
+    stop: () => {
+      running = false;
+      for (const s of live) s.destroy();
+    },
+  };
+}
+
+describe('the ops port, attacked', () => {
+  it("80 idle connections held open by anyone who can reach the port, more than twice its cap (silent, trickling headers, kept alive; reopened as they close), do not keep the kubelet's probes out: every /healthz and /readyz probe answers within a second, the idlest connections are the ones closed", async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { daemon, port } = await startDaemon(h);
+    const crowd = await holdIdleConnections(port, 80);
+    const probes: { path: string; status: number; ms: number }[] = [];
+    try {
+      // Past the header time (10 s) and the keep-alive time (5 s): the crowd is cut off and comes back meanwhile.
+      const until = Date.now() + 12_000;
+      while (Date.now() < until) {
+        for (const path of ['/healthz', '/readyz']) probes.push({ path, ...(await probe(port, path)) });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      // The crowd is still there: the cap (32) is full of it, and the rest come back as they are closed.
+      expect(crowd.open()).toBeGreaterThanOrEqual(32);
+    } finally {
+      crowd.stop();
+    }
+    expect(probes.length).toBeGreaterThan(20);
+    expect(probes.filter((p) => p.status !== 200).map((p) => `${p.path}: ${p.status || 'no answer'}`)).toEqual([]);
+    expect(Math.max(...probes.map((p) => p.ms))).toBeLessThan(1_000);
+    expect(daemon.child.exitCode).toBeNull();
+    const metrics = (await opsGet(port, '/metrics')).body;
+    // The connections closed to make room were counted: at least the 48 over the cap, and one per probe.
+    expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="ops"}')).toBeGreaterThanOrEqual(48 + probes.length);
+  });
+
+  it("a burst of pipelined scrapes nobody reads (60 connections writing 5,000 GET /metrics each at once) is cut off: with the image's memory settings the daemon stays under the Kubernetes manifest's memory limit, and answers /healthz again once it has parsed what it read (how long that takes depends on the CPU it gets: 3 to 21 s on this machine)", async () => {
+    h = await startHarness({ sim: { properties: Array.from({ length: 20 }, (_, i) => ({ id: String(500100 + i * 100), bookingCount: 5 })) } });
+    // The memory settings of the Dockerfile, and the memory limit of the Kubernetes manifest.
+    const imageMemory = {
+      NODE_OPTIONS: '--max-old-space-size=128 --max-semi-space-size=4',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+      MALLOC_TRIM_THRESHOLD_: '131072',
+    };
+    const dockerfile = readFileSync('Dockerfile', 'utf8');
+    for (const [k, v] of Object.entries(imageMemory)) expect(dockerfile).toContain(`${k}=${k === 'NODE_OPTIONS' ? `"${v}"` : v}`);
+    const limitMb = Number(/limits:\s*\n\s*memory:\s*(\d+)Mi/.exec(readFileSync('config/deploy/kubernetes/staysync.yaml', 'utf8'))?.[1]) * 1.048576;
+    expect(limitMb).toBeGreaterThan(200);
+    const { daemon, port } = await startDaemon(h, { env: imageMemory });
+    const pid = daemon.child.pid!;
+    expect((await opsGet(port, '/metrics')).status).toBe(200);
+    const sockets = Array.from({ length: 60 }, () => {
+      const s = connect(port, '127.0.0.1', () => s.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(5_000)));
+      s.on('error', () => undefined);
+      s.pause();
+      return s;
+    });
+    const burstAt = performance.now();
+    let peakMb = 0;
+    const probes: { at: number; status: number; ms: number }[] = [];
+    // Probed until 5 s after the first answer (60 s at most), as the kubelet would.
+    const answeredAt = () => probes.find((p) => p.status === 200)?.at;
+    try {
+      while (
+        performance.now() - burstAt < Math.min(60_000, (answeredAt() ?? Infinity) + 5_000) &&
+        daemon.child.exitCode === null &&
+        daemon.child.signalCode === null
+      ) {
+        const r = await probe(port, '/healthz');
+        probes.push({ at: performance.now() - burstAt, status: r.status, ms: r.ms });
+        peakMb = Math.max(peakMb, existsSync(`/proc/${pid}`) ? rssMb(pid) : 0);
+        await new Promise((r2) => setTimeout(r2, 50));
+      }
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+    // Back: the first probe answered (within the kubelet's second).
+    const back = probes.find((p) => p.status === 200);
+    const figures = `/healthz back ${back ? Math.round(back.at) : 'never'} ms after the burst; peak RSS ${Math.round(peakMb)} MB (limit ${Math.round(limitMb)} MB)`;
+    expect(
+      { exitCode: daemon.child.exitCode, signal: daemon.child.signalCode },
+      `${figures}; ${/FATAL ERROR.*|.*out of memory.*/.exec(daemon.output())?.[0] ?? daemon.output().slice(-300)}`,
+    ).toEqual({
+      exitCode: null,
+      signal: null,
+    });
+    expect(back?.at ?? Infinity, figures).toBeLessThan(60_000);
+    // And from then on, every probe.
+    const after = probes.filter((p) => p.at >= back!.at);
+    expect(
+      after.filter((p) => p.status !== 200).map((p) => `${Math.round(p.at)} ms: no answer within a second`),
+      figures,
+    ).toEqual([]);
+    expect(peakMb, figures).toBeLessThan(limitMb);
+    const metrics = (await opsGet(port, '/metrics')).body;
+    expect(metricValue(metrics, 'staysync_http_connections_dropped_total{listener="ops"}')).toBeGreaterThanOrEqual(60);
+  });
+
+  it('answers GET only and reads no body: other methods 405 naming GET (the webhook receiver 405 naming POST), a GET with a 200 MB body (announced or chunked) 413 without reading it, a URL or headers over 16 KB 431, a request line that is not HTTP 400; /healthz answers throughout', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { daemon, port, hooks } = await startDaemon(h);
+    const health = watchHealth(port);
+    const ask = (to: number, path: string, method: string) =>
+      new Promise<IncomingMessage>((resolve, reject) =>
+        request({ host: '127.0.0.1', port: to, path, method, agent: false }, resolve).on('error', reject).end(),
+      );
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'HEAD']) {
+      const res = await ask(port, '/healthz', method);
+      res.resume();
+      expect(res.statusCode, method).toBe(405);
+      expect(res.headers.allow, method).toBe('GET');
+    }
+    // The webhook receiver names its one method too.
+    const hook = await ask(hooks, '/webhooks/provider', 'GET');
+    hook.resume();
+    expect([hook.statusCode, hook.headers.allow]).toEqual([405, 'POST']);
+    for (const framing of ['content-length: 209715200', 'transfer-encoding: chunked']) {
+      const r = await uploadRaw(port, `GET /healthz HTTP/1.1\r\nhost: x\r\n${framing}\r\n\r\n`, 200 * MB);
+      expect(r.status, framing).toBe(413);
+      expect(r.body).toBe('the ops endpoint takes no request body\n');
+      // Cut off: what got out is what the kernel's buffers took, not 200 MB.
+      expect(r.sentBytes, framing).toBeLessThan(50 * MB);
+    }
+    const raw = (text: string) =>
+      new Promise<string>((resolve) => {
+        let got = '';
+        const s = connect(port, '127.0.0.1', () => s.end(text));
+        s.on('data', (d) => (got += String(d)));
+        s.on('error', () => undefined);
+        s.on('close', () => resolve(got));
+        setTimeout(() => s.destroy(), 5_000).unref();
+      });
+    expect(await raw(`GET /${'a'.repeat(MB)} HTTP/1.1\r\nHost: x\r\n\r\n`)).toMatch(/^HTTP\/1\.1 431 /);
+    expect(await raw(`GET /healthz HTTP/1.1\r\nHost: x\r\n${`X-A: ${'b'.repeat(1000)}\r\n`.repeat(100)}\r\n`)).toMatch(/^HTTP\/1\.1 431 /);
+    expect(await raw('FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n')).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await raw('CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n')).not.toMatch(/^HTTP\/1\.1 200 /);
+    const { allOk, slowestMs } = await health.stop();
+    expect(allOk).toBe(true);
+    expect(slowestMs).toBeLessThan(500);
+    expect(daemon.child.exitCode).toBeNull();
   });
 });
 

@@ -100,6 +100,47 @@ describe('the database goes away', () => {
     expect(logs.filter((l) => l.msg.startsWith('database reachable again'))).toHaveLength(1);
   });
 
+  it('run: /readyz says "database unreachable" and nothing of the database (user, host, port, name) while it is down; the log names it, once each way', async () => {
+    server = await startPostgresServer();
+    h = await startHarness({ databaseUrl: server.url, sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
+    const port = await freePort();
+    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info' } }));
+    const url = new URL(server.url);
+    const secrets = [url.username, url.hostname, url.port, url.pathname.slice(1), decodeURIComponent(url.password)].filter(Boolean);
+    const answers: string[] = [];
+    try {
+      await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200);
+      await server.stop();
+      await waitFor('/readyz to say the database is unreachable', async () => {
+        const r = await opsGet(port, '/readyz');
+        if (r.status === 503) answers.push(r.body);
+        return /database unreachable/.test(r.body);
+      });
+      // A few more answers while it stays down (the probe's retries change nothing in them).
+      for (let i = 0; i < 5; i++) {
+        answers.push((await opsGet(port, '/readyz')).body);
+        await sleep(300);
+      }
+      await server.start();
+      await waitFor('ready again', async () => (await opsGet(port, '/readyz')).status === 200, 30_000);
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    const r = await daemon.done;
+    expect(r.code).toBe(0);
+    for (const body of answers) {
+      expect(body).toMatch(/^not ready: (database unreachable|starting: waiting for the schema lock .*)\n$/);
+      for (const s of secrets) expect(body, `/readyz tells ${s}`).not.toContain(s);
+    }
+    expect(answers).toContain('not ready: database unreachable\n');
+    // The operator's sentence, with where the database is, goes to the log: once when it goes, once when it is back.
+    const logs = logRecords(r.stdout);
+    const down = logs.filter((l) => l.msg.startsWith('database unreachable'));
+    expect(down).toHaveLength(1);
+    expect(down[0]!.msg).toContain(`${url.username}@127.0.0.1:${server.port}/${url.pathname.slice(1)} (DATABASE_URL)`);
+    expect(logs.filter((l) => l.msg.startsWith('database reachable again'))).toHaveLength(1);
+  });
+
   it('sync --once: gives up after database.giveUpAfterMs with exit 1 and a sentence naming the database; nothing committed is lost', async () => {
     server = await startPostgresServer();
     h = await startHarness({ databaseUrl: server.url, sim: { properties: [{ id: '500100', bookingCount: 800 }] } });

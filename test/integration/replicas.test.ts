@@ -9,7 +9,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonEnv, freePort, logRecords, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
+import pg from 'pg';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 
@@ -206,6 +207,102 @@ describe('replicas sharing the connections of a schema', () => {
       daemon.child.kill('SIGTERM');
     }
     expect((await daemon.done).code).toBe(0);
+  });
+
+  it('/metrics never holds up the heartbeat: while its table reads wait on a lock for 8 s, scrapes every 300 ms answer within 2 s with the last snapshot and its age, one read at a time on a connection of its own that gives up after 5 s, and the lease is renewed on its cadence and never lapses', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
+    const port = await freePort();
+    // Leases of 1.5 s renewed every 500 ms: a heartbeat held up for more than a second loses them.
+    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_TAKEOVER_MS: '2000' } }));
+    const locker = new pg.Client({ connectionString: h.dbUrl, options: `-c search_path=${h.schema}` });
+    const watcher = new pg.Client({ connectionString: h.dbUrl, options: `-c search_path=${h.schema}` });
+    const heartbeats = new Set<string>();
+    const lapses: string[] = [];
+    const waiting = { control: 0, metrics: 0 };
+    const scrapes: { status: number; ms: number; age: number | undefined }[] = [];
+    try {
+      await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200, 60_000);
+      await waitFor('every booking', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
+      await watcher.connect();
+      await locker.connect();
+      // A snapshot read while nothing is in the way.
+      expect((await opsGet(port, '/metrics')).status).toBe(200);
+
+      // An operator's VACUUM FULL (or any ALTER TABLE) on a table the metrics read: every read of it waits.
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE quarantine IN ACCESS EXCLUSIVE MODE');
+      const lockedAt = Date.now();
+      let watching = true;
+      const watch = (async () => {
+        while (watching) {
+          const r = await watcher.query<{ heartbeat_at: Date; replica_alive: boolean; leases_held: boolean }>(
+            `SELECT r.heartbeat_at, r.expires_at > now() AS replica_alive, bool_and(c.lease_expires_at > now()) AS leases_held
+               FROM sync_replicas r JOIN sync_connections c USING (replica_id) GROUP BY r.replica_id`,
+          );
+          const row = r.rows[0];
+          if (!row) lapses.push('no replica holds a lease');
+          else {
+            heartbeats.add(row.heartbeat_at.toISOString());
+            if (!row.replica_alive || !row.leases_held) lapses.push(`at ${Date.now() - lockedAt} ms`);
+          }
+          const w = await watcher.query<{ app: string; n: string }>(
+            `SELECT split_part(application_name, ' ', 2) AS app, count(*) AS n FROM pg_stat_activity
+              WHERE application_name LIKE 'staysync %' AND wait_event_type = 'Lock' GROUP BY 1`,
+          );
+          for (const x of w.rows) if (x.app === 'control' || x.app === 'metrics') waiting[x.app] = Math.max(waiting[x.app], Number(x.n));
+          await new Promise((r2) => setTimeout(r2, 100));
+        }
+      })();
+      while (Date.now() - lockedAt < 8_000) {
+        const started = performance.now();
+        const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) }).then(
+          async (res) => ({ status: res.status, body: await res.text() }),
+          () => ({ status: 0, body: '' }),
+        );
+        scrapes.push({ status: r.status, ms: performance.now() - started, age: metricValue(r.body, 'staysync_metrics_snapshot_age_seconds') });
+        await new Promise((r2) => setTimeout(r2, 300));
+      }
+      await locker.query('ROLLBACK');
+      // Watched a little longer: a heartbeat held up by the lock would show as a gap ending now.
+      await new Promise((r2) => setTimeout(r2, 1_500));
+      watching = false;
+      await watch;
+
+      // The heartbeat kept its cadence: no gap near the lease's 1.5 s, never a lapse.
+      const beats = [...heartbeats].map((t) => Date.parse(t)).sort((a, b) => a - b);
+      const gaps = beats.slice(1).map((t, i) => t - beats[i]!);
+      expect(beats.length).toBeGreaterThanOrEqual(10);
+      expect(Math.max(...gaps), `gaps between heartbeats: ${gaps.join(', ')} ms`).toBeLessThan(1_200);
+      expect(lapses).toEqual([]);
+      // The heartbeat's pool never waited on the lock; the metrics' connection did, alone.
+      expect(waiting).toEqual({ control: 0, metrics: 1 });
+      // Every scrape answered, soon, with the snapshot taken before the lock, older each time.
+      expect(scrapes.filter((x) => x.status !== 200)).toEqual([]);
+      expect(Math.max(...scrapes.map((x) => x.ms))).toBeLessThan(2_000);
+      expect(scrapes.at(-1)!.age).toBeGreaterThan(7);
+      // The lock gone, the next read succeeds and the snapshot is fresh again; the read that waited 5 s was counted.
+      const fresh = await waitFor(
+        'a fresh snapshot',
+        async () => {
+          const body = (await opsGet(port, '/metrics')).body;
+          return (metricValue(body, 'staysync_metrics_snapshot_age_seconds') ?? 99) < 2 ? body : undefined;
+        },
+        10_000,
+      );
+      expect(metricValue(fresh, 'staysync_metrics_snapshot_failures_total')).toBe(1);
+      expect(metricValue(fresh, 'staysync_lease_losses_total')).toBe(0);
+    } finally {
+      daemon.child.kill('SIGTERM');
+      await locker.end().catch(() => undefined);
+      await watcher.end().catch(() => undefined);
+    }
+    const r = await daemon.done;
+    expect(r.code).toBe(0);
+    const logs = logRecords(r.stdout);
+    // The read that waited gave up after 5 s: said once, and once when a read succeeds again.
+    expect(logs.filter((l) => l.msg.startsWith('the table gauges of /metrics could not be read'))).toHaveLength(1);
+    expect(logs.filter((l) => l.msg.startsWith('the table gauges of /metrics are read again'))).toHaveLength(1);
+    expect(logs.filter((l) => l.msg.startsWith('lost the lease'))).toEqual([]);
   });
 
   it('status reads without the lease and without DDL', async () => {

@@ -68,7 +68,9 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   env.signal.addEventListener('abort', () => (stopping = true), { once: true });
   const ready = (): { ready: boolean; reason?: string } => {
     if (stopping) return { ready: false, reason: 'stopping' };
-    if (!h.availability.available) return { ready: false, reason: `database unreachable (${h.description})` };
+    // Where the database is (user, host, port, name) is for the operator's log, which says it once
+    // per outage: /readyz answers anyone who can reach the ops port.
+    if (!h.availability.available) return { ready: false, reason: 'database unreachable' };
     if (!registered) return { ready: false, reason: 'starting: waiting for the schema lock (another process is starting, or runs a rebuild), then migrating' };
     if (!fleet.running) return { ready: false, reason: 'starting' };
     return { ready: true };
@@ -103,7 +105,8 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
             fleet,
             availability: h.availability,
             replica,
-            db: h.control,
+            db: h.metrics,
+            logger: opsLog,
             ready: () => ready().ready,
             tokenCapacity: tokenCapacity(config).connections,
             listeners: { ops: () => ops, webhooks: () => webhooks },
