@@ -29,11 +29,12 @@ import { forgetGuest, parseSelector, type ForgetResult } from '../../src/privacy
 import { openDatabase } from '../../src/store/database.js';
 import { erasedAmong } from '../../src/store/repositories/erasures.js';
 import type { Database } from '../../src/store/schema.js';
+import { secretSchemaOf } from '../../src/store/reader-policy.js';
 import { createLogger } from '../../src/util/log.js';
 import { openForWriting } from '../common/database.js';
 import type { Line } from './report.js';
-import { withPg } from './run.js';
-import { quantile } from './stats.js';
+import { dropBenchSchemas, withPg } from './run.js';
+import { quantile, timed } from './stats.js';
 
 export const ERASURE_DEFAULTS = { bookings: 1_000_000, properties: 100, writerPauseMs: 2 };
 
@@ -178,12 +179,6 @@ function loadSteps(bookings: number, properties: number): { step: string; sql: s
   ];
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t = performance.now();
-  const value = await fn();
-  return { ms: performance.now() - t, value };
-}
-
 export async function runErasureBench(opts: ErasureBenchOptions): Promise<ErasureBenchResult> {
   const say = opts.onProgress ?? (() => undefined);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
@@ -193,10 +188,7 @@ export async function runErasureBench(opts: ErasureBenchOptions): Promise<Erasur
     overrides: { database: { url: opts.databaseUrl, schema, reportingSchema }, pms: { personalData: true }, log: { level: 'warn' } },
   });
   const logger = createLogger('warn');
-  const dropSchema = () =>
-    withPg(opts.databaseUrl, (x) => x.query(`DROP SCHEMA IF EXISTS ${ident(reportingSchema)}, ${ident(schema)} CASCADE`)).catch((err: unknown) => {
-      process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
-    });
+  const dropSchema = () => dropBenchSchemas(opts.databaseUrl, schema, reportingSchema);
   try {
     const handle = await openForWriting(config, logger);
     await handle.close();
@@ -209,7 +201,12 @@ export async function runErasureBench(opts: ErasureBenchOptions): Promise<Erasur
   const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
   const cancel = () => void withPg(opts.databaseUrl, (x) => x.query('SELECT pg_cancel_backend($1)', [pid])).catch(() => undefined);
   opts.signal?.addEventListener('abort', cancel, { once: true });
-  const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 1, options: `-c search_path=${schema}`, application_name: 'staysync-bench-writer' });
+  const pool = new pg.Pool({
+    connectionString: opts.databaseUrl,
+    max: 1,
+    options: `-c search_path=${schema},${secretSchemaOf(schema)}`,
+    application_name: 'staysync-bench-writer',
+  });
   const writerDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const handle = await openDatabase(config, logger);
   const calls: { at: number; ms: number }[] = [];

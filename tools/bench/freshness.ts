@@ -26,9 +26,8 @@ import { sustainableGapMs } from '../../src/sync/runtime/list-scheduler.js';
 import { formatLines, logText, secs, statusText, type Line } from './report.js';
 import { abortableSleep as sleep } from '../../src/util/clock.js';
 import { freePort } from '../../src/util/free-port.js';
-import { childEnv, CLI_PATH, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
+import { childEnv, CLI_PATH, CLIENT, dropBenchSchemas, LogCollector, RunFailedError, type DaemonLog, type Limits } from './run.js';
 import { histogramQuantileBound, quantile, readHistogram, type HistogramReading } from './stats.js';
-import { schemasNamedAfter } from '../../src/store/reader-policy.js';
 
 /** How often the bench looks at `bookings` while changes are in flight. */
 const POLL_MS = 50;
@@ -292,11 +291,7 @@ export async function runFreshnessBench(opts: FreshnessBenchOptions): Promise<Fr
     await db.end().catch(() => undefined);
     await sim.close();
     await rm(configPath, { force: true });
-    await withPg(opts.databaseUrl, (cl) =>
-      cl.query(`DROP SCHEMA IF EXISTS ${[`${schema}_reporting`, ...schemasNamedAfter(schema), schema].map((x) => `"${x}"`).join(', ')} CASCADE`),
-    ).catch((err: unknown) => {
-      process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
-    });
+    await dropBenchSchemas(opts.databaseUrl, schema);
   }
 }
 

@@ -47,9 +47,8 @@ import { openDatabase } from '../../src/store/database.js';
 import { grantReader } from '../../src/store/reader-role.js';
 import { openForWriting } from '../common/database.js';
 import type { Line } from './report.js';
-import { withPg } from './run.js';
-import { quantile } from './stats.js';
-import { schemasNamedAfter } from '../../src/store/reader-policy.js';
+import { dropBenchSchemas, withPg } from './run.js';
+import { quantile, timed } from './stats.js';
 
 export const REPORTING_DEFAULTS = { bookings: 1_000_000, properties: 100, runs: 7, warmupRuns: 2, sample: 300 };
 
@@ -271,23 +270,12 @@ SELECT (500100 + p * 100)::text, 'R' || r, (100 + r)::text, 'RT' || (r % 4), '{}
 
 const median = (xs: readonly number[]) => quantile(xs, 0.5);
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t = performance.now();
-  const value = await fn();
-  return { ms: performance.now() - t, value };
-}
-
 export async function runReportingBench(opts: ReportingBenchOptions): Promise<ReportingBenchResult> {
   const say = opts.onProgress ?? (() => undefined);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const reportingSchema = `${schema}_reporting`;
   const config = loadConfig({ env: {}, overrides: { database: { url: opts.databaseUrl, schema, reportingSchema }, log: { level: 'warn' } } });
-  const dropSchema = () =>
-    withPg(opts.databaseUrl, (x) =>
-      x.query(`DROP SCHEMA IF EXISTS ${[reportingSchema, ...schemasNamedAfter(schema), schema].map(ident).join(', ')} CASCADE`),
-    ).catch((err: unknown) => {
-      process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
-    });
+  const dropSchema = () => dropBenchSchemas(opts.databaseUrl, schema, reportingSchema);
   try {
     const handle = await openForWriting(config, createLogger('warn'));
     await handle.close();

@@ -292,6 +292,17 @@ export async function withPg<T>(url: string, fn: (c: pg.Client) => Promise<T>): 
   }
 }
 
+/**
+ * Drops a bench run's mirror schema with every schema staysync names after it (the reporting
+ * schema, the readers' views, the secret one); says so on stderr when it cannot, never throws.
+ */
+export async function dropBenchSchemas(url: string, schema: string, reportingSchema = `${schema}_reporting`): Promise<void> {
+  const names = [reportingSchema, ...schemasNamedAfter(schema), schema].map((x) => `"${x.replaceAll('"', '""')}"`);
+  await withPg(url, (c) => c.query(`DROP SCHEMA IF EXISTS ${names.join(', ')} CASCADE`)).catch((err: unknown) => {
+    process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
+  });
+}
+
 /** Checks the database is reachable before anything is started; throws a sentence when not. */
 export async function checkDatabase(url: string): Promise<string> {
   try {
@@ -461,10 +472,6 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
   } finally {
     await sim.close();
     await rm(configPath, { force: true });
-    await withPg(opts.databaseUrl, (c) =>
-      c.query(`DROP SCHEMA IF EXISTS ${[`${schema}_reporting`, ...schemasNamedAfter(schema), schema].map((x) => `"${x}"`).join(', ')} CASCADE`),
-    ).catch((err: unknown) => {
-      process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
-    });
+    await dropBenchSchemas(opts.databaseUrl, schema);
   }
 }

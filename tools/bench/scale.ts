@@ -22,8 +22,7 @@ import { abortableSleep as sleep } from '../../src/util/clock.js';
 import { freePort } from '../../src/util/free-port.js';
 import { mb, secs, type Line } from './report.js';
 import { PeakMemorySampler } from './rss.js';
-import { childEnv, CLI_PATH, LogCollector, RunFailedError, type Limits } from './run.js';
-import { schemasNamedAfter } from '../../src/store/reader-policy.js';
+import { childEnv, CLI_PATH, dropBenchSchemas, LogCollector, RunFailedError, type Limits } from './run.js';
 
 export const SCALE_DEFAULTS = {
   connections: 200,
@@ -230,10 +229,8 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
   } finally {
     for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
     await Promise.all(replicas.map((r) => r.exited.catch(() => undefined)));
-    await db
-      .query(`DROP SCHEMA IF EXISTS ${[schema, `${schema}_reporting`, ...schemasNamedAfter(schema)].map((x) => `"${x}"`).join(', ')} CASCADE`)
-      .catch(() => undefined);
     await db.end().catch(() => undefined);
+    await dropBenchSchemas(opts.databaseUrl, schema);
     await sim.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -97,3 +97,10 @@ export function histogramQuantileBound(h: HistogramReading, q: number): number {
   for (const b of h.buckets) if (b.count >= want) return b.le;
   return Infinity;
 }
+
+/** How long `fn` took (ms), with what it returned. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const t = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - t, value };
+}

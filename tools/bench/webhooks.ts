@@ -19,9 +19,8 @@ import { mulberry32 } from '../simulator/random.js';
 import { formatLines, logText, secs, statusText, type Line } from './report.js';
 import { abortableSleep as sleep } from '../../src/util/clock.js';
 import { freePort } from '../../src/util/free-port.js';
-import { childEnv, CLI_PATH, CLIENT, LogCollector, RunFailedError, withPg, type DaemonLog, type Limits } from './run.js';
+import { childEnv, CLI_PATH, CLIENT, dropBenchSchemas, LogCollector, RunFailedError, type DaemonLog, type Limits } from './run.js';
 import { histogramQuantileBound, quantile, readHistogram, type HistogramReading } from './stats.js';
-import { schemasNamedAfter } from '../../src/store/reader-policy.js';
 
 /** Fires once a year (1 January, 00:00): no scheduled poll or refresh comes during the bench. */
 export const NEVER_CRON = '0 0 1 1 *';
@@ -359,11 +358,7 @@ export async function runWebhookBench(opts: WebhookBenchOptions): Promise<Webhoo
     await db.end().catch(() => undefined);
     await sim.close();
     await rm(configPath, { force: true });
-    await withPg(opts.databaseUrl, (cl) =>
-      cl.query(`DROP SCHEMA IF EXISTS ${[`${schema}_reporting`, ...schemasNamedAfter(schema), schema].map((x) => `"${x}"`).join(', ')} CASCADE`),
-    ).catch((err: unknown) => {
-      process.stderr.write(`bench: could not drop schema ${schema}: ${(err as Error).message}\n`);
-    });
+    await dropBenchSchemas(opts.databaseUrl, schema);
   }
 }
 
