@@ -21,19 +21,16 @@
  *   - for comparison, the lock held alone for the time of a whole erasure, as forget-guest did
  *     before it found the guest without it (another session holds it while a dry run runs).
  */
-import { randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { loadConfig } from '../../src/config/config.js';
 import { forgetGuest, parseSelector, type ForgetResult } from '../../src/privacy/forget-guest.js';
 import { openDatabase } from '../../src/store/database.js';
 import { erasedAmong } from '../../src/store/repositories/erasures.js';
 import type { Database } from '../../src/store/schema.js';
 import { secretSchemaOf } from '../../src/store/reader-policy.js';
 import { createLogger } from '../../src/util/log.js';
-import { openForWriting } from '../common/database.js';
 import type { Line } from './report.js';
-import { dropBenchSchemas, withPg } from './run.js';
+import { openSqlMirror } from './sql-mirror.js';
 import { quantile, timed } from './stats.js';
 
 export const ERASURE_DEFAULTS = { bookings: 1_000_000, properties: 100, writerPauseMs: 2 };
@@ -181,26 +178,14 @@ function loadSteps(bookings: number, properties: number): { step: string; sql: s
 
 export async function runErasureBench(opts: ErasureBenchOptions): Promise<ErasureBenchResult> {
   const say = opts.onProgress ?? (() => undefined);
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const reportingSchema = `${schema}_reporting`;
-  const config = loadConfig({
-    env: {},
-    overrides: { database: { url: opts.databaseUrl, schema, reportingSchema }, pms: { personalData: true }, log: { level: 'warn' } },
+  const mirror = await openSqlMirror({
+    databaseUrl: opts.databaseUrl,
+    signal: opts.signal,
+    overrides: { pms: { personalData: true } },
+    name: 'staysync-bench-erasure',
   });
+  const { schema, config, client: c } = mirror;
   const logger = createLogger('warn');
-  const dropSchema = () => dropBenchSchemas(opts.databaseUrl, schema, reportingSchema);
-  try {
-    const handle = await openForWriting(config, logger);
-    await handle.close();
-  } catch (err) {
-    await dropSchema();
-    throw err;
-  }
-  const c = new pg.Client({ connectionString: opts.databaseUrl, application_name: 'staysync-bench-erasure' });
-  await c.connect();
-  const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-  const cancel = () => void withPg(opts.databaseUrl, (x) => x.query('SELECT pg_cancel_backend($1)', [pid])).catch(() => undefined);
-  opts.signal?.addEventListener('abort', cancel, { once: true });
   const pool = new pg.Pool({
     connectionString: opts.databaseUrl,
     max: 1,
@@ -213,7 +198,6 @@ export async function runErasureBench(opts: ErasureBenchOptions): Promise<Erasur
   let writing = false;
   let writer: Promise<void> = Promise.resolve();
   try {
-    await c.query(`SET search_path TO ${ident(schema)}, public`);
     await c.query(`SET synchronous_commit TO off`);
     await c.query(`SET maintenance_work_mem TO '1GB'`);
 
@@ -334,11 +318,9 @@ export async function runErasureBench(opts: ErasureBenchOptions): Promise<Erasur
   } finally {
     writing = false;
     await writer.catch(() => undefined);
-    opts.signal?.removeEventListener('abort', cancel);
     await handle.close();
     await writerDb.destroy();
-    await c.end();
-    await dropSchema();
+    await mirror.close();
   }
 }
 

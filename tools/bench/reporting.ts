@@ -39,15 +39,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { loadConfig } from '../../src/config/config.js';
+import type { Config } from '../../src/config/config.js';
 import { planHistory, type BookingVersion } from '../../src/mapping/history.js';
 import type { NightFact, OpenNight, StoredHistory } from '../../src/store/schema.js';
 import { createLogger } from '../../src/util/log.js';
 import { openDatabase } from '../../src/store/database.js';
 import { grantReader } from '../../src/store/reader-role.js';
-import { openForWriting } from '../common/database.js';
 import type { Line } from './report.js';
-import { dropBenchSchemas, withPg } from './run.js';
+import { withPg } from './run.js';
+import { openSqlMirror } from './sql-mirror.js';
 import { quantile, timed } from './stats.js';
 
 export const REPORTING_DEFAULTS = { bookings: 1_000_000, properties: 100, runs: 7, warmupRuns: 2, sample: 300 };
@@ -272,25 +272,9 @@ const median = (xs: readonly number[]) => quantile(xs, 0.5);
 
 export async function runReportingBench(opts: ReportingBenchOptions): Promise<ReportingBenchResult> {
   const say = opts.onProgress ?? (() => undefined);
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const reportingSchema = `${schema}_reporting`;
-  const config = loadConfig({ env: {}, overrides: { database: { url: opts.databaseUrl, schema, reportingSchema }, log: { level: 'warn' } } });
-  const dropSchema = () => dropBenchSchemas(opts.databaseUrl, schema, reportingSchema);
+  const mirror = await openSqlMirror({ databaseUrl: opts.databaseUrl, signal: opts.signal, name: 'staysync-bench-reporting' });
+  const { schema, reportingSchema, config, client: c } = mirror;
   try {
-    const handle = await openForWriting(config, createLogger('warn'));
-    await handle.close();
-  } catch (err) {
-    await dropSchema();
-    throw err;
-  }
-  const c = new pg.Client({ connectionString: opts.databaseUrl, application_name: 'staysync-bench-reporting' });
-  await c.connect();
-  // An interrupt cancels the statement running (a load step takes minutes), from a second connection.
-  const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-  const cancel = () => void withPg(opts.databaseUrl, (x) => x.query('SELECT pg_cancel_backend($1)', [pid])).catch(() => undefined);
-  opts.signal?.addEventListener('abort', cancel, { once: true });
-  try {
-    await c.query(`SET search_path TO ${ident(schema)}, public`);
     await c.query(`SET TimeZone TO 'UTC'`);
     await c.query(`SET synchronous_commit TO off`);
 
@@ -468,9 +452,7 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
       asOf,
     };
   } finally {
-    opts.signal?.removeEventListener('abort', cancel);
-    await c.end();
-    if (!opts.keep) await dropSchema();
+    await mirror.close(opts.keep);
   }
 }
 
@@ -479,7 +461,7 @@ export async function runReportingBench(opts: ReportingBenchOptions): Promise<Re
  * with its password (as the owner's client: UTC).
  */
 async function scopedReaders(
-  config: ReturnType<typeof loadConfig>,
+  config: Config,
   opts: ReportingBenchOptions,
   schema: string,
 ): Promise<{ scope: string; role: string; properties: string[]; client: pg.Client }[]> {
