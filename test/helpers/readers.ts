@@ -68,3 +68,11 @@ export async function reflect(client: pg.Client): Promise<Reflection> {
   }
   return { schemas, relations: listed.map((r) => `${r.schema}.${r.name}`), unreadable };
 }
+
+/** Drops reader roles a test made, with what they own or were granted in the test's database. */
+export async function dropRoles(sql: (text: string) => Promise<unknown>, roles: string[]): Promise<void> {
+  for (const role of roles.splice(0)) {
+    await sql(`DROP OWNED BY ${q(role)}`).catch(() => undefined);
+    await sql(`DROP ROLE IF EXISTS ${q(role)}`);
+  }
+}

@@ -18,16 +18,13 @@ import { migrateToLatest } from '../../src/store/migrator.js';
 import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { connectAs, errorCode, reflect } from '../helpers/readers.js';
+import { connectAs, dropRoles, errorCode, reflect } from '../helpers/readers.js';
 
 let h: Harness | undefined;
 const roles: string[] = [];
 afterEach(async () => {
   if (h) {
-    for (const role of roles.splice(0)) {
-      await h.sql(`DROP OWNED BY ${role}`).catch(() => undefined);
-      await h.sql(`DROP ROLE IF EXISTS ${role}`);
-    }
+    await dropRoles((text) => h!.sql(text), roles);
     await h.close();
   }
   h = undefined;

@@ -16,7 +16,8 @@ import { readableSchemaOf } from '../../src/store/reader-policy.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
-import { connectAs, errorCode, reflect } from '../helpers/readers.js';
+import { connectAs, dropRoles, errorCode, reflect } from '../helpers/readers.js';
+import { serialAndParallel } from '../helpers/parallel-plans.js';
 
 const A = '500100';
 const B = '500200';
@@ -41,10 +42,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const role of roles) {
-    await h.sql(`DROP OWNED BY ${role}`).catch(() => undefined);
-    await h.sql(`DROP ROLE IF EXISTS ${role}`);
-  }
+  await dropRoles((text) => h.sql(text), roles);
   await h?.close();
 });
 
@@ -240,33 +238,12 @@ describe('readers', () => {
         await h.sql<{ relname: string }>(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'v'`, [reportingSchemaOf(h.schema)])
       ).map((r) => `SELECT * FROM ${rs}.${q(r.relname)}`);
       const everything = [...views, `SELECT * FROM ${rs}.on_the_books(now())`, `SELECT * FROM ${q(readableSchemaOf(h.schema))}.bookings`];
-      const [{ version } = { version: 0 }] = await h.sql<{ version: number }>(`SELECT current_setting('server_version_num')::int AS version`);
-      const forceParallel = version >= 160000 ? 'debug_parallel_query' : 'force_parallel_mode';
-      const digest = (text: string) => `SELECT count(*)::int AS n, md5(string_agg(x::text, '|' ORDER BY x::text)) AS digest FROM (${text}) x`;
       let parallelPlans = 0;
       for (const text of everything) {
-        await client.query('BEGIN');
-        try {
-          await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
-          const serial = (await client.query(digest(text))).rows[0];
-          for (const setting of [
-            `${forceParallel} = on`,
-            'max_parallel_workers_per_gather = 2',
-            'parallel_setup_cost = 0',
-            'parallel_tuple_cost = 0',
-            'min_parallel_table_scan_size = 0',
-            'min_parallel_index_scan_size = 0',
-          ])
-            await client.query(`SET LOCAL ${setting}`);
-          const plan = (await client.query(`EXPLAIN ${digest(text)}`)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
-          if (/Gather/.test(plan)) parallelPlans++;
-          const parallel = await client.query(digest(text)).then(
-            (r) => r.rows[0],
-            (e: Error) => e.message,
-          );
+        const { serial, parallel, gathered } = await serialAndParallel(client, text);
+        if (gathered) {
+          parallelPlans++;
           expect(parallel, text).toEqual(serial);
-        } finally {
-          await client.query('ROLLBACK');
         }
       }
       expect(parallelPlans).toBeGreaterThan(everything.length / 2);

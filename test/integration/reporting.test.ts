@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { query } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 import { addDays, cents, dayNo, localDate, nightsOf, num, ratio, type Fact, type Night } from '../helpers/books-model.js';
+import { serialAndParallel } from '../helpers/parallel-plans.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -609,36 +610,13 @@ describe('the reporting layer', () => {
       `SELECT * FROM "${rs}".on_the_books(now())`,
       `SELECT * FROM "${rs}".pace WHERE property_id = '${P}'`,
     ];
-    const version = (await h.sql<{ version: number }>(`SELECT current_setting($$server_version_num$$)::int AS version`))[0]!.version;
-    const forceParallel = version >= 160000 ? 'debug_parallel_query' : 'force_parallel_mode';
-    // Serially, then under a forced parallel plan, in one transaction (the same now()).
-    const digest = (text: string) => `SELECT count(*)::int AS n, md5(string_agg(x::text, '|' ORDER BY x::text)) AS digest FROM (${text}) x`;
+    // Serially, then under a forced parallel plan (test/helpers/parallel-plans.ts).
     const bothWays = async (text: string) => {
-      const client = new pg.Client({ connectionString: h!.dbUrl });
+      const client = new pg.Client({ connectionString: h!.dbUrl, options: `-c search_path="${rs}","${h!.schema}"` });
       await client.connect();
       try {
-        await client.query('BEGIN');
-        await client.query(`SET LOCAL search_path = "${rs}", "${h!.schema}"`);
-        await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
-        const serial = (await client.query(digest(text))).rows[0];
-        for (const setting of [
-          `${forceParallel} = on`,
-          'max_parallel_workers_per_gather = 2',
-          'parallel_setup_cost = 0',
-          'parallel_tuple_cost = 0',
-          'min_parallel_table_scan_size = 0',
-          'min_parallel_index_scan_size = 0',
-        ])
-          await client.query(`SET LOCAL ${setting}`);
-        const plan = (await client.query(`EXPLAIN ${digest(text)}`)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
-        if (!/Gather/.test(plan)) return { serial, parallel: `no parallel plan for ${text}` };
-        const parallel = await client.query(digest(text)).then(
-          (r) => r.rows[0],
-          (e: Error) => e.message,
-        );
-        return { serial, parallel };
+        return await serialAndParallel(client, text);
       } finally {
-        await client.query('ROLLBACK').catch(() => undefined);
         await client.end();
       }
     };
