@@ -130,17 +130,22 @@ export class Replica {
    * any more are marked lost. Returns how many daemon replicas are alive (this one included):
    * those the connections are balanced between.
    */
-  async heartbeat(): Promise<number> {
+  /**
+   * Renews the registration and the leases held. Returns the live daemon replicas (this one
+   * included), the held connections with work due (their drains are woken), and whether change
+   * events of properties no connection follows are pending.
+   */
+  async heartbeat(): Promise<{ live: number; workDue: Set<string>; unroutedEvents: boolean }> {
     const { db, clock } = this.opts;
     const sentAt = clock.now();
     const names = [...this.leases.values()].filter((l) => l.epoch !== undefined).map((l) => l.connection);
-    const { renewed, otherDaemons } = await heartbeat(db, this.row, this.ttlMs, names);
+    const { renewed, otherDaemons, workDue, unroutedEvents } = await heartbeat(db, this.row, this.ttlMs, names);
     for (const name of names) {
       const lease = this.leases.get(name)!;
       if (renewed.get(name) === lease.epoch) lease.renewed(sentAt + this.ttlMs);
       else lease.lost('another replica took it (this one was away longer than the lease lasts)');
     }
-    return otherDaemons + 1;
+    return { live: otherDaemons + 1, workDue, unroutedEvents };
   }
 
   /** The lease object of a connection (one per name; not taken until `tryTake`). */

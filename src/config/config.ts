@@ -162,10 +162,16 @@ const configSchema = z.strictObject({
      * (the default): adaptive polling, as often as the booking list budget allows (list-scheduler.ts).
      */
     pollCron: cronExpression.optional(),
-    /** Adaptive polling: no property is polled more often than every `min` ms, none waits longer than `max` ms (when the budget allows). */
+    /**
+     * Adaptive polling: no property is polled more often than every `min` ms; a quiet one (no
+     * change for quietAfterMs) not more often than every `quiet` ms (within min and max); none
+     * waits longer than `max` ms (when the budget allows).
+     */
     pollIntervalMs: z
-      .strictObject({ min: z.number().int().min(0), max: z.number().int().positive() })
+      .strictObject({ min: z.number().int().min(0), quiet: z.number().int().min(0), max: z.number().int().positive() })
       .refine((v) => v.min <= v.max, { message: 'min at most max' }),
+    /** A property with no change for this long is quiet: polled every pollIntervalMs.quiet instead of as often as the budget allows. */
+    quietAfterMs: z.number().int().min(0),
     /** While a property backfills, polls and sweeps together use at most this share of the booking list budget; backfill pages get the rest. */
     pollShareDuringBackfill: z.number().gt(0).max(1),
     /** The reconciliation sweep: every `everyMs` each property's summaries are re-read from now − `lookbackMs`, for writes that became visible late. */

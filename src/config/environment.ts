@@ -72,6 +72,18 @@ export const environment: readonly EnvironmentVariable[] = [
   },
   { name: 'STAYSYNC_POLL_MIN_MS', kind: 'integer', key: 'sync.pollIntervalMs.min', meaning: 'adaptive polling: no property is polled more often than this' },
   {
+    name: 'STAYSYNC_POLL_QUIET_MS',
+    kind: 'integer',
+    key: 'sync.pollIntervalMs.quiet',
+    meaning: 'adaptive polling: a quiet property (no change for STAYSYNC_QUIET_AFTER_MS) is polled at most this often',
+  },
+  {
+    name: 'STAYSYNC_QUIET_AFTER_MS',
+    kind: 'integer',
+    key: 'sync.quietAfterMs',
+    meaning: 'adaptive polling: a property with no change for this long is quiet',
+  },
+  {
     name: 'STAYSYNC_POLL_MAX_MS',
     kind: 'integer',
     key: 'sync.pollIntervalMs.max',

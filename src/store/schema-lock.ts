@@ -41,6 +41,8 @@ export type FenceQuery = (text: string, params: unknown[]) => Promise<unknown[]>
  */
 export interface WriteFence {
   readonly held: boolean;
+  /** The epoch held (undefined when none): a new epoch means another process may have written meanwhile. */
+  readonly epoch: string | undefined;
   waitUntilHeld(signal: AbortSignal): Promise<void>;
   fence(query: FenceQuery, connection?: string): Promise<void>;
 }

@@ -30,24 +30,38 @@ export class WaitList {
   }
 }
 
-/** An idle pause that work arriving cuts short: `pause(signal, ms)` until `wake()`, the time, or the signal. */
+/** The longest a timer can wait (Node's limit, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * An idle pause that work arriving cuts short: `pause(signal, ms)` until `wake()`, the time, or
+ * the signal. A wake while nobody pauses is kept for the next pause, which then returns at once:
+ * work that arrives between a look at the queue and the pause after it is not slept through.
+ */
 export class IdlePause {
   private wakeUp: (() => void) | undefined;
+  private woken = false;
 
   wake(): void {
-    this.wakeUp?.();
+    if (this.wakeUp) this.wakeUp();
+    else this.woken = true;
   }
 
+  /** `ms` may be Infinity: then only a wake or the signal ends it. */
   pause(signal: AbortSignal, ms: number): Promise<void> {
+    if (this.woken || signal.aborted) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        if (timer) clearTimeout(timer);
         signal.removeEventListener('abort', done);
         // A pause that ended by its time must not take the wake-up of a later one.
         if (this.wakeUp === done) this.wakeUp = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = Number.isFinite(ms) ? setTimeout(done, Math.min(MAX_TIMER_MS, Math.max(0, ms))) : undefined;
       signal.addEventListener('abort', done, { once: true });
       this.wakeUp = done;
     });

@@ -177,15 +177,18 @@ describe('pace, STLY and the books over time (the example of docs/history.md)', 
 
     // ---- the day close: not before the mirror is complete up to it
     const now = new Date('2026-03-21T06:00:00Z');
-    expect(await ctx.write((trx) => recordDayCloses(trx, [P], now))).toEqual({ days: 0, nights: 0 });
+    // Not followed yet (no cursor): nothing to record, and nothing to look at before its next local midnight (UTC here).
+    const nextMidnight = new Date('2026-03-22T00:00:00Z');
+    expect(await ctx.write((trx) => recordDayCloses(trx, [P], now))).toEqual({ days: 0, nights: 0, nextCloseAt: nextMidnight });
     await h.sql(`INSERT INTO sync_cursors (property_id, stream, caught_up, last_poll_at) VALUES ($1, 'booking_summaries', true, '2026-03-21T05:59:00Z')`, [P]);
     await h.sql(`INSERT INTO booking_detail_queue (property_id, number, wanted_modified_at, generation) VALUES ($1, 'TY-9', '2026-03-19T10:00:00Z', 1)`, [P]);
     // A change of 19 March still waits for its details: the closes from the 19th on wait too.
     const early = await ctx.write((trx) => recordDayCloses(trx, [P], now));
     expect(early.days).toBe(5); // 14 to 18 March
+    expect(early.nextCloseAt).toEqual(now); // 19 and 20 March wait: looked at again at the next tick
     await h.sql(`DELETE FROM booking_detail_queue`);
-    expect((await ctx.write((trx) => recordDayCloses(trx, [P], now))).days).toBe(2); // 19 and 20 March
-    expect((await ctx.write((trx) => recordDayCloses(trx, [P], now))).days).toBe(0); // once a day
+    expect(await ctx.write((trx) => recordDayCloses(trx, [P], now))).toMatchObject({ days: 2, nextCloseAt: nextMidnight }); // 19 and 20 March
+    expect(await ctx.write((trx) => recordDayCloses(trx, [P], now))).toMatchObject({ days: 0, nextCloseAt: nextMidnight }); // once a day
     const snapshots = await reporting<{ day: string; as_of: string; n: number; net: string }>(
       h,
       `SELECT snapshot_date::text AS day, to_char(as_of AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS as_of, room_nights::int AS n, room_revenue_net::text AS net

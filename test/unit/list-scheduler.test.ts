@@ -1,7 +1,8 @@
 /**
  * The poll schedule on a fake clock, hours at a time: polls never exceed any window of the
  * booking list budget, backfill keeps its share, busy properties are polled sooner and quiet
- * ones still within the ceiling, the floor holds, and sweep pages get turns.
+ * ones at their quiet interval, a change event makes a quiet one busy at once, the floor holds,
+ * and sweep pages get turns (standing for a quiet property's poll).
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type RateWindow } from '../../src/config/config.js';
@@ -75,7 +76,8 @@ describe('the poll schedule', () => {
   it('spends the list budget at its sustainable rate and never exceeds any window', async () => {
     expect(sustainableGapMs(PRODUCTION_LIST_WINDOWS)).toBe(1_200);
     const clock = new FakeClock();
-    const s = scheduler(clock);
+    // Quiet interval 0: quiet properties are polled as often as busy ones (the schedule as the budget allows).
+    const s = scheduler(clock, { pollIntervalMs: { min: 0, quiet: 0, max: 60_000 } });
     const turns: Turn[] = [];
     const stop = new AbortController();
     startPolling(s, clock, ['1', '2', '3', '4', '5'], turns, stop.signal);
@@ -95,7 +97,7 @@ describe('the poll schedule', () => {
 
   it('leaves backfill pages their share: polls take at most sync.pollShareDuringBackfill of the budget meanwhile', async () => {
     const clock = new FakeClock();
-    const s = scheduler(clock, { pollShareDuringBackfill: 0.2 });
+    const s = scheduler(clock, { pollShareDuringBackfill: 0.2, pollIntervalMs: { min: 0, quiet: 0, max: 60_000 } });
     const turns: Turn[] = [];
     const stop = new AbortController();
     s.setBackfilling('9', true);
@@ -113,7 +115,7 @@ describe('the poll schedule', () => {
 
   it('polls busy properties sooner than quiet ones, and every quiet one within the ceiling', async () => {
     const clock = new FakeClock();
-    const s = scheduler(clock, { pollIntervalMs: { min: 0, max: 30_000 } });
+    const s = scheduler(clock, { pollIntervalMs: { min: 0, quiet: 0, max: 30_000 } });
     const turns: Turn[] = [];
     const stop = new AbortController();
     const ids = Array.from({ length: 12 }, (_, i) => String(i + 1));
@@ -131,7 +133,7 @@ describe('the poll schedule', () => {
 
   it('keeps the floor: no property polled more often than sync.pollIntervalMs.min', async () => {
     const clock = new FakeClock();
-    const s = scheduler(clock, { pollIntervalMs: { min: 5_000, max: 60_000 } });
+    const s = scheduler(clock, { pollIntervalMs: { min: 5_000, quiet: 0, max: 60_000 } });
     const turns: Turn[] = [];
     const stop = new AbortController();
     startPolling(s, clock, ['1'], turns, stop.signal);
@@ -144,7 +146,7 @@ describe('the poll schedule', () => {
 
   it('gives sweep pages turns after polls, at least one in ten while polls would take them all', async () => {
     const clock = new FakeClock();
-    const s = scheduler(clock);
+    const s = scheduler(clock, { pollIntervalMs: { min: 0, quiet: 0, max: 60_000 } });
     const turns: Turn[] = [];
     const stop = new AbortController();
     startPolling(s, clock, ['1', '2'], turns, stop.signal);
@@ -161,5 +163,76 @@ describe('the poll schedule', () => {
           w.windowMs,
         ),
       ).toBeLessThanOrEqual(w.limit);
+  });
+
+  it('polls a quiet property at most every sync.pollIntervalMs.quiet, a busy one at the budget floor, and a quiet one that changed at once', async () => {
+    const clock = new FakeClock();
+    const s = scheduler(clock, { pollIntervalMs: { min: 0, quiet: 30_000, max: 60_000 }, quietAfterMs: 600_000 });
+    const turns: Turn[] = [];
+    const stop = new AbortController();
+    // '1' changes at every poll (busy), '2' to '5' never (quiet).
+    startPolling(s, clock, ['1', '2', '3', '4', '5'], turns, stop.signal, (id) => (id === '1' ? 1 : 0));
+    await runFor(clock, 3_600_000, 1_000);
+    const count = (id: string) => turns.filter((t) => t.id === id).length;
+    // A quiet hotel: at most 120 list requests an hour, and no fewer than the ceiling allows.
+    for (const id of ['2', '3', '4', '5']) {
+      expect(count(id), `property ${id}`).toBeLessThanOrEqual(120);
+      expect(count(id), `property ${id}`).toBeGreaterThanOrEqual(115);
+    }
+    // The busy one takes the rest of the budget: 3,000 an hour in all.
+    expect(count('1')).toBeGreaterThanOrEqual(3_000 - 4 * 120 - 60);
+    // A change event names quiet '3': its next poll comes at the floor, not after the rest of its quiet interval.
+    const before = count('3');
+    const at = clock.now();
+    s.changed('3');
+    await runFor(clock, 3_000, 100);
+    expect(count('3')).toBe(before + 1);
+    expect(turns.filter((t) => t.id === '3').at(-1)!.at - at).toBeLessThanOrEqual(1_200);
+    stop.abort();
+  });
+
+  it('turns a busy property quiet after sync.quietAfterMs without a change', async () => {
+    const clock = new FakeClock();
+    const s = scheduler(clock, { pollIntervalMs: { min: 0, quiet: 30_000, max: 60_000 }, quietAfterMs: 300_000 });
+    const turns: Turn[] = [];
+    const stop = new AbortController();
+    let changing = true;
+    startPolling(s, clock, ['1'], turns, stop.signal, () => (changing ? 1 : 0));
+    // Quiet until its first poll finds a change (30 s at most), then busy: every 1.2 s.
+    await runFor(clock, 30_000, 500);
+    const firstBusy = turns.length;
+    await runFor(clock, 60_000, 500);
+    expect(turns.length - firstBusy).toBeGreaterThanOrEqual(48);
+    const busyPolls = turns.length;
+    changing = false;
+    // Still busy for quietAfterMs after its last change, then quiet.
+    await runFor(clock, 300_000, 500);
+    expect(turns.length - busyPolls).toBeGreaterThanOrEqual(240);
+    const quietFrom = turns.length;
+    await runFor(clock, 600_000, 500);
+    expect(turns.length - quietFrom).toBeLessThanOrEqual(21);
+    expect(turns.length - quietFrom).toBeGreaterThanOrEqual(19);
+    stop.abort();
+  });
+
+  it("counts a sweep page as a quiet property's poll: its list requests stay within the quiet interval's", async () => {
+    const clock = new FakeClock();
+    const s = scheduler(clock, { pollIntervalMs: { min: 0, quiet: 30_000, max: 60_000 } });
+    const turns: Turn[] = [];
+    const stop = new AbortController();
+    startPolling(s, clock, ['1'], turns, stop.signal);
+    // A sweep that asks for a page every 10 minutes.
+    void (async () => {
+      for (;;) {
+        await clock.sleep(600_000, stop.signal).catch(() => undefined);
+        if (stop.signal.aborted) return;
+        await s.sweepTurn('1', stop.signal).catch(() => undefined);
+        turns.push({ kind: 'sweep', id: '1', at: clock.now() });
+      }
+    })();
+    await runFor(clock, 3_600_000, 1_000);
+    stop.abort();
+    expect(turns.filter((t) => t.kind === 'sweep').length).toBeGreaterThanOrEqual(5);
+    expect(turns.length).toBeLessThanOrEqual(120);
   });
 });

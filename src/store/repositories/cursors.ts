@@ -146,3 +146,48 @@ export async function resetCursorForRecovery(db: Executor, propertyId: string, s
     )
     .execute();
 }
+
+/** What caught-up polls that found nothing learned, for one property and stream (PollLedger). */
+export interface QuietPolls {
+  propertyId: string;
+  stream: CursorStream;
+  /** The last of them. */
+  polledAt: Date;
+  /** How many. */
+  pages: number;
+  /**
+   * The stream's position after them, when it moved without rows to write with it (a PMS
+   * search window read to its end): `cursor` replaces the stored one only when `coveredTo` is
+   * ahead of the one the stored cursor holds, so a late write never moves it back.
+   */
+  advanced?: { cursor: string; position: Date; coveredTo: number; caughtUp: boolean };
+}
+
+/**
+ * Records caught-up polls that found nothing, of many properties in one statement: their time
+ * (last_poll_at, which status, freshness, the day close and dbt read), their count, and a PMS
+ * search position that moved. last_poll_at only moves forward.
+ */
+export async function recordQuietPolls(db: Executor, polls: readonly QuietPolls[]): Promise<void> {
+  if (polls.length === 0) return;
+  await sql`
+    UPDATE sync_cursors s
+       SET last_poll_at = GREATEST(s.last_poll_at, v.polled_at),
+           pages = s.pages + v.pages,
+           -- CASE, not AND: the booking list's cursor is the provider's token, not JSON, and is never cast.
+           cursor = CASE WHEN v.cursor IS NULL THEN s.cursor
+                         WHEN COALESCE((s.cursor::jsonb ->> 'coveredTo')::bigint, 0) < v.covered_to THEN v.cursor
+                         ELSE s.cursor END,
+           position = CASE WHEN v.cursor IS NULL THEN s.position
+                           WHEN COALESCE((s.cursor::jsonb ->> 'coveredTo')::bigint, 0) < v.covered_to THEN GREATEST(s.position, v.position)
+                           ELSE s.position END,
+           caught_up = CASE WHEN v.cursor IS NULL THEN s.caught_up
+                            WHEN COALESCE((s.cursor::jsonb ->> 'coveredTo')::bigint, 0) < v.covered_to THEN v.caught_up
+                            ELSE s.caught_up END
+      FROM unnest(${polls.map((p) => p.propertyId)}::text[], ${polls.map((p) => p.stream)}::text[], ${polls.map((p) => p.polledAt)}::timestamptz[],
+                  ${polls.map((p) => p.pages)}::int[], ${polls.map((p) => p.advanced?.cursor ?? null)}::text[],
+                  ${polls.map((p) => p.advanced?.position ?? null)}::timestamptz[], ${polls.map((p) => p.advanced?.coveredTo ?? null)}::bigint[],
+                  ${polls.map((p) => p.advanced?.caughtUp ?? null)}::boolean[])
+           AS v(property_id, stream, polled_at, pages, cursor, position, covered_to, caught_up)
+     WHERE s.property_id = v.property_id AND s.stream = v.stream`.execute(db);
+}

@@ -29,9 +29,13 @@ function propertyZones(propertyIds: readonly string[]): RawBuilder<unknown> {
  * it: its booking list caught up and polled after the close, and no detail fetch of a change made
  * before the close still waiting. Returns the days and night rows written.
  */
-export async function recordDayCloses(trx: Executor, propertyIds: readonly string[], now: Date): Promise<{ days: number; nights: number }> {
-  if (propertyIds.length === 0) return { days: 0, nights: 0 };
-  const r = await sql<{ days: number; nights: number }>`
+export async function recordDayCloses(
+  trx: Executor,
+  propertyIds: readonly string[],
+  now: Date,
+): Promise<{ days: number; nights: number; nextCloseAt: Date | null }> {
+  if (propertyIds.length === 0) return { days: 0, nights: 0, nextCloseAt: null };
+  const r = await sql<{ days: number; nights: number; next_close_at: Date | null }>`
     WITH ${propertyZones(propertyIds)},
     due AS (
       SELECT pr.property_id, d.day, ((d.day + 1)::timestamp AT TIME ZONE pr.zone) AS as_of
@@ -66,8 +70,20 @@ export async function recordDayCloses(trx: Executor, propertyIds: readonly strin
        GROUP BY d.property_id, d.snapshot_date, h.stay_date, h.currency_code
       RETURNING 1
     )
-    SELECT (SELECT count(*)::int FROM days) AS days, (SELECT count(*)::int FROM nights) AS nights`.execute(trx);
-  return r.rows[0]!;
+    SELECT (SELECT count(*)::int FROM days) AS days, (SELECT count(*)::int FROM nights) AS nights,
+           -- When to look again: now, when a followed property has a close of the last days that
+           -- could not be recorded yet (not caught up, a fetch waiting); else its next local midnight.
+           CASE WHEN EXISTS (
+                  SELECT 1 FROM props pr
+                    JOIN sync_cursors c ON c.property_id = pr.property_id AND c.stream = 'booking_summaries'
+                   CROSS JOIN LATERAL generate_series((${now}::timestamptz AT TIME ZONE pr.zone)::date - ${DAY_CLOSE_CATCH_UP_DAYS}::int,
+                                                      (${now}::timestamptz AT TIME ZONE pr.zone)::date - 1, interval '1 day') AS g
+                   WHERE NOT EXISTS (SELECT 1 FROM otb_snapshot_days s WHERE s.property_id = pr.property_id AND s.snapshot_date = g::date)
+                     AND NOT EXISTS (SELECT 1 FROM due x WHERE x.property_id = pr.property_id AND x.day = g::date))
+                THEN ${now}::timestamptz
+                ELSE (SELECT min((((${now}::timestamptz AT TIME ZONE pr.zone)::date + 1)::timestamp AT TIME ZONE pr.zone)) FROM props pr) END AS next_close_at`.execute(trx);
+  const row = r.rows[0]!;
+  return { days: row.days, nights: row.nights, nextCloseAt: row.next_close_at };
 }
 
 /** Nights back the reconciliation gauge looks (yesterday and the 29 nights before it). */

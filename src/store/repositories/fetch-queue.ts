@@ -75,6 +75,18 @@ export async function nextDueFetches(db: Executor, queue: FetchQueue, connection
 }
 
 /**
+ * How long until the connection's next row of the queue is due (0 when one is due now), or
+ * undefined when it has none: how long an idle drain may sleep when nothing wakes it.
+ */
+export async function msUntilNextFetch(db: Executor, queue: FetchQueue, connection: string): Promise<number | undefined> {
+  const r = await sql<{ ms: number | null }>`
+    SELECT (extract(epoch FROM min(next_attempt_at) - now()) * 1000)::float8 AS ms
+      FROM ${sql.table(queue)} WHERE connection = ${connection}`.execute(db);
+  const ms = r.rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : Math.max(0, ms);
+}
+
+/**
  * The SET list of an enqueue that meets an existing row (ON CONFLICT DO UPDATE): a new
  * generation (a fetch in flight for the old one will not remove the row), due now, failures
  * forgotten. Callers add what their queue keeps besides (priority, wanted version).

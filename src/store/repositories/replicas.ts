@@ -53,14 +53,18 @@ export async function registerReplica(db: Executor, r: ReplicaRow, ttlMs: number
 
 /**
  * One heartbeat, one round trip: the registration renewed, the leases of `connections` this
- * replica still holds renewed (with their epochs), and how many other daemon replicas are alive.
+ * replica still holds renewed (with their epochs), how many other daemon replicas are alive,
+ * and which of those connections have work due that their idle drains may not know of: detail
+ * or PMS fetches, or change events (received by another replica, or put there by another
+ * process). `unroutedEvents`: change events of properties no connection follows are pending.
+ * One index probe per connection and queue: the drains sleep while nothing is due.
  */
 export async function heartbeat(
   db: Executor,
   r: ReplicaRow,
   ttlMs: number,
   connections: readonly string[],
-): Promise<{ renewed: Map<string, string>; otherDaemons: number }> {
+): Promise<{ renewed: Map<string, string>; otherDaemons: number; workDue: Set<string>; unroutedEvents: boolean }> {
   const rows = await sql<{ kind: string; connection: string | null; epoch: string | null; live: string | null }>`
     WITH me AS (
       INSERT INTO sync_replicas (replica_id, host, pid, expires_at, command)
@@ -74,10 +78,21 @@ export async function heartbeat(
     )
     SELECT 'lease' AS kind, connection, epoch, NULL::bigint AS live FROM renewed
     UNION ALL
-    SELECT 'live', NULL, NULL, count(*) FROM sync_replicas WHERE expires_at > now() AND replica_id <> ${r.replicaId} AND command = 'run'`.execute(db);
+    SELECT 'live', NULL, NULL, count(*) FROM sync_replicas WHERE expires_at > now() AND replica_id <> ${r.replicaId} AND command = 'run'
+    UNION ALL
+    SELECT 'work', c, NULL, NULL FROM unnest(${[...connections]}::text[]) AS c
+     WHERE EXISTS (SELECT 1 FROM booking_detail_queue q WHERE q.connection = c AND q.next_attempt_at <= now())
+        OR EXISTS (SELECT 1 FROM pms_reservation_queue q WHERE q.connection = c AND q.next_attempt_at <= now())
+        OR EXISTS (SELECT 1 FROM webhook_events e JOIN sync_cursors s ON s.property_id = e.property_id
+                    WHERE s.connection = c AND e.state = 'pending' AND e.next_attempt_at <= now())
+    UNION ALL
+    SELECT 'unrouted', NULL, NULL, NULL WHERE EXISTS (
+      SELECT 1 FROM webhook_events e WHERE e.state = 'pending' AND NOT EXISTS (SELECT 1 FROM sync_cursors s WHERE s.property_id = e.property_id))`.execute(db);
   return {
     renewed: new Map(rows.rows.filter((x) => x.kind === 'lease').map((x) => [x.connection!, x.epoch!])),
     otherDaemons: Number(rows.rows.find((x) => x.kind === 'live')?.live ?? 0),
+    workDue: new Set(rows.rows.filter((x) => x.kind === 'work').map((x) => x.connection!)),
+    unroutedEvents: rows.rows.some((x) => x.kind === 'unrouted'),
   };
 }
 

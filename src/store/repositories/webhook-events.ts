@@ -155,6 +155,24 @@ export async function nextDueEvents(
   }));
 }
 
+/**
+ * How long until the next pending event `route` takes falls due (0 when one is due now), or
+ * undefined when there is none: how long an idle event drain may sleep when nothing wakes it.
+ * An event of a property no connection follows falls due for the unrouted route
+ * unfollowedAfterMs after it was received.
+ */
+export async function msUntilNextEvent(db: Executor, route: { connection: string; unrouted: boolean; unfollowedAfterMs: number }): Promise<number | undefined> {
+  const wait = `${route.unfollowedAfterMs} milliseconds`;
+  const r = await sql<{ ms: number | null }>`
+    SELECT (extract(epoch FROM min(due) - now()) * 1000)::float8 AS ms
+      FROM (SELECT CASE WHEN property_id IN (SELECT property_id FROM sync_cursors WHERE connection = ${route.connection}) THEN next_attempt_at
+                        WHEN ${route.unrouted} AND NOT coalesce(property_id IN (SELECT property_id FROM sync_cursors), false)
+                        THEN GREATEST(next_attempt_at, received_at + ${wait}::interval) END AS due
+              FROM webhook_events WHERE state = 'pending') e`.execute(db);
+  const ms = r.rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : Math.max(0, ms);
+}
+
 /** The mirror's tables that an event refreshes, with the key columns of what it names. */
 const refreshedTables = {
   pmsReservation: { table: 'pms_reservations', key: 'number' },

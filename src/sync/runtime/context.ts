@@ -10,7 +10,9 @@ import { Semaphore } from '../../util/semaphore.js';
 import type { FairSlots } from '../../util/fair-slots.js';
 import { DEFAULT_CONNECTION } from '../../config/connections.js';
 import { SyncCounters } from './counters.js';
+import { CursorCache } from './cursor-cache.js';
 import { ListScheduler } from './list-scheduler.js';
+import { PollLedger } from './poll-ledger.js';
 import { SyncEvents } from './sync-events.js';
 
 /** What every stream needs: built once per API connection and passed down. */
@@ -50,6 +52,10 @@ export interface SyncContext {
   readonly listScheduler: ListScheduler;
   /** What the sync tells whoever listens (sync-events.ts): work enqueued, events processed, the lag of fresh changes. */
   readonly events: SyncEvents;
+  /** The property streams' cursors as this process knows them: a quiet poll reads nothing first (cursor-cache.ts). */
+  readonly cursors: CursorCache;
+  /** Polls that found nothing, written for every property of the process together (poll-ledger.ts). */
+  readonly polls: PollLedger;
 }
 
 export function createSyncContext(parts: {
@@ -66,6 +72,8 @@ export function createSyncContext(parts: {
   writeSlots?: FairSlots;
   /** The connection's lease (default: the schema's lock, which the caller holds). */
   lease?: WriteFence;
+  /** The process's ledger of quiet polls (default: one of this context's own that writes each poll at once). */
+  polls?: PollLedger;
 }): SyncContext {
   const { handle, writeSlots } = parts;
   const connection = parts.connection ?? DEFAULT_CONNECTION;
@@ -86,5 +94,7 @@ export function createSyncContext(parts: {
     pageSlots: new Semaphore(1),
     events: new SyncEvents(),
     listScheduler: new ListScheduler(parts.config, parts.clock ?? systemClock, parts.logger.child({ component: 'poll' })),
+    cursors: new CursorCache(handle.db, lease),
+    polls: parts.polls ?? new PollLedger(handle.db, parts.logger, true),
   };
 }

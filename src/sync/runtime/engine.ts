@@ -150,7 +150,7 @@ export class Engine {
       stopOutageListener();
       this.tickers.stopAll();
       progress.stop();
-      if (this.started) progress.report();
+      if (this.started) progress.report(true);
       stopWaking();
     }
     return this.result;
@@ -332,6 +332,8 @@ export class Engine {
     await this.ctx
       .write((trx) => markCursorProblem(trx, { propertyIds, stream: stream.name, state, message: message.slice(0, 1000), at }))
       .catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'could not record the property state'));
+    // The rows changed: the next poll reads them, and writes even when it finds nothing, so that the problem is cleared.
+    for (const id of propertyIds) this.ctx.cursors.forget(id, stream.name);
   }
 
   /**
@@ -349,7 +351,12 @@ export class Engine {
         if (outage) {
           void this.recordProblem(stream, ids, 'retrying', `provider ${host} unreachable since ${new Date(outage.since).toISOString()}: ${outage.lastError}`);
         } else {
-          void this.ctx.write((trx) => clearRetrying(trx, ids, stream.name, new Date(this.ctx.clock.now()))).catch(() => undefined);
+          void this.ctx
+            .write((trx) => clearRetrying(trx, ids, stream.name, new Date(this.ctx.clock.now())))
+            .catch(() => undefined)
+            .finally(() => {
+              for (const id of ids) this.ctx.cursors.forget(id, stream.name);
+            });
         }
       }
     });

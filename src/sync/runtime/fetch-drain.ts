@@ -18,6 +18,7 @@
 import { describeDatabaseError, isDatabaseUnavailable, isTransactionConflict, FenceLostError } from '../../store/errors.js';
 import {
   fetchAgainLater,
+  msUntilNextFetch,
   nextDueFetches,
   PARKED_UNTIL_NEXT_VERSION,
   pendingCount,
@@ -107,13 +108,16 @@ export class FetchDrain implements QueueDrain {
             await Promise.race([...running, this.idle.pause(signal, 1_000)]);
             continue;
           }
-          if (
-            opts.mode === 'once' &&
-            opts.upstreamDone() &&
-            (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0
-          )
-            return;
-          await this.idle.pause(signal, 1_000);
+          if (opts.mode === 'once') {
+            if (opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0)
+              return;
+            await this.idle.pause(signal, 1_000);
+            continue;
+          }
+          // The daemon looks again when something is enqueued (wake: a page, an event, the
+          // replica's heartbeat finding due rows another process put there) or when its next
+          // parked row falls due, and not before: an idle queue costs the database nothing.
+          await this.idle.pause(signal, (await msUntilNextFetch(ctx.db, this.queue, ctx.connection)) ?? Infinity);
           continue;
         }
         const key = queueKey(item.propertyId, item.number);

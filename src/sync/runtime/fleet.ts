@@ -35,6 +35,7 @@ import { AuthenticationError } from '../../provider/errors.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { FairSlots } from '../../util/fair-slots.js';
 import { createSyncContext, type SyncContext } from './context.js';
+import { PollLedger } from './poll-ledger.js';
 import { Engine, type EngineResult } from './engine.js';
 import { type EngineMode } from '../streams/types.js';
 import type { Recovery } from './recovery.js';
@@ -111,6 +112,7 @@ class ConnectionRuntime implements ConnectionView {
       lease: ConnectionLease;
       tokenGate: TokenGate | undefined;
       handlesUnroutedEvents: () => boolean;
+      polls: PollLedger;
     },
   ) {
     const config = configForConnection(parts.config, connection);
@@ -134,6 +136,7 @@ class ConnectionRuntime implements ConnectionView {
       handlesUnroutedEvents: parts.handlesUnroutedEvents,
       writeSlots: parts.writeSlots,
       lease: parts.lease,
+      polls: parts.polls,
     });
   }
 
@@ -152,6 +155,8 @@ export class Fleet {
   private readonly dispatcher: Agent;
   private readonly tokenBudget: RateBudget;
   private readonly writeSlots: FairSlots;
+  /** The quiet polls of every connection of the process, written together (poll-ledger.ts). */
+  private readonly polls: PollLedger;
   private readonly inner = new AbortController();
   private readonly clock: Clock;
   private readonly log;
@@ -172,6 +177,7 @@ export class Fleet {
     this.tokenBudget = new RateBudget('token', config.rateLimits.token, this.clock, config.provider.requestTimeoutMs + 5_000);
     // One turn fewer than the pool: reads (queue claims, cursors) always find a connection.
     this.writeSlots = new FairSlots(Math.max(1, config.database.poolSize - 1));
+    this.polls = new PollLedger(opts.handle.db, this.log);
   }
 
   /** The connections this replica syncs now, in name order. */
@@ -207,6 +213,7 @@ export class Fleet {
     this.configured = new Map(connections.map((c) => [c.name, c]));
     // `once` renews its leases too (a long sync outlasts a lease), but takes no others.
     const heartbeat = this.startHeartbeat();
+    this.polls.start();
     try {
       if (this.opts.mode === 'once') await this.takeAll();
       else await this.rebalance();
@@ -229,6 +236,7 @@ export class Fleet {
       heartbeat();
       signal.removeEventListener('abort', onAbort);
       await Promise.all([...this.runtimes.values()].map((r) => r.done));
+      await this.polls.stop();
       await Promise.all([...this.runtimes.values()].map((r) => r.client.close()));
       await this.dispatcher.close().catch(() => undefined);
     }
@@ -314,7 +322,11 @@ export class Fleet {
   private async balanceOnce(): Promise<void> {
     if (this.inner.signal.aborted) return;
     const { replica } = this.opts;
-    const live = await replica.heartbeat();
+    const { live, workDue, unroutedEvents } = await replica.heartbeat();
+    // Drains sleep while nothing is due: work another process put in their queues wakes them here.
+    for (const rt of this.runtimes.values()) {
+      if (workDue.has(rt.name) || (unroutedEvents && rt.ctx.handlesUnroutedEvents())) rt.ctx.events.emit('enqueued');
+    }
     if (this.opts.mode === 'once') return;
     const wanted = [...this.configured.keys()].filter((n) => !this.ended.has(n));
     const share = Math.ceil(wanted.length / Math.max(1, live));
@@ -377,6 +389,7 @@ export class Fleet {
       tokenGate: this.opts.tokenGate,
       // The first connection by name also takes the change events no connection follows.
       handlesUnroutedEvents: () => this.connections[0]?.name === c.name,
+      polls: this.polls,
     });
     this.runtimes.set(c.name, rt);
     // Taken over cleanly: the previous holder's requests still count in this budget's windows.

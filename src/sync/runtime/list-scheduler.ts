@@ -10,16 +10,20 @@
  * - sweep pages (the reconciliation sweep): a turn when no poll is eligible, or at least
  *   every SWEEP_EVERY_NTH turn when polls would take them all.
  * Which property polls next: one overdue past sync.pollIntervalMs.max first (the longest
- * overdue), else, among those not polled within sync.pollIntervalMs.min, the one with the
- * highest score: time since its last poll, times RECENT_WEIGHT when its last change is recent.
- * With P caught-up properties and no backfill, each is polled about every P × 1.2 s.
+ * overdue), else, among those eligible, the one with the highest score: time since its last
+ * poll, times RECENT_WEIGHT when it is busy.
+ * - Busy: it changed within sync.quietAfterMs, or a change event named it (`changed`). A busy
+ *   property is eligible once sync.pollIntervalMs.min has passed since its last poll: with P
+ *   busy properties and no backfill, each is polled about every P × 1.2 s.
+ * - Quiet: no change for sync.quietAfterMs. It is eligible once sync.pollIntervalMs.quiet has
+ *   passed (30 s by default: at most 120 list requests an hour), so a hotel where nothing
+ *   happens costs close to nothing, and its first change is listed within that interval. The
+ *   budget the quiet ones leave is not spent: polling faster finds nothing there.
  */
 import type { Config, RateWindow } from '../../config/config.js';
 import type { Logger } from '../../util/log.js';
 import type { Clock } from '../../util/clock.js';
 
-/** A property that changed this recently counts as busy. */
-const RECENT_CHANGE_MS = 10 * 60_000;
 /** A busy property's wait counts this many times: it is polled sooner than quiet ones. */
 const RECENT_WEIGHT = 3;
 /** While polls would take every turn, a waiting sweep page gets at least one turn in this many. */
@@ -47,6 +51,8 @@ export function sustainableGapMs(windows: readonly RateWindow[]): number {
 export class ListScheduler {
   private readonly gapMs: number;
   private readonly minMs: number;
+  private readonly quietMs: number;
+  private readonly quietAfterMs: number;
   private readonly maxMs: number;
   private readonly share: number;
   private readonly waiters: Waiter[] = [];
@@ -66,6 +72,9 @@ export class ListScheduler {
     this.gapMs = sustainableGapMs(config.rateLimits.bookingList);
     this.minMs = config.sync.pollIntervalMs.min;
     this.maxMs = config.sync.pollIntervalMs.max;
+    // Within the floor and the ceiling: a quiet property is polled neither more often than any nor later than the ceiling.
+    this.quietMs = Math.min(this.maxMs, Math.max(this.minMs, config.sync.pollIntervalMs.quiet));
+    this.quietAfterMs = config.sync.quietAfterMs;
     this.share = config.sync.pollShareDuringBackfill;
   }
 
@@ -87,6 +96,18 @@ export class ListScheduler {
     st.lastPollAt ??= now;
     if (changes > 0) st.lastChangeAt = now;
     this.polls.set(propertyId, st);
+  }
+
+  /**
+   * Something says the property changed (a change event named it): it is busy, and its poll
+   * is due at the floor, so a quiet property's change is listed without waiting out its quiet
+   * interval.
+   */
+  changed(propertyId: string): void {
+    const st = this.polls.get(propertyId);
+    if (!st) return;
+    st.lastChangeAt = this.clock.now();
+    if (this.waiters.some((w) => w.propertyId === propertyId)) this.reschedule();
   }
 
   /** The property reads backfill pages (true) or is caught up again (false): polls then take only their share. */
@@ -142,6 +163,11 @@ export class ListScheduler {
         this.pollTurnsWhileSweepWaits = this.waiters.some((x) => x.kind === 'sweep') ? this.pollTurnsWhileSweepWaits + 1 : 0;
       } else {
         this.pollTurnsWhileSweepWaits = 0;
+        // A sweep page lists every change of the last days, the newest too: for a quiet
+        // property it stands for a poll, which keeps it within 3,600 / pollIntervalMs.quiet list
+        // requests an hour, sweeps included.
+        const st = this.polls.get(w.propertyId);
+        if (st) st.lastPollAt = now;
       }
       w.resolve();
     }
@@ -157,18 +183,23 @@ export class ListScheduler {
       this.warnIfCeilingUnreachable(polls.length);
       return { waiter: overdue[0]! };
     }
-    const eligible = polls.filter((w) => sinceLast(w) >= this.minMs);
+    const busy = (w: Waiter) => {
+      const st = this.polls.get(w.propertyId);
+      return st?.lastChangeAt !== undefined && now - st.lastChangeAt < this.quietAfterMs;
+    };
+    const interval = (w: Waiter) => (busy(w) ? this.minMs : this.quietMs);
+    // A quiet property's sweep page, due when its poll is, is taken in the poll's place: it
+    // lists the newest changes too (see pump), so the pair costs one request, not two.
+    if (sweep && this.quietMs > this.minMs && !busy(sweep) && sinceLast(sweep) >= this.quietMs && polls.some((w) => w.propertyId === sweep.propertyId))
+      return { waiter: sweep };
+    const eligible = polls.filter((w) => sinceLast(w) >= interval(w));
     if (eligible.length > 0) {
-      const score = (w: Waiter) => {
-        const st = this.polls.get(w.propertyId);
-        const busy = st?.lastChangeAt !== undefined && now - st.lastChangeAt < RECENT_CHANGE_MS;
-        return sinceLast(w) * (busy ? RECENT_WEIGHT : 1);
-      };
+      const score = (w: Waiter) => sinceLast(w) * (busy(w) ? RECENT_WEIGHT : 1);
       return { waiter: eligible.reduce((best, w) => (score(w) > score(best) ? w : best)) };
     }
     if (sweep) return { waiter: sweep };
-    // Every waiter is a poll polled within the floor: the earliest becomes eligible first.
-    return { waitMs: Math.max(1, Math.min(...polls.map((w) => this.minMs - sinceLast(w)))) };
+    // Every waiter is a poll polled within its interval: the earliest becomes eligible first.
+    return { waitMs: Math.max(1, Math.min(...polls.map((w) => interval(w) - sinceLast(w)))) };
   }
 
   /** Says once when the properties of this connection are too many for the ceiling at this budget. */

@@ -30,6 +30,9 @@ export class ProgressReporter {
   private timer: NodeJS.Timeout | undefined;
   private lastFetched = 0;
   private lastAt = 0;
+  /** The counters at the last line, and whether work was left then: a quiet connection logs and reads nothing. */
+  private lastCounters = '';
+  private workLeft = true;
   private readonly log;
 
   constructor(
@@ -51,14 +54,30 @@ export class ProgressReporter {
     this.timer = undefined;
   }
 
-  report(): void {
+  /**
+   * Logs a progress line, unless nothing moved since the last one and nothing was left to do
+   * then (`force`: the line at the end of a run): with a thousand quiet connections a line each
+   * every 30 s would be a log and two queries a second for nothing.
+   */
+  report(force = false): void {
+    const counters = this.countersNow();
+    if (!force && counters === this.lastCounters && !this.workLeft) return;
+    this.lastCounters = counters;
     void this.collect().then(
-      (line) => this.log.info(line, 'progress'),
+      (line) => {
+        this.workLeft = line.queue > 0 || line.properties.some((p) => !p.caughtUp);
+        this.log.info(line, 'progress');
+      },
       (err: unknown) => this.log.debug({ err: (err as Error).message }, 'progress not available'),
     );
   }
 
-  private async collect(): Promise<Record<string, unknown>> {
+  private countersNow(): string {
+    const c = this.ctx.counters;
+    return `${c.summaries} ${c.detailsEnqueued} ${c.detailsFetched} ${c.quarantined}`;
+  }
+
+  private async collect(): Promise<{ properties: { caughtUp: boolean }[]; queue: number } & Record<string, unknown>> {
     const { ctx } = this;
     const now = ctx.clock.now();
     const cursors = await listCursors(ctx.db, streamNames.bookingSummaries);

@@ -7,7 +7,7 @@
  * replayed page changes nothing (upserts and version-guarded enqueues are idempotent).
  */
 import { streamNames } from '../../store/states.js';
-import { findCursor, markCursorLost, saveCursorAfterPage } from '../../store/repositories/cursors.js';
+import { markCursorLost, saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import { enqueueDetailFetches, upsertSummariesAndEnqueue } from '../../store/repositories/booking-summaries.js';
 import { hasMirroredRows } from '../../store/repositories/bookings.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
@@ -68,7 +68,8 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
   let recoverFrom = start.recoverFrom;
 
   while (!signal.aborted) {
-    const cursor = await findCursor(ctx.db, propertyId, streamNames.bookingSummaries);
+    // As this process last wrote it (read from the database once per lease): a quiet poll reads nothing first.
+    const cursor = await ctx.cursors.get(propertyId, streamNames.bookingSummaries);
     // Recovery clears the token before the first page; a token here means a recovery page
     // already committed (before a failure or a restart of this loop): follow it instead.
     if (recoverFrom && cursor?.cursor && cursor.state === 'active') recoverFrom = undefined;
@@ -104,6 +105,7 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
         ({ page, readBy } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
       } catch (err) {
         if (err instanceof ContinueTokenRejectedError) {
+          ctx.cursors.forget(propertyId, streamNames.bookingSummaries);
           await ctx.write((trx) => markCursorLost(trx, propertyId, streamNames.bookingSummaries, err.message, new Date(ctx.clock.now())));
           throw new ContinueTokenLostError(propertyId, err.message, { cause: err });
         }
@@ -117,10 +119,18 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
       // A page without a token keeps the position where it was: the stored token, or (when there
       // is none) the page's last modification, from which the next request continues.
       const nextToken = page.continueToken ?? (recoverFrom ? null : (cursor?.cursor ?? null));
-      return {
-        page: { hasMoreData: page.hasMoreData, continueToken: page.continueToken },
-        ...(await writePage(ctx, propertyId, page, nextToken, fresh ? readBy : null)),
-      };
+      const pageShape = { hasMoreData: page.hasMoreData, continueToken: page.continueToken };
+      // A poll that found nothing and left the position as it was writes nothing now: the
+      // ledger records when it asked, with every other quiet poll of the process (poll-ledger.ts).
+      if (fresh && page.bookingSummaries.length === 0 && !page.hasMoreData && nextToken === cursor.cursor && cursor.state === 'active') {
+        const polledAt = new Date(ctx.clock.now());
+        ctx.cursors.update(propertyId, streamNames.bookingSummaries, { lastPollAt: polledAt });
+        await ctx.polls.record(propertyId, streamNames.bookingSummaries, polledAt);
+        return { page: pageShape, summaries: 0, badReasons: [], enqueued: 0 };
+      }
+      const written = await writePage(ctx, propertyId, page, nextToken, fresh ? readBy : null);
+      ctx.cursors.forget(propertyId, streamNames.bookingSummaries);
+      return { page: pageShape, ...written };
     });
     recoverFrom = undefined;
 

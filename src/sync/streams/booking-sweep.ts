@@ -29,6 +29,7 @@ import {
   restartSweepPass,
   startWatching,
   type SweepCounts,
+  type SweepRow,
 } from '../../store/repositories/sweeps.js';
 import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import type { BookingsPage } from '../../provider/schemas/bookings.js';
@@ -53,6 +54,26 @@ export function sweepFrom(now: number, lookbackMs: number): Date {
   return new Date(Math.max(EARLIEST_MODIFICATION.getTime(), now - lookbackMs));
 }
 
+/**
+ * Each property's sweep state as this process last read it, per connection and lease epoch:
+ * only the holder of the lease writes it (and forgets it when it does), so a property between
+ * two hourly passes is not read again at each look.
+ */
+const sweepStates = new WeakMap<SyncContext, { epoch: string | undefined; rows: Map<string, SweepRow | undefined> }>();
+
+async function sweepState(ctx: SyncContext, propertyId: string): Promise<SweepRow | undefined> {
+  let memo = sweepStates.get(ctx);
+  if (!memo || memo.epoch !== ctx.fence.epoch) sweepStates.set(ctx, (memo = { epoch: ctx.fence.epoch, rows: new Map() }));
+  if (memo.rows.has(propertyId)) return memo.rows.get(propertyId);
+  const row = await findSweep(ctx.db, propertyId);
+  memo.rows.set(propertyId, row);
+  return row;
+}
+
+function forgetSweepState(ctx: SyncContext, propertyId: string): void {
+  sweepStates.get(ctx)?.rows.delete(propertyId);
+}
+
 /** The provider's lastModification format: UTC, whole seconds. */
 const asLastModification = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -62,13 +83,14 @@ const asLastModification = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z'
  * Returns the figures of the pass run, or undefined when none was due.
  */
 export async function sweepIfDue(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<SweepCounts | undefined> {
-  if (!listCaughtUp(await findCursor(ctx.db, propertyId, streamNames.bookingSummaries))) return undefined;
+  if (!listCaughtUp(await ctx.cursors.get(propertyId, streamNames.bookingSummaries))) return undefined;
   const now = ctx.clock.now();
-  const state = await findSweep(ctx.db, propertyId);
+  const state = await sweepState(ctx, propertyId);
   if (!state) {
     // Never swept: the first pass is due everyMs from now, so that a full sync just done is
     // not read again at once.
     await ctx.write((trx) => startWatching(trx, propertyId, new Date(now)));
+    forgetSweepState(ctx, propertyId);
     return undefined;
   }
   if (!state.pass && now < nextSweepDueAt(state, ctx.config.sync.sweep.everyMs).getTime()) return undefined;
@@ -82,7 +104,7 @@ export async function sweepPass(ctx: SyncContext, propertyId: string, signal: Ab
   const total: SweepCounts = { pages: 0, summaries: 0, enqueued: 0, late: 0 };
   let restarts = 0;
   while (!signal.aborted) {
-    const state = await findSweep(ctx.db, propertyId);
+    const state = await sweepState(ctx, propertyId);
     const token = state?.pass ? ((await findCursor(ctx.db, propertyId, streamNames.bookingSweep))?.cursor ?? null) : null;
     const requestedAt = ctx.clock.now();
     const from = token ? null : sweepFrom(requestedAt, lookbackMs);
@@ -102,6 +124,7 @@ export async function sweepPass(ctx: SyncContext, propertyId: string, signal: Ab
         if (!(err instanceof ContinueTokenRejectedError)) throw err;
         // The sweep's own position: losing it loses nothing, the pass starts again from its lookback.
         await ctx.write((trx) => restartSweepPass(trx, propertyId, new Date(ctx.clock.now())));
+        forgetSweepState(ctx, propertyId);
         restarts += 1;
         if (restarts > MAX_RESTARTS) throw err;
         log.warn({ err: err.message }, "sweep: the provider rejected the sweep's continueToken; the pass starts again from its lookback");
@@ -110,7 +133,9 @@ export async function sweepPass(ctx: SyncContext, propertyId: string, signal: Ab
       // Without a token the rest of the list cannot be asked for: the pass ends here, the next covers it.
       const last = !page.hasMoreData || page.continueToken === null;
       if (page.hasMoreData && page.continueToken === null) log.warn('sweep: the provider said hasMoreData without a continueToken: the pass ends here');
-      return { last, ...(await writeSweepPage(ctx, propertyId, page, { startedAt: new Date(requestedAt), from, last })) };
+      const written = await writeSweepPage(ctx, propertyId, page, { startedAt: new Date(requestedAt), from, last });
+      forgetSweepState(ctx, propertyId);
+      return { last, ...written };
     });
     if (!counts) continue;
     const { last } = counts;
@@ -185,8 +210,8 @@ async function writeSweepPage(
 async function msUntilNextLook(ctx: SyncContext, propertyId: string): Promise<number> {
   const { everyMs } = ctx.config.sync.sweep;
   const recheck = Math.min(everyMs, RECHECK_MS);
-  if (!listCaughtUp(await findCursor(ctx.db, propertyId, streamNames.bookingSummaries))) return recheck;
-  const state = await findSweep(ctx.db, propertyId);
+  if (!listCaughtUp(await ctx.cursors.get(propertyId, streamNames.bookingSummaries))) return recheck;
+  const state = await sweepState(ctx, propertyId);
   if (!state) return 0;
   if (state.pass) return 0;
   return Math.min(MAX_SLEEP_MS, Math.max(0, nextSweepDueAt(state, everyMs).getTime() - ctx.clock.now()));

@@ -13,16 +13,25 @@ import type { RefreshStream } from './types.js';
 
 export const DAY_CLOSE_CRON = '3,18,33,48 * * * *';
 
+/**
+ * Per connection: when its next close is due (a property's local midnight, or now while one
+ * could not be recorded yet). Ticks before it read and write nothing: a quiet hotel's day
+ * close costs a transaction a day, not one every quarter of an hour.
+ */
+const nextCloseAt = new WeakMap<object, number>();
+
 export const dayCloseStream: RefreshStream = {
   name: streamNames.dayClose,
   enabled: () => true,
   cron: () => DAY_CLOSE_CRON,
   discoversProperties: false,
   async run(ctx, signal, only) {
+    if (only.length === 0 && ctx.clock.now() < (nextCloseAt.get(ctx) ?? 0)) return;
     const ids = only.length > 0 ? [...only] : await activePropertyIds(ctx.db, ctx.connection);
     if (signal.aborted || ids.length === 0) return;
     const now = new Date(ctx.clock.now());
     const written = await ctx.write((trx) => recordDayCloses(trx, ids, now));
+    if (only.length === 0) nextCloseAt.set(ctx, written.nextCloseAt?.getTime() ?? 0);
     if (written.days > 0)
       ctx.logger.info({ component: 'day-close', ...written }, `recorded ${written.days} day closes (${written.nights} nights on the books)`);
   },

@@ -41,6 +41,7 @@ import {
   eventAgainLater,
   finishEvent,
   mirroredReadAt,
+  msUntilNextEvent,
   nextDueEvents,
   purgeWebhookEvents,
   type StoredEvent,
@@ -203,8 +204,18 @@ class EventProcessor implements QueueDrain {
         });
         if (due.length === 0) {
           // sync --once: the properties' first pages create the cursors that route events here.
-          if (opts.mode === 'once' && opts.upstreamDone()) return;
-          await this.idle.pause(signal, opts.mode === 'once' ? 100 : 1_000);
+          if (opts.mode === 'once') {
+            if (opts.upstreamDone()) return;
+            await this.idle.pause(signal, 100);
+            continue;
+          }
+          // The daemon looks again when events are stored (wake: the receiver of this process,
+          // or the replica's heartbeat finding events another replica received) or when a
+          // deferred one falls due, and not before: no events, no queries.
+          const route = { connection: ctx.connection, unrouted: ctx.handlesUnroutedEvents(), unfollowedAfterMs: ctx.config.webhooks.unfollowedAfterMs };
+          // (The purge of old events, done by one connection, is due now and then too.)
+          const untilPurge = route.unrouted ? this.lastPurgeAt + PURGE_EVERY_MS - ctx.clock.now() : Infinity;
+          await this.idle.pause(signal, Math.min((await msUntilNextEvent(ctx.db, route)) ?? Infinity, untilPurge));
           continue;
         }
         // Events naming the same thing (a check-in sends check_in and change_room together)
@@ -276,6 +287,9 @@ class EventProcessor implements QueueDrain {
         ctx.counters.webhookEventsUnfollowed += events.length;
         return;
       }
+      // A change of a booking: the property's booking list is polled at the floor again, not
+      // after its quiet interval (list-scheduler.ts).
+      if (target.kind === 'pmsReservation' && events.some((e) => BOOKING_EVENTS.has(e.eventType))) ctx.listScheduler.changed(propertyId);
       const readAt = await mirroredReadAt(ctx.db, target.kind, propertyId, key);
       if (readAt !== null && events.every((e) => e.creationTime !== null && e.creationTime <= readAt)) {
         await ctx.write((trx) =>

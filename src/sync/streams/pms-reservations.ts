@@ -19,7 +19,7 @@
  * transaction, version-guarded by modifyDateTime.
  */
 import { propertyTimeZone } from '../../store/repositories/content.js';
-import { findCursor, saveCursorAfterPage } from '../../store/repositories/cursors.js';
+import { saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { removeFetch } from '../../store/repositories/fetch-queue.js';
 import { enqueuePmsReservations, guestProfilesToFetch, savePmsReservation, upsertPmsGuest } from '../../store/repositories/pms.js';
@@ -96,14 +96,24 @@ function recheckWindow(c: SearchCursor, now: number, overlapMinutes: number): Se
 
 /** Zones read from the content API for properties that content has not mirrored (yet), per context. */
 const fetchedZones = new WeakMap<SyncContext, Map<string, string | null>>();
+/** Zones read from the content mirror, per context, with when: a search page does not read it each time. */
+const mirroredZones = new WeakMap<SyncContext, Map<string, { zone: string | null; at: number }>>();
+/** A mirrored zone is read again after this (content is refreshed daily; a zone rarely changes). */
+const MIRRORED_ZONE_TTL_MS = 3_600_000;
 
 /**
- * The property's IANA time zone: from the content mirror, else from the content API (one call,
- * remembered), else null (the windows are then widened).
+ * The property's IANA time zone: from the content mirror (read at most hourly), else from the
+ * content API (one call, remembered), else null (the windows are then widened).
  */
 export async function zoneOf(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<string | null> {
-  const mirrored = await propertyTimeZone(ctx.db, propertyId);
-  if (mirrored && isKnownTimeZone(mirrored)) return mirrored;
+  let known = mirroredZones.get(ctx);
+  if (!known) mirroredZones.set(ctx, (known = new Map()));
+  let seen = known.get(propertyId);
+  if (!seen || ctx.clock.now() - seen.at >= MIRRORED_ZONE_TTL_MS) {
+    const mirrored = await propertyTimeZone(ctx.db, propertyId);
+    known.set(propertyId, (seen = { zone: mirrored && isKnownTimeZone(mirrored) ? mirrored : null, at: ctx.clock.now() }));
+  }
+  if (seen.zone) return seen.zone;
   let cache = fetchedZones.get(ctx);
   if (!cache) fetchedZones.set(ctx, (cache = new Map()));
   if (cache.has(propertyId)) return cache.get(propertyId)!;
@@ -133,7 +143,8 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
   const { backfillFrom, overlapMinutes } = ctx.config.pms;
   let rechecked = false;
   while (!signal.aborted) {
-    const row = await findCursor(ctx.db, propertyId, streamNames.pmsReservations);
+    // As this process last wrote it (read once per lease): a quiet search reads nothing first.
+    const row = await ctx.cursors.get(propertyId, streamNames.pmsReservations);
     const cursor = readCursor(row?.cursor, backfillFrom);
     const now = ctx.clock.now();
     let window = cursor.window;
@@ -171,6 +182,7 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
         // again from its start (what it enqueues again costs nothing more than a queue row).
         log.warn({ state: window.state }, 'PMS search: the stored page token was refused; reading the window again from its start');
         const restart: SearchCursor = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: null } };
+        ctx.cursors.forget(propertyId, streamNames.pmsReservations);
         await ctx.write((trx) =>
           saveCursorAfterPage(trx, {
             propertyId,
@@ -202,6 +214,22 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
       next = { coveredTo: window.to };
     }
     const numbers = page.value.numbers;
+    const position = new Date(next.coveredTo + MINUTE);
+    const caughtUp = next.window === undefined && next.coveredTo >= Math.floor(ctx.clock.now() / MINUTE) * MINUTE - MINUTE;
+    if (numbers.length === 0 && following && row?.cursor && row.state === 'active') {
+      // Following, and nothing found: nothing is written now. The next page or window starts
+      // from here; when a window is read to its end, the ledger writes the position with the
+      // other quiet polls of the process (poll-ledger.ts). A crash before that reads the
+      // window again, which finds nothing again.
+      const polledAt = new Date(now);
+      const text = JSON.stringify(next);
+      ctx.cursors.update(propertyId, streamNames.pmsReservations, { cursor: text, position, caughtUp, lastPollAt: polledAt });
+      if (next.window === undefined)
+        await ctx.polls.record(propertyId, streamNames.pmsReservations, polledAt, { cursor: text, position, coveredTo: next.coveredTo, caughtUp });
+      ctx.counters.pmsSearchPages += 1;
+      continue;
+    }
+    ctx.cursors.forget(propertyId, streamNames.pmsReservations);
     const enqueued = await ctx.write(async (trx) => {
       const n = await enqueuePmsReservations(
         trx,
@@ -215,8 +243,8 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
         propertyId,
         stream: streamNames.pmsReservations,
         cursor: JSON.stringify(next),
-        position: new Date(next.coveredTo + MINUTE),
-        caughtUp: next.window === undefined && next.coveredTo >= Math.floor(ctx.clock.now() / MINUTE) * MINUTE - MINUTE,
+        position,
+        caughtUp,
         rows: numbers.length,
         polledAt: new Date(now),
       });
