@@ -33,6 +33,8 @@ export interface MetricSources {
   ready: () => boolean;
   /** Connections the token endpoint's per-IP limit carries (provider/token-capacity.ts). */
   tokenCapacity: number;
+  /** Transactions this process ended in the database so far (store/transaction-count.ts). */
+  transactions: () => number;
   /** The HTTP listeners, for the connections their caps closed. */
   listeners?: Record<'ops' | 'webhooks', () => HttpListener | undefined>;
 }
@@ -112,6 +114,15 @@ export function createMetrics(sources: MetricSources): client.Registry {
     registers: [register],
     collect() {
       this.set(availability.available ? 1 : 0);
+    },
+  });
+  new client.Counter({
+    name: 'staysync_database_transactions_total',
+    help: 'Transactions this process ended in the database, on all its connections (a statement outside a transaction counts as one): what following the properties costs the database.',
+    registers: [register],
+    collect() {
+      this.reset();
+      this.inc(sources.transactions());
     },
   });
   new client.Counter({

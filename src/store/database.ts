@@ -30,6 +30,7 @@ import { erasureKeyPresent } from './repositories/erasures.js';
 import { secretSchemaOf } from './reader-policy.js';
 import { applyReportingLayer } from './reporting.js';
 import { preparedText, preparingPool } from './prepared.js';
+import { TransactionCount } from './transaction-count.js';
 import type { Database } from './schema.js';
 
 export interface ShownLogin {
@@ -91,6 +92,8 @@ export interface DatabaseHandle {
   readonly description: string;
   readonly availability: DatabaseAvailability;
   readonly schemaLock: SchemaLock;
+  /** Transactions this process ended in the database so far, on all its connections (transaction-count.ts). */
+  readonly transactions: TransactionCount;
   /** Applies pending migrations; returns their names. */
   migrate(): Promise<string[]>;
   /** Names of migration files not applied yet (read-only; [] when up to date). Null when the schema does not exist. */
@@ -159,8 +162,9 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
   });
-  const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log);
-  const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log);
+  const transactions = new TransactionCount();
+  const pool = watched(new pg.Pool({ ...connection('sync'), max: config.database.poolSize }), log, transactions);
+  const controlPool = watched(new pg.Pool({ ...connection('control'), max: 2 }), log, transactions);
   const metricsPool = watched(
     new pg.Pool({
       ...connection('metrics', ` -c statement_timeout=${METRICS_STATEMENT_TIMEOUT_MS} -c default_transaction_read_only=on`),
@@ -168,6 +172,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
       idleTimeoutMillis: METRICS_IDLE_MS,
     }),
     log,
+    transactions,
   );
   const dialect = new PostgresDialect({ pool: preparingPool(pool) });
   const db = new Kysely<Database>({ dialect });
@@ -175,6 +180,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
   const metrics = new Kysely<Database>({ dialect: new PostgresDialect({ pool: metricsPool }) });
   const openSession = async (): Promise<LockSession> => {
     const client = new pg.Client(connection('lease'));
+    transactions.watch(client);
     const lostCallbacks: ((reason: string) => void)[] = [];
     const lost = (reason: string) => {
       for (const cb of lostCallbacks.splice(0)) cb(reason);
@@ -201,6 +207,7 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
     openSession,
     migrationsFolder,
     dialect,
+    transactions,
     async destroy() {
       try {
         await db.destroy();
@@ -220,10 +227,13 @@ export async function openDatabase(config: Config, logger: Logger, opts: OpenDat
  * event. Every connection gets a listener: the next statement on it fails instead, and that
  * failure reports the outage (if there is one) where it happens.
  */
-function watched(pool: pg.Pool, log: Logger): pg.Pool {
+function watched(pool: pg.Pool, log: Logger, transactions: TransactionCount): pg.Pool {
   const quiet = (err: Error) => log.debug({ err: err.message }, 'database connection closed by the server');
   pool.on('error', quiet);
-  pool.on('connect', (client) => client.on('error', quiet));
+  pool.on('connect', (client) => {
+    client.on('error', quiet);
+    transactions.watch(client);
+  });
   return pool;
 }
 
@@ -238,6 +248,7 @@ interface HandleParts {
   openSession: () => Promise<LockSession>;
   migrationsFolder: string;
   dialect: PostgresDialect;
+  transactions: TransactionCount;
   destroy(): Promise<void>;
 }
 
@@ -257,6 +268,7 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
     description: p.description,
     availability,
     schemaLock: lease,
+    transactions: p.transactions,
     async migrate() {
       const applied = await migrateToLatest(p.dialect, schema, p.migrationsFolder);
       if (!(await erasureKeyPresent(p.db, secretSchemaOf(schema)))) {

@@ -109,6 +109,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
             logger: opsLog,
             ready: () => ready().ready,
             tokenCapacity: tokenCapacity(config).connections,
+            transactions: () => h.transactions.value,
             listeners: { ops: () => ops, webhooks: () => webhooks },
           }),
         })
