@@ -81,7 +81,9 @@ export async function recordDayCloses(
                    WHERE NOT EXISTS (SELECT 1 FROM otb_snapshot_days s WHERE s.property_id = pr.property_id AND s.snapshot_date = g::date)
                      AND NOT EXISTS (SELECT 1 FROM due x WHERE x.property_id = pr.property_id AND x.day = g::date))
                 THEN ${now}::timestamptz
-                ELSE (SELECT min((((${now}::timestamptz AT TIME ZONE pr.zone)::date + 1)::timestamp AT TIME ZONE pr.zone)) FROM props pr) END AS next_close_at`.execute(trx);
+                ELSE (SELECT min((((${now}::timestamptz AT TIME ZONE pr.zone)::date + 1)::timestamp AT TIME ZONE pr.zone)) FROM props pr) END AS next_close_at`.execute(
+    trx,
+  );
   const row = r.rows[0]!;
   return { days: row.days, nights: row.nights, nextCloseAt: row.next_close_at };
 }

@@ -109,8 +109,7 @@ export class FetchDrain implements QueueDrain {
             continue;
           }
           if (opts.mode === 'once') {
-            if (opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0)
-              return;
+            if (opts.upstreamDone() && (await pendingCount(ctx.db, this.queue, { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0) return;
             await this.idle.pause(signal, 1_000);
             continue;
           }
