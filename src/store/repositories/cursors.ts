@@ -151,6 +151,9 @@ export async function resetCursorForRecovery(db: Executor, propertyId: string, s
 export interface QuietPolls {
   propertyId: string;
   stream: CursorStream;
+  /** The API connection whose lease the polls were made under, and its epoch then. */
+  connection: string;
+  epoch: string | undefined;
   /** The last of them. */
   polledAt: Date;
   /** How many. */
@@ -167,10 +170,22 @@ export interface QuietPolls {
  * Records caught-up polls that found nothing, of many properties in one statement: their time
  * (last_poll_at, which status, freshness, the day close and dbt read), their count, and a PMS
  * search position that moved. last_poll_at only moves forward.
+ *
+ * Fenced as every write of a connection is, for all of them at once: with `replicaId`, only
+ * the polls made under a lease this replica still holds with the same epoch are written, and
+ * the leases are locked (FOR KEY SHARE) until the statement commits, so a replica taking one
+ * over waits for it. Without (one process, under the schema's lock), every poll is written.
  */
-export async function recordQuietPolls(db: Executor, polls: readonly QuietPolls[]): Promise<void> {
+export async function recordQuietPolls(db: Executor, polls: readonly QuietPolls[], replicaId?: string): Promise<void> {
   if (polls.length === 0) return;
+  const held =
+    replicaId === undefined
+      ? sql`SELECT DISTINCT connection, epoch FROM unnest(${polls.map((p) => p.connection)}::text[], ${polls.map((p) => p.epoch ?? null)}::text[]) AS x(connection, epoch)`
+      : sql`SELECT c.connection, c.epoch::text AS epoch FROM sync_connections c
+             WHERE c.replica_id = ${replicaId} AND c.connection = ANY(${[...new Set(polls.map((p) => p.connection))]}::text[])
+             FOR KEY SHARE`;
   await sql`
+    WITH held AS MATERIALIZED (${held})
     UPDATE sync_cursors s
        SET last_poll_at = GREATEST(s.last_poll_at, v.polled_at),
            pages = s.pages + v.pages,
@@ -187,7 +202,9 @@ export async function recordQuietPolls(db: Executor, polls: readonly QuietPolls[
       FROM unnest(${polls.map((p) => p.propertyId)}::text[], ${polls.map((p) => p.stream)}::text[], ${polls.map((p) => p.polledAt)}::timestamptz[],
                   ${polls.map((p) => p.pages)}::int[], ${polls.map((p) => p.advanced?.cursor ?? null)}::text[],
                   ${polls.map((p) => p.advanced?.position ?? null)}::timestamptz[], ${polls.map((p) => p.advanced?.coveredTo ?? null)}::bigint[],
-                  ${polls.map((p) => p.advanced?.caughtUp ?? null)}::boolean[])
-           AS v(property_id, stream, polled_at, pages, cursor, position, covered_to, caught_up)
+                  ${polls.map((p) => p.advanced?.caughtUp ?? null)}::boolean[], ${polls.map((p) => p.connection)}::text[],
+                  ${polls.map((p) => p.epoch ?? null)}::text[])
+           AS v(property_id, stream, polled_at, pages, cursor, position, covered_to, caught_up, connection, epoch)
+      JOIN held h ON h.connection = v.connection AND h.epoch IS NOT DISTINCT FROM v.epoch
      WHERE s.property_id = v.property_id AND s.stream = v.stream`.execute(db);
 }

@@ -95,6 +95,6 @@ export function createSyncContext(parts: {
     events: new SyncEvents(),
     listScheduler: new ListScheduler(parts.config, parts.clock ?? systemClock, parts.logger.child({ component: 'poll' })),
     cursors: new CursorCache(handle.db, lease),
-    polls: parts.polls ?? new PollLedger(handle.db, parts.logger, true),
+    polls: parts.polls ?? new PollLedger(handle.db, parts.logger, { immediate: true }),
   };
 }

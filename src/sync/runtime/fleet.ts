@@ -177,7 +177,7 @@ export class Fleet {
     this.tokenBudget = new RateBudget('token', config.rateLimits.token, this.clock, config.provider.requestTimeoutMs + 5_000);
     // One turn fewer than the pool: reads (queue claims, cursors) always find a connection.
     this.writeSlots = new FairSlots(Math.max(1, config.database.poolSize - 1));
-    this.polls = new PollLedger(opts.handle.db, this.log);
+    this.polls = new PollLedger(opts.handle.db, this.log, { replicaId: opts.replica.id });
   }
 
   /** The connections this replica syncs now, in name order. */

@@ -13,9 +13,8 @@
  * at most FLUSH_EVERY_MS late. A crash loses at most that much of it: the next poll asks again
  * from the stored position, which only lists again what was already mirrored.
  *
- * The write is not fenced by a connection's lease: last_poll_at only moves forward and says a
- * true thing (the provider was asked then and listed nothing new), and a PMS search position only
- * moves forward too, whoever writes it.
+ * The write is fenced by the connections' leases, all in one statement: a poll made under a
+ * lease the process no longer holds (another replica took the connection) is not written.
  */
 import type { Executor } from '../../store/types.js';
 import { recordQuietPolls, type QuietPolls } from '../../store/repositories/cursors.js';
@@ -31,26 +30,43 @@ export class PollLedger {
   private flushing: Promise<void> | undefined;
   private failing = false;
 
-  /**
-   * `immediate`: every record is written at once (a process with one connection and no timer,
-   * as tests build their contexts); otherwise `start()` writes every FLUSH_EVERY_MS.
-   */
   constructor(
     private readonly db: Executor,
     private readonly logger: Logger,
-    private readonly immediate = false,
-  ) {}
+    opts: {
+      /** Every record is written at once (one process, no timer, as tests build their contexts); else `start()` writes every FLUSH_EVERY_MS. */
+      immediate?: boolean;
+      /** The replica whose leases fence the writes (none: the schema's lock, which the process holds, fences them). */
+      replicaId?: string;
+    } = {},
+  ) {
+    this.immediate = opts.immediate ?? false;
+    this.replicaId = opts.replicaId;
+  }
 
-  /** A poll of a caught-up property that found nothing. */
-  async record(propertyId: string, stream: CursorStream, polledAt: Date, advanced?: QuietPolls['advanced']): Promise<void> {
-    const key = `${stream}\u0000${propertyId}`;
+  private readonly immediate: boolean;
+  private readonly replicaId: string | undefined;
+
+  /** A poll of a caught-up property that found nothing, made under `lease` (its connection and epoch). */
+  async record(
+    lease: { connection: string; epoch: string | undefined },
+    propertyId: string,
+    stream: CursorStream,
+    polledAt: Date,
+    advanced?: QuietPolls['advanced'],
+  ): Promise<void> {
+    const key = `${lease.connection}\u0000${stream}\u0000${propertyId}`;
     const had = this.pending.get(key);
+    // Polls under an older epoch are not written: the newest lease decides.
+    const same = had && had.epoch === lease.epoch ? had : undefined;
     this.pending.set(key, {
       propertyId,
       stream,
-      polledAt: had && had.polledAt > polledAt ? had.polledAt : polledAt,
-      pages: (had?.pages ?? 0) + 1,
-      ...((advanced ?? had?.advanced) ? { advanced: advanced ?? had!.advanced! } : {}),
+      connection: lease.connection,
+      epoch: lease.epoch,
+      polledAt: same && same.polledAt > polledAt ? same.polledAt : polledAt,
+      pages: (same?.pages ?? 0) + 1,
+      ...((advanced ?? same?.advanced) ? { advanced: advanced ?? same!.advanced! } : {}),
     });
     if (this.immediate) await this.flush();
   }
@@ -79,7 +95,7 @@ export class PollLedger {
     if (this.pending.size === 0) return Promise.resolve();
     const batch = this.pending;
     this.pending = new Map();
-    this.flushing = recordQuietPolls(this.db, [...batch.values()])
+    this.flushing = recordQuietPolls(this.db, [...batch.values()], this.replicaId)
       .then(() => {
         if (this.failing) this.logger.info('the times of quiet polls are written again');
         this.failing = false;
@@ -88,7 +104,13 @@ export class PollLedger {
         // The database is away: keep them (newer records of the same property win) for the next flush.
         for (const [key, polls] of batch) {
           const newer = this.pending.get(key);
-          this.pending.set(key, newer ? { ...newer, pages: newer.pages + polls.pages, advanced: newer.advanced ?? polls.advanced } : polls);
+          if (!newer) this.pending.set(key, polls);
+          else if (newer.epoch === polls.epoch)
+            this.pending.set(key, {
+              ...newer,
+              pages: newer.pages + polls.pages,
+              ...((newer.advanced ?? polls.advanced) ? { advanced: newer.advanced ?? polls.advanced! } : {}),
+            });
         }
         if (!this.failing) this.logger.warn({ err: (err as Error).message }, 'could not write the times of quiet polls: kept, written again later');
         this.failing = true;

@@ -125,7 +125,7 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
       if (fresh && page.bookingSummaries.length === 0 && !page.hasMoreData && nextToken === cursor.cursor && cursor.state === 'active') {
         const polledAt = new Date(ctx.clock.now());
         ctx.cursors.update(propertyId, streamNames.bookingSummaries, { lastPollAt: polledAt });
-        await ctx.polls.record(propertyId, streamNames.bookingSummaries, polledAt);
+        await ctx.polls.record({ connection: ctx.connection, epoch: ctx.fence.epoch }, propertyId, streamNames.bookingSummaries, polledAt);
         return { page: pageShape, summaries: 0, badReasons: [], enqueued: 0 };
       }
       const written = await writePage(ctx, propertyId, page, nextToken, fresh ? readBy : null);

@@ -225,7 +225,12 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
       const text = JSON.stringify(next);
       ctx.cursors.update(propertyId, streamNames.pmsReservations, { cursor: text, position, caughtUp, lastPollAt: polledAt });
       if (next.window === undefined)
-        await ctx.polls.record(propertyId, streamNames.pmsReservations, polledAt, { cursor: text, position, coveredTo: next.coveredTo, caughtUp });
+        await ctx.polls.record({ connection: ctx.connection, epoch: ctx.fence.epoch }, propertyId, streamNames.pmsReservations, polledAt, {
+          cursor: text,
+          position,
+          coveredTo: next.coveredTo,
+          caughtUp,
+        });
       ctx.counters.pmsSearchPages += 1;
       continue;
     }
