@@ -8,14 +8,15 @@
  * - At most one read is in flight. A scrape waits for it up to SCRAPE_WAIT_MS, then is
  *   answered with the last snapshot; staysync_metrics_snapshot_age_seconds says how old that
  *   one is. So a read held up by a lock or a busy server never piles scrapes up on the database.
- * - A snapshot serves the scrapes of the next FRESH_MS, and every gauge of a scrape.
+ * - A snapshot serves the scrapes of the next FRESH_MS, and every gauge of a scrape. Its reads
+ *   are one read-only transaction: a scrape costs the database one transaction.
  * - A read that fails (its time limit, an error) keeps the last snapshot: one log line when
  *   reads start failing, one when a read succeeds again.
  * - While the database is away there is no snapshot to serve: the table gauges are left out of
  *   the scrape (staysync_database_up says why), and no read is tried.
  */
 import type { Logger } from '../util/log.js';
-import type { Db } from '../store/types.js';
+import type { Db, Executor } from '../store/types.js';
 import type { DatabaseAvailability } from '../store/availability.js';
 import { describeDatabaseError, isDatabaseUnavailable } from '../store/errors.js';
 import { quarantineByStream } from '../store/repositories/quarantine.js';
@@ -29,8 +30,8 @@ import { listSweeps } from '../store/repositories/sweeps.js';
 import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
 import { isKnownTimeZone, localDate } from '../util/local-time.js';
 
-/** A snapshot serves the scrapes of this long after its read began. */
-const FRESH_MS = 1_000;
+/** A snapshot serves the scrapes of this long after its read began (several Prometheus servers scraping share it). */
+const FRESH_MS = 5_000;
 /** How long a scrape waits for a read in flight before it is answered with the last snapshot. */
 const SCRAPE_WAIT_MS = 1_000;
 
@@ -122,7 +123,12 @@ function waitAtMost(p: Promise<void>, ms: number): Promise<void> {
   });
 }
 
-async function readTables(db: Db): Promise<TableSnapshot> {
+/** Every table read in one read-only transaction: one transaction a scrape, and gauges that agree with each other. */
+async function readTables(handle: Db): Promise<TableSnapshot> {
+  return handle.transaction().execute((trx) => readTablesIn(trx));
+}
+
+async function readTablesIn(db: Executor): Promise<TableSnapshot> {
   const cursors = [];
   for (const stream of cursorStreams) cursors.push(...(await listCursors(db, stream)));
   return {
@@ -139,7 +145,7 @@ async function readTables(db: Db): Promise<TableSnapshot> {
 }
 
 /** Each property's local today (UTC when its zone is not known here), for the nights before it. */
-async function propertyTodays(db: Db): Promise<{ propertyId: string; today: string }[]> {
+async function propertyTodays(db: Executor): Promise<{ propertyId: string; today: string }[]> {
   const now = Date.now();
   return (await propertyTimeZones(db)).map(({ propertyId, timeZone }) => ({
     propertyId,
