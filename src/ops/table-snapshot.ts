@@ -31,7 +31,7 @@ import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
 import { isKnownTimeZone, localDate } from '../util/local-time.js';
 
 /** A snapshot serves the scrapes of this long after its read began (several Prometheus servers scraping share it). */
-const FRESH_MS = 5_000;
+const FRESH_MS = 1_000;
 /** How long a scrape waits for a read in flight before it is answered with the last snapshot. */
 const SCRAPE_WAIT_MS = 1_000;
 
