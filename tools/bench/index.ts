@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: staysync against the simulator, measured against the rate limits.
  *
- *   npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
+ *   npm run bench -- [--bookings 20000] [--properties 4] [--scale 60] [--page-size 1000]
  *                            [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--memory-history-pairs 0] [--concurrency 8]
  *                            [--content-properties 500] [--content-scale 10]
  *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
@@ -21,7 +21,9 @@
  * since it is quadratic). It needs no database: `--only parser` runs without one.
  * Scenario A (budget fidelity): the production limits with time compressed by --scale
  * (60: an hour is a minute), the same windows in the simulator and the daemon; one `sync
- * --once` run, compared with what a perfect client could do (theory.ts).
+ * --once` run, compared with what a perfect client could do (theory.ts). --page-size sets the
+ * daemon's sync.summariesPageSize: at 10, the backfill's list pages, not the details, meet their
+ * budget first, and the list's share of its binding window is measured instead.
  * Scenario B (memory): limits 100 times higher, so only the machine bounds speed; peak RSS
  * of `sync --once` at each size, and the ratio of each size to the smallest.
  * A and B run with pms.enabled and occupancy.enabled false (BOOKINGS_ONLY below); B with
@@ -124,6 +126,8 @@ interface Options {
   /** Pairs of runs at the last of memorySizes, with history and without (history-cost.ts); 0: none. */
   memoryHistoryPairs: number;
   concurrency: number;
+  /** Scenario A's sync.summariesPageSize; undefined: the daemon's own. */
+  pageSize: number | undefined;
   contentProperties: number;
   /** Scenario C's own time scale: slow enough that the budget, not this machine, paces it. */
   contentScale: number;
@@ -162,7 +166,7 @@ interface Options {
 
 class UsageError extends Error {}
 
-const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--scale 60]
+const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--scale 60] [--page-size 1000]
                                  [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--memory-history-pairs 0] [--concurrency 8]
                                  [--content-properties 500] [--content-scale 10]
                                  [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
@@ -221,6 +225,7 @@ function parseOptions(argv: string[]): Options {
       'erasure-bookings': { type: 'string', default: String(ERASURE_DEFAULTS.bookings) },
       'skip-erasure': { type: 'boolean', default: false },
       concurrency: { type: 'string', default: '8' },
+      'page-size': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -278,6 +283,7 @@ function parseOptions(argv: string[]): Options {
     contentScale: int('content-scale', values['content-scale'], 1),
     skipContent: skip('content', values['skip-content']),
     concurrency: int('concurrency', values.concurrency, 1),
+    pageSize: values['page-size'] === undefined ? undefined : int('page-size', values['page-size'], 1),
     pmsBookings: int('pms-bookings', values['pms-bookings'], pmsProperties),
     pmsProperties,
     pmsScale: int('pms-scale', values['pms-scale'], 1),
@@ -396,7 +402,8 @@ async function main(): Promise<number> {
     const detailWindows = limits.bookingDetails;
     const listWindows = limits.bookingList;
     out(
-      `scenario A: ${opts.bookings} bookings, ${opts.properties} properties, scale 1/${opts.scale} (${humanScale(opts.scale)}), detail concurrency ${opts.concurrency}; PMS and occupancy off`,
+      `scenario A: ${opts.bookings} bookings, ${opts.properties} properties, scale 1/${opts.scale} (${humanScale(opts.scale)}), detail concurrency ${opts.concurrency}` +
+        `${opts.pageSize === undefined ? '' : `, list pages of ${opts.pageSize}`}; PMS and occupancy off`,
     );
     out(`  windows   details ${windowsText(detailWindows)} | list ${windowsText(listWindows)} | token ${windowsText(limits.token)}`);
     const theoryMs = minTimeFor(detailWindows, opts.bookings);
@@ -408,6 +415,7 @@ async function main(): Promise<number> {
         limits,
         databaseUrl,
         detailConcurrency: opts.concurrency,
+        ...(opts.pageSize === undefined ? {} : { summariesPageSize: opts.pageSize }),
         timeoutMs: 3 * theoryMs + 120_000,
         seed: 1,
         config: BOOKINGS_ONLY,

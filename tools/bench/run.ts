@@ -27,6 +27,8 @@ export interface RunOptions {
   limits: Limits;
   databaseUrl: string;
   detailConcurrency: number;
+  /** sync.summariesPageSize of the daemon; default its own (1,000). Small pages make the list budget, not the details', the bound. */
+  summariesPageSize?: number;
   /** The child is killed (and the run failed) after this long. */
   timeoutMs: number;
   seed: number;
@@ -352,7 +354,11 @@ export async function runSyncOnce(opts: RunOptions): Promise<RunResult> {
       JSON.stringify(
         {
           rateLimits: opts.limits,
-          sync: { progressIntervalMs: 5000, detailConcurrency: opts.detailConcurrency },
+          sync: {
+            progressIntervalMs: 5000,
+            detailConcurrency: opts.detailConcurrency,
+            ...(opts.summariesPageSize === undefined ? {} : { summariesPageSize: opts.summariesPageSize }),
+          },
           ops: { port: 0 },
           ...opts.config,
         },
