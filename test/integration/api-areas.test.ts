@@ -1,0 +1,116 @@
+/**
+ * A hotel's API connection often has only some of the APIs (the Public APIs tab of the
+ * extranet): here content, reference data and Read Reservation, no PMS and no PMS analytics.
+ * The access token's api_accesses claim says so, and the simulator answers 403 to the areas
+ * it does not list. Against the real CLI and real PostgreSQL:
+ * - `sync --once` mirrors bookings and content and exits 0, sends no PMS request, and `status`
+ *   and `/metrics` show the PMS and occupancy streams as not granted, not failing;
+ * - the daemon starts them at the next access token once the hotel grants the PMS APIs.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
+import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, startHarness, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** What the hotel ticked at first: no PMS, no PMS analytics, no integration storage. */
+const WITHOUT_PMS = ['reservation_api', 'content', 'reference_data'];
+const WITH_PMS = [...WITHOUT_PMS, 'pms', 'pms_analytics'];
+
+const count = async (table: string): Promise<number> => Number((await h!.sql<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
+
+describe('API areas the connection may not use', () => {
+  it('are not failures: sync --once exits 0 with them shown as not granted, and the daemon starts them at the token after the grant', async () => {
+    h = await startHarness({
+      sim: {
+        clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET, apiAccesses: WITHOUT_PMS }],
+        properties: [
+          { id: '500100', bookingCount: 30 },
+          { id: '500200', bookingCount: 20 },
+        ],
+        // Short-lived tokens (renewed after 2 s): the grant shows in the daemon within seconds.
+        tokenTtlSeconds: 4,
+      },
+    });
+    const sim = h.sim;
+    const ids = sim.propertyIds();
+    sim.stats.requestLog = [];
+    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info' } });
+
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(await count('bookings')).toBe(sim.bookings().length);
+    expect(await count('properties')).toBe(ids.length);
+    expect(await count('room_types')).toBeGreaterThan(0);
+    expect(await count('pms_reservations')).toBe(0);
+    // Nothing was asked of the PMS APIs: not even to learn that they are refused.
+    const pmsRequests = (sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/pms'));
+    expect(pmsRequests).toEqual([]);
+    const warned = logRecords(once.stdout + once.stderr).filter((r) => r.level === 'warn' && / not granted to this API connection/.test(r.msg));
+    expect(new Set(warned.map((r) => r.msg.split(' not granted')[0]))).toEqual(new Set(['PMS API', 'PMS Analytics API']));
+    expect(warned[0]!.msg).toContain('Property settings > API connections > the connection > Public APIs tab');
+    expect(logRecords(once.stdout + once.stderr).filter((r) => r.level === 'error')).toEqual([]);
+
+    const status = await runCli(['status'], env);
+    expect(status.code).toBe(0);
+    const pmsRows = status.stdout.split('\n').filter((l) => ids.some((id) => l.startsWith(`${id} `) || l.startsWith(`${id}  `)) && l.includes('not granted'));
+    expect(pmsRows, status.stdout).toHaveLength(ids.length);
+    for (const row of pmsRows) expect(row.match(/not granted/g)).toHaveLength(2); // the PMS search and the occupancy
+    expect(status.stdout).not.toMatch(/FAILING/);
+    expect(status.stdout).toContain('Not granted is not a failure');
+    expect(status.stdout).toMatch(
+      /property 500100: PMS reservations not granted: the API connection is not granted the PMS API \(api_accesses "pms", an assumed name\)/,
+    );
+    const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as {
+      pms: { state: string; occupancyState: string }[];
+      properties: { state: string }[];
+    };
+    expect(json.pms.map((p) => [p.state, p.occupancyState])).toEqual(ids.map(() => ['not_granted', 'not_granted']));
+    expect(json.properties.map((p) => p.state)).toEqual(ids.map(() => 'active'));
+
+    // The daemon: the same streams wait, shown as not granted; the hotel ticks the PMS APIs.
+    const port = await freePort();
+    const { child, done, output } = startCli(['run'], daemonEnv(h, { config: { ops: { port } }, env: { STAYSYNC_LOG_LEVEL: 'info' } }));
+    try {
+      const scrape = () => opsGet(port, '/metrics').then((r) => r.body);
+      const before = await waitFor('metrics of the areas', async () => {
+        const m = await scrape();
+        return metricValue(m, 'staysync_api_area_granted{area="pms"}') === 0 ? m : undefined;
+      });
+      for (const id of ids) {
+        expect(metricValue(before, `staysync_property_state{property_id="${id}",stream="pms_reservations",state="not_granted"}`)).toBe(1);
+        expect(metricValue(before, `staysync_property_state{property_id="${id}",stream="pms_reservations",state="failing"}`)).toBe(0);
+        expect(metricValue(before, `staysync_property_state{property_id="${id}",stream="daily_occupancy",state="not_granted"}`)).toBe(1);
+      }
+      expect(metricValue(before, 'staysync_api_area_granted{area="read_reservation"}')).toBe(1);
+      expect(metricValue(before, 'staysync_api_area_granted{area="pms_analytics"}')).toBe(0);
+      expect((sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/pms'))).toEqual([]);
+
+      const grantedAt = Date.now();
+      sim.setApiAccesses(SIM_CLIENT_ID, WITH_PMS);
+      const expected = ids.reduce((n, id) => n + sim.pmsReservations(id).length, 0);
+      await waitFor('the PMS reservations mirrored after the grant', async () => (await count('pms_reservations')) === expected, 60_000);
+      await waitFor('the occupancy refreshed after the grant', async () => (await count('daily_occupancy')) > 0, 30_000);
+      const after = await waitFor('the streams active in /metrics', async () => {
+        const m = await scrape();
+        return ids.every((id) => metricValue(m, `staysync_property_state{property_id="${id}",stream="daily_occupancy",state="active"}`) === 1) ? m : undefined;
+      });
+      expect(metricValue(after, 'staysync_api_area_granted{area="pms"}')).toBe(1);
+      for (const id of ids) expect(metricValue(after, `staysync_property_state{property_id="${id}",stream="pms_reservations",state="active"}`)).toBe(1);
+      // Started by the next token, not by a schedule: within a token's lifetime of the grant.
+      const firstPms = (sim.stats.requestLog ?? []).find((r) => r.path.startsWith('/api/pms') && r.t >= grantedAt);
+      expect(firstPms!.t - grantedAt).toBeLessThan(10_000);
+      expect((sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/pms') && r.status === 403)).toEqual([]);
+      const statusAfter = await runCli(['status', '--json'], env);
+      expect((JSON.parse(statusAfter.stdout) as { pms: { state: string }[] }).pms.map((p) => p.state)).toEqual(ids.map(() => 'active'));
+    } finally {
+      child.kill('SIGTERM');
+      const end = await done;
+      expect(end.code, output()).toBe(0);
+    }
+  }, 120_000);
+});
