@@ -113,4 +113,58 @@ describe('API areas the connection may not use', () => {
       expect(end.code, output()).toBe(0);
     }
   }, 120_000);
+
+  it('a 403 of the PMS API, with a token that does not say: that stream is not granted (not failing) until the next token, then runs', async () => {
+    h = await startHarness({
+      sim: {
+        // Tokens without the claim: every area looks granted, and only the 403 tells.
+        clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET, apiAccesses: null }],
+        properties: [
+          { id: '500100', bookingCount: 20 },
+          { id: '500200', bookingCount: 20 },
+        ],
+        tokenTtlSeconds: 4,
+      },
+    });
+    const sim = h.sim;
+    // The PMS and PMS analytics APIs of 500200 answer 403 (so do its content rules, kept as they were).
+    sim.faults.propertyStatus.set('500200', { status: 403, scopes: ['standard'] });
+    sim.stats.requestLog = [];
+    const port = await freePort();
+    const { child, done, output } = startCli(['run'], daemonEnv(h, { config: { ops: { port } }, env: { STAYSYNC_LOG_LEVEL: 'info' } }));
+    try {
+      const scrape = () => opsGet(port, '/metrics').then((r) => r.body);
+      const pmsOf = async (id: string) =>
+        Number((await h!.sql<{ n: string }>('SELECT count(*) AS n FROM pms_reservations WHERE property_id = $1', [id]))[0]!.n);
+      await waitFor('500100 mirrored from the PMS', async () => (await pmsOf('500100')) === sim.pmsReservations('500100').length, 60_000);
+      const before = await waitFor('500200 not granted in /metrics', async () => {
+        const m = await scrape();
+        return metricValue(m, 'staysync_property_state{property_id="500200",stream="pms_reservations",state="not_granted"}') === 1 ? m : undefined;
+      });
+      expect(metricValue(before, 'staysync_property_state{property_id="500200",stream="pms_reservations",state="failing"}')).toBe(0);
+      expect(metricValue(before, 'staysync_property_state{property_id="500100",stream="pms_reservations",state="active"}')).toBe(1);
+      expect(metricValue(before, 'staysync_api_area_granted{area="pms"}')).toBe(1);
+      const said = logRecords(output()).filter((r) => r.msg.startsWith('property 500200: PMS reservations not granted: '));
+      expect(said).toHaveLength(1);
+      expect(said[0]!.level).toBe('warn');
+      expect(said[0]!.msg).toContain('tried again at the next access token');
+      // Asked again at each token (every 2 s here), not in a loop: a few 403s, not hundreds.
+      await new Promise((r) => setTimeout(r, 4_000));
+      const searches403 = (sim.stats.requestLog ?? []).filter((r) => r.status === 403 && r.path.endsWith('/properties/500200/reservations/search'));
+      expect(searches403.length).toBeGreaterThanOrEqual(1);
+      expect(searches403.length).toBeLessThanOrEqual(6);
+
+      sim.faults.propertyStatus.clear();
+      await waitFor('500200 mirrored from the PMS after the 403s end', async () => (await pmsOf('500200')) === sim.pmsReservations('500200').length, 30_000);
+      await waitFor(
+        '500200 active in /metrics',
+        async () => metricValue(await scrape(), 'staysync_property_state{property_id="500200",stream="pms_reservations",state="active"}') === 1,
+      );
+      expect(logRecords(output()).filter((r) => r.level === 'error')).toEqual([]);
+    } finally {
+      child.kill('SIGTERM');
+      const end = await done;
+      expect(end.code, output()).toBe(0);
+    }
+  }, 120_000);
 });
