@@ -448,6 +448,8 @@ export class Engine {
       if (!outage) this.providerBack.wakeAll();
       const ids = [...this.followed];
       for (const stream of this.streams.property) {
+        // A stream the connection may not use waits for a token, not for the provider: it stays `not_granted`.
+        if (!this.ctx.client.currentAccess.grants(stream.area)) continue;
         if (outage) {
           void this.recordProblem(stream, ids, 'retrying', `provider ${host} unreachable since ${new Date(outage.since).toISOString()}: ${outage.lastError}`);
         } else {
@@ -480,16 +482,13 @@ export class Engine {
     this.refreshesAwaitingGrant.add(r.name);
     this.spawn(async () => {
       const signal = this.inner.signal;
-      try {
-        while (await this.nextToken(signal)) {
-          if (!this.ctx.client.currentAccess.grants(area)) continue;
-          this.refreshesAwaitingGrant.delete(r.name);
-          await this.refreshOnce(r);
-          if (r.discoversProperties) await this.followNewProperties();
-          return;
-        }
-      } finally {
+      while (await this.nextToken(signal)) {
+        if (!this.ctx.client.currentAccess.grants(area)) continue;
+        // Before the refresh: should it meet a 403, it waits again.
         this.refreshesAwaitingGrant.delete(r.name);
+        await this.refreshOnce(r);
+        if (r.discoversProperties) await this.followNewProperties();
+        return;
       }
     });
   }
