@@ -167,4 +167,33 @@ describe('API areas the connection may not use', () => {
       expect(end.code, output()).toBe(0);
     }
   }, 120_000);
+
+  it('a connection with the content API only: sync --once mirrors the content, asks nothing of the Read Reservation API and exits 0', async () => {
+    h = await startHarness({
+      sim: {
+        clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET, apiAccesses: ['content'] }],
+        properties: [{ id: '500100', bookingCount: 10 }],
+      },
+    });
+    h.sim.stats.requestLog = [];
+    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info' } });
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(await count('properties')).toBe(1);
+    expect(await count('bookings')).toBe(0);
+    const asked = new Set((h.sim.stats.requestLog ?? []).map((r) => r.path.split('/').slice(0, 3).join('/')));
+    expect([...asked].sort((a, b) => a.localeCompare(b))).toEqual(['/api/content', '/auth/token']);
+    const warned = logRecords(once.stdout).filter((r) => r.level === 'warn' && / not granted to this API connection/.test(r.msg));
+    expect(warned.map((r) => r.msg.split(':')[0]).sort((a, b) => a.localeCompare(b))).toEqual([
+      'PMS Analytics API not granted to this API connection',
+      'PMS API not granted to this API connection',
+      'Read Reservation API not granted to this API connection',
+    ]);
+    // The reference lists of the Reference Data API are left as they were, said once.
+    expect(logRecords(once.stdout).filter((r) => r.msg.startsWith('reference lists of the Reference Data API not refreshed'))).toHaveLength(1);
+    const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { properties: { state: string; lastError: string }[] };
+    expect(json.properties).toMatchObject([
+      { state: 'not_granted', lastError: expect.stringContaining('Read Reservation API (api_accesses "reservation_api")') },
+    ]);
+  });
 });
