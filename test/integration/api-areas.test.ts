@@ -196,4 +196,29 @@ describe('API areas the connection may not use', () => {
       { state: 'not_granted', lastError: expect.stringContaining('Read Reservation API (api_accesses "reservation_api")') },
     ]);
   });
+
+  it('a claim value not known here: the APIs of assumed names are tried, and their 403s are not granted, not failures', async () => {
+    // As if the provider named the PMS API otherwise: the daemon cannot tell, so it asks.
+    h = await startHarness({
+      sim: {
+        clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET, apiAccesses: ['reservation_api', 'content', 'webpms_api'] }],
+        properties: [{ id: '500100', bookingCount: 10 }],
+      },
+    });
+    h.sim.stats.requestLog = [];
+    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info' } });
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(await count('bookings')).toBe(10);
+    const records = logRecords(once.stdout);
+    expect(records.find((r) => r.msg.startsWith('the access token grants'))?.msg).toContain('api_accesses values not known here: webpms_api');
+    // Each was asked and answered 403: the reference lists once (then left alone), the PMS search once.
+    const refused = (h.sim.stats.requestLog ?? []).filter((r) => r.status === 403).map((r) => r.path);
+    expect(refused.filter((p) => p.startsWith('/api/reference-data/'))).toHaveLength(1);
+    expect(refused.filter((p) => p.endsWith('/reservations/search'))).toHaveLength(1);
+    expect(records.filter((r) => r.msg.startsWith('reference lists of the Reference Data API not refreshed: the provider answered 403'))).toHaveLength(1);
+    expect(records.filter((r) => r.level === 'error')).toEqual([]);
+    const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { pms: { state: string; occupancyState: string; lastError: string }[] };
+    expect(json.pms).toMatchObject([{ state: 'not_granted', occupancyState: 'not_granted', lastError: expect.stringMatching(/HTTP 403/) }]);
+  });
 });
