@@ -14,6 +14,7 @@ import type { Replica } from '../cluster/replicas.js';
 import { cursorStates, streamNames } from '../store/states.js';
 import type { HttpListener } from './http.js';
 import { failureCauses } from '../provider/health.js';
+import { apiAreaNames } from '../provider/api-access.js';
 import { registerSweepMetrics } from './sweep-status.js';
 import { TableSnapshots } from './table-snapshot.js';
 import { SyncCounters } from '../sync/runtime/counters.js';
@@ -68,6 +69,19 @@ export function createMetrics(sources: MetricSources): client.Registry {
     collect() {
       this.reset();
       for (const v of views()) for (const state of heldConnectionStates) this.set({ connection: v.name, state }, v.state === state ? 1 : 0);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_api_area_granted',
+    help: "Each API connection and API area the daemon reads (read_reservation, content, reference_data, pms, pms_analytics, pms_integration_storage): 1 when the connection's current access token grants it (its api_accesses claim; a token without the claim grants every area), 0 when not (its streams do not run: not a failure). An area a 403 refused shows 0 until the next token.",
+    labelNames: ['connection', 'area'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const v of views()) {
+        const access = v.client.currentAccess;
+        for (const area of apiAreaNames) this.set({ connection: v.name, area: snake(area) }, access.grants(area) ? 1 : 0);
+      }
     },
   });
   new client.Gauge({
@@ -408,7 +422,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_property_state',
-    help: 'State of each property stream: 1 for its current state (active, retrying, failing, token_lost), 0 for the others.',
+    help: 'State of each property stream: 1 for its current state (active, retrying, failing, token_lost, not_granted: the API connection may not use the API area of the stream, not a failure), 0 for the others.',
     labelNames: ['property_id', 'stream', 'state'],
     registers: [register],
     async collect() {

@@ -21,7 +21,7 @@ import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './fresh
 
 export interface PropertyStatus {
   propertyId: string;
-  /** active, retrying, failing, token_lost, or "not started". */
+  /** active, retrying, failing, token_lost, not_granted (the API connection may not use the Read Reservation API), or "not started". */
   state: string;
   /** When the current retrying/failing/token_lost state began. */
   since: string | null;
@@ -148,7 +148,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   };
 }
 
-const stateLabel: Record<string, string> = { token_lost: 'TOKEN LOST', failing: 'FAILING', retrying: 'retrying' };
+const stateLabel: Record<string, string> = { token_lost: 'TOKEN LOST', failing: 'FAILING', retrying: 'retrying', not_granted: 'not granted' };
 const connectionLabel: Record<string, string> = { token_lost: 'TOKEN LOST', credentials_refused: 'CREDENTIALS REFUSED', failed: 'FAILED' };
 
 /** The report as lines of text for a terminal. */
@@ -269,6 +269,12 @@ export function formatStatus(r: StatusReport): string[] {
   for (const p of r.pms.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: PMS reservations ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
   for (const p of r.pms.filter((x) => x.occupancyError))
     out.push(`property ${p.propertyId}: daily occupancy ${stateLabel[p.occupancyState] ?? p.occupancyState}: ${p.occupancyError}`);
+  const notGranted = [...r.properties.map((p) => p.state), ...r.pms.flatMap((p) => [p.state, p.occupancyState])].includes('not_granted');
+  if (notGranted)
+    out.push(
+      'Not granted is not a failure: the API connection may not use that API. To mirror it, tick the API in the extranet ' +
+        '(Property settings > API connections > the connection > Public APIs tab); a running daemon starts its streams at its next access token (within about 15 minutes).',
+    );
   return out;
 }
 

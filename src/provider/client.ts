@@ -42,6 +42,7 @@ import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas/bookings.js';
 import { describeNetworkError, TokenManager } from './token.js';
 import { parseJsonLossless } from './json.js';
+import type { ApiAccess } from './api-access.js';
 
 /** Sent with every request: who is asking (the provider's logs, and tests telling processes apart). */
 export const userAgent = `staysync (pid ${process.pid})`;
@@ -268,6 +269,21 @@ export class ProviderClient {
       fetchedAt: fetchedAtOf(res.headers, res.sentAt, res.receivedAt),
       readBy: readByOf(res.headers, res.receivedAt),
     };
+  }
+
+  /** What the current access token grants (a token is fetched when there is none): see api-access.ts. */
+  access(signal: AbortSignal): Promise<ApiAccess> {
+    return this.tokens.access(signal);
+  }
+
+  /** What the next access token grants, once the current one is due for renewal. */
+  renewedAccess(signal: AbortSignal): Promise<ApiAccess> {
+    return this.tokens.renewedAccess(signal);
+  }
+
+  /** What the current token grants, without asking for one (every area before the first token): /metrics, the change events. */
+  get currentAccess(): ApiAccess {
+    return this.tokens.currentAccess;
   }
 
   /** Counters for metrics and the bench. A snapshot: later requests do not change it. */

@@ -10,6 +10,8 @@
  * client secret, neither belongs in a message or a log.
  */
 
+import type { ApiArea } from './api-access.js';
+
 export interface ProviderErrorOptions {
   /** HTTP status of the response, undefined when no response arrived (network, timeout). */
   status?: number | undefined;
@@ -46,6 +48,24 @@ export class AuthenticationError extends ProviderError {
  */
 export class RequestRejectedError extends ProviderError {
   override name = 'RequestRejectedError';
+}
+
+/**
+ * A 403 from an API area as a whole (the PMS search, the PMS rooms, the daily occupancy, a
+ * reference list): the API connection lacks that area, whatever the token's claim said. The
+ * stream shows the area as not granted until the next access token (api-access.ts), instead
+ * of failing. A 403 of the booking list or of content concerns one property (a connection
+ * that does not include it) and stays a RequestRejectedError.
+ */
+export class AccessRefusedError extends RequestRejectedError {
+  override name = 'AccessRefusedError';
+  constructor(
+    readonly area: ApiArea,
+    message: string,
+    opts: ProviderErrorOptions,
+  ) {
+    super(message, opts);
+  }
 }
 
 /**

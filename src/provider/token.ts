@@ -17,6 +17,8 @@ import { AuthenticationError, ProviderError, ProviderUnavailableError, RequestTi
 import { causeOfNetworkError, type FailureCause, type ProviderHealth } from './health.js';
 import { bodyExcerpt, ResponseTooLargeError, sendOnce } from './http.js';
 import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
+import { ApiAccess, apiAreaNames, apiAreas } from './api-access.js';
+import { WaitList } from '../util/wait-list.js';
 
 /** A token response is a few hundred bytes (a JWT and some numbers); anything much longer is not one. */
 const MAX_TOKEN_RESPONSE_BYTES = 65_536;
@@ -60,6 +62,8 @@ interface CachedToken {
   /** When callers stop using it and a new one is fetched. */
   renewAt: number;
   expiresAt: number;
+  /** What it grants (its api_accesses claim). */
+  access: ApiAccess;
 }
 
 export class TokenManager {
@@ -72,6 +76,8 @@ export class TokenManager {
   /** close() or the process's stop signal. */
   private readonly stopped: AbortSignal;
   private requests = 0;
+  /** Callers of renewedAccess, woken by each new token. */
+  private readonly renewed = new WaitList();
 
   constructor(opts: TokenManagerOptions) {
     this.opts = opts;
@@ -86,12 +92,48 @@ export class TokenManager {
 
   /** A valid access token: the cached one, or a fresh one (shared with concurrent callers). */
   async getToken(signal: AbortSignal): Promise<string> {
+    return (await this.cached(signal)).token;
+  }
+
+  /** What the current access token grants (a token is fetched when there is none). */
+  async access(signal: AbortSignal): Promise<ApiAccess> {
+    return (await this.cached(signal)).access;
+  }
+
+  /**
+   * What the next access token grants: waits until the current one is due for renewal (then
+   * gets the new one) or until another caller got a new one, whichever comes first. An area
+   * granted in the extranet shows in it.
+   */
+  async renewedAccess(signal: AbortSignal): Promise<ApiAccess> {
+    const cur = this.current;
+    if (cur) {
+      const local = new AbortController();
+      const both = AbortSignal.any([signal, local.signal]);
+      try {
+        // A millisecond past renewAt: a timer may fire a little early, and the token is renewed only from then.
+        await Promise.race([this.opts.clock.sleep(Math.max(0, cur.renewAt + 1 - this.opts.clock.now()), both), this.renewed.wait(both)]);
+      } finally {
+        local.abort();
+      }
+    }
+    return this.access(signal);
+  }
+
+  /** What the current token grants, without asking for one: every area before the first token. */
+  get currentAccess(): ApiAccess {
+    return this.current?.access ?? ApiAccess.everything;
+  }
+
+  private async cached(signal: AbortSignal): Promise<CachedToken> {
     if (signal.aborted) throw signal.reason;
     const cur = this.current;
-    if (cur && this.opts.clock.now() < cur.renewAt) return cur.token;
+    if (cur && this.opts.clock.now() < cur.renewAt) return cur;
     if (!this.inFlight) {
       const p = this.fetchToken().then((t) => {
+        this.announceAccess(this.current?.access, t.access);
         this.current = t;
+        this.renewed.wakeAll();
         return t;
       });
       this.inFlight = p;
@@ -101,7 +143,25 @@ export class TokenManager {
         if (this.inFlight === p) this.inFlight = undefined;
       }).catch(() => undefined);
     }
-    return (await raceAbort(this.inFlight, signal)).token;
+    return raceAbort(this.inFlight, signal);
+  }
+
+  /** One log line when a token grants other areas than the one before (the first token included). */
+  private announceAccess(before: ApiAccess | undefined, now: ApiAccess): void {
+    if (before && before.sameClaims(now)) return;
+    if (now.claims === undefined) {
+      if (before) this.opts.logger.info({ scope: 'token' }, 'the access token has no api_accesses claim: every API area is tried');
+      return;
+    }
+    const granted = apiAreaNames.filter((a) => now.grants(a));
+    const notGranted = apiAreaNames.filter((a) => !now.grants(a));
+    const unknown = now.unknownClaims();
+    this.opts.logger.info(
+      { scope: 'token', apiAccesses: now.claims, granted, notGranted },
+      `the access token grants ${granted.map((a) => apiAreas[a].title).join(', ') || 'no API the daemon reads'}` +
+        (notGranted.length > 0 ? `; not granted: ${notGranted.map((a) => apiAreas[a].title).join(', ')} (their streams do not run)` : '') +
+        (unknown.length > 0 ? `; api_accesses values not known here: ${unknown.join(', ')}` : ''),
+    );
   }
 
   /**
@@ -205,7 +265,12 @@ export class TokenManager {
         // Renew early, but never so early that a short-lived token is renewed on every call.
         const renewBefore = Math.min(this.opts.renewBeforeExpiryMs, lifetime / 2);
         logger.debug({ scope: 'token', expiresInMs: lifetime }, 'obtained access token');
-        return { token: parsed.access_token, expiresAt: sentAt + lifetime, renewAt: sentAt + lifetime - renewBefore };
+        return {
+          token: parsed.access_token,
+          expiresAt: sentAt + lifetime,
+          renewAt: sentAt + lifetime - renewBefore,
+          access: ApiAccess.ofToken(parsed.access_token),
+        };
       }
 
       const errorCode = oauthErrorCode(res.rawBody);

@@ -55,8 +55,12 @@ export const quarantineStreams = [
 ] as const;
 export type QuarantineStream = (typeof quarantineStreams)[number];
 
-/** A stream's cursor of one property (sync_cursors.state). `token_lost`: the provider rejected its continueToken. */
-export const cursorStates = ['active', 'retrying', 'failing', 'token_lost'] as const;
+/**
+ * A stream's cursor of one property (sync_cursors.state). `token_lost`: the provider rejected
+ * its continueToken. `not_granted`: the API connection may not use the stream's API area (the
+ * access token's api_accesses, or a 403 of the area): not a failure; it starts at a token that grants it.
+ */
+export const cursorStates = ['active', 'retrying', 'failing', 'token_lost', 'not_granted'] as const;
 export type CursorState = (typeof cursorStates)[number];
 
 /** A fetch of a queue (booking_detail_queue.state, pms_reservation_queue.state). */

@@ -19,6 +19,7 @@ const count = async (sql: string): Promise<number> => Number((await h!.sql<{ n: 
 
 interface StatusJson {
   properties: { propertyId: string; state: string; since: string | null; lastError: string | null; queuePending: number }[];
+  pms: { propertyId: string; state: string; occupancyState: string }[];
 }
 const statusOf = async (env: Record<string, string>): Promise<StatusJson> => JSON.parse((await runCli(['status', '--json'], env)).stdout) as StatusJson;
 
@@ -43,9 +44,9 @@ describe('a permanent error on one property', () => {
     expect(Date.now() - started).toBeLessThan(20_000);
     const msgs = logRecords(r.stdout).map((l) => l.msg);
     expect(msgs).toContainEqual(expect.stringMatching(/^property 500200: booking list failing: bookingList \S+: HTTP 403/));
-    expect(msgs).toContainEqual(
-      expect.stringMatching(/sync --once finished with failing properties: 500200 \(booking list, PMS reservations\) \(the others are caught up\)/),
-    );
+    expect(msgs).toContainEqual(expect.stringMatching(/sync --once finished with failing properties: 500200 \(booking list\) \(the others are caught up\)/));
+    // A 403 of the PMS API is that API not granted (for this property, until the next token): not a failure.
+    expect(msgs).toContainEqual(expect.stringMatching(/^property 500200: PMS reservations not granted: standard \S+: HTTP 403/));
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim).filter((b) => !b.key.startsWith('500200/')));
     // The booking list was asked once (its content rules were refused too, and kept as they were).
     const refused = h.sim.stats.requestLog.filter((e) => e.status === 403);
@@ -56,6 +57,7 @@ describe('a permanent error on one property', () => {
     const failing = status.properties.find((p) => p.propertyId === '500200')!;
     expect(failing).toMatchObject({ state: 'failing', lastError: expect.stringMatching(/HTTP 403/), since: expect.any(String) });
     expect(status.properties.filter((p) => p.propertyId !== '500200').map((p) => p.state)).toEqual(['active', 'active']);
+    expect(status.pms.find((p) => p.propertyId === '500200')).toMatchObject({ state: 'not_granted', occupancyState: 'not_granted' });
     const text = (await runCli(['status'], env)).stdout;
     expect(text).toMatch(/500200\s+FAILING/);
     expect(text).toMatch(/property 500200: FAILING: bookingList .*HTTP 403/);
@@ -65,7 +67,13 @@ describe('a permanent error on one property', () => {
     const again = await runCli(['sync', '--once'], env);
     expect(again.code).toBe(0);
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
-    expect((await statusOf(env)).properties.map((p) => p.state)).toEqual(['active', 'active', 'active']);
+    const healed = await statusOf(env);
+    expect(healed.properties.map((p) => p.state)).toEqual(['active', 'active', 'active']);
+    expect(healed.pms.map((p) => [p.state, p.occupancyState])).toEqual([
+      ['active', 'active'],
+      ['active', 'active'],
+      ['active', 'active'],
+    ]);
   });
 
   it('run: the property shows failing in /metrics while the others converge', async () => {

@@ -170,6 +170,35 @@ function expectNoSecretsLogged(): void {
 }
 
 describe('ProviderClient', () => {
+  it("reads what each access token grants from its api_accesses claim; renewedAccess gives the next token's, and a change is logged once", async () => {
+    const jwt = (accesses: string[], n: number) =>
+      [{ alg: 'RS256' }, { api_accesses: accesses, jti: n }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.sig';
+    const claims = [
+      ['reservation_api', 'content'],
+      ['reservation_api', 'content', 'pms'],
+      ['content', 'pms', 'reservation_api'],
+    ];
+    provider.tokenScript = claims.map((c, i) => () => ({ status: 200, body: { access_token: jwt(c, i), expires_in: 600, token_type: 'Bearer' } }));
+    expect(client.currentAccess.grants('pms')).toBe(true); // no token yet: every area
+    const first = await client.access(signal());
+    expect([first.grants('readReservation'), first.grants('content'), first.grants('pms')]).toEqual([true, true, false]);
+    expect(client.currentAccess).toBe(first);
+    const startedAt = clock.t;
+    const second = await client.renewedAccess(signal());
+    // It waited for the renewal (600 s less 60 s), and the new token grants the PMS API.
+    expect(clock.t - startedAt).toBeGreaterThanOrEqual(540_000);
+    expect(second.grants('pms')).toBe(true);
+    await client.renewedAccess(signal()); // the same grants in another order
+    expect(provider.tokenRequests).toHaveLength(3);
+    const said = logLines.map((l) => JSON.parse(l) as { msg: string }).filter((l) => l.msg.startsWith('the access token grants'));
+    expect(said.map((l) => l.msg)).toEqual([
+      'the access token grants Read Reservation API, Content API; not granted: Reference Data API, PMS API, PMS Analytics API, PMS Integration Storage API (their streams do not run)',
+      'the access token grants Read Reservation API, Content API, PMS API; not granted: Reference Data API, PMS Analytics API, PMS Integration Storage API (their streams do not run)',
+    ]);
+    expectNoSecretsLogged();
+    for (const [i, c] of claims.entries()) expect(logLines.join('\n')).not.toContain(jwt(c, i).split('.')[1]!);
+  });
+
   it('gets a token with client credentials, caches it and reuses it across calls', async () => {
     const { page } = await client.getBookingSummaries(PROPERTY, { continueToken: 'abc/+=', count: 500 }, signal());
     expect(page.hasMoreData).toBe(true);

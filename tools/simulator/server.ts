@@ -29,7 +29,8 @@ import { PmsHttp } from './pms-http.js';
 import type { DailyOccupancy, IntegrationStorageBooking, InventoryBlock, PmsPerson, PmsReservation, PmsRoom } from './pms-types.js';
 import { hashString, mix, mulberry32 } from './random.js';
 import { RateLimiter, defaultRateLimits } from './rate-limit.js';
-import { AccessTokens, decodeContinueToken, encodeContinueToken } from './tokens.js';
+import { AccessTokens, decodeContinueToken, encodeContinueToken, type AccessClaims } from './tokens.js';
+import { apiAreaNames, apiAreas, areaOfPath } from '../../src/provider/api-access.js';
 import { WebhookDispatcher, type SimulatorWebhooks } from './webhooks.js';
 import type {
   BookingPayload,
@@ -52,6 +53,13 @@ export interface SimulatorClient {
   clientSecret: string;
   rateLimits?: Partial<Record<RateLimitScope, RateWindow[]>>;
   propertyIds?: string[];
+  /**
+   * The APIs the hotel ticked for this connection (the Public APIs tab): the access token's
+   * api_accesses claim, as values of src/provider/api-access.ts's table (e.g. ['reservation_api',
+   * 'content']). Requests to an area the token does not list answer 403, not counted. Default:
+   * every area the table names; null: tokens without the claim, served everywhere.
+   */
+  apiAccesses?: string[] | null;
 }
 
 export interface SimulatorOptions {
@@ -289,6 +297,12 @@ export interface Simulator {
    * and tokens issued before answer 401 on every API request.
    */
   setClientSecret(clientId: string, secret: string | undefined): void;
+  /**
+   * The APIs of the connection changed in the extranet (see SimulatorClient.apiAccesses):
+   * tokens issued from now on carry the new api_accesses claim; tokens issued before keep
+   * theirs until they expire, as JWTs do.
+   */
+  setApiAccesses(clientId: string, apiAccesses: string[] | null): void;
   /** Calls mutate every `intervalMs` until stopChurn() or close(). */
   startChurn(opts: { intervalMs: number; perTick: number; newPerTick?: number }): void;
   stopChurn(): void;
@@ -648,6 +662,12 @@ class SimulatorImpl implements Simulator {
     this.store.amend(propertyId, number, amendment);
   }
 
+  setApiAccesses(clientId: string, apiAccesses: string[] | null): void {
+    const client = this.clients.get(clientId);
+    if (!client) throw new Error(`no simulator client ${clientId}`);
+    client.apiAccesses = apiAccesses === null ? null : [...apiAccesses];
+  }
+
   setClientSecret(clientId: string, secret: string | undefined): void {
     const client = this.clients.get(clientId);
     if (!client) throw new Error(`no simulator client ${clientId}`);
@@ -844,12 +864,12 @@ class SimulatorImpl implements Simulator {
       else if (method !== 'GET') reply = { status: 405, headers: { allow: 'GET' } };
       else {
         const auth = this.authenticate(req, arrival);
-        if (typeof auth !== 'string') reply = auth;
+        if ('status' in auth) reply = auth;
         else {
-          clientId = auth;
+          clientId = auth.azp;
           const api: ApiRequest = { path: url.pathname };
           if (route.propertyId !== undefined) api.propertyId = route.propertyId;
-          reply = this.limited(route.scope, clientId, arrival, route.run, api);
+          reply = this.areaRefused(url.pathname, auth, route.scope, arrival) ?? this.limited(route.scope, clientId, arrival, route.run, api);
           if (PROPERTIES_PATH.test(url.pathname)) reply = this.onlyOwnProperties(reply, clientId);
         }
       }
@@ -1088,8 +1108,8 @@ class SimulatorImpl implements Simulator {
     return h;
   }
 
-  /** Client id of a valid bearer token, or the 401 reply. */
-  private authenticate(req: IncomingMessage, t: number): string | Reply {
+  /** The claims of a valid bearer token, or the 401 reply. */
+  private authenticate(req: IncomingMessage, t: number): AccessClaims | Reply {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(\S+)$/i.exec(header);
     const claims = m ? this.tokens.verify(m[1]!, t) : undefined;
@@ -1116,7 +1136,19 @@ class SimulatorImpl implements Simulator {
         body: errorBody('Unauthorized', 'Token invalid (injected fault)'),
       };
     }
-    return claims.azp;
+    return claims;
+  }
+
+  /** 403 for a request to an API area the token's api_accesses claim does not list (a token without the claim may use every area); not counted. */
+  private areaRefused(path: string, claims: AccessClaims, scope: RateLimitScope, t: number): Reply | undefined {
+    const granted = claims.api_accesses;
+    const area = areaOfPath(path);
+    if (granted === undefined || area === undefined || granted.includes(apiAreas[area].claim)) return undefined;
+    return {
+      status: 403,
+      headers: this.rateHeaders(this.limiter.peek(scope, claims.azp, t)),
+      body: errorBody('Forbidden', `the access token has no access to this method (api_accesses lacks ${apiAreas[area].claim})`),
+    };
   }
 
   /**
@@ -1231,7 +1263,7 @@ class SimulatorImpl implements Simulator {
         status: 200,
         headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
         body: {
-          access_token: this.tokens.issue(clientId, t, this.ttl, this.generations.get(clientId) ?? 0),
+          access_token: this.tokens.issue(clientId, t, this.ttl, this.generations.get(clientId) ?? 0, this.apiAccessesOf(clientId)),
           expires_in: this.ttl,
           refresh_expires_in: 0,
           token_type: 'Bearer',
@@ -1240,6 +1272,13 @@ class SimulatorImpl implements Simulator {
         },
       };
     });
+  }
+
+  /** The api_accesses claim of the client's next token: its own list, every area by default, none (no claim) when null. */
+  private apiAccessesOf(clientId: string): readonly string[] | undefined {
+    const own = this.clients.get(clientId)?.apiAccesses;
+    if (own === null) return undefined;
+    return own ?? apiAreaNames.map((a) => apiAreas[a].claim);
   }
 
   private property(propertyId: string): PropertyStore | undefined {

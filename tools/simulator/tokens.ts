@@ -15,6 +15,8 @@ export interface AccessClaims {
   azp: string;
   /** The client's credentials generation when issued (the simulator's own claim): a new secret ends the older tokens. */
   gen?: number;
+  /** The API areas the connection may use when the token was issued (absent: a token without the claim, which the simulator serves everywhere). */
+  api_accesses?: string[];
 }
 
 export class AccessTokens {
@@ -26,7 +28,8 @@ export class AccessTokens {
     return createHmac('sha256', this.key).update(data).digest('base64url');
   }
 
-  issue(clientId: string, nowMs: number, ttlSeconds: number, generation = 0): string {
+  /** A token of `clientId`; `apiAccesses` is its api_accesses claim (undefined: no such claim). */
+  issue(clientId: string, nowMs: number, ttlSeconds: number, generation = 0, apiAccesses?: readonly string[]): string {
     const iat = Math.floor(nowMs / 1000);
     const header = { alg: 'HS256', typ: 'JWT', kid: 'staysync-simulator' };
     const payload = {
@@ -39,7 +42,7 @@ export class AccessTokens {
       typ: 'Bearer',
       azp: clientId,
       scope: '',
-      api_accesses: ['reservation_api', 'content'],
+      ...(apiAccesses ? { api_accesses: [...apiAccesses] } : {}),
       client_id: clientId,
       gen: generation,
     };

@@ -93,7 +93,7 @@ export async function saveCursorAfterPage(
  */
 export async function markCursorProblem(
   db: Executor,
-  c: { propertyIds: readonly string[]; stream: CursorStream; state: 'retrying' | 'failing'; message: string; at: Date },
+  c: { propertyIds: readonly string[]; stream: CursorStream; state: 'retrying' | 'failing' | 'not_granted'; message: string; at: Date },
 ): Promise<void> {
   if (c.propertyIds.length === 0) return;
   await sql`

@@ -10,6 +10,9 @@
  * - a permanent one (403, 400, 404 on a list, an envelope that is not the documented shape):
  *   the property is marked `failing` with the reason, the others go on; `run` checks it again
  *   after sync.failingRecheckMs, `sync --once` reports it (exit 1);
+ * - an API area the connection may not use (the access token's api_accesses, or a 403 of the
+ *   area): the streams of that area do not run and show `not_granted`, which is not a failure;
+ *   `run` starts them at an access token that grants the area;
  * - a lost token: the property stops (`sync --once` finishes the others; `run` stops, exit 3);
  * - refused credentials or database settings: the run stops.
  * The two modes differ only in what happens once a stream is done: `once` returns when every
@@ -21,14 +24,16 @@ import { clearRetrying, markCursorProblem } from '../../store/repositories/curso
 import { HeldElsewhereError } from '../../store/errors.js';
 import type { SyncContext } from './context.js';
 import type { ContinueTokenLostError } from './errors.js';
-import { DatabaseGaveUpError, NothingToFollowError, PropertyFailedError, ProviderGaveUpError } from './errors.js';
+import { DatabaseGaveUpError, NothingToFollowError, NotGrantedError, PropertyFailedError, ProviderGaveUpError } from './errors.js';
+import { apiAreas, type ApiArea } from '../../provider/api-access.js';
+import { cursorStreams, type CursorStream } from '../../store/states.js';
 import { classify, streamBackoffMs } from './failures.js';
 import { ProgressReporter } from './progress.js';
 import { applyRecovery, planRecovery, type Recovery } from './recovery.js';
 import { Tickers } from './schedule.js';
 import { WaitList } from '../../util/wait-list.js';
 import { registeredStreams } from '../streams/registry.js';
-import { type EngineMode, type PropertyStream, type QueueDrain, type RefreshStream, type StreamRegistry } from '../streams/types.js';
+import { type EngineMode, type PropertyStream, type QueueDrain, type QueueStream, type RefreshStream, type StreamRegistry } from '../streams/types.js';
 
 export interface EngineOptions {
   mode: EngineMode;
@@ -67,6 +72,10 @@ export class Engine {
   private readonly mode: EngineMode;
   /** Property streams still catching up: queue drains of `once` wait for them. */
   private catchingUp = 0;
+  /** Areas the log said were not granted (one line per area until it is granted again). */
+  private readonly notGrantedSaid = new Set<ApiArea>();
+  /** Refreshes of the daemon waiting for a token that grants their area. */
+  private readonly refreshesAwaitingGrant = new Set<string>();
   private started = false;
   private readonly result: EngineResult = {
     properties: [],
@@ -135,7 +144,10 @@ export class Engine {
       for (const q of this.streams.queues) {
         const drain = q.create(ctx);
         this.drains.push(drain);
-        this.spawn(() => drain.run(this.inner.signal, { mode: this.mode, upstreamDone: () => this.catchingUp === 0, onFatal: (err) => this.fail(err) }));
+        this.spawn(async () => {
+          if (!(await this.untilGranted(q))) return;
+          await drain.run(this.inner.signal, { mode: this.mode, upstreamDone: () => this.catchingUp === 0, onFatal: (err) => this.fail(err) });
+        });
       }
       stopWaking = ctx.events.on('enqueued', () => this.wakeDrains());
       this.spawn(() => this.initialRefreshes(discovered.refreshed));
@@ -171,9 +183,10 @@ export class Engine {
     }
     let lastFailure: string | undefined;
     for (const r of this.streams.refreshes.filter((x) => x.discoversProperties)) {
-      const ok = await this.refreshOnce(r);
+      const outcome = await this.refreshOnce(r);
       refreshed.add(r.name);
-      if (!ok) lastFailure = this.result.refreshFailures.at(-1)?.reason;
+      if (outcome === 'failed') lastFailure = this.result.refreshFailures.at(-1)?.reason;
+      if (outcome instanceof NotGrantedError) lastFailure = outcome.message;
     }
     if (this.inner.signal.aborted) return undefined;
     const ids = await this.guarded(() => activePropertyIds(this.ctx.db, this.ctx.connection));
@@ -226,7 +239,7 @@ export class Engine {
     let start: { recoverFrom?: Date | undefined } = { recoverFrom };
     let failures = 0;
     let problemSince: number | undefined;
-    let shownState: 'retrying' | 'failing' | undefined;
+    let shownState: 'retrying' | 'failing' | 'not_granted' | undefined;
     let catchingUp = true;
     this.catchingUp += 1;
     const caughtUp = () => {
@@ -240,9 +253,11 @@ export class Engine {
         try {
           await ctx.database.waitUntilAvailable(signal);
           await ctx.fence.waitUntilHeld(signal);
+          await this.mustBeGranted(stream.area, signal);
           await stream.catchUp(ctx, propertyId, signal, { ...start, mode: this.mode });
           start = {};
-          if (shownState) log.info(`property ${propertyId}: ${stream.title} works again`);
+          if (shownState === 'not_granted') this.notGrantedSaid.delete(stream.area);
+          if (shownState) log.info(`property ${propertyId}: ${stream.title} ${shownState === 'not_granted' ? 'granted: it runs' : 'works again'}`);
           failures = 0;
           problemSince = undefined;
           shownState = undefined;
@@ -267,6 +282,23 @@ export class Engine {
             case 'fatal':
               this.fail(verdict.error);
               return;
+            case 'notGranted': {
+              // Not a failure: shown as such, and (daemon) tried again at the next access token.
+              if (!verdict.refused) this.notGranted(verdict);
+              else if (shownState !== 'not_granted')
+                log.warn(
+                  { reason: verdict.reason },
+                  `property ${propertyId}: ${stream.title} not granted: ${verdict.reason}. Not a failure; ${this.retriedAtNextToken()}`,
+                );
+              shownState = 'not_granted';
+              failures = 0;
+              problemSince = undefined;
+              await this.recordProblem(stream, [propertyId], 'not_granted', verdict.reason);
+              if (this.mode === 'once') return;
+              caughtUp();
+              await this.nextToken(signal);
+              continue;
+            }
             case 'permanent': {
               problemSince ??= now;
               if (shownState !== 'failing') {
@@ -327,13 +359,81 @@ export class Engine {
   }
 
   /** Shows a property's problem in sync_cursors (status, metrics). Skipped when the database or lease is away. */
-  private async recordProblem(stream: PropertyStream, propertyIds: readonly string[], state: 'retrying' | 'failing', message: string): Promise<void> {
+  private async recordProblem(
+    stream: Pick<PropertyStream, 'name'>,
+    propertyIds: readonly string[],
+    state: 'retrying' | 'failing' | 'not_granted',
+    message: string,
+  ): Promise<void> {
     const at = new Date(this.ctx.clock.now());
     await this.ctx
       .write((trx) => markCursorProblem(trx, { propertyIds, stream: stream.name, state, message: message.slice(0, 1000), at }))
       .catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'could not record the property state'));
     // The rows changed: the next poll reads them, and writes even when it finds nothing, so that the problem is cleared.
     for (const id of propertyIds) this.ctx.cursors.forget(id, stream.name);
+  }
+
+  // ------------------------------------------------------------------ API areas
+
+  /** Throws NotGrantedError when the current access token does not grant `area` (a token is fetched when there is none). */
+  private async mustBeGranted(area: ApiArea | undefined, signal: AbortSignal): Promise<void> {
+    if (area === undefined) return;
+    const access = await this.ctx.client.access(signal);
+    if (!access.grants(area)) throw new NotGrantedError(area, access.whyNot(area));
+  }
+
+  /** What happens next to a stream that is not granted, for the log. */
+  private retriedAtNextToken(): string {
+    return this.mode === 'daemon' ? 'tried again at the next access token' : 'sync --once syncs what is granted';
+  }
+
+  /** The access token does not grant an area: the log says so once per area, with how to grant it. */
+  private notGranted(verdict: { area: ApiArea; reason: string }): void {
+    const { area } = verdict;
+    if (this.notGrantedSaid.has(area)) return;
+    this.notGrantedSaid.add(area);
+    const streams = [...this.streams.property, ...this.streams.queues, ...this.streams.refreshes].filter((s) => s.area === area).map((s) => s.name);
+    const next =
+      this.mode === 'daemon'
+        ? 'they start at the next access token that grants it (within its lifetime, about 15 minutes, of the grant)'
+        : 'not a failure: sync --once syncs what is granted';
+    this.log.warn(
+      { area: apiAreas[area].claim, streams, reason: verdict.reason },
+      `${apiAreas[area].title} not granted to this API connection: ${streams.join(', ')} ${streams.length === 1 ? 'does' : 'do'} not run; ${next}. ` +
+        'To grant it: in the extranet, Property settings > API connections > the connection > Public APIs tab',
+    );
+  }
+
+  /** Waits for the next access token (daemon); false when the run ended meanwhile. */
+  private async nextToken(signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.ctx.client.renewedAccess(signal);
+    } catch {
+      // Stopped, or the token request failed: the caller's next look asks again and meets that failure.
+      if (!signal.aborted) await this.backoff(streamBackoffMs(1), signal);
+    }
+    return !signal.aborted;
+  }
+
+  /**
+   * Whether a queue stream may drain: at once when its area is granted (or the token cannot be
+   * had: the drain meets that failure itself). `once`: false when not granted. Daemon: waits
+   * for a token that grants it.
+   */
+  private async untilGranted(q: QueueStream): Promise<boolean> {
+    const signal = this.inner.signal;
+    while (!signal.aborted) {
+      try {
+        await this.mustBeGranted(q.area, signal);
+        return true;
+      } catch (err) {
+        const verdict = classify(err, signal, this.ctx);
+        if (verdict.kind !== 'notGranted') return !signal.aborted;
+        if (this.mode === 'once') return false;
+        await this.nextToken(signal);
+      }
+    }
+    return false;
   }
 
   /**
@@ -348,6 +448,8 @@ export class Engine {
       if (!outage) this.providerBack.wakeAll();
       const ids = [...this.followed];
       for (const stream of this.streams.property) {
+        // A stream the connection may not use waits for a token, not for the provider: it stays `not_granted`.
+        if (!this.ctx.client.currentAccess.grants(stream.area)) continue;
         if (outage) {
           void this.recordProblem(stream, ids, 'retrying', `provider ${host} unreachable since ${new Date(outage.since).toISOString()}: ${outage.lastError}`);
         } else {
@@ -374,6 +476,23 @@ export class Engine {
     }
   }
 
+  /** Daemon: a refresh whose area was not granted runs as soon as a token grants it, not at its next tick (once per refresh). */
+  private refreshWhenGranted(r: RefreshStream, area: ApiArea): void {
+    if (this.mode !== 'daemon' || this.refreshesAwaitingGrant.has(r.name)) return;
+    this.refreshesAwaitingGrant.add(r.name);
+    this.spawn(async () => {
+      const signal = this.inner.signal;
+      while (await this.nextToken(signal)) {
+        if (!this.ctx.client.currentAccess.grants(area)) continue;
+        // Before the refresh: should it meet a 403, it waits again.
+        this.refreshesAwaitingGrant.delete(r.name);
+        await this.refreshOnce(r);
+        if (r.discoversProperties) await this.followNewProperties();
+        return;
+      }
+    });
+  }
+
   /** The daemon's refreshes at each tick of their schedule. */
   private async scheduledRefreshes(r: RefreshStream): Promise<void> {
     const signal = this.inner.signal;
@@ -392,9 +511,11 @@ export class Engine {
   /**
    * Runs a refresh until it succeeds, waiting for the database and lease when they are away;
    * a transient failure is retried with backoff in the daemon; any other failure is recorded
-   * and waits for the next tick. Returns true on success.
+   * and waits for the next tick. An area not granted is no failure: the refresh does not run,
+   * its properties show `not_granted` (a refresh with a cursor per property), and the daemon
+   * runs it at a token that grants the area. Returns 'ok', 'failed', or why it did not run.
    */
-  private async refreshOnce(r: RefreshStream): Promise<boolean> {
+  private async refreshOnce(r: RefreshStream): Promise<'ok' | 'failed' | NotGrantedError> {
     const { ctx } = this;
     const signal = this.inner.signal;
     let failures = 0;
@@ -402,15 +523,23 @@ export class Engine {
       try {
         await ctx.database.waitUntilAvailable(signal);
         await ctx.fence.waitUntilHeld(signal);
+        await this.mustBeGranted(r.area, signal);
         await r.run(ctx, signal, ctx.config.propertyIds);
-        return true;
+        return 'ok';
       } catch (err) {
         const verdict = classify(err, signal, ctx);
-        if (verdict.kind === 'stopped') return false;
+        if (verdict.kind === 'stopped') return 'failed';
         if (verdict.kind === 'database' || verdict.kind === 'lease') continue;
         if (verdict.kind === 'fatal' || verdict.kind === 'continueTokenLost') {
           this.fail(verdict.error);
-          return false;
+          return 'failed';
+        }
+        if (verdict.kind === 'notGranted') {
+          this.notGranted(verdict);
+          const perProperty = cursorStreams.find((c): c is CursorStream => c === r.name);
+          if (perProperty) await this.recordProblem({ name: perProperty }, this.result.properties, 'not_granted', verdict.reason);
+          this.refreshWhenGranted(r, verdict.area);
+          return new NotGrantedError(verdict.area, verdict.reason);
         }
         failures += 1;
         const reason = verdict.reason;
@@ -420,14 +549,14 @@ export class Engine {
             `${r.name} refresh failed: ${reason}; ${this.mode === 'once' ? 'reported at the end' : 'the next scheduled refresh tries again'}`,
           );
           this.result.refreshFailures.push({ stream: r.name, reason });
-          return false;
+          return 'failed';
         }
         const delay = Math.max(30_000, streamBackoffMs(failures + 5));
         this.log.warn({ stream: r.name, reason, retryInMs: delay }, `${r.name} refresh failed: retrying`);
         await ctx.clock.sleep(delay, signal).catch(() => undefined);
       }
     }
-    return false;
+    return 'failed';
   }
 
   private wakeDrains(): void {

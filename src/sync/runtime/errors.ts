@@ -3,6 +3,8 @@
  * sentence an operator reads (what happened, what to do).
  */
 
+import type { ApiArea } from '../../provider/api-access.js';
+
 /** What to do after a lost token: said once, here, wherever a token is reported lost. */
 export const TOKEN_LOST_ADVICE =
   'Restart with --recover to resume from the last mirrored modification minus two days ' + '(or --recover=<ISO time> to choose the point).';
@@ -80,5 +82,19 @@ export class RefreshIncompleteError extends Error {
     super(
       `${what} of ${failures.length} propert${failures.length === 1 ? 'y' : 'ies'} failed: ${failures.map((f) => `${f.propertyId}: ${f.reason}`).join('; ')}`,
     );
+  }
+}
+
+/**
+ * The access token does not grant the API area a stream reads (api-access.ts): the stream does
+ * not start, shows `not_granted`, and (daemon) waits for a token that grants it.
+ */
+export class NotGrantedError extends Error {
+  override name = 'NotGrantedError';
+  constructor(
+    readonly area: ApiArea,
+    reason: string,
+  ) {
+    super(reason);
   }
 }

@@ -4,10 +4,18 @@
  * the property failing, stop the property (token lost), or stop the process.
  */
 import { isDatabaseMisconfigured, isTransactionConflict, FenceLostError } from '../../store/errors.js';
-import { AuthenticationError, InvalidPayloadError, NotFoundError, ProviderUnavailableError, RequestRejectedError } from '../../provider/errors.js';
+import {
+  AccessRefusedError,
+  AuthenticationError,
+  InvalidPayloadError,
+  NotFoundError,
+  ProviderUnavailableError,
+  RequestRejectedError,
+} from '../../provider/errors.js';
 import { describeNetworkError } from '../../provider/token.js';
 import type { SyncContext } from './context.js';
-import { RefreshIncompleteError, ContinueTokenLostError } from './errors.js';
+import { RefreshIncompleteError, ContinueTokenLostError, NotGrantedError } from './errors.js';
+import type { ApiArea } from '../../provider/api-access.js';
 
 export type Verdict =
   /** The process is stopping: end quietly. */
@@ -19,6 +27,11 @@ export type Verdict =
   | { kind: 'continueTokenLost'; error: ContinueTokenLostError }
   /** Retrying cannot help anyone (credentials, database settings): the process stops. */
   | { kind: 'fatal'; error: Error }
+  /**
+   * The API connection may not use the stream's area: not a failure. `refused` when a 403 said
+   * so (the current token is then marked as not granting it); otherwise the token's claim did.
+   */
+  | { kind: 'notGranted'; area: ApiArea; reason: string; refused: boolean }
   /** The provider refuses this property's requests as they are: mark it failing. */
   | { kind: 'permanent'; reason: string }
   /** Likely to pass: back off and retry. `unexpected` when the error is not one we know. */
@@ -31,6 +44,8 @@ export function classify(err: unknown, signal: AbortSignal, ctx: Pick<SyncContex
   if (err instanceof ContinueTokenLostError) return { kind: 'continueTokenLost', error: err };
   if (err instanceof AuthenticationError) return { kind: 'fatal', error: err };
   if (isDatabaseMisconfigured(err)) return { kind: 'fatal', error: err as Error };
+  if (err instanceof NotGrantedError) return { kind: 'notGranted', area: err.area, reason: err.message, refused: false };
+  if (err instanceof AccessRefusedError) return { kind: 'notGranted', area: err.area, reason: err.message, refused: true };
   if (err instanceof RequestRejectedError || err instanceof NotFoundError) return { kind: 'permanent', reason: err.message };
   if (err instanceof InvalidPayloadError) return { kind: 'permanent', reason: `the answer is not the documented shape: ${err.reason}` };
   if (err instanceof ProviderUnavailableError) return { kind: 'transient', reason: err.message, unexpected: false };

@@ -88,6 +88,7 @@ class BookingDetails implements FetchHandler {
 /** The booking details queue, registered with the engine. */
 export const bookingDetailsStream: QueueStream = {
   name: streamNames.bookingDetails,
+  area: 'readReservation',
   enabled: () => true,
   create: (ctx) => {
     const log = ctx.logger.child({ component: 'details' });

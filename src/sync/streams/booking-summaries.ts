@@ -237,6 +237,7 @@ async function writePage(
 /** The booking list, per property, registered with the engine. */
 export const bookingSummariesStream: PropertyStream = {
   name: streamNames.bookingSummaries,
+  area: 'readReservation',
   title: 'booking list',
   enabled: () => true,
   catchUp: async (ctx, propertyId, signal, start) => {

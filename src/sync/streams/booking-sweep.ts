@@ -220,6 +220,7 @@ async function msUntilNextLook(ctx: SyncContext, propertyId: string): Promise<nu
 /** The reconciliation sweep, per property, registered with the engine. */
 export const bookingSweepStream: PropertyStream = {
   name: streamNames.bookingSweep,
+  area: 'readReservation',
   title: 'sweep',
   enabled: (config) => config.sync.sweep.enabled,
   catchUp: async (ctx, propertyId, signal) => {

@@ -30,7 +30,9 @@ import {
 } from '../../provider/schemas/content.js';
 import { cancellationRuleRows, extraStayRuleRows, hashOf, propertyRows, REFERENCE_LISTS, type ReferenceListDef, type Row } from '../../mapping/content.js';
 import { isDatabaseUnavailable, FenceLostError } from '../../store/errors.js';
-import { AuthenticationError, InvalidPayloadError } from '../../provider/errors.js';
+import { AuthenticationError, InvalidPayloadError, RequestRejectedError } from '../../provider/errors.js';
+import { apiAreas } from '../../provider/api-access.js';
+import { NotGrantedError } from '../runtime/errors.js';
 import type { SyncContext } from '../runtime/context.js';
 import type { RefreshStream } from './types.js';
 import type { z } from 'zod';
@@ -251,8 +253,31 @@ class Refresh {
     await this.ctx.write(async (trx) => this.count(await writeReferenceList(trx, def.name, res.body, mapped, res.fetchedAt)));
   }
 
+  /**
+   * Every reference list. Those of the Reference Data API are read only while the access token
+   * grants it (api-access.ts); a 403 of theirs marks it not granted until the next token. Either
+   * way the lists are kept as last mirrored, and the refresh goes on: not a failure.
+   */
   async referenceLists(): Promise<void> {
-    for (const def of REFERENCE_LISTS) await this.referenceList(def);
+    let said = false;
+    for (const def of REFERENCE_LISTS) {
+      const area = def.base === 'referenceData' ? 'referenceData' : 'content';
+      const access = await this.ctx.client.access(this.signal);
+      try {
+        if (!access.grants(area)) throw new NotGrantedError(area, access.whyNot(area));
+        await this.referenceList(def);
+      } catch (err) {
+        const refused = area === 'referenceData' && err instanceof RequestRejectedError && err.status === 403;
+        if (!refused && !(err instanceof NotGrantedError)) throw err;
+        if (refused) access.refuse(area);
+        if (!said)
+          this.log.warn(
+            { area: apiAreas[area].claim },
+            `reference lists of the ${apiAreas[area].title} not refreshed: ${access.whyNot(area)}; kept as they were`,
+          );
+        said = true;
+      }
+    }
   }
 
   /** Pages through the property list; returns the ids seen (valid or quarantined). */
@@ -389,6 +414,7 @@ export async function refreshContent(
 /** Content and reference data, registered with the engine. */
 export const contentStream: RefreshStream = {
   name: streamNames.content,
+  area: 'content',
   enabled: (config) => config.content.enabled,
   cron: (config) => config.content.refreshCron,
   run: async (ctx, signal, only) => {

@@ -316,7 +316,9 @@ class EventProcessor implements QueueDrain {
       // A retry (after a 404 or a failure) goes behind the backfill: only a first try is urgent.
       const priority = events.some((e) => e.attempts > 0) ? PMS_PRIORITY.backfill : PMS_PRIORITY.event;
       if (target.kind === 'pmsReservation') {
-        const fetched = ctx.config.pms.enabled ? await fetchPmsReservation(ctx, propertyId, key, signal, priority) : undefined;
+        // The PMS reservation only when the connection may read the PMS API (the booking's details are queued either way).
+        const pmsReadable = ctx.config.pms.enabled && ctx.client.currentAccess.grants('pms');
+        const fetched = pmsReadable ? await fetchPmsReservation(ctx, propertyId, key, signal, priority) : undefined;
         // Only a change of the booking itself is worth its details call (4,000 an hour): a
         // check-in or a room change does not change the booking of the booking list.
         const bookingChanged = events.some((e) => BOOKING_EVENTS.has(e.eventType));
@@ -327,6 +329,10 @@ class EventProcessor implements QueueDrain {
           return queued;
         });
         if (detailsQueued) ctx.events.emit('enqueued');
+      } else if (!ctx.client.currentAccess.grants('pmsIntegrationStorage')) {
+        await ctx.write((trx) => finishAll(trx, 'ignored', ctx.client.currentAccess.whyNot('pmsIntegrationStorage')));
+        ctx.counters.webhookEventsIgnored += events.length;
+        return;
       } else {
         const storage = target.kind === 'storageBooking';
         const path = storage

@@ -40,6 +40,13 @@ async function eachProperty(
   refresh: (propertyId: string) => Promise<void>,
 ): Promise<void> {
   const ids = only.length > 0 ? [...only] : await activePropertyIds(ctx.db, ctx.connection);
+  const problem = (on: CursorStream, propertyId: string, state: 'retrying' | 'failing' | 'not_granted', reason: string) => ({
+    propertyIds: [propertyId],
+    stream: on,
+    state,
+    message: reason.slice(0, 1000),
+    at: new Date(ctx.clock.now()),
+  });
   const failures: { propertyId: string; reason: string; transient: boolean }[] = [];
   for (const propertyId of ids) {
     if (signal.aborted) return;
@@ -47,22 +54,19 @@ async function eachProperty(
       await refresh(propertyId);
     } catch (err) {
       const verdict = classify(err, signal, ctx);
+      if (verdict.kind === 'notGranted') {
+        // A 403 of the whole API for this property: not a failure; asked again at the next refresh.
+        ctx.logger.warn({ component: 'pms', propertyId, reason: verdict.reason }, `${what} of property ${propertyId}: not granted; the other properties go on`);
+        if (stream) await ctx.write((trx) => markCursorProblem(trx, problem(stream, propertyId, 'not_granted', verdict.reason))).catch(() => undefined);
+        continue;
+      }
       if (verdict.kind !== 'permanent' && verdict.kind !== 'transient') throw err;
       failures.push({ propertyId, reason: verdict.reason, transient: verdict.kind === 'transient' });
       ctx.logger.warn({ component: 'pms', propertyId, reason: verdict.reason }, `${what} of property ${propertyId} failed; the other properties go on`);
-      if (stream) {
+      if (stream)
         await ctx
-          .write((trx) =>
-            markCursorProblem(trx, {
-              propertyIds: [propertyId],
-              stream,
-              state: verdict.kind === 'transient' ? 'retrying' : 'failing',
-              message: verdict.reason.slice(0, 1000),
-              at: new Date(ctx.clock.now()),
-            }),
-          )
+          .write((trx) => markCursorProblem(trx, problem(stream, propertyId, verdict.kind === 'transient' ? 'retrying' : 'failing', verdict.reason)))
           .catch(() => undefined);
-      }
     }
   }
   if (failures.length > 0)
@@ -85,7 +89,7 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
     const res = await ctx.client
       .requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, REFRESH_PRIORITY)
       .catch((err: unknown) => {
-        throw withAccessHint(err, 'the PMS API', 'pms.enabled');
+        throw withAccessHint(err, 'pms', 'pms.enabled');
       });
     const page = parseRoomsPage(res.body);
     if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
@@ -119,6 +123,7 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
 /** PMS rooms, refreshed with content. */
 export const pmsRoomsStream: RefreshStream = {
   name: streamNames.pmsRooms,
+  area: 'pms',
   enabled: (config) => config.pms.enabled,
   cron: (config) => config.content.refreshCron,
   run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS rooms refresh', null, (id) => refreshRooms(ctx, id, signal)),
@@ -149,7 +154,7 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
     const res = await ctx.client
       .requestJson('standard', 'provider', path, { startStayDate: w.from, endStayDate: w.to }, signal, REFRESH_PRIORITY)
       .catch((err: unknown) => {
-        throw withAccessHint(err, 'the PMS analytics API', 'occupancy.enabled');
+        throw withAccessHint(err, 'pmsAnalytics', 'occupancy.enabled');
       });
     const parsed = parseDailyOccupancy(res.body);
     if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId }, { status: res.status, path });
@@ -182,6 +187,7 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
 /** Daily occupancy over the configured horizon, at start and on occupancy.refreshCron. */
 export const dailyOccupancyStream: RefreshStream = {
   name: streamNames.dailyOccupancy,
+  area: 'pmsAnalytics',
   enabled: (config) => config.occupancy.enabled,
   cron: (config) => config.occupancy.refreshCron,
   run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'daily occupancy refresh', streamNames.dailyOccupancy, (id) => refreshOccupancy(ctx, id, signal)),

@@ -26,7 +26,8 @@ import { enqueuePmsReservations, guestProfilesToFetch, savePmsReservation, upser
 import type { Trx } from '../../store/types.js';
 import type { NewPmsGuest } from '../../store/schema.js';
 import { streamNames } from '../../store/states.js';
-import { InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
+import { AccessRefusedError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
+import { apiAreas, type ApiArea } from '../../provider/api-access.js';
 import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
@@ -196,7 +197,7 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
         );
         continue;
       }
-      throw withAccessHint(err, 'the PMS API', 'pms.enabled');
+      throw withAccessHint(err, 'pms', 'pms.enabled');
     }
     const page = parseReservationSearchPage(res.body);
     if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
@@ -262,18 +263,16 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
 }
 
 /**
- * A 403 means the API connection lacks this API: say so, and which setting turns the stream
- * off, instead of only the status.
+ * A 403 of an API area as a whole means the API connection lacks it: an AccessRefusedError,
+ * which shows the area as not granted until the next access token (not failing), and names
+ * where it is granted and which setting turns the stream off.
  */
-export function withAccessHint(err: unknown, api: string, setting: string): unknown {
+export function withAccessHint(err: unknown, area: ApiArea, setting: string): unknown {
   if (err instanceof RequestRejectedError && err.status === 403) {
-    return new RequestRejectedError(
-      `${err.message} (the API connection has no access to ${api}: enable it in the extranet's API connection, or set ${setting} to false)`,
-      {
-        status: 403,
-        path: err.path,
-        cause: err,
-      },
+    return new AccessRefusedError(
+      area,
+      `${err.message} (the API connection has no access to the ${apiAreas[area].title}: grant it in the extranet, Property settings > API connections > Public APIs, or set ${setting} to false)`,
+      { status: 403, path: err.path, cause: err },
     );
   }
   return err;
@@ -381,6 +380,7 @@ class PmsReservationFetches implements FetchHandler {
 /** The PMS search, per property, registered with the engine. */
 export const pmsReservationsStream: PropertyStream = {
   name: streamNames.pmsReservations,
+  area: 'pms',
   title: 'PMS reservations',
   enabled: (config) => config.pms.enabled,
   catchUp: async (ctx, propertyId, signal, start) => {
@@ -392,6 +392,7 @@ export const pmsReservationsStream: PropertyStream = {
 /** The PMS reservation fetch queue, registered with the engine. */
 export const pmsReservationQueueStream: QueueStream = {
   name: streamNames.pmsReservationQueue,
+  area: 'pms',
   enabled: (config) => config.pms.enabled,
   create: (ctx) => {
     const log = ctx.logger.child({ component: 'pms' });

@@ -7,6 +7,7 @@
  * - refresh streams re-read a whole data set at start and on a schedule (content).
  */
 import type { Config } from '../../config/config.js';
+import type { ApiArea } from '../../provider/api-access.js';
 import type { CursorStream, StreamName } from '../../store/states.js';
 import type { SyncContext } from '../runtime/context.js';
 import type { Tickers } from '../runtime/schedule.js';
@@ -16,6 +17,8 @@ export type EngineMode = 'once' | 'daemon';
 export interface PropertyStream {
   /** The cursor stream name (sync_cursors.stream). */
   readonly name: CursorStream;
+  /** The API area it reads: it runs only while the access token grants it (api-access.ts). */
+  readonly area: ApiArea;
   /** For messages: "booking list". */
   readonly title: string;
   enabled(config: Config): boolean;
@@ -46,12 +49,16 @@ export interface QueueDrain {
 
 export interface QueueStream {
   readonly name: StreamName;
+  /** The API area it reads, if it needs one: it drains only while the access token grants it. */
+  readonly area?: ApiArea;
   enabled(config: Config): boolean;
   create(ctx: SyncContext): QueueDrain;
 }
 
 export interface RefreshStream {
   readonly name: StreamName;
+  /** The API area it reads, if it needs one: it runs only while the access token grants it. */
+  readonly area?: ApiArea;
   enabled(config: Config): boolean;
   /** croner expression of the scheduled refresh (the first one runs at start). */
   cron(config: Config): string;

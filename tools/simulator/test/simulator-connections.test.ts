@@ -101,4 +101,56 @@ describe('simulator: several API connections', () => {
     const fourth = await token(sim, 'conn-b', 'secret-b');
     expect(fourth.status).toBe(429);
   });
+
+  it("grants each connection the APIs the hotel ticked: the token's api_accesses claim, 403 for the others (uncounted), changed for the tokens issued after", async () => {
+    const C = { clientId: 'conn-c', clientSecret: 'secret-c', apiAccesses: ['reservation_api', 'content'] };
+    sim = await startSimulator({ clients: [A, C], properties: PROPERTIES, rateLimits: noLimits });
+    const claims = (t: string) => JSON.parse(Buffer.from(t.split('.')[1]!, 'base64url').toString('utf8')) as { api_accesses?: string[] };
+    const get = (path: string, bearer: string) => fetch(`${sim!.url}${path}`, { headers: { authorization: `Bearer ${bearer}` } });
+    const paths = {
+      reservation_api: '/api/read-reservation/v1/properties/500100/bookings?count=10',
+      content: '/api/content/v1/properties/500100',
+      reference_data: '/api/reference-data/payment-methods',
+      pms: '/api/pms/v2/properties/500100/rooms',
+      pms_analytics: '/api/pms-analytics/v1/properties/500100/daily-occupancy?startStayDate=2026-01-01&endStayDate=2026-01-02',
+      pms_integration_storage: '/api/pms-integration-storage/v1/properties/500100/inventories/blocks/1',
+    };
+    const statuses = async (bearer: string) =>
+      Object.fromEntries(await Promise.all(Object.entries(paths).map(async ([claim, path]) => [claim, (await get(path, bearer)).status] as const)));
+
+    // By default every area the daemon reads is granted.
+    const a = await tokenOf(sim, A);
+    expect(claims(a).api_accesses).toEqual(Object.keys(paths));
+    expect(Object.values(await statuses(a)).every((s) => s !== 403)).toBe(true);
+
+    const c = await tokenOf(sim, C);
+    expect(claims(c).api_accesses).toEqual(['reservation_api', 'content']);
+    expect(await statuses(c)).toMatchObject({
+      reservation_api: 200,
+      content: 200,
+      reference_data: 403,
+      pms: 403,
+      pms_analytics: 403,
+      pms_integration_storage: 403,
+    });
+    const refused = await get(paths.pms, c);
+    expect(await refused.json()).toEqual({
+      warnings: [],
+      errors: [{ code: 'Forbidden', message: 'the access token has no access to this method (api_accesses lacks pms)' }],
+    });
+    expect(sim.stats.acceptedByClient['conn-c']).toEqual({ bookingList: 1, standard: 1 });
+
+    // The hotel ticks the PMS API: the next token has it; the token in hand keeps its claim.
+    sim.setApiAccesses('conn-c', ['reservation_api', 'content', 'pms']);
+    expect((await get(paths.pms, c)).status).toBe(403);
+    const c2 = await tokenOf(sim, C);
+    expect(claims(c2).api_accesses).toEqual(['reservation_api', 'content', 'pms']);
+    expect((await get(paths.pms, c2)).status).toBe(200);
+
+    // null: tokens without the claim, served everywhere (a provider that does not say).
+    sim.setApiAccesses('conn-c', null);
+    const c3 = await tokenOf(sim, C);
+    expect(claims(c3).api_accesses).toBeUndefined();
+    expect((await get(paths.pms_analytics, c3)).status).toBe(200);
+  });
 });

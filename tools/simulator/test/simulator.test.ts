@@ -64,7 +64,8 @@ describe('simulator: token endpoint and authentication', () => {
     expect(parts).toHaveLength(3);
     const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
     expect(claims['azp']).toBe('sim-client');
-    expect(claims['api_accesses']).toEqual(['reservation_api', 'content']);
+    // By default the connection has every API the daemon reads (a connection with fewer: simulator-connections.test.ts).
+    expect(claims['api_accesses']).toEqual(['reservation_api', 'content', 'reference_data', 'pms', 'pms_analytics', 'pms_integration_storage']);
     expect(claims['exp']).toBe(Math.floor(t / 1000) + 600);
     expect(typeof claims['jti']).toBe('string');
     expect(sim.stats.tokensIssued).toBeGreaterThanOrEqual(1);
