@@ -184,7 +184,7 @@ describe('API areas the connection may not use', () => {
     const asked = new Set((h.sim.stats.requestLog ?? []).map((r) => r.path.split('/').slice(0, 3).join('/')));
     expect([...asked].sort((a, b) => a.localeCompare(b))).toEqual(['/api/content', '/auth/token']);
     const warned = logRecords(once.stdout).filter((r) => r.level === 'warn' && / not granted to this API connection/.test(r.msg));
-    expect(warned.map((r) => r.msg.split(':')[0]).sort((a, b) => a.localeCompare(b))).toEqual([
+    expect(warned.map((r) => r.msg.split(':')[0] ?? '').sort((a, b) => a.localeCompare(b))).toEqual([
       'PMS Analytics API not granted to this API connection',
       'PMS API not granted to this API connection',
       'Read Reservation API not granted to this API connection',
