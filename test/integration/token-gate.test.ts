@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
 import { TokenGate } from '../../src/cluster/token-gate.js';
 import { systemClock } from '../../src/util/clock.js';
-import { startHarness, type Harness } from '../helpers/harness.js';
+import { fastRateLimits, startHarness, type Harness } from '../helpers/harness.js';
+import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 
 let h: Harness | undefined;
@@ -98,4 +99,25 @@ describe('the shared token budget', () => {
     const rows = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM token_requests WHERE egress = 'e'`);
     expect(rows[0]!.n).toBe('2');
   });
+
+  it('is said at start: how many connections the egress keeps authenticated, and a warning when this process follows more', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 3 }] } });
+    const said = async (config: Record<string, unknown>, egress: string) => {
+      const r = await runCli(['sync', '--once'], daemonEnv(h!, { config, env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_EGRESS: egress } }));
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      return logRecords(r.stdout).filter((x) => x['capacity'] !== undefined);
+    };
+    // The test limits: 3 token requests per 600 ms or so, far more than one connection needs.
+    const [info] = await said({}, '10.0.0.1');
+    expect(info).toMatchObject({ level: 'info', egress: '10.0.0.1', connections: 1 });
+    expect(Number(info!['capacity'])).toBeGreaterThan(1);
+    expect(info!.msg).toMatch(
+      /^token endpoint: .* a token every \d+ (min|s) per connection: at most \d+ connections behind egress 10\.0\.0\.1, shared by every replica/,
+    );
+    // One token request an hour per IP holds no connection with 15-minute tokens: said as a warning
+    // (another egress: the first run's request is in 10.0.0.1's shared budget for the hour).
+    const [warn] = await said({ rateLimits: { ...fastRateLimits, token: [{ limit: 1, windowMs: 3_600_000 }] } }, '10.0.0.2');
+    expect(warn).toMatchObject({ level: 'warn', connections: 1, capacity: 0 });
+    expect(warn!.msg).toContain('1 connection needs more access tokens than the token endpoint gives one IP address');
+  }, 60_000);
 });

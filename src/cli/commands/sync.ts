@@ -63,7 +63,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   });
   const fleet = new Fleet({ config, handle: h, logger, mode, recovery, stopSignal: env.signal, replica, tokenGate });
   let registered = false;
-  warnAboutTokenCapacity(config, connections.length, logger);
+  sayTokenCapacity(config, connections.length, logger);
   let stopping = false;
   env.signal.addEventListener('abort', () => (stopping = true), { once: true });
   const ready = (): { ready: boolean; reason?: string } => {
@@ -182,13 +182,25 @@ function checkFollowsSomething(config: Config, c: Connection): void {
   throw new ConfigError(`${c.source} (${c.name}): propertyIds: expected at least one property id, or content.enabled true so that the content API lists them`);
 }
 
-/** Says plainly when the connections need more tokens than the token endpoint gives one IP address. */
-function warnAboutTokenCapacity(config: Config, connections: number, logger: Logger): void {
+/**
+ * Says at start how many connections this egress address keeps authenticated (the token
+ * endpoint's limit is per IP, shared by every replica behind it), and plainly when this
+ * process's connections alone need more tokens than that.
+ */
+function sayTokenCapacity(config: Config, connections: number, logger: Logger): void {
   const capacity = tokenCapacity(config);
-  if (connections <= capacity.connections) return;
+  const fields = { egress: config.provider.egress, connections, capacity: capacity.connections };
+  if (connections <= capacity.connections) {
+    logger.info(
+      fields,
+      `token endpoint: ${capacity.explanation} behind egress ${config.provider.egress}, ` +
+        `shared by every replica with that STAYSYNC_EGRESS; this process follows ${connections}`,
+    );
+    return;
+  }
   logger.warn(
-    { connections, capacity: capacity.connections },
-    `${connections} connections need more access tokens than the token endpoint gives one IP address: ${capacity.explanation}. ` +
+    fields,
+    `${connections} ${connections === 1 ? 'connection needs' : 'connections need'} more access tokens than the token endpoint gives one IP address: ${capacity.explanation}. ` +
       'Some connections will wait for their tokens; run the others from a replica with another egress IP',
   );
 }
