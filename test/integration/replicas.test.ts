@@ -246,8 +246,10 @@ describe('replicas sharing the connections of a schema', () => {
             if (!row.replica_alive || !row.leases_held) lapses.push(`at ${Date.now() - lockedAt} ms`);
           }
           const w = await watcher.query<{ app: string; n: string }>(
+            // This daemon's sessions only: other test files' daemons (their token gates, start-up locks) wait on locks of their own.
             `SELECT split_part(application_name, ' ', 2) AS app, count(*) AS n FROM pg_stat_activity
-              WHERE application_name LIKE 'staysync %' AND wait_event_type = 'Lock' GROUP BY 1`,
+              WHERE application_name LIKE 'staysync %' AND application_name LIKE $1 AND wait_event_type = 'Lock' GROUP BY 1`,
+            [`% pid ${daemon.child.pid}`],
           );
           for (const x of w.rows) if (x.app === 'control' || x.app === 'metrics') waiting[x.app] = Math.max(waiting[x.app], Number(x.n));
           await new Promise((r2) => setTimeout(r2, 100));
