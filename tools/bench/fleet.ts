@@ -175,6 +175,8 @@ export interface Snapshot {
   otherXactCommit: number;
   /** tup_inserted + tup_updated + tup_deleted of the bench's database. */
   rowsWritten: number;
+  /** Sessions opened on the bench's database (pg_stat_database.sessions): each one's start is a transaction xact_commit counts. */
+  sessions: number;
   walBytes: bigint;
   /** The bench's own queries on the bench's database so far (each one a transaction). */
   benchQueries: number;
@@ -196,6 +198,8 @@ export interface PhaseFigures {
   /** The daemons' own count, when every replica exposes it. */
   daemonTransactionsPerSecond: number | undefined;
   otherTransactionsPerSecond: number;
+  /** Sessions opened on the fleet's database per second (the bench's one is open throughout). */
+  sessionsPerSecond: number;
   walBytesPerHour: number;
   rowsWrittenPerHour: number;
   /** Per replica: share of one core. */
@@ -219,6 +223,7 @@ export function phaseFigures(a: Snapshot, b: Snapshot, clients: readonly string[
     transactionsPerSecond: (b.xactCommit - a.xactCommit - (b.benchQueries - a.benchQueries)) / (ms / 1000),
     daemonTransactionsPerSecond: daemonDeltas.every((d) => d !== undefined) ? daemonDeltas.reduce((s, d) => s + d, 0) / (ms / 1000) : undefined,
     otherTransactionsPerSecond: (b.otherXactCommit - a.otherXactCommit) / (ms / 1000),
+    sessionsPerSecond: (b.sessions - a.sessions) / (ms / 1000),
     walBytesPerHour: perHour(Number(b.walBytes - a.walBytes), ms),
     rowsWrittenPerHour: perHour(b.rowsWritten - a.rowsWritten, ms),
     cpuShare: b.cpuTicks.map((v, i) => (v === undefined || a.cpuTicks[i] === undefined ? undefined : (v - a.cpuTicks[i]) / ticksPerSecond / (ms / 1000))),
@@ -434,9 +439,10 @@ export async function runFleetBench(opts: FleetBenchOptions): Promise<FleetRunRe
 
     const snapshot = async (): Promise<Snapshot> => {
       await admin.query('SELECT pg_stat_clear_snapshot()');
-      const stat = await admin.query<{ mine: string; other: string; rows: string; lsn: string }>(
+      const stat = await admin.query<{ mine: string; other: string; rows: string; sessions: string; lsn: string }>(
         `SELECT sum(xact_commit) FILTER (WHERE datname = $1) AS mine, sum(xact_commit) FILTER (WHERE datname <> $1) AS other,
-                sum(tup_inserted + tup_updated + tup_deleted) FILTER (WHERE datname = $1) AS rows, pg_current_wal_lsn()::text AS lsn
+                sum(tup_inserted + tup_updated + tup_deleted) FILTER (WHERE datname = $1) AS rows,
+                sum(sessions) FILTER (WHERE datname = $1) AS sessions, pg_current_wal_lsn()::text AS lsn
          FROM pg_stat_database`,
         [dbName],
       );
@@ -462,6 +468,7 @@ export async function runFleetBench(opts: FleetBenchOptions): Promise<FleetRunRe
         xactCommit: Number(row.mine ?? 0),
         otherXactCommit: Number(row.other ?? 0),
         rowsWritten: Number(row.rows ?? 0),
+        sessions: Number(row.sessions ?? 0),
         walBytes: lsnBytes(row.lsn),
         benchQueries,
         daemonTransactions,
@@ -691,7 +698,8 @@ function costLines(f: PhaseFigures, quiet: boolean, counted: boolean, properties
         `pg_stat_database xact_commit of the fleet's database, less the bench's queries${perThousand(f.transactionsPerSecond, 2)}; ` +
         (counted && f.daemonTransactionsPerSecond !== undefined
           ? `${TRANSACTIONS_METRIC} of the replicas: ${num(f.daemonTransactionsPerSecond, 2)}/s`
-          : `${TRANSACTIONS_METRIC}: not exposed`),
+          : `${TRANSACTIONS_METRIC}: not exposed`) +
+        `; ${num(f.sessionsPerSecond, 2)} sessions opened/s (the start of each is a transaction PostgreSQL counts)`,
       goal: quiet ? `(goal <= ${FLEET_GOALS.quietTransactionsPerSecond})` : '',
       verdict: quiet ? (f.transactionsPerSecond <= FLEET_GOALS.quietTransactionsPerSecond ? 'PASS' : 'MISS') : '',
     },

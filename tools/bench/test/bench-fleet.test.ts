@@ -92,6 +92,7 @@ const snap = (over: Partial<Snapshot>): Snapshot => ({
   xactCommit: 0,
   otherXactCommit: 0,
   rowsWritten: 0,
+  sessions: 0,
   walBytes: 0n,
   benchQueries: 0,
   daemonTransactions: [undefined, undefined],
@@ -112,6 +113,7 @@ describe('a phase from its two snapshots', () => {
       benchQueries: 55,
       walBytes: 1_000_000n,
       rowsWritten: 7,
+      sessions: 60,
       cpuTicks: [100 + 3_000, 200 + 600],
     });
     const f = phaseFigures(a, b, ['a', 'b', 'c'], 100);
@@ -123,6 +125,7 @@ describe('a phase from its two snapshots', () => {
     expect(f.transactionsPerSecond).toBe(1);
     expect(f.walBytesPerHour).toBe(6_000_000);
     expect(f.rowsWrittenPerHour).toBe(42);
+    expect(f.sessionsPerSecond).toBe(0.1);
     // 3,000 ticks at 100/s in 600 s: 5 % of a core; 600: 1 %.
     expect(f.cpuShare).toEqual([0.05, 0.01]);
     expect(f.daemonTransactionsPerSecond).toBeUndefined();
@@ -171,6 +174,7 @@ describe('the report', () => {
     transactionsPerSecond: 1,
     daemonTransactionsPerSecond: 1,
     otherTransactionsPerSecond: 0,
+    sessionsPerSecond: 0,
     walBytesPerHour: 1e6,
     rowsWrittenPerHour: 100,
     cpuShare: [0.02, 0.03],
