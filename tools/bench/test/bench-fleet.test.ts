@@ -209,6 +209,7 @@ describe('the report', () => {
     backfillCaughtUp: true,
     tokenWindowFill: defaultRateLimits.token.map((w) => ({ ...w, maxSeen: 1 })),
     tokensIssued: 10,
+    token429: 0,
     peakRssBytes: [100e6, 100e6],
     quietRssBytes: [90e6, 90e6],
     daemonCountsTransactions: true,
@@ -247,6 +248,12 @@ describe('the report', () => {
       'change → row: MISS',
       'token requests: MISS',
     ]);
+  });
+
+  it('says MISS for 429s at the token endpoint even when the windows, stamped at issue, look full but not over', () => {
+    const tokens = (r: FleetRunResult) => verdicts(r).filter((v) => v.startsWith('token requests'));
+    expect(tokens(result({ token429: 3 }))).toEqual(['token requests: MISS']);
+    expect(tokens(result())).toEqual(['token requests: PASS']);
   });
 
   it('says how many egress addresses the fleet needs at the production token limits', () => {
