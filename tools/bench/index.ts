@@ -10,7 +10,10 @@
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
  *                            [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
  *                            [--erasure-bookings 1000000]
- *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure]
+ *                            [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 10] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
+ *                            [--fleet-backfill-minutes 10] [--fleet-changes-per-hour 1000] [--fleet-backfill-bookings 50000]
+ *                            [--fleet-replicas 2] [--fleet-daemon dist/cli/main.js]
+ *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,fleet]
  *                            [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
  *                            [--skip-reporting] [--skip-erasure]
  *
@@ -70,15 +73,28 @@
  * generated in SQL as H's; how long forget-guest holds the erasure lock alone (a dry run, by
  * e-mail, by booking) and how long a write of guest data waits meanwhile, beside the same for
  * the lock held through a whole erasure (as before). I runs after H, alone.
+ * Scenario "fleet" (fleet.ts) runs only when named (`--only fleet`, about 50 minutes at real
+ * time): --fleet-connections API connections of one property each (--fleet-bookings bookings),
+ * followed by --fleet-replicas replicas from a connections directory into a database of its own,
+ * at the production limits (the token endpoint's minute and hour windows raised 20 times, the
+ * same in the simulator and the daemons: one IP cannot carry 1,000 connections' tokens); after
+ * the catch-up and --fleet-settle-minutes (10: the catch-up counts as each property's change, so it
+ * is busy for sync.quietAfterMs after it), --fleet-quiet-minutes with no change, --fleet-busy-minutes of
+ * --fleet-changes-per-hour changes (10 % of the hotels making 80 %), then --fleet-backfill-minutes
+ * while a hotel of --fleet-backfill-bookings joins and the changes go on. Per phase: list
+ * requests per property per hour, provider requests, database transactions per second, WAL bytes
+ * per hour, CPU and RSS per replica, change → row (p50, p95, max) and token requests, against
+ * the goals of issue 26. --fleet-daemon drives another build of the daemon (e.g. an older one).
  * `--only` takes a comma list of parser (P), budget (A), memory (B), content (C), pms (D),
- * webhooks (E), freshness (F), scale (G), reporting (H) and erasure (I), e.g. `--only pms`; the
- * --skip-* flags leave one out.
+ * webhooks (E), freshness (F), scale (G), reporting (H), erasure (I) and fleet, e.g. `--only pms`;
+ * the --skip-* flags leave one out (fleet runs only with --only).
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
  * run failed, 2 on bad flags. DATABASE_URL defaults to postgres://postgres@127.0.0.1:5432/test;
  * each run uses a fresh schema `bench_<random>`, dropped afterwards.
  */
 import { cpus } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { rateLimitScopes } from '../../src/config/config.js';
 import { defaultRateLimits } from '../simulator/index.js';
@@ -102,6 +118,7 @@ import { runScaleBench, SCALE_DEFAULTS, scaleLines } from './scale.js';
 import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
 import { REPORTING_DEFAULTS, reportingLines, runReportingBench } from './reporting.js';
 import { ERASURE_DEFAULTS, erasureLines, runErasureBench } from './erasure.js';
+import { FLEET_DEFAULTS, fleetLines, runFleetBench } from './fleet.js';
 import { expectHistory, historyCostLines, keepHistory, leaveHistoryOut, type HistoryPair } from './history-cost.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -162,6 +179,20 @@ interface Options {
   skipReporting: boolean;
   erasureBookings: number;
   skipErasure: boolean;
+  fleetConnections: number;
+  fleetBookings: number;
+  /** Minutes between the catch-up and the quiet phase (the catch-up makes each property busy for sync.quietAfterMs). */
+  fleetSettleMinutes: number;
+  fleetQuietMinutes: number;
+  fleetBusyMinutes: number;
+  fleetBackfillMinutes: number;
+  fleetChangesPerHour: number;
+  fleetBackfillBookings: number;
+  fleetReplicas: number;
+  /** The daemon the fleet scenario runs (dist/cli/main.js of some build); default this checkout's. */
+  fleetDaemon: string | undefined;
+  /** Only with --only fleet: it takes the machine for about 40 minutes. */
+  skipFleet: boolean;
 }
 
 class UsageError extends Error {}
@@ -175,12 +206,15 @@ const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--sc
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
                                  [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
                                  [--erasure-bookings 1000000]
-                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure]
+                                 [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 10] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
+                                 [--fleet-backfill-minutes 10] [--fleet-changes-per-hour 1000] [--fleet-backfill-bookings 50000]
+                                 [--fleet-replicas 2] [--fleet-daemon dist/cli/main.js]
+                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,fleet]
                                  [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
                                  [--skip-reporting] [--skip-erasure]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting', 'erasure'] as const;
+const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting', 'erasure', 'fleet'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -224,6 +258,16 @@ function parseOptions(argv: string[]): Options {
       'skip-reporting': { type: 'boolean', default: false },
       'erasure-bookings': { type: 'string', default: String(ERASURE_DEFAULTS.bookings) },
       'skip-erasure': { type: 'boolean', default: false },
+      'fleet-connections': { type: 'string', default: String(FLEET_DEFAULTS.connections) },
+      'fleet-bookings': { type: 'string', default: String(FLEET_DEFAULTS.bookingsPerHotel) },
+      'fleet-settle-minutes': { type: 'string', default: String(FLEET_DEFAULTS.settleMinutes) },
+      'fleet-quiet-minutes': { type: 'string', default: String(FLEET_DEFAULTS.quietMinutes) },
+      'fleet-busy-minutes': { type: 'string', default: String(FLEET_DEFAULTS.busyMinutes) },
+      'fleet-backfill-minutes': { type: 'string', default: String(FLEET_DEFAULTS.backfillMinutes) },
+      'fleet-changes-per-hour': { type: 'string', default: String(FLEET_DEFAULTS.changesPerHour) },
+      'fleet-backfill-bookings': { type: 'string', default: String(FLEET_DEFAULTS.backfillBookings) },
+      'fleet-replicas': { type: 'string', default: String(FLEET_DEFAULTS.replicas) },
+      'fleet-daemon': { type: 'string' },
       concurrency: { type: 'string', default: '8' },
       'page-size': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -308,6 +352,18 @@ function parseOptions(argv: string[]): Options {
     skipReporting: skip('reporting', values['skip-reporting']),
     erasureBookings: int('erasure-bookings', values['erasure-bookings'], ERASURE_DEFAULTS.properties * 10),
     skipErasure: skip('erasure', values['skip-erasure']),
+    fleetConnections: int('fleet-connections', values['fleet-connections'], 1),
+    fleetBookings: int('fleet-bookings', values['fleet-bookings'], 1),
+    fleetSettleMinutes: int('fleet-settle-minutes', values['fleet-settle-minutes'], 0),
+    fleetQuietMinutes: int('fleet-quiet-minutes', values['fleet-quiet-minutes'], 1),
+    fleetBusyMinutes: int('fleet-busy-minutes', values['fleet-busy-minutes'], 1),
+    fleetBackfillMinutes: int('fleet-backfill-minutes', values['fleet-backfill-minutes'], 1),
+    fleetChangesPerHour: int('fleet-changes-per-hour', values['fleet-changes-per-hour'], 1),
+    fleetBackfillBookings: int('fleet-backfill-bookings', values['fleet-backfill-bookings'], 1),
+    fleetReplicas: int('fleet-replicas', values['fleet-replicas'], 1),
+    fleetDaemon: values['fleet-daemon'] === undefined ? undefined : resolve(values['fleet-daemon']),
+    // The fleet takes the machine for about 50 minutes: only when asked for by name.
+    skipFleet: only === undefined || !only.has('fleet'),
   };
 }
 
@@ -370,6 +426,7 @@ async function main(): Promise<number> {
     opts.skipScale,
     opts.skipReporting,
     opts.skipErasure,
+    opts.skipFleet,
   ].every(Boolean);
   const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
 
@@ -704,6 +761,46 @@ async function main(): Promise<number> {
       if (abort.signal.aborted) throw err;
       failed = true;
       out(`  RUN FAILED: ${(err as Error).message}`);
+    }
+  }
+
+  // ---- Scenario fleet: a thousand hotels at real time, alone ----
+  if (!opts.skipFleet && !abort.signal.aborted) {
+    out(
+      `scenario fleet: ${opts.fleetConnections} API connections of one property (${opts.fleetBookings} bookings each), ${opts.fleetReplicas} replicas \`run\` from a connections directory, ` +
+        `production limits at real time (token windows raised, see the notes); after the catch-up and ${opts.fleetSettleMinutes} min, ${opts.fleetQuietMinutes} min quiet, ${opts.fleetBusyMinutes} min busy ` +
+        `(${opts.fleetChangesPerHour} changes/h), ${opts.fleetBackfillMinutes} min with a hotel of ${opts.fleetBackfillBookings} bookings added; content, PMS and occupancy off`,
+    );
+    try {
+      const r = await runFleetBench({
+        connections: opts.fleetConnections,
+        bookingsPerHotel: opts.fleetBookings,
+        settleMinutes: opts.fleetSettleMinutes,
+        quietMinutes: opts.fleetQuietMinutes,
+        busyMinutes: opts.fleetBusyMinutes,
+        backfillMinutes: opts.fleetBackfillMinutes,
+        changesPerHour: opts.fleetChangesPerHour,
+        backfillBookings: opts.fleetBackfillBookings,
+        replicas: opts.fleetReplicas,
+        daemonPath: opts.fleetDaemon,
+        databaseUrl,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { sections, notes } = fleetLines(r);
+      for (const s of sections) {
+        out(`  ${s.title}:`);
+        for (const l of formatLines(s.lines)) out(l);
+      }
+      for (const n of notes) out(`  ${n}`);
+    } catch (err) {
+      if (!(err instanceof RunFailedError) && !abort.signal.aborted) {
+        failed = true;
+        out(`  RUN FAILED: ${(err as Error).message}`);
+      } else if (err instanceof RunFailedError) {
+        failed = true;
+        failureReport(err);
+      } else throw err;
     }
   }
 

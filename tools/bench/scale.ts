@@ -239,14 +239,7 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
 /** Stamps token issues and the first and last detail answer as the simulator counts them. */
 function watchCounters(sim: Awaited<ReturnType<typeof startSimulator>>, tokenTimes: number[], details: { first: number; last: number }): void {
   const stats = sim.stats;
-  let issued = stats.tokensIssued;
-  Object.defineProperty(stats, 'tokensIssued', {
-    get: () => issued,
-    set: (v: number) => {
-      for (let i = issued; i < v; i++) tokenTimes.push(Date.now());
-      issued = v;
-    },
-  });
+  stampTokenIssues(stats, tokenTimes);
   const accepted = { ...stats.accepted };
   stats.accepted = new Proxy(accepted, {
     set: (obj, key, value: number) => {
@@ -261,7 +254,20 @@ function watchCounters(sim: Awaited<ReturnType<typeof startSimulator>>, tokenTim
   });
 }
 
-function maxInWindow(times: readonly number[], windowMs: number): number {
+/** Pushes the time of each token the simulator issues onto `tokenTimes` (it only counts them). */
+export function stampTokenIssues(stats: { tokensIssued: number }, tokenTimes: number[]): void {
+  let issued = stats.tokensIssued;
+  Object.defineProperty(stats, 'tokensIssued', {
+    get: () => issued,
+    set: (v: number) => {
+      for (let i = issued; i < v; i++) tokenTimes.push(Date.now());
+      issued = v;
+    },
+  });
+}
+
+/** The most of `times` (ascending) inside any one window of `windowMs`. */
+export function maxInWindow(times: readonly number[], windowMs: number): number {
   let best = 0;
   let i = 0;
   for (let j = 0; j < times.length; j++) {
