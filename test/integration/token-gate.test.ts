@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/store/database.js';
-import { TokenGate } from '../../src/cluster/token-gate.js';
+import { TOKEN_GATE_GUARD_MS, TokenGate } from '../../src/cluster/token-gate.js';
 import { systemClock } from '../../src/util/clock.js';
 import { fastRateLimits, startHarness, type Harness } from '../helpers/harness.js';
 import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
@@ -52,8 +52,9 @@ describe('the shared token budget', () => {
     // can note one late and shorten a gap: 100 ms of slack, while a gate that let one through
     // without waiting would shorten it by a good part of the window.
     const SLACK_MS = 100;
-    for (let i = 3; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 3]!).toBeGreaterThanOrEqual(600 - SLACK_MS);
-    for (let i = 5; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 5]!).toBeGreaterThanOrEqual(2000 - SLACK_MS);
+    // Each window is counted TOKEN_GATE_GUARD_MS longer, for the time between admission and arrival.
+    for (let i = 3; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 3]!).toBeGreaterThanOrEqual(600 + TOKEN_GATE_GUARD_MS - SLACK_MS);
+    for (let i = 5; i < admittedAt.length; i++) expect(admittedAt[i]! - admittedAt[i - 5]!).toBeGreaterThanOrEqual(2000 + TOKEN_GATE_GUARD_MS - SLACK_MS);
     expect(a.stats.admitted + b.stats.admitted).toBe(8);
     expect(a.stats.waits + b.stats.waits).toBeGreaterThan(0);
 

@@ -11,15 +11,17 @@ import type { Db } from '../types.js';
  * says how long until the oldest request of a full window leaves it. One transaction,
  * serialised per egress by an advisory lock.
  */
-export async function admitTokenRequest(db: Db, egress: string, windows: readonly RateWindow[]): Promise<number> {
-  const longestMs = Math.max(...windows.map((w) => w.windowMs));
+export async function admitTokenRequest(db: Db, egress: string, windows: readonly RateWindow[], guardMs = 0): Promise<number> {
+  // Each window counted guardMs longer: see TOKEN_GATE_GUARD_MS (cluster/token-gate.ts).
+  const guarded = windows.map((w) => ({ limit: w.limit, windowMs: w.windowMs + guardMs }));
+  const longestMs = Math.max(...guarded.map((w) => w.windowMs));
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext(${`staysync-token:${egress}`}))`.execute(trx);
     // The windows that are full, and when the oldest of their last `limit` requests leaves
     // them. clock_timestamp(), not now(): the lock may have been waited for.
     const r = await sql<{ frees_in_ms: number | null }>`
       SELECT extract(epoch FROM (min(t.sent_at) + make_interval(secs => w.window_ms / 1000.0) - clock_timestamp())) * 1000 AS frees_in_ms
-      FROM unnest(${windows.map((w) => w.windowMs)}::int[], ${windows.map((w) => w.limit)}::int[]) AS w(window_ms, lim)
+      FROM unnest(${guarded.map((w) => w.windowMs)}::int[], ${guarded.map((w) => w.limit)}::int[]) AS w(window_ms, lim)
       LEFT JOIN LATERAL (
         SELECT sent_at FROM token_requests
         WHERE egress = ${egress} AND sent_at > clock_timestamp() - make_interval(secs => w.window_ms / 1000.0)
