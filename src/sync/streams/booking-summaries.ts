@@ -28,6 +28,8 @@ export const EARLIEST_MODIFICATION = new Date('2009-01-01T00:00:00Z');
 export interface PollResult {
   pages: number;
   summaries: number;
+  /** Summaries of pages read while the property was caught up: changes, not a backfill's history. */
+  changes: number;
   enqueued: number;
 }
 
@@ -64,7 +66,7 @@ export async function pollSummariesUntilCaughtUp(ctx: SyncContext, propertyId: s
 }
 
 async function readPages(ctx: SyncContext, propertyId: string, start: SummariesStart, signal: AbortSignal, log: SyncContext['logger']): Promise<PollResult> {
-  const result: PollResult = { pages: 0, summaries: 0, enqueued: 0 };
+  const result: PollResult = { pages: 0, summaries: 0, changes: 0, enqueued: 0 };
   let recoverFrom = start.recoverFrom;
 
   while (!signal.aborted) {
@@ -99,7 +101,7 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
     // summaries, a few MB once parsed and serialized) is the largest object the daemon holds,
     // and V8 keeps the heap it once needed, so only one is in memory at a time. The properties
     // lose nothing by it: they share one booking list budget, and details are the bottleneck.
-    const { page, summaries, badReasons, enqueued } = await ctx.pageSlots.use(async () => {
+    const { page, summaries, badReasons, enqueued, fresh } = await ctx.pageSlots.use(async () => {
       let page, readBy;
       try {
         ({ page, readBy } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
@@ -126,17 +128,18 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
         const polledAt = new Date(ctx.clock.now());
         ctx.cursors.update(propertyId, streamNames.bookingSummaries, { lastPollAt: polledAt });
         await ctx.polls.record({ connection: ctx.connection, epoch: ctx.fence.epoch }, propertyId, streamNames.bookingSummaries, polledAt);
-        return { page: pageShape, summaries: 0, badReasons: [], enqueued: 0 };
+        return { page: pageShape, summaries: 0, badReasons: [], enqueued: 0, fresh };
       }
       const written = await writePage(ctx, propertyId, page, nextToken, fresh ? readBy : null);
       ctx.cursors.forget(propertyId, streamNames.bookingSummaries);
-      return { page: pageShape, ...written };
+      return { page: pageShape, ...written, fresh };
     });
     recoverFrom = undefined;
 
     for (const reason of badReasons) log.warn({ reason }, 'booking summary failed validation: quarantined');
     result.pages += 1;
     result.summaries += summaries;
+    if (fresh) result.changes += summaries;
     result.enqueued += enqueued;
     ctx.counters.summaryPages += 1;
     ctx.counters.summaries += summaries;
@@ -241,8 +244,11 @@ export const bookingSummariesStream: PropertyStream = {
   title: 'booking list',
   enabled: () => true,
   catchUp: async (ctx, propertyId, signal, start) => {
-    const { summaries } = await pollSummariesUntilCaughtUp(ctx, propertyId, start, signal);
-    ctx.listScheduler.polled(propertyId, summaries);
+    // Only what a caught-up list shows is a change: a backfill (a start, a new hotel, a
+    // recovery) lists history, and a fleet that counted it would poll every hotel at the
+    // budget's floor for sync.quietAfterMs after each start.
+    const { changes } = await pollSummariesUntilCaughtUp(ctx, propertyId, start, signal);
+    ctx.listScheduler.polled(propertyId, changes);
   },
   // A cron when one is configured; else as often as the list budget allows (list-scheduler.ts).
   waitForNextRun: (ctx, propertyId, signal, tickers) => {
