@@ -82,6 +82,9 @@ export interface FleetResult {
   fatal: Error | undefined;
 }
 
+/** At most this many connections handed over to other replicas in one heartbeat. */
+const HANDOVER_BATCH = 50;
+
 /** A connection's fingerprint: a reload restarts it when this changes. */
 function settingsOf(c: Connection): string {
   return JSON.stringify([c.clientId, c.clientSecret, [...c.propertyIds].sort(), c.rateLimits]);
@@ -332,13 +335,15 @@ export class Fleet {
     const share = Math.ceil(wanted.length / Math.max(1, live));
     const mine = [...this.runtimes.keys()];
     if (mine.length > share) {
-      // One at a time: the others take it at their next heartbeat, then the count is looked at again.
-      const name = mine.sort().at(-1)!;
+      // The excess at once, up to HANDOVER_BATCH a heartbeat: the others take them at their next
+      // heartbeat, then the count is looked at again. One a heartbeat took a replica of 500
+      // connections an hour to hand 250 over, each a restart with a new token, all that hour.
+      const names = mine.sort().slice(share).slice(0, HANDOVER_BATCH);
       this.log.info(
-        { connection: name, share, replicas: live },
-        `handing connection ${name} over to another replica (${live} replicas share ${wanted.length} connections)`,
+        { connections: names, share, replicas: live },
+        `handing ${names.length === 1 ? `connection ${names[0]}` : `${names.length} connections`} over to another replica (${live} replicas share ${wanted.length} connections)`,
       );
-      await this.stopConnection(name, 'handed over to another replica');
+      await Promise.all(names.map((name) => this.stopConnection(name, 'handed over to another replica')));
       return;
     }
     // Each replica tries the connections in an order of its own, so that they do not all contend for the same ones.
