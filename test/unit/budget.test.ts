@@ -212,6 +212,29 @@ describe('RateBudget', () => {
     expect(budget.snapshot()).toMatchObject({ inFlight: 1, waiting: 0, windows: [{ used: 1 }, { used: 3 }] });
   });
 
+  it('keeps about what its windows hold in memory, not the requests that left them', async () => {
+    // A busy property of one connection: a list request every 1.2 s, the production windows,
+    // for an hour and a half. The windows hold 3,000 + 50 + 1 requests and the entries kept past
+    // them (expired retention, 35 s) about 30 each; the dead entries before them must not pile up.
+    const clock = new FakeClock();
+    const windows = [
+      { limit: 3, windowMs: 1_000 },
+      { limit: 100, windowMs: 60_000 },
+      { limit: 3_000, windowMs: 3_600_000 },
+    ];
+    const budget = new RateBudget('bookingList', windows, clock, 35_000);
+    const signal = new AbortController().signal;
+    let most = 0;
+    for (let i = 0; i < 4_500; i++) {
+      (await budget.acquire(signal)).release();
+      await clock.advance(1_200);
+      most = Math.max(most, budget.storedTimestamps() - budget.snapshot().windows.reduce((n, w) => n + w.used, 0));
+    }
+    // Beyond the entries inside the windows: at most about as many again (the dead prefix is
+    // dropped once it is half of a queue), never thousands per short window.
+    expect(most).toBeLessThan(3_300);
+  });
+
   it('Budgets builds one budget per configured scope', () => {
     const clock = new FakeClock();
     const w = [{ limit: 1, windowMs: 1000 }];
