@@ -6,8 +6,9 @@
  * one PostgreSQL database of the bench's own (so that pg_stat_database counts only them).
  *
  * Phases, after the catch-up (every booking mirrored, every list caught up):
- * - after the catch-up: nothing changes for --fleet-settle-minutes (10); the catch-up counts as
- *   each property's change (list-scheduler.ts), so each is busy for sync.quietAfterMs after it;
+ * - after the catch-up: nothing changes for --fleet-settle-minutes (1), while the replicas
+ *   share the connections out and the start-up settles (a backfill is no change: every
+ *   property is quiet from its catch-up on);
  * - quiet: nothing changes for --fleet-quiet-minutes;
  * - busy: a change process of --fleet-changes-per-hour changes an hour (Poisson), 10 % of the
  *   hotels making 80 % of them, each change timed from the moment it is made to its row in
@@ -34,7 +35,7 @@
  * issue 26, against the same scenario; one without staysync_database_transactions_total is
  * measured by pg_stat_database alone.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -47,20 +48,17 @@ import { abortableSleep as sleep } from '../../src/util/clock.js';
 import { freePort } from '../../src/util/free-port.js';
 import { tokenCapacity } from '../../src/provider/token-capacity.js';
 import { mb, secs, type Line } from './report.js';
-import { PeakMemorySampler, readMemory } from './rss.js';
+import { readMemory } from './rss.js';
 import { maxInWindow, stampTokenIssues } from './scale.js';
 import { quantile } from './stats.js';
-import { childEnv, CLI_PATH, dropBenchSchemas, LogCollector, RunFailedError, type Limits } from './run.js';
+import { childEnv, CLI_PATH, dropBenchSchemas, RunFailedError, spawnDaemon, type Limits, type SpawnedDaemon } from './run.js';
 
 export const FLEET_DEFAULTS = {
   connections: 1000,
   /** Bookings of each hotel of the fleet: few, so that the catch-up is quick. */
   bookingsPerHotel: 5,
-  /**
-   * After the catch-up, before the quiet phase: the catch-up counts as each property's change,
-   * so every property is busy for sync.quietAfterMs (10 min by default) after it.
-   */
-  settleMinutes: 10,
+  /** After the catch-up, before the quiet phase: the replicas share the connections out, the start-up settles. */
+  settleMinutes: 1,
   quietMinutes: 10,
   busyMinutes: 10,
   backfillMinutes: 10,
@@ -314,12 +312,8 @@ export interface FleetRunResult {
   loadAverages: { phase: string; load: string }[];
 }
 
-interface Replica {
-  child: ChildProcess;
+interface Replica extends SpawnedDaemon {
   port: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  memory: PeakMemorySampler;
-  logs: LogCollector;
 }
 
 function clockTicksPerSecond(): number {
@@ -418,17 +412,7 @@ export async function runFleetBench(opts: FleetBenchOptions): Promise<FleetRunRe
         STAYSYNC_CONNECTIONS_DIR: connectionsDir,
         STAYSYNC_OPS_PORT: String(port),
       };
-      const child = spawn(process.execPath, [daemonPath, 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      const logs = new LogCollector();
-      child.stdout.on('data', (d: Buffer) => logs.push(d));
-      child.stderr.on('data', (d: Buffer) => logs.push(d));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-        child.once('error', reject);
-        child.once('exit', (code, sig) => resolve({ code, signal: sig }));
-      });
-      const memory = new PeakMemorySampler(child.pid!, 1_000);
-      memory.start();
-      replicas.push({ child, port, exited, memory, logs });
+      replicas.push({ ...spawnDaemon(daemonPath, env, 1_000), port });
     }
     const running = (r: Replica) => r.child.exitCode === null && r.child.signalCode === null;
     const checkAlive = (when: string) => {
@@ -762,7 +746,7 @@ export function fleetLines(r: FleetRunResult): { sections: { title: string; line
   const needed = (o.connections * 3_600_000) / ((FLEET_DEFAULTS.tokenTtlSeconds - 60) * 1000);
   const sections = [
     {
-      title: `after the catch-up (${o.settleMinutes} min, nothing changes; the catch-up counts as each property's change)`,
+      title: `after the catch-up (${o.settleMinutes} min, nothing changes; the replicas share the connections out)`,
       lines: [
         { label: 'list requests/h per property', value: num(mean(r.settle.listPerHour)), detail: listText(r.settle.listPerHour), goal: '', verdict: '' },
         ...costLines(r.settle, false, r.daemonCountsTransactions, o.connections).filter((l) => l.label !== 'token requests/h'),

@@ -3,7 +3,7 @@
  * --once` as a child process (so its peak RSS is its own), a fresh database schema and a
  * temporary config file, both removed afterwards.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
@@ -187,6 +187,29 @@ class TimeSeries {
     }
     return best;
   }
+}
+
+/** A daemon child of a bench run: its process, its exit, its peak memory and its log. */
+export interface SpawnedDaemon {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  memory: PeakMemorySampler;
+  logs: LogCollector;
+}
+
+/** Starts `node <cliPath> run` with `env`, its log collected and its memory sampled every `sampleEveryMs`. */
+export function spawnDaemon(cliPath: string, env: NodeJS.ProcessEnv, sampleEveryMs: number): SpawnedDaemon {
+  const child = spawn(process.execPath, [cliPath, 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs = new LogCollector();
+  child.stdout.on('data', (d: Buffer) => logs.push(d));
+  child.stderr.on('data', (d: Buffer) => logs.push(d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, sig) => resolve({ code, signal: sig }));
+  });
+  const memory = new PeakMemorySampler(child.pid!, sampleEveryMs);
+  memory.start();
+  return { child, exited, memory, logs };
 }
 
 /** Folds the daemon's pino lines (JSON, one per line) into counts; keeps a bounded tail. */

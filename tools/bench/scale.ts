@@ -10,7 +10,6 @@
  * client; peak RSS of each replica. With several replicas, one is then killed (SIGKILL) and the
  * time until the others hold all its connections' leases is the takeover time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,8 +20,7 @@ import { startSimulator } from '../simulator/index.js';
 import { abortableSleep as sleep } from '../../src/util/clock.js';
 import { freePort } from '../../src/util/free-port.js';
 import { mb, secs, type Line } from './report.js';
-import { PeakMemorySampler } from './rss.js';
-import { childEnv, CLI_PATH, dropBenchSchemas, LogCollector, RunFailedError, type Limits } from './run.js';
+import { childEnv, CLI_PATH, dropBenchSchemas, RunFailedError, spawnDaemon, type Limits, type SpawnedDaemon } from './run.js';
 
 export const SCALE_DEFAULTS = {
   connections: 200,
@@ -78,12 +76,7 @@ export interface ScaleRunResult {
   exits: { code: number | null; signal: NodeJS.Signals | null }[];
 }
 
-interface Replica {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  memory: PeakMemorySampler;
-  logs: LogCollector;
-}
+type Replica = SpawnedDaemon;
 
 export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunResult> {
   const suffix = randomBytes(4).toString('hex');
@@ -138,17 +131,7 @@ export async function runScaleBench(opts: ScaleBenchOptions): Promise<ScaleRunRe
         STAYSYNC_OPS_PORT: String(port),
         STAYSYNC_TAKEOVER_MS: String(opts.takeoverMs),
       };
-      const child = spawn(process.execPath, [CLI_PATH, 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      const logs = new LogCollector();
-      child.stdout.on('data', (d: Buffer) => logs.push(d));
-      child.stderr.on('data', (d: Buffer) => logs.push(d));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-        child.once('error', reject);
-        child.once('exit', (code, sig) => resolve({ code, signal: sig }));
-      });
-      const memory = new PeakMemorySampler(child.pid!, 200);
-      memory.start();
-      replicas.push({ child, exited, memory, logs });
+      replicas.push(spawnDaemon(CLI_PATH, env, 200));
     }
     const running = (r: Replica) => r.child.exitCode === null && r.child.signalCode === null;
 
