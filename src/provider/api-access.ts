@@ -3,8 +3,9 @@
  *
  * A hotel ticks the APIs of an API connection in its extranet (Property settings > API
  * connections > Public APIs tab); the token endpoint then issues JWTs whose `api_accesses`
- * claim names the areas the connection may use (partner-api-spec.txt §5, "Token claims"), and
- * a request to an area the token lacks answers 403. Only two claim values are documented,
+ * claim names the areas the connection may use (the provider's specification, "Token claims";
+ * docs/operations.md, "APIs the connection may not use"), and a request to an area the token
+ * lacks answers 403. Only two claim values are documented,
  * `reservation_api` and `content` (the samples); the others below are assumed, in the same
  * style, and marked so.
  *

@@ -13,7 +13,7 @@ const grantedBy = (token: string) => apiAreaNames.filter((a) => ApiAccess.ofToke
 
 describe('API areas of an access token', () => {
   it("grants what the provider's sample claim names, and nothing else", () => {
-    // The documented sample: api_accesses ["reservation_api","content"] (provider-api-facts.md §17.2).
+    // The provider's documented sample token: api_accesses ["reservation_api","content"] (docs/operations.md, APIs the connection may not use).
     expect(grantedBy(jwt({ exp: 1, api_accesses: ['reservation_api', 'content'], roles: ['content:full_info_reader'] }))).toEqual([
       'readReservation',
       'content',

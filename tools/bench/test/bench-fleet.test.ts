@@ -4,6 +4,7 @@ import {
   counterTotal,
   cpuTicksOf,
   exponentialGapMs,
+  FLEET_DEFAULTS,
   FLEET_GOALS,
   fleetLines,
   freshnessOf,
@@ -182,18 +183,7 @@ describe('the report', () => {
   });
   const fresh = { made: 10, measured: 10, p50Ms: 5_000, p95Ms: 10_000, maxMs: 20_000 };
   const result = (over: Partial<FleetRunResult> = {}): FleetRunResult => ({
-    opts: {
-      connections: 2,
-      bookingsPerHotel: 5,
-      settleMinutes: 10,
-      quietMinutes: 10,
-      busyMinutes: 10,
-      backfillMinutes: 10,
-      changesPerHour: 1000,
-      backfillBookings: 50_000,
-      replicas: 2,
-      databaseUrl: 'postgres://x',
-    },
+    opts: { ...FLEET_DEFAULTS, connections: 2, settleMinutes: 10, databaseUrl: 'postgres://x' },
     daemonPath: 'dist/cli/main.js',
     limits: { ...defaultRateLimits },
     catchUpMs: 1_000,
