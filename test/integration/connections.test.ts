@@ -159,6 +159,43 @@ describe('several API connections in one daemon', () => {
     expect(r.code).toBe(0);
   });
 
+  it('a replica of many connections stops on SIGTERM with exit 0 in a small heap, whatever the size of the fleet around it', async () => {
+    // Each engine's last progress line read every property's cursor, 500 engines at once: a
+    // replica of the fleet bench ran out of its 128 MB heap within a second of SIGTERM. Here:
+    // 30 connections in a 64 MB heap, beside the cursors of 30,000 properties other replicas follow.
+    const n = 30;
+    const clients = Array.from({ length: n }, (_, i) => ({ clientId: `fleet-${i}`, clientSecret: `secret-${i}`, propertyIds: [String(600_000 + i)] }));
+    h = await startHarness({ sim: { clients, properties: clients.map((c) => ({ id: c.propertyIds[0]!, bookingCount: 2 })) } });
+    await h.migrate();
+    await h.sql(
+      `INSERT INTO sync_cursors (property_id, stream, cursor, position, caught_up, last_poll_at)
+       SELECT 'other-' || i, 'booking_summaries', 'token-' || i, now(), true, now() FROM generate_series(1, 30000) i`,
+    );
+    dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
+    clients.forEach((c, i) => writeConnection(`hotel-${i}`, c));
+    const env = daemonEnv(h, { env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info', NODE_OPTIONS: '--max-old-space-size=64' } });
+    const { child, done, output } = startCli(['run'], env);
+    try {
+      await waitFor(
+        'every connection caught up',
+        async () => {
+          const rows = await h!.sql<{ n: string }>(`SELECT count(*) AS n FROM bookings WHERE property_id LIKE '6000%'`);
+          return Number(rows[0]!.n) === 2 * n;
+        },
+        60_000,
+      );
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const r = await done;
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(0);
+    expect(logRecords(output()).filter((x) => x.msg === 'stopped: in-flight work finished, nothing committed is lost')).toHaveLength(n);
+    // Every run row of the connections closed as stopped, none left open.
+    const runs = await h.sql<{ outcome: string | null; n: string }>(`SELECT outcome, count(*) AS n FROM sync_runs GROUP BY outcome`);
+    expect(runs).toEqual([{ outcome: 'stopped', n: String(n) }]);
+  });
+
   it('a connections file that does not parse is reported with its path; the running connections go on', async () => {
     h = await startHarness({ sim: { clients: [A], properties: [{ id: '500100', bookingCount: 10 }] } });
     dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));

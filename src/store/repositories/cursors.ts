@@ -27,8 +27,18 @@ export async function findCursor(db: Executor, propertyId: string, stream: Curso
   return r && toCursor(r);
 }
 
-export async function listCursors(db: Executor, stream: CursorStream): Promise<CursorRow[]> {
-  const rows = await db.selectFrom('sync_cursors').selectAll().where('stream', '=', stream).orderBy('property_id').execute();
+/**
+ * The cursors of `stream`: every property's, or those of `propertyIds` (a connection's own:
+ * its engines must not each read the whole fleet's; 500 of them stopping at once did that, and
+ * ran a replica out of heap).
+ */
+export async function listCursors(db: Executor, stream: CursorStream, propertyIds?: readonly string[]): Promise<CursorRow[]> {
+  let q = db.selectFrom('sync_cursors').selectAll().where('stream', '=', stream);
+  if (propertyIds !== undefined) {
+    if (propertyIds.length === 0) return [];
+    q = q.where('property_id', 'in', [...propertyIds]);
+  }
+  const rows = await q.orderBy('property_id').execute();
   return rows.map(toCursor);
 }
 

@@ -80,24 +80,22 @@ export class ProgressReporter {
   private async collect(): Promise<{ properties: { caughtUp: boolean }[]; queue: number } & Record<string, unknown>> {
     const { ctx } = this;
     const now = ctx.clock.now();
-    const cursors = await listCursors(ctx.db, streamNames.bookingSummaries);
+    const wanted = [...this.propertyIds];
+    const cursors = await listCursors(ctx.db, streamNames.bookingSummaries, wanted);
     const pending = await pendingCount(ctx.db, 'booking_detail_queue', { connection: ctx.connection });
     const fetched = ctx.counters.detailsFetched;
     const elapsed = Math.max(1, now - this.lastAt) / 1000;
     const rate = (fetched - this.lastFetched) / elapsed;
     this.lastFetched = fetched;
     this.lastAt = now;
-    const wanted = new Set(this.propertyIds);
     return {
-      properties: cursors
-        .filter((c) => wanted.has(c.propertyId))
-        .map((c) => ({
-          propertyId: c.propertyId,
-          position: c.position?.toISOString() ?? null,
-          caughtUp: c.caughtUp,
-          rows: c.rowsSeen,
-          state: c.state,
-        })),
+      properties: cursors.map((c) => ({
+        propertyId: c.propertyId,
+        position: c.position?.toISOString() ?? null,
+        caughtUp: c.caughtUp,
+        rows: c.rowsSeen,
+        state: c.state,
+      })),
       summaries: ctx.counters.summaries,
       detailsFetched: fetched,
       detailsPerSecond: Math.round(rate * 100) / 100,
