@@ -32,7 +32,8 @@ describe('the shared token budget', () => {
     h = await startHarness();
     await h.migrate();
     db = await openDatabase(h.config, h.logger);
-    const gate = (egress: string) => new TokenGate({ db: db!.control, egress, windows: WINDOWS, clock: systemClock, logger: h!.logger });
+    // Spacing of 50 ms: each admission its own transaction, as in a fleet's replica that waits for another's.
+    const gate = (egress: string) => new TokenGate({ db: db!.control, egress, windows: WINDOWS, clock: systemClock, logger: h!.logger, spacingMs: 50 });
     const [a, b, other] = [gate('10.0.0.1'), gate('10.0.0.1'), gate('10.0.0.2')];
     const signal = new AbortController().signal;
     const started = Date.now();
@@ -70,12 +71,59 @@ describe('the shared token budget', () => {
     expect(Number(rows[0]!.oldest_ms)).toBeLessThan(2000 + 1000);
   });
 
+  it('admits the requests waiting in a process together: at most one transaction per spacing, except while a full window is waited for', async () => {
+    h = await startHarness();
+    await h.migrate();
+    db = await openDatabase(h.config, h.logger);
+    const signal = new AbortController().signal;
+    const roomy = new TokenGate({
+      db: db.control,
+      egress: 'roomy',
+      windows: [{ limit: 100, windowMs: 60_000 }],
+      clock: systemClock,
+      logger: h.logger,
+      spacingMs: 1_000,
+    });
+    // A renewal wave: 20 requests at once go in one transaction.
+    await Promise.all(Array.from({ length: 20 }, () => roomy.admit(signal)));
+    expect(roomy.stats).toMatchObject({ admitted: 20, transactions: 1 });
+    // Then one request every 100 ms for 3 s: about one transaction a second, not one each.
+    const trickle: Promise<void>[] = [];
+    for (let i = 0; i < 30; i++) {
+      trickle.push(roomy.admit(signal));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await Promise.all(trickle);
+    expect(roomy.stats.admitted).toBe(50);
+    expect(roomy.stats.transactions).toBeGreaterThanOrEqual(1 + 3);
+    expect(roomy.stats.transactions).toBeLessThanOrEqual(1 + 5);
+    const rows = await h.sql<{ n: string }>(`SELECT count(*) AS n FROM token_requests WHERE egress = 'roomy'`);
+    expect(rows[0]!.n).toBe('50');
+
+    // A full window is waited for as long as it takes, not for the spacing (5 s here): 10
+    // requests at 3 per 600 ms go in four admissions about 850 ms apart.
+    const tight = new TokenGate({ db: db.control, egress: 'tight', windows: WINDOWS, clock: systemClock, logger: h.logger, spacingMs: 5_000 });
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: 10 }, () => tight.admit(signal)));
+    expect(Date.now() - t0).toBeLessThan(4_500);
+    expect(tight.stats).toMatchObject({ admitted: 10, transactions: 4 });
+
+    // A request that gives up while it waits leaves the gate; the others are admitted.
+    const stop = new AbortController();
+    const given = tight.admit(stop.signal);
+    const kept = tight.admit(signal);
+    stop.abort(new Error('stopped'));
+    await expect(given).rejects.toThrow('stopped');
+    await kept;
+    expect(tight.stats.admitted).toBe(11);
+  });
+
   it("lets token requests go on the process's own budget while the database is down, says so once, and counts again when it is back", async () => {
     server = await startPostgresServer();
     h = await startHarness({ databaseUrl: server.url });
     await h.migrate();
     db = await openDatabase(h.config, h.logger);
-    const gate = new TokenGate({ db: db.control, egress: 'e', windows: WINDOWS, clock: systemClock, logger: h.logger });
+    const gate = new TokenGate({ db: db.control, egress: 'e', windows: WINDOWS, clock: systemClock, logger: h.logger, spacingMs: 50 });
     const signal = new AbortController().signal;
     await gate.admit(signal);
     expect(gate.stats.admitted).toBe(1);
