@@ -6,7 +6,7 @@
  * one PostgreSQL database of the bench's own (so that pg_stat_database counts only them).
  *
  * Phases, after the catch-up (every booking mirrored, every list caught up):
- * - after the catch-up: nothing changes for --fleet-settle-minutes (1), while the replicas
+ * - after the catch-up: nothing changes for --fleet-settle-minutes (3), while the replicas
  *   share the connections out and the start-up settles (a backfill is no change: every
  *   property is quiet from its catch-up on);
  * - quiet: nothing changes for --fleet-quiet-minutes;
@@ -57,8 +57,12 @@ export const FLEET_DEFAULTS = {
   connections: 1000,
   /** Bookings of each hotel of the fleet: few, so that the catch-up is quick. */
   bookingsPerHotel: 5,
-  /** After the catch-up, before the quiet phase: the replicas share the connections out, the start-up settles. */
-  settleMinutes: 1,
+  /**
+   * After the catch-up, before the quiet phase: the replicas share the connections out (500
+   * handovers of 1,000 take ten heartbeats, 75 s, and each a new token and engine start on
+   * the replica that takes it), the start-up settles.
+   */
+  settleMinutes: 3,
   quietMinutes: 10,
   busyMinutes: 10,
   backfillMinutes: 10,
@@ -484,7 +488,7 @@ export async function runFleetBench(opts: FleetBenchOptions): Promise<FleetRunRe
     }
     const catchUpMs = Date.now() - spawnedAt;
     progress(
-      `fleet: caught up in ${secs(catchUpMs)}; ${opts.settleMinutes} minutes after it (each property busy from its catch-up), then ${opts.quietMinutes} quiet minutes`,
+      `fleet: caught up in ${secs(catchUpMs)}; ${opts.settleMinutes} minutes after it (the replicas share the connections out), then ${opts.quietMinutes} quiet minutes`,
     );
     const fleetClients = clients.slice(0, n).map((c) => c.clientId);
     const s0 = await snapshot();

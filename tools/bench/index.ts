@@ -10,7 +10,7 @@
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
  *                            [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
  *                            [--erasure-bookings 1000000]
- *                            [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 1] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
+ *                            [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 3] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
  *                            [--fleet-backfill-minutes 10] [--fleet-changes-per-hour 1000] [--fleet-backfill-bookings 50000]
  *                            [--fleet-replicas 2] [--fleet-daemon dist/cli/main.js]
  *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,fleet]
@@ -78,7 +78,7 @@
  * followed by --fleet-replicas replicas from a connections directory into a database of its own,
  * at the production limits (the token endpoint's minute and hour windows raised 20 times, the
  * same in the simulator and the daemons: one IP cannot carry 1,000 connections' tokens); after
- * the catch-up and --fleet-settle-minutes (1: the replicas share the connections out),
+ * the catch-up and --fleet-settle-minutes (3: the replicas share the connections out),
  * --fleet-quiet-minutes with no change, --fleet-busy-minutes of
  * --fleet-changes-per-hour changes (10 % of the hotels making 80 %), then --fleet-backfill-minutes
  * while a hotel of --fleet-backfill-bookings joins and the changes go on. Per phase: list
@@ -206,7 +206,7 @@ const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--sc
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
                                  [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
                                  [--erasure-bookings 1000000]
-                                 [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 1] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
+                                 [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 3] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
                                  [--fleet-backfill-minutes 10] [--fleet-changes-per-hour 1000] [--fleet-backfill-bookings 50000]
                                  [--fleet-replicas 2] [--fleet-daemon dist/cli/main.js]
                                  [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,fleet]
