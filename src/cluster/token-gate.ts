@@ -32,11 +32,11 @@ export const TOKEN_GATE_GUARD_MS = 250;
 
 /**
  * At most one admission transaction per process in this time, unless a full window is what
- * the requests wait for. A request that finds the gate idle goes at once (with the others of
- * the same turn of the event loop); one that comes
- * within 5 s of the last admission waits for the next, with the others of those 5 s. Tokens
- * are renewed a minute before they expire (provider.tokenRenewBeforeExpiryMs), so the wait
- * costs nothing.
+ * the requests wait for or a batch is full (as many requests as the smallest window allows:
+ * a catch-up's go as fast as the windows let them). A request that finds the gate idle goes
+ * at once (with the others of the same turn of the event loop); one that comes within 5 s of
+ * the last admission waits for the next, with the others of those 5 s. Tokens are renewed a
+ * minute before they expire (provider.tokenRenewBeforeExpiryMs), so the wait costs nothing.
  */
 export const TOKEN_GATE_SPACING_MS = 5_000;
 
@@ -66,8 +66,14 @@ export class TokenGate {
   private lastTryAt = Number.NEGATIVE_INFINITY;
   /** Ends the pump's sleep once no request is left waiting. */
   private wake: AbortController | undefined;
+  /** Ends the pump's wait for the spacing once a batch is full. */
+  private spaced: AbortController | undefined;
+  /** A full batch: the smallest window's limit (the 3 a second of the token endpoint). */
+  private readonly batchSize: number;
 
-  constructor(private readonly opts: TokenGateOptions) {}
+  constructor(private readonly opts: TokenGateOptions) {
+    this.batchSize = Math.max(1, Math.min(...opts.windows.map((w) => w.limit)));
+  }
 
   /**
    * Admitted requests, the times some had to wait for a full window (another replica's
@@ -91,6 +97,8 @@ export class TokenGate {
       };
       signal.addEventListener('abort', waiter.onAbort, { once: true });
       this.waiting.push(waiter);
+      // A full batch does not wait for the spacing: a catch-up's requests go as fast as the windows let them.
+      if (this.waiting.length >= this.batchSize) this.spaced?.abort();
       if (this.pumping) return;
       // At the next turn of the event loop: the requests of this one go together.
       this.pumping = true;
@@ -110,11 +118,14 @@ export class TokenGate {
     const spacingMs = this.opts.spacingMs ?? TOKEN_GATE_SPACING_MS;
     try {
       let waitMs = this.lastTryAt + spacingMs - clock.now();
+      let forSpacing = true;
       while (this.waiting.length > 0) {
-        if (waitMs > 0) {
+        if (waitMs > 0 && !(forSpacing && this.waiting.length >= this.batchSize)) {
           this.wake = new AbortController();
+          if (forSpacing) this.spaced = this.wake;
           await clock.sleep(waitMs, this.wake.signal).catch(() => undefined);
           this.wake = undefined;
+          this.spaced = undefined;
           if (this.waiting.length === 0) return;
         }
         this.lastTryAt = clock.now();
@@ -132,11 +143,13 @@ export class TokenGate {
           // Let through the ones that asked; those that come meanwhile try the database again.
           this.release(this.waiting.length);
           waitMs = spacingMs;
+          forSpacing = true;
           continue;
         }
         this.saidUnavailable = false;
         this.admitted += Math.min(result.admitted, this.waiting.length);
         this.release(result.admitted);
+        forSpacing = result.waitMs <= 0;
         if (result.waitMs > 0) {
           this.waits += 1;
           waitMs = result.waitMs;

@@ -108,6 +108,24 @@ describe('the shared token budget', () => {
     expect(Date.now() - t0).toBeLessThan(4_500);
     expect(tight.stats).toMatchObject({ admitted: 10, transactions: 4 });
 
+    // A catch-up's requests, a full batch (3, the smallest window) at a time, do not wait for
+    // the spacing: three batches of 3 go within the windows' pace, not 5 s apart.
+    const catchUp = new TokenGate({
+      db: db.control,
+      egress: 'catch-up',
+      windows: [
+        { limit: 3, windowMs: 500 },
+        { limit: 100, windowMs: 60_000 },
+      ],
+      clock: systemClock,
+      logger: h.logger,
+      spacingMs: 5_000,
+    });
+    const t1 = Date.now();
+    for (let round = 0; round < 3; round++) await Promise.all(Array.from({ length: 3 }, () => catchUp.admit(signal)));
+    expect(Date.now() - t1).toBeLessThan(4_000);
+    expect(catchUp.stats.admitted).toBe(9);
+
     // A request that gives up while it waits leaves the gate; the others are admitted.
     const stop = new AbortController();
     const given = tight.admit(stop.signal);

@@ -246,6 +246,24 @@ describe('the report', () => {
     expect(tokens(result())).toEqual(['token requests: PASS']);
   });
 
+  it('says how each replica ended: PASS for 0, MISS for a signal', () => {
+    const exit = (r: FleetRunResult) =>
+      fleetLines(r)
+        .sections.flatMap((s) => s.lines)
+        .find((l) => l.label === 'exit');
+    expect(exit(result())).toMatchObject({ value: '0, 0', verdict: 'PASS' });
+    expect(
+      exit(
+        result({
+          exits: [
+            { code: 0, signal: null },
+            { code: null, signal: 'SIGABRT' },
+          ],
+        }),
+      ),
+    ).toMatchObject({ value: '0, SIGABRT', verdict: 'MISS' });
+  });
+
   it('says how many egress addresses the fleet needs at the production token limits', () => {
     const notes = fleetLines(result({ opts: { ...result().opts, connections: 1000 } })).notes.join('\n');
     expect(notes).toMatch(/one IP carries 70 connections/);
