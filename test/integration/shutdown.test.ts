@@ -51,16 +51,21 @@ async function stopAndCheck(daemon: ReturnType<typeof startCli>) {
 
 /**
  * Holds a lock on booking_summaries and makes the provider list new bookings: the daemon's next
- * page write waits for the lock. Resolves once it waits; `release` commits the lock away.
+ * page write waits for the lock. Resolves once it waits (that daemon's session, on a table: other
+ * test files' daemons share the server, and wait on advisory locks too); `release` commits the
+ * lock away.
  */
-async function holdNextPageWrite(harness: Harness, newBookings: number): Promise<{ release: () => Promise<void> }> {
+async function holdNextPageWrite(harness: Harness, newBookings: number, pid: number): Promise<{ release: () => Promise<void> }> {
   const locker = new pg.Client({ connectionString: harness.dbUrl, options: `-c search_path=${harness.schema}` });
   await locker.connect();
   await locker.query('BEGIN');
   await locker.query('LOCK TABLE booking_summaries IN SHARE ROW EXCLUSIVE MODE');
   harness.sim.mutate({ count: 0, newCount: newBookings, propertyId: '500100' });
   await waitFor('the page write to wait for the lock', async () => {
-    const rows = await locker.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE 'staysync sync %' AND wait_event_type = 'Lock'`);
+    const rows = await locker.query(
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE $1 AND wait_event_type = 'Lock' AND wait_event = 'relation'`,
+      [`staysync % pid ${pid}`],
+    );
     return Number(rows.rows[0].n) > 0;
   });
   let released = false;
@@ -87,7 +92,7 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
-    const lock = await holdNextPageWrite(h, 4);
+    const lock = await holdNextPageWrite(h, 4, daemon.child.pid!);
     try {
       const signalledAt = Date.now();
       daemon.child.kill('SIGTERM');
@@ -109,7 +114,7 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
-    const lock = await holdNextPageWrite(h, 4);
+    const lock = await holdNextPageWrite(h, 4, daemon.child.pid!);
     let took = 0;
     try {
       const signalledAt = Date.now();
@@ -172,7 +177,7 @@ describe('ending at once', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
-    const lock = await holdNextPageWrite(h, 2);
+    const lock = await holdNextPageWrite(h, 2, daemon.child.pid!);
     try {
       daemon.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 200));
