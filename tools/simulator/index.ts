@@ -42,6 +42,8 @@ export type {
   PmsPerson,
   PmsReservation,
   PmsReservationStatus,
+  PmsInvoice,
+  PmsInvoiceItem,
   PmsRoom,
   PmsRoomStay,
   PmsRoomStayStatus,

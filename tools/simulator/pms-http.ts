@@ -53,7 +53,17 @@ interface RoomsToken {
   afterId: string;
 }
 
-function encodeToken(token: SearchToken | RoomsToken): string {
+/** The page token of a plain list (invoices of a reservation, companies): where the next page starts. */
+interface ListToken {
+  kind: 'invoices' | 'companies';
+  propertyId: string;
+  /** The reservation number (invoices), or null. */
+  of: string | null;
+  size: number;
+  offset: number;
+}
+
+function encodeToken(token: SearchToken | RoomsToken | ListToken): string {
   return Buffer.from(JSON.stringify(token), 'utf8').toString('base64');
 }
 
@@ -90,6 +100,14 @@ function roomsToken(x: unknown, propertyId: string): RoomsToken | undefined {
   const size = x['size'];
   if (!Number.isInteger(size) || (size as number) < 1 || (size as number) > MAX_PAGE) return undefined;
   return x as unknown as RoomsToken;
+}
+
+function listToken(x: unknown, kind: ListToken['kind'], propertyId: string, of: string | null): ListToken | undefined {
+  if (!isObject(x) || x['kind'] !== kind || x['propertyId'] !== propertyId || x['of'] !== of) return undefined;
+  const { size, offset } = x;
+  if (!Number.isInteger(size) || (size as number) < 1 || (size as number) > MAX_PAGE) return undefined;
+  if (!Number.isInteger(offset) || (offset as number) < 0) return undefined;
+  return x as unknown as ListToken;
 }
 
 /** maxPageSize: absent or empty = 100; otherwise an integer from 1 to 100. */
@@ -238,6 +256,46 @@ export class PmsHttp {
       items.map((r) => ({ ...r })),
       next,
     );
+  }
+
+  /**
+   * A plain paged list: the first page from maxPageSize (and languageCode when `lang`), the
+   * next ones from the token alone (every other parameter is then ignored).
+   */
+  private list(kind: ListToken['kind'], propertyId: string, of: string | null, q: URLSearchParams, items: () => unknown[], lang: boolean): HttpReply {
+    let size: number;
+    let offset = 0;
+    const tokenText = q.get('pageToken');
+    if (tokenText !== null && tokenText !== '') {
+      const token = listToken(decodeToken(tokenText), kind, propertyId, of);
+      if (!token) return pmsError(400, 'InvalidPageToken', 'pageToken is not a token of this list');
+      ({ size, offset } = token);
+    } else {
+      const bad = lang ? badLanguage(q) : undefined;
+      if (bad) return bad;
+      const sized = pageSize(q);
+      if (isReply(sized)) return sized;
+      size = sized;
+    }
+    const all = items();
+    const next = all.length > offset + size ? encodeToken({ kind, propertyId, of, size, offset: offset + size }) : null;
+    return this.paged(kind, all.slice(offset, offset + size), next);
+  }
+
+  /** GET /api/pms/v2/properties/{propertyId}/reservations/{number}/invoices */
+  invoices(propertyId: string, number: string, q: URLSearchParams): HttpReply {
+    const pp = this.pms.property(propertyId);
+    if (!pp) return this.unknownProperty(propertyId);
+    const r = pp.byNumber.get(number);
+    if (!r) return pmsError(404, 'ReservationNotFound', `reservation ${number} not found in property ${propertyId}`);
+    return this.list('invoices', propertyId, number, q, () => this.pms.invoices(pp, r), true);
+  }
+
+  /** GET /api/pms/v2/properties/{propertyId}/companies */
+  companies(propertyId: string, q: URLSearchParams): HttpReply {
+    const pp = this.pms.property(propertyId);
+    if (!pp) return this.unknownProperty(propertyId);
+    return this.list('companies', propertyId, null, q, () => this.pms.companies(pp), false);
   }
 
   /** GET /api/pms-analytics/v1/properties/{propertyId}/daily-occupancy */

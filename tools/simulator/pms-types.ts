@@ -93,6 +93,25 @@ export interface PmsReservation {
   agentCommission?: PmsAgentCommission;
 }
 
+/** PmsApi_InvoiceItem. */
+export interface PmsInvoiceItem {
+  accountingCode: string | null;
+  name: string | null;
+  kind: 'RoomType' | 'Option' | 'Transfer';
+  /** Tax included. */
+  total: PmsAmount | null;
+  vat: { applicable: boolean; included: boolean; percent: number };
+  quantity: { value: number; unit: 'Pcs' | 'Hours' | 'Nights' } | null;
+}
+
+/** PmsApi_Invoice: a room stay's, or the whole group's (pmsRoomStayId null). */
+export interface PmsInvoice {
+  number: string;
+  pmsRoomStayId: string | null;
+  payer: { name: string | null } | null;
+  items: PmsInvoiceItem[];
+}
+
 /** PmsApi_Room. */
 export interface PmsRoom {
   id: string;

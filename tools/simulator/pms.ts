@@ -22,6 +22,9 @@ import type {
   IntegrationStorageBooking,
   InventoryBlock,
   PmsAmount,
+  PmsCompany,
+  PmsInvoice,
+  PmsInvoiceItem,
   PmsPerson,
   PmsReservation,
   PmsRoom,
@@ -194,7 +197,13 @@ const pad12 = (n: number) => String(n).padStart(12, '0');
 /** Person slot 0 is the customer; stay i uses slots 1 + 3i and 2 + 3i for its other guests. */
 export const personId = (key: number, slot: number) => `4503${pad12(key * 10 + slot)}`;
 const roomStayId = (key: number, stay: number) => `4504${pad12(key * 10 + stay)}`;
-const companyId = (key: number) => `4506${pad12(key)}`;
+/** One id per company name and property: the reservations of a company name it alike. */
+const companyId = (propertyIndex: number, name: string) => `4506${pad12(propertyIndex * 100 + COMPANIES.indexOf(name))}`;
+/** The property's agent companies (type Payer), listed but on no reservation. */
+const AGENTS = ['Booking Partners Ltd', 'Sunrise Tours'];
+const agentId = (propertyIndex: number, i: number) => `4507${pad12(propertyIndex * 100 + i)}`;
+/** VAT of the simulated properties (percent), by property index. */
+const VAT_PERCENTS = [20, 10, 0, 7];
 const cents = (x: number) => Math.round(x * 100);
 const money = (c: number) => c / 100;
 
@@ -552,7 +561,8 @@ export class PmsModel {
       const others = Math.max(0, Math.min(2, adults + children - (i === 0 ? 1 : 0)));
       const guestsIds = [...(i === 0 ? [customer.pmsPersonId] : []), ...Array.from({ length: others }, (_, g) => personId(r.key, 1 + 3 * i + g))];
       const amountCents = r.complimentary ? 0 : cents(rs.total.priceBeforeTax);
-      const payCents = r.complimentary ? 0 : cents(rs.total.priceAfterTax);
+      const depositCents = withDeposit && amountCents > 0 ? Math.round(amountCents * 0.3) : 0;
+      const { dueCents: payCents, refundCents } = this.balance(r, i, cents(rs.total.priceAfterTax), depositCents, actualOut);
       const amount = (c: number): PmsAmount => ({ value: money(c), currencyCode: stayCurrency });
       const room = r.rooms[i] ?? -1;
       const stay: PmsRoomStay = {
@@ -566,8 +576,8 @@ export class PmsModel {
         actualCheckOutDateTime: actualOut,
         status: cancelled ? 'Cancelled' : actualOut !== null ? 'CheckedOut' : actualIn !== null ? 'CheckedIn' : 'New',
         guestCount: { adults, children },
-        ...(withDeposit && amountCents > 0 ? { deposit: { value: money(Math.round(amountCents * 0.3)), currencyCode: p.currencyCode } } : {}),
-        totalPrice: { amount: amount(amountCents), payAmount: amount(payCents), refundAmount: amount(0) },
+        ...(depositCents > 0 ? { deposit: { value: money(depositCents), currencyCode: p.currencyCode } } : {}),
+        totalPrice: { amount: amount(amountCents), payAmount: amount(payCents), refundAmount: amount(refundCents) },
         amenities: r.complimentary ? [] : (rs.services ?? []).map((s) => ({ name: s.name })),
       };
       return stay;
@@ -582,7 +592,7 @@ export class PmsModel {
       ...(groupName !== undefined ? { groupName } : {}),
       currencyCode: p.currencyCode,
       customer,
-      ...(company !== undefined ? { customerCompany: { id: companyId(r.key), name: company, type: 'Customer' as const } } : {}),
+      ...(company !== undefined ? { customerCompany: { id: companyId(pp.index, company), name: company, type: 'Customer' as const } } : {}),
       creationSource: creationSource(source),
       channelInformation: channel ? { channelName: CHANNEL_NAMES[source.code ?? ''] ?? source.code ?? null } : null,
       reservationStatus: cancelled ? 'Cancelled' : unconfirmed && !anyArrived ? 'Unconfirmed' : 'Confirmed',
@@ -797,11 +807,102 @@ export class PmsModel {
     });
   }
 
+  /**
+   * What a room stay's guest still owes (payAmount, "amount due for payment") and what is owed
+   * back to them (refundAmount), from its state: a stay ahead or in house owes its price less
+   * the deposit when one was taken; a checked-out stay has paid, except one in eight, which
+   * owes it all (the receivables); a cancelled stay owes nothing and gets its deposit back.
+   */
+  private balance(r: PmsRes, i: number, afterTaxCents: number, depositCents: number, actualOut: string | null): { dueCents: number; refundCents: number } {
+    if (r.complimentary) return { dueCents: 0, refundCents: 0 };
+    if (r.cancelled) return { dueCents: 0, refundCents: depositCents };
+    if (actualOut !== null) return { dueCents: mix(r.source.seed, 0xd0e + i) % 8 === 0 ? afterTaxCents : 0, refundCents: 0 };
+    return { dueCents: afterTaxCents - depositCents, refundCents: 0 };
+  }
+
+  /**
+   * The invoices of a reservation (GET …/reservations/{number}/invoices), derived from it as
+   * served, so that a newer version has newer invoices: one per room stay, or one for the
+   * whole group (pmsRoomStayId null) when the reservation has a group name; none when
+   * cancelled. Each holds the stay's accommodation (nights) and its services that are not
+   * included in the rate; every fifth reservation a transfer. The payer is the customer
+   * company, else the customer.
+   */
+  invoices(pp: PmsProperty, r: PmsRes): PmsInvoice[] {
+    const served = this.reservation(pp, r);
+    if (served.reservationStatus === 'Cancelled') return [];
+    const p = deriveBooking(pp.store.content, r.source);
+    const percent = VAT_PERCENTS[pp.index % VAT_PERCENTS.length]!;
+    const vat = { applicable: percent > 0, included: true, percent };
+    const name = served.customer?.personName;
+    const payerName = served.customerCompany?.name ?? ([name?.firstName, name?.lastName].filter(Boolean).join(' ') || null);
+    const currencyCode = served.currencyCode;
+    const itemsOf = (stay: PmsRoomStay, i: number): PmsInvoiceItem[] => {
+      const items: PmsInvoiceItem[] = [
+        {
+          accountingCode: 'ROOM',
+          name: 'Accommodation',
+          kind: 'RoomType',
+          total: { value: stay.totalPrice.amount.value, currencyCode },
+          vat,
+          quantity: { value: r.nights, unit: 'Nights' },
+        },
+      ];
+      for (const svc of r.complimentary ? [] : (p.roomStays[i]?.services ?? [])) {
+        if (svc.inclusive || !svc.total) continue;
+        items.push({
+          accountingCode: SERVICE_CODES[svc.name] ?? 'SERVICE',
+          name: svc.name,
+          kind: 'Option',
+          total: { value: svc.total.priceAfterTax, currencyCode },
+          vat,
+          quantity: { value: 1, unit: 'Pcs' },
+        });
+      }
+      if (i === 0 && r.key % 5 === 0 && !r.complimentary) {
+        items.push({
+          accountingCode: 'TRANSFER',
+          name: 'Airport transfer',
+          kind: 'Transfer',
+          total: { value: 40, currencyCode },
+          vat,
+          quantity: { value: 1, unit: 'Pcs' },
+        });
+      }
+      return items;
+    };
+    const payer = { name: payerName };
+    if (served.groupName) return [{ number: `${r.number}-G`, pmsRoomStayId: null, payer, items: served.roomStays.flatMap(itemsOf) }];
+    return served.roomStays.map((stay, i) => ({
+      number: `${r.number}-${String(i + 1).padStart(2, '0')}`,
+      pmsRoomStayId: stay.pmsRoomStayId,
+      payer,
+      items: itemsOf(stay, i),
+    }));
+  }
+
+  /** The companies of a property (GET …/companies), in id order: its customer companies and its agents. */
+  companies(pp: PmsProperty): PmsCompany[] {
+    const customers = COMPANIES.map((name) => ({ id: companyId(pp.index, name), name, type: 'Customer' as const }));
+    const agents = AGENTS.map((name, i) => ({ id: agentId(pp.index, i), name, type: 'Payer' as const }));
+    return [...customers, ...agents].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
   // ---- truth and queries ----
 
   reservations(propertyId: string): PmsReservation[] {
     const pp = this.mustProperty(propertyId);
     return pp.order.map((r) => this.reservation(pp, r));
+  }
+
+  invoicesOf(propertyId: string, number: string): PmsInvoice[] | undefined {
+    const pp = this.mustProperty(propertyId);
+    const r = pp.byNumber.get(number);
+    return r && this.invoices(pp, r);
+  }
+
+  companiesOf(propertyId: string): PmsCompany[] {
+    return this.companies(this.mustProperty(propertyId));
   }
 
   reservationByNumber(propertyId: string, number: string): PmsReservation | undefined {

@@ -26,7 +26,7 @@ import { EPOCH_2009_MS, SimulatorStore, servedProperty, summaryOf, type BookingA
 import type { OccupancyInput } from './occupancy.js';
 import { PmsModel } from './pms.js';
 import { PmsHttp } from './pms-http.js';
-import type { DailyOccupancy, IntegrationStorageBooking, InventoryBlock, PmsPerson, PmsReservation, PmsRoom } from './pms-types.js';
+import type { DailyOccupancy, IntegrationStorageBooking, InventoryBlock, PmsCompany, PmsInvoice, PmsPerson, PmsReservation, PmsRoom } from './pms-types.js';
 import { hashString, mix, mulberry32 } from './random.js';
 import { RateLimiter, defaultRateLimits } from './rate-limit.js';
 import { AccessTokens, decodeContinueToken, encodeContinueToken, type AccessClaims } from './tokens.js';
@@ -358,6 +358,10 @@ export interface Simulator {
   pmsGuest(propertyId: string, pmsPersonId: string): PmsPerson | undefined;
   /** Every room of the property (in id order, as the rooms list serves them). */
   pmsRooms(propertyId: string): PmsRoom[];
+  /** The invoices GET …/reservations/{number}/invoices serves (every page), or undefined for an unknown reservation. */
+  pmsInvoices(propertyId: string, number: string): PmsInvoice[] | undefined;
+  /** The companies GET …/companies serves (every page, in id order). */
+  pmsCompanies(propertyId: string): PmsCompany[];
   /** The `dailyOccupancies` GET daily-occupancy serves for these dates (inclusive, YYYY-MM-DD; no 31-day cap here). */
   dailyOccupancy(propertyId: string, startDate: string, endDate: string, otbDate?: string): DailyOccupancy[];
   /** Everything computeDailyOccupancy needs to compute what dailyOccupancy serves (every stay of the property). */
@@ -398,6 +402,8 @@ const PMS_SEARCH_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/sea
 const PMS_RESERVATION_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/([^/]+)\/?$/;
 const PMS_GUEST_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/guests\/([^/]+)\/?$/;
 const PMS_ROOMS_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/rooms\/?$/;
+const PMS_INVOICES_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/([^/]+)\/invoices\/?$/;
+const PMS_COMPANIES_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/companies\/?$/;
 const OCCUPANCY_PATH = /^\/api\/pms-analytics\/v1\/properties\/([^/]+)\/daily-occupancy\/?$/;
 // Same template as the read-reservation details path; only the prefix (and the id kind) differ.
 const STORAGE_BOOKING_PATH = /^\/api\/pms-integration-storage\/v1\/properties\/([^/]+)\/bookings\/([^/]+)\/?$/;
@@ -805,6 +811,14 @@ class SimulatorImpl implements Simulator {
     return this.pms.rooms(propertyId);
   }
 
+  pmsInvoices(propertyId: string, number: string): PmsInvoice[] | undefined {
+    return this.pms.invoicesOf(propertyId, number);
+  }
+
+  pmsCompanies(propertyId: string): PmsCompany[] {
+    return this.pms.companiesOf(propertyId);
+  }
+
   dailyOccupancy(propertyId: string, startDate: string, endDate: string, otbDate?: string): DailyOccupancy[] {
     return this.pms.dailyOccupancy(propertyId, startDate, endDate, otbDate).dailyOccupancies;
   }
@@ -977,6 +991,11 @@ class SimulatorImpl implements Simulator {
       return pms(m, (p) => h.guest(p, personId, q));
     }
     if ((m = PMS_ROOMS_PATH.exec(path))) return pms(m, (p) => h.rooms(p, q));
+    if ((m = PMS_INVOICES_PATH.exec(path))) {
+      const number = safeDecode(m[2]!);
+      return pms(m, (p) => h.invoices(p, number, q));
+    }
+    if ((m = PMS_COMPANIES_PATH.exec(path))) return pms(m, (p) => h.companies(p, q));
     if ((m = OCCUPANCY_PATH.exec(path))) return pms(m, (p) => h.dailyOccupancy(p, q));
     if ((m = STORAGE_BOOKING_PATH.exec(path))) return storage(m, (p, id) => h.storageBooking(p, id));
     if ((m = STORAGE_BLOCK_PATH.exec(path))) return storage(m, (p, id) => h.inventoryBlock(p, id));

@@ -163,6 +163,46 @@ const SCHEMAS: Record<string, SchemaDef> = {
     required: ['number'],
     props: { number: 'string?' },
   },
+  PmsApi_FindInvoicesResponse: {
+    required: ['hasNextPage', 'nextPageToken'],
+    props: {
+      warnings: '@PmsApi_ResponseError[]?',
+      errors: '@PmsApi_ResponseError[]?',
+      nextPageToken: 'string?',
+      hasNextPage: 'boolean',
+      invoices: '@PmsApi_Invoice[]',
+    },
+  },
+  PmsApi_Invoice: {
+    required: [],
+    props: { number: 'string?', pmsRoomStayId: 'string?', payer: '@PmsApi_Payer?', items: '@PmsApi_InvoiceItem[]?' },
+  },
+  PmsApi_Payer: { required: [], props: { name: 'string?' } },
+  PmsApi_InvoiceItem: {
+    required: ['vat'],
+    props: {
+      accountingCode: 'string?',
+      name: 'string?',
+      kind: '@PmsApi_InvoiceItemKind',
+      total: '@PmsApi_Amount?',
+      vat: '@PmsApi_Vat?',
+      quantity: '@PmsApi_InvoiceItemQuantity?',
+    },
+  },
+  PmsApi_InvoiceItemKind: { enum: ['RoomType', 'Option', 'Transfer'] },
+  PmsApi_Vat: { required: ['applicable', 'included', 'percent'], props: { applicable: 'boolean', included: 'boolean', percent: 'integer:int32' } },
+  PmsApi_InvoiceItemQuantity: { required: [], props: { value: 'integer:int32', unit: '@PmsApi_InvoiceItemQuantityType' } },
+  PmsApi_InvoiceItemQuantityType: { enum: ['Pcs', 'Hours', 'Nights'] },
+  PmsApi_FindCompaniesResponse: {
+    required: ['hasNextPage', 'nextPageToken'],
+    props: {
+      warnings: '@PmsApi_ResponseError[]?',
+      errors: '@PmsApi_ResponseError[]?',
+      nextPageToken: 'string?',
+      hasNextPage: 'boolean',
+      companies: '@PmsApi_Company[]',
+    },
+  },
   PmsApi_ApiResponse: {
     required: [],
     props: { warnings: '@PmsApi_ResponseError[]?', errors: '@PmsApi_ResponseError[]?' },
@@ -530,6 +570,79 @@ describe('simulator PMS: reservations consistent with the bookings', () => {
       expectEnvelopeError(bad.body);
     }
     expect(sim.pmsRooms('500100')).toEqual(truth);
+  });
+
+  it('invoices: one per room stay (one for a group), none when cancelled, the payer and amounts of the reservation, paged; PmsApi_FindInvoicesResponse shape', async () => {
+    const reservations = sim.pmsReservations('500100');
+    let items = 0;
+    for (const r of reservations) {
+      const res = await get<{ invoices: unknown[]; hasNextPage: boolean; nextPageToken: string | null }>(
+        sim,
+        token,
+        `${PMS('500100')}/reservations/${r.number}/invoices`,
+      );
+      expect(res.status).toBe(200);
+      expect(schemaProblems(res.body, 'PmsApi_FindInvoicesResponse')).toEqual([]);
+      const truth = sim.pmsInvoices('500100', r.number)!;
+      expect(res.body.invoices).toEqual(truth);
+      if (r.reservationStatus === 'Cancelled') {
+        expect(truth).toEqual([]);
+        continue;
+      }
+      if (r.groupName) expect(truth.map((i) => i.pmsRoomStayId)).toEqual([null]);
+      else expect(truth.map((i) => i.pmsRoomStayId)).toEqual(r.roomStays.map((st) => st.pmsRoomStayId));
+      const payer = r.customerCompany?.name ?? [r.customer?.personName?.firstName, r.customer?.personName?.lastName].filter(Boolean).join(' ');
+      for (const inv of truth) {
+        expect(inv.payer?.name).toBe(payer);
+        const accommodation = inv.items.filter((i) => i.kind === 'RoomType');
+        expect(accommodation).toHaveLength(inv.pmsRoomStayId === null ? r.roomStays.length : 1);
+        items += inv.items.length;
+      }
+    }
+    expect(items).toBeGreaterThan(reservations.length / 2);
+    // Paged by 1 through a group invoice's reservation or any: the token alone decides.
+    const several = reservations.find((r) => (sim.pmsInvoices('500100', r.number) ?? []).length > 1);
+    if (several) {
+      const pages: unknown[] = [];
+      let res = await get<{ invoices: unknown[]; hasNextPage: boolean; nextPageToken: string | null }>(
+        sim,
+        token,
+        `${PMS('500100')}/reservations/${several.number}/invoices`,
+        {
+          maxPageSize: '1',
+        },
+      );
+      for (;;) {
+        pages.push(...res.body.invoices);
+        if (!res.body.hasNextPage) break;
+        res = await get(sim, token, `${PMS('500100')}/reservations/${several.number}/invoices`, { pageToken: res.body.nextPageToken!, maxPageSize: '50' });
+      }
+      expect(pages).toEqual(sim.pmsInvoices('500100', several.number));
+    }
+    const missing = await get<Envelope>(sim, token, `${PMS('500100')}/reservations/no-such-number/invoices`);
+    expect(missing.status).toBe(404);
+    expectEnvelopeError(missing.body);
+  });
+
+  it('companies: the customer companies the reservations name and the agents, in id order, paged; PmsApi_FindCompaniesResponse shape', async () => {
+    const res = await get<{ companies: { id: string; name: string; type: string }[]; hasNextPage: boolean }>(sim, token, `${PMS('500100')}/companies`, {
+      maxPageSize: '100',
+    });
+    expect(res.status).toBe(200);
+    expect(schemaProblems(res.body, 'PmsApi_FindCompaniesResponse')).toEqual([]);
+    expect(res.body.companies).toEqual(sim.pmsCompanies('500100'));
+    expect(res.body.companies.map((c) => c.id)).toEqual(res.body.companies.map((c) => c.id).sort());
+    expect(new Set(res.body.companies.map((c) => c.type))).toEqual(new Set(['Customer', 'Payer']));
+    const ids = new Set(res.body.companies.map((c) => c.id));
+    for (const r of sim.pmsReservations('500100')) if (r.customerCompany) expect(ids.has(r.customerCompany.id!)).toBe(true);
+    const first = await get<{ companies: unknown[]; hasNextPage: boolean; nextPageToken: string }>(sim, token, `${PMS('500100')}/companies`, {
+      maxPageSize: '4',
+    });
+    expect(first.body.companies).toHaveLength(4);
+    expect(first.body.hasNextPage).toBe(true);
+    const second = await get<{ companies: unknown[]; hasNextPage: boolean }>(sim, token, `${PMS('500100')}/companies`, { pageToken: first.body.nextPageToken });
+    expect([...first.body.companies, ...second.body.companies]).toEqual(sim.pmsCompanies('500100'));
+    expect(second.body.hasNextPage).toBe(false);
   });
 });
 
