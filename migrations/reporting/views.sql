@@ -874,3 +874,100 @@ COMMENT ON COLUMN guests_by_pseudonym.room_nights IS 'Room-nights of those room 
 COMMENT ON COLUMN guests_by_pseudonym.revenue_net IS 'Sum of the room stays'' amounts (pms_room_stays.amount: the stay''s price with extras and early/late charges, before tax); NULL when none has an amount.';
 COMMENT ON COLUMN guests_by_pseudonym.first_check_in_date IS 'Earliest planned check-in date of those room stays (property-local): the first stay.';
 COMMENT ON COLUMN guests_by_pseudonym.last_check_in_date IS 'Latest planned check-in date of those room stays (property-local): the last stay, which may be ahead.';
+
+-- ------------------------------------------------------------------ receivables
+
+CREATE VIEW receivables AS
+WITH stays AS (
+  SELECT s.property_id,
+         s.number,
+         s.currency_code,
+         sum(COALESCE(s.pay_amount, 0)) AS amount_due,
+         sum(COALESCE(s.refund_amount, 0)) AS refund_due,
+         max(COALESCE(s.actual_check_out_at, s.check_out_at))::date AS check_out_date,
+         count(*)::int AS room_stays
+  FROM pms_room_stays s
+  GROUP BY s.property_id, s.number, s.currency_code
+)
+SELECT st.property_id,
+       c.property_name,
+       st.number,
+       r.reservation_status,
+       CASE WHEN r.customer_company_id IS NOT NULL OR r.customer_company_name IS NOT NULL THEN 'company' ELSE 'guest' END AS owed_by,
+       r.customer_company_id AS company_id,
+       COALESCE(co.name, r.customer_company_name) AS company_name,
+       st.currency_code,
+       st.check_out_date,
+       c.today - st.check_out_date AS days_since_check_out,
+       CASE
+         WHEN st.check_out_date IS NULL OR st.check_out_date >= c.today THEN 'not due yet'
+         WHEN c.today - st.check_out_date <= 30 THEN '1-30'
+         WHEN c.today - st.check_out_date <= 60 THEN '31-60'
+         WHEN c.today - st.check_out_date <= 90 THEN '61-90'
+         ELSE 'over 90'
+       END AS aging_bucket,
+       st.amount_due,
+       st.refund_due,
+       st.amount_due - st.refund_due AS balance,
+       inv.invoiced,
+       COALESCE(inv.invoices, 0) AS invoices,
+       st.room_stays
+FROM stays st
+JOIN pms_reservations r ON r.property_id = st.property_id AND r.number = st.number
+LEFT JOIN property_clock c ON c.property_id = st.property_id
+LEFT JOIN pms_companies co ON co.property_id = r.property_id AND co.company_id = r.customer_company_id
+LEFT JOIN LATERAL (
+  SELECT sum(i.total) AS invoiced, count(*)::int AS invoices
+  FROM pms_invoices i
+  WHERE i.property_id = st.property_id AND i.number = st.number AND i.currency_code IS NOT DISTINCT FROM st.currency_code
+) inv ON true
+WHERE st.amount_due <> 0 OR st.refund_due <> 0;
+COMMENT ON VIEW receivables IS 'Accounts receivable: per PMS reservation and currency, what is still due (the room stays'' payAmount, "amount due for payment") and what is owed back (refundAmount), aged by check-out date; only reservations with something due either way. A reservation of a customer company is owed by the company, the others by the guest (no name here: see pms_reservations). See docs/tables-and-reporting.md.';
+COMMENT ON COLUMN receivables.property_id IS 'Provider property id.';
+COMMENT ON COLUMN receivables.property_name IS 'Property name (content).';
+COMMENT ON COLUMN receivables.number IS 'Reservation number (pms_reservations.number).';
+COMMENT ON COLUMN receivables.reservation_status IS 'Status of the reservation in the PMS.';
+COMMENT ON COLUMN receivables.owed_by IS 'company (the reservation has a customer company) or guest.';
+COMMENT ON COLUMN receivables.company_id IS 'The customer company (pms_companies.company_id), or NULL.';
+COMMENT ON COLUMN receivables.company_name IS 'Its name (pms_companies, else as the reservation gives it).';
+COMMENT ON COLUMN receivables.currency_code IS 'Currency of the amounts of this row. Never add amounts of different currencies.';
+COMMENT ON COLUMN receivables.check_out_date IS 'Last check-out of the reservation''s room stays in this currency, actual when it happened, else planned (property-local date).';
+COMMENT ON COLUMN receivables.days_since_check_out IS 'The property''s local today minus check_out_date (negative: still ahead).';
+COMMENT ON COLUMN receivables.aging_bucket IS 'not due yet (check-out today or ahead), 1-30, 31-60, 61-90 or over 90 days since check-out.';
+COMMENT ON COLUMN receivables.amount_due IS 'Sum of the room stays'' amount due for payment (pms_room_stays.pay_amount).';
+COMMENT ON COLUMN receivables.refund_due IS 'Sum of the room stays'' amount for a refund (pms_room_stays.refund_amount).';
+COMMENT ON COLUMN receivables.balance IS 'amount_due - refund_due: positive, owed to the hotel; negative, owed by it.';
+COMMENT ON COLUMN receivables.invoiced IS 'Total of the reservation''s invoices in this currency (pms_invoices.total, tax included); NULL when none was read.';
+COMMENT ON COLUMN receivables.invoices IS 'Invoices of the reservation in this currency.';
+COMMENT ON COLUMN receivables.room_stays IS 'Room stays of the reservation in this currency.';
+
+CREATE VIEW receivables_aging AS
+SELECT property_id,
+       property_name,
+       owed_by,
+       company_id,
+       company_name,
+       currency_code,
+       count(*) AS reservations,
+       COALESCE(sum(balance) FILTER (WHERE aging_bucket = 'not due yet'), 0) AS not_due_yet,
+       COALESCE(sum(balance) FILTER (WHERE aging_bucket = '1-30'), 0) AS days_1_30,
+       COALESCE(sum(balance) FILTER (WHERE aging_bucket = '31-60'), 0) AS days_31_60,
+       COALESCE(sum(balance) FILTER (WHERE aging_bucket = '61-90'), 0) AS days_61_90,
+       COALESCE(sum(balance) FILTER (WHERE aging_bucket = 'over 90'), 0) AS days_over_90,
+       sum(balance) AS balance
+FROM receivables
+GROUP BY property_id, property_name, owed_by, company_id, company_name, currency_code;
+COMMENT ON VIEW receivables_aging IS 'The aging report: per property, debtor (each customer company, and the guests together) and currency, the balance due by days since check-out.';
+COMMENT ON COLUMN receivables_aging.property_id IS 'Provider property id.';
+COMMENT ON COLUMN receivables_aging.property_name IS 'Property name (content).';
+COMMENT ON COLUMN receivables_aging.owed_by IS 'company or guest (receivables.owed_by).';
+COMMENT ON COLUMN receivables_aging.company_id IS 'The customer company; NULL for the guests.';
+COMMENT ON COLUMN receivables_aging.company_name IS 'Its name.';
+COMMENT ON COLUMN receivables_aging.currency_code IS 'Currency of the amounts.';
+COMMENT ON COLUMN receivables_aging.reservations IS 'Reservations with something due either way.';
+COMMENT ON COLUMN receivables_aging.not_due_yet IS 'Balance of reservations whose check-out is today or ahead.';
+COMMENT ON COLUMN receivables_aging.days_1_30 IS 'Balance 1 to 30 days after check-out.';
+COMMENT ON COLUMN receivables_aging.days_31_60 IS 'Balance 31 to 60 days after check-out.';
+COMMENT ON COLUMN receivables_aging.days_61_90 IS 'Balance 61 to 90 days after check-out.';
+COMMENT ON COLUMN receivables_aging.days_over_90 IS 'Balance more than 90 days after check-out.';
+COMMENT ON COLUMN receivables_aging.balance IS 'The whole balance (the sum of the buckets).';

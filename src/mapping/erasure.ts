@@ -9,12 +9,12 @@
  */
 import { parseJsonLossless } from '../provider/json.js';
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
-import type { PmsPerson, PmsReservation, StorageBooking } from '../provider/schemas/pms.js';
+import type { PmsInvoice, PmsPerson, PmsReservation, StorageBooking } from '../provider/schemas/pms.js';
 import type { BookingRows, NewIntegrationStorageBooking, NewPmsGuest, SummaryRow } from '../store/schema.js';
 import { streamNames, type IdentityKind } from '../store/states.js';
 import { bookingToRows, summaryToRow } from './bookings.js';
 import { GUEST_STREAMS, isObject, keptPayload, keptPerson, NAME_FIELDS, PERSON_KEYS, quarantinedBody, type PersonalDataPolicy } from './personal-data.js';
-import { guestRow, reservationRows, storageBookingToRow } from './pms.js';
+import { guestRow, invoicesToRows, reservationRows, storageBookingToRow } from './pms.js';
 import { normaliseEmail, normalisePhone } from './pseudonyms.js';
 
 /** What an erased person's names become, in typed columns and in raw. */
@@ -173,12 +173,43 @@ export function erasableReservation(
   rawReservation: unknown,
   policy: PersonalDataPolicy,
   fetchedAt: Date,
+  invoices?: ReadInvoices | null,
 ): Erasable<ReturnType<typeof reservationRows>> {
-  return {
-    rows: reservationRows(propertyId, r, rawReservation, policy, fetchedAt),
-    identities: pmsPersonIdentities(r.customer),
-    withErasures: () => reservationRows(propertyId, reservationWithErasedCustomer(r), reservationWithErasedCustomer(rawReservation), policy, fetchedAt),
+  // undefined: not asked for (the mirrored invoices stay as they are); null: asked for and
+  // not read (they are read again with the next fetch of the reservation).
+  const withInvoices = (out: ReturnType<typeof reservationRows>, erased: boolean) => {
+    if (invoices === null) out.rows.reservation.invoices_read_at = null;
+    if (!invoices) return out;
+    const company = r.customerCompany?.name ?? null;
+    const parsed = erased ? invoices.parsed.map((i) => invoiceWithErasedPayer(i, company)) : invoices.parsed;
+    const raw = erased ? invoices.raw.map((i) => invoiceWithErasedPayer(i, company)) : invoices.raw;
+    out.rows.invoices = invoicesToRows(propertyId, r.number, parsed, raw, r.currencyCode ?? null);
+    out.rows.reservation.invoices_read_at = fetchedAt;
+    return out;
   };
+  return {
+    rows: withInvoices(reservationRows(propertyId, r, rawReservation, policy, fetchedAt), false),
+    identities: pmsPersonIdentities(r.customer),
+    withErasures: () =>
+      withInvoices(reservationRows(propertyId, reservationWithErasedCustomer(r), reservationWithErasedCustomer(rawReservation), policy, fetchedAt), true),
+  };
+}
+
+/** A reservation's invoices as read with one of its versions: parsed, and as stored (keptPayload). */
+export interface ReadInvoices {
+  parsed: PmsInvoice[];
+  raw: unknown[];
+}
+
+/**
+ * An invoice (parsed or as received) whose payer, when it is not the reservation's customer
+ * company, is taken for the customer and erased. A copy.
+ */
+export function invoiceWithErasedPayer<T>(invoice: T, customerCompany: string | null): T {
+  if (!isObject(invoice) || !isObject(invoice.payer)) return invoice;
+  const name = invoice.payer.name;
+  if (typeof name !== 'string' || name === '' || name === customerCompany) return invoice;
+  return { ...invoice, payer: { ...invoice.payer, name: ERASED_NAME } };
 }
 
 /** A guest profile's row (guestRow), erasable by the person's identities. */

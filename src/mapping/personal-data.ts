@@ -29,11 +29,14 @@ export interface PersonalDataPolicy {
 /** Keys whose value is a person or a list of persons, in the payloads of guests' stays. */
 export const PERSON_KEYS: readonly string[] = ['customer', 'guests', 'guest', 'persons', 'person', 'contacts', 'contact', 'booker', 'payer', 'travellers'];
 
-/** What of a person is always kept: the name, and the person's id, gender and guest status. */
-export const PERSON_NAME_FIELDS: readonly string[] = ['firstName', 'lastName', 'middleName', 'personName', 'pmsPersonId', 'gender', 'status'];
+/**
+ * What of a person is always kept: the name, and the person's id, gender and guest status.
+ * `name` is a name given whole (an invoice's payer: a person or a company).
+ */
+export const PERSON_NAME_FIELDS: readonly string[] = ['firstName', 'lastName', 'middleName', 'name', 'personName', 'pmsPersonId', 'gender', 'status'];
 
 /** The name fields: replaced by a marker when a person is erased (erasure.ts). */
-export const NAME_FIELDS: readonly string[] = ['firstName', 'lastName', 'middleName'];
+export const NAME_FIELDS: readonly string[] = ['firstName', 'lastName', 'middleName', 'name'];
 
 /** What of a person is kept only with personal data on: how to reach or identify them. */
 export const PERSON_CONTACT_FIELDS: readonly string[] = [
@@ -105,6 +108,7 @@ export const GUEST_STREAMS: readonly string[] = [
   streamNames.bookingSummaries,
   streamNames.pmsReservations,
   streamNames.pmsGuests,
+  streamNames.pmsInvoices,
   streamNames.webhookEvents,
   streamNames.webhookReceiver,
 ];

@@ -6,9 +6,18 @@
  * what these give, and the replay (src/replay) derives the same rows again from the payloads
  * the mirror keeps.
  */
-import type { DailyOccupancy, InventoryBlock, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
+import type { DailyOccupancy, InventoryBlock, PmsCompany, PmsInvoice, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
 import { isRealDate } from '../provider/schemas/primitives.js';
-import type { NewDailyOccupancy, NewIntegrationStorageBooking, NewInventoryBlock, NewPmsGuest, PmsReservationRows } from '../store/schema.js';
+import type {
+  NewDailyOccupancy,
+  NewIntegrationStorageBooking,
+  NewInventoryBlock,
+  NewPmsGuest,
+  NewPmsInvoice,
+  NewPmsInvoiceItem,
+  PmsReservationRows,
+} from '../store/schema.js';
+import { formatDecimal, parseDecimal, sum } from '../util/decimal.js';
 import { hashOf } from './content.js';
 import { keptPayload, keptPerson, type PersonalDataPolicy } from './personal-data.js';
 import { emailPseudonym, phonePseudonym } from './pseudonyms.js';
@@ -145,6 +154,68 @@ export function reservationRows(
 /** A validated guest profile as its pms_guests row (personal data and pseudonyms as for reservations), or null without a person id. Pure. */
 export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, policy: PersonalDataPolicy, fetchedAt: Date): NewPmsGuest | null {
   return personToRow(propertyId, p, keptPerson(rawGuest, policy.personalData), policy, fetchedAt);
+}
+
+// ------------------------------------------------------------------ invoices and companies
+
+/**
+ * A reservation's invoices (as read with one of its versions) as rows: each invoice with its
+ * payer and the sum of its items, each item typed (the database derives the amounts with and
+ * without tax, migrations/0020_invoices_companies.sql). `rawInvoices` are the invoices to store
+ * (keptPayload of the answer's: the payer is a person or a company, and kept as names are).
+ * Pure; shared with the replay (src/replay).
+ */
+export function invoicesToRows(
+  propertyId: string,
+  number: string,
+  invoices: readonly PmsInvoice[],
+  rawInvoices: readonly unknown[],
+  reservationCurrency: string | null,
+): { invoices: NewPmsInvoice[]; items: NewPmsInvoiceItem[] } {
+  const key = { property_id: propertyId, number };
+  const items: NewPmsInvoiceItem[] = [];
+  const rows = invoices.map((inv, position): NewPmsInvoice => {
+    const lines = inv.items.map((it, i): NewPmsInvoiceItem => ({
+      ...key,
+      invoice_position: position,
+      position: i,
+      kind: str(it.kind),
+      name: str(it.name),
+      accounting_code: str(it.accountingCode),
+      quantity: money(it.quantity?.value),
+      unit: str(it.quantity?.unit),
+      total: money(it.total?.value),
+      vat_applicable: it.vat?.applicable ?? null,
+      vat_included: it.vat?.included ?? null,
+      vat_percent: money(it.vat?.percent),
+      currency_code: str(it.total?.currencyCode) ?? reservationCurrency,
+    }));
+    items.push(...lines);
+    const totals = inv.items.map((it) => it.total?.value).filter((v): v is string => v !== null && v !== undefined);
+    return {
+      ...key,
+      position,
+      invoice_number: str(inv.number),
+      pms_room_stay_id: inv.pmsRoomStayId,
+      payer_name: str(inv.payer?.name),
+      total: totals.length > 0 ? formatDecimal(sum(totals.map(parseDecimal))) : null,
+      currency_code: lines.find((l) => l.currency_code !== null)?.currency_code ?? reservationCurrency,
+      raw: JSON.stringify(rawInvoices[position] ?? null),
+    };
+  });
+  return { invoices: rows, items };
+}
+
+/** A validated company (and the company as received) as its pms_companies row. Pure. */
+export function companyToRow(propertyId: string, c: PmsCompany, raw: unknown): Record<string, unknown> {
+  return {
+    property_id: propertyId,
+    company_id: c.id,
+    name: str(c.name),
+    company_type: str(c.type),
+    raw,
+    content_hash: hashOf(raw),
+  };
 }
 
 // ------------------------------------------------------------------ rooms and daily occupancy

@@ -9,6 +9,7 @@
 import type { Executor } from '../store/types.js';
 import {
   eraseBookingPersons,
+  eraseInvoicePayers,
   erasePmsPersonRows,
   eraseSummaryPersons,
   eraseTraces,
@@ -80,7 +81,7 @@ export function eraseSummaries(trx: Executor, keys: readonly BookingKey[], isEra
   );
 }
 
-/** Erases PMS persons (their profiles) and the customer of the PMS reservations given. */
+/** Erases PMS persons (their profiles) and the customer of the PMS reservations given (with their invoices' payers). */
 export async function erasePersons(trx: Executor, persons: readonly PersonKey[], customerOf: readonly BookingKey[], touched: RowsTouched): Promise<void> {
   await erasePmsPersonRows(
     trx,
@@ -98,6 +99,7 @@ export async function erasePersons(trx: Executor, persons: readonly PersonKey[],
     ERASED_NAME,
     touched,
   );
+  await eraseInvoicePayers(trx, customerOf, ERASED_NAME, touched);
 }
 
 /**

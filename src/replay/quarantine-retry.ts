@@ -22,6 +22,8 @@ import { saveBookingVersion } from '../store/repositories/bookings.js';
 import { upsertChanged } from '../store/repositories/content.js';
 import {
   pmsGuestFetchedAt,
+  replaceInvoicesReadAt,
+  reservationOfInvoices,
   savePmsReservation,
   saveVersioned,
   settleQuarantinedPmsFetch,
@@ -39,18 +41,19 @@ import {
 import {
   contentRefreshedSince,
   newerSummaryStored,
+  pmsCompanyUpdatedSince,
   pmsGuestFetchedSince,
   pmsRoomUpdatedSince,
   referenceListFetchedSince,
   updateDerived,
 } from '../store/repositories/replay.js';
-import { erasableBooking, erasableGuest, erasableReservation, erasableStorageBooking, erasableSummary } from '../mapping/erasure.js';
+import { erasableBooking, erasableGuest, erasableReservation, erasableStorageBooking, erasableSummary, invoiceWithErasedPayer } from '../mapping/erasure.js';
 import { lockForGuestWrite, rowsAfterErasures } from '../store/repositories/erasures.js';
 import { quarantineAgain, quarantineGuestPayload } from '../privacy/guest-writes.js';
 import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
-import { inventoryBlockToRow, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
-import { GUEST_STREAMS, type PersonalDataPolicy } from '../mapping/personal-data.js';
+import { companyToRow, inventoryBlockToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { GUEST_STREAMS, keptPayload, type PersonalDataPolicy } from '../mapping/personal-data.js';
 import {
   cancellationRulesResponseSchema,
   extraStayRulesResponseSchema,
@@ -59,9 +62,11 @@ import {
   parseExtraStayRule,
 } from '../provider/schemas/content.js';
 import {
+  parseCompany,
   parseDailyOccupancy,
   parseGuestResponse,
   parseInventoryBlock,
+  parseInvoicesPage,
   parseReservationResponse,
   parseRoom,
   parseStorageBooking,
@@ -242,6 +247,48 @@ const handlers: Record<string, Handler> = {
     if (!parsed.ok) return failing(parsed.reason);
     if (await pmsRoomUpdatedSince(trx, q.id, q.property_id, parsed.value.id)) return superseded;
     await upsertChanged(trx, 'pms_rooms', [roomToRow(q.property_id, parsed.value, body)]);
+    return mirrored;
+  },
+
+  /** PMS companies: one company of a companies page. */
+  [streamNames.pmsCompanies]: async (trx, q, body) => {
+    if (q.property_id === null) return notReplayable('no property id');
+    const parsed = parseCompany(body);
+    if (!parsed.ok) return failing(parsed.reason);
+    if (await pmsCompanyUpdatedSince(trx, q.id, q.property_id, parsed.value.id)) return superseded;
+    await upsertChanged(trx, 'pms_companies', [companyToRow(q.property_id, parsed.value, body)]);
+    return mirrored;
+  },
+
+  /**
+   * The invoices of a PMS reservation: a page of them as received. Written when the mirrored
+   * reservation's invoices were not read after it, with its customer's erasure applied to the payers.
+   */
+  [streamNames.pmsInvoices]: async (trx, q, body, policy) => {
+    if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or reservation number');
+    const page = parseInvoicesPage(body);
+    if (!page.ok) return failing(page.reason);
+    const reservation = await reservationOfInvoices(trx, q.property_id, q.entity_key);
+    if (!reservation) return notReplayable(`reservation ${q.entity_key} is not mirrored`);
+    if (reservation.invoicesReadAt !== null && reservation.invoicesReadAt > q.last_seen_at) return superseded;
+    const [propertyId, number, company] = [q.property_id, q.entity_key, reservation.customerCompanyName];
+    const raw = ((isObject(body) ? body.invoices : null) as unknown[] | null) ?? [];
+    const kept = raw.map((i) => keptPayload(i, policy.personalData));
+    const [rows] = await rowsAfterErasures(trx, [
+      {
+        rows: invoicesToRows(propertyId, number, page.value.invoices, kept, reservation.currencyCode),
+        identities: reservation.customerPersonId ? [{ kind: 'person' as const, value: reservation.customerPersonId }] : [],
+        withErasures: () =>
+          invoicesToRows(
+            propertyId,
+            number,
+            page.value.invoices.map((i) => invoiceWithErasedPayer(i, company)),
+            kept.map((i) => invoiceWithErasedPayer(i, company)),
+            reservation.currencyCode,
+          ),
+      },
+    ]);
+    await replaceInvoicesReadAt(trx, propertyId, number, rows!, q.last_seen_at);
     return mirrored;
   },
 

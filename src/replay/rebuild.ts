@@ -43,14 +43,16 @@ import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mappi
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
 import { recordStayVersions } from '../store/repositories/pms.js';
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
-import { inventoryBlockToRow, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { companyToRow, inventoryBlockToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
 import type { PersonalDataPolicy } from '../mapping/personal-data.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
 import {
+  parseCompany,
   parseDailyOccupancy,
   parseGuestResponse,
   parseInventoryBlock,
+  parseInvoice,
   parseReservationResponse,
   parseRoom,
   parseStorageBooking,
@@ -135,6 +137,7 @@ const CHILD_KEYS: Record<string, readonly string[]> = {
   booking_room_stay_rate_plans: ['property_id', 'number', 'stay_index', 'position'],
   booking_loyalty_cards: ['property_id', 'number', 'position'],
   pms_room_stays: ['property_id', 'number', 'position'],
+  pms_invoice_items: ['property_id', 'number', 'invoice_position', 'position'],
   room_type_amenities: ['property_id', 'room_type_id', 'position'],
   property_amenities: ['property_id', 'position'],
   cancellation_rule_terms: ['property_id', 'rule_id', 'position'],
@@ -436,6 +439,62 @@ function sources(policy: PersonalDataPolicy): Source[] {
         }
         b.counts.rebuilt += out.length;
         b.counts.changed += await updateDerived(b.trx, 'pms_rooms', ['property_id', 'room_id'], out, ['content_hash', 'raw']);
+      },
+    },
+    {
+      table: 'pms_invoices',
+      keys: ['property_id', 'number', 'position'],
+      extra: ['currency_code'],
+      extraText: ['synced_at'],
+      async rebuild(b, rows) {
+        // Each invoice from its own raw (as stored: an erased payer stays erased), its items merged.
+        const headers: Row[] = [];
+        const items: Row[] = [];
+        const keys: [string, string, number][] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseInvoice(body);
+          if (!parsed.ok) {
+            await b.quarantine(streamNames.pmsInvoices, r.property_id, r.number, parsed.reason, `{"invoices":[${r.raw_text ?? 'null'}]}`);
+            continue;
+          }
+          const mapped = invoicesToRows(r.property_id, r.number, [parsed.value], [body], r.currency_code);
+          headers.push({ ...mapped.invoices[0]!, position: r.position, synced_at: r.synced_at });
+          items.push(
+            ...asChildren(
+              mapped.items.map((i) => ({ ...i, invoice_position: r.position })),
+              r.synced_at,
+            ),
+          );
+          keys.push([r.property_id, r.number, r.position]);
+        }
+        b.counts.rebuilt += headers.length;
+        b.counts.changed += await updateDerived(b.trx, 'pms_invoices', ['property_id', 'number', 'position'], headers, ['synced_at', 'raw']);
+        b.children.pms_invoice_items = (b.children.pms_invoice_items ?? 0) + items.length;
+        await mergeChildren(b.trx, 'pms_invoice_items', CHILD_KEYS.pms_invoice_items!, ['property_id', 'number', 'invoice_position'], keys, items);
+      },
+    },
+    {
+      table: 'pms_companies',
+      keys: ['property_id', 'company_id'],
+      extra: [],
+      async rebuild(b, rows) {
+        const out: Row[] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseCompany(body);
+          if (!parsed.ok) {
+            await b.quarantine(streamNames.pmsCompanies, r.property_id, r.company_id, parsed.reason, r.raw_text ?? 'null');
+            continue;
+          }
+          if (parsed.value.id !== r.company_id) {
+            b.leave('PMS company', r.company_id, parsed.value.id);
+            continue;
+          }
+          out.push(prepare(companyToRow(r.property_id, parsed.value, body)));
+        }
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'pms_companies', ['property_id', 'company_id'], out, ['content_hash', 'raw']);
       },
     },
     {

@@ -25,6 +25,8 @@ export const PERSONAL_COLUMNS: Readonly<Record<string, readonly string[]>> = {
     'raw',
   ],
   pms_guests: ['first_name', 'middle_name', 'last_name', 'email', 'phone', 'birth_date', 'citizenship', 'raw'],
+  // The payer of an invoice is a company or a person.
+  pms_invoices: ['payer_name', 'raw'],
   integration_storage_bookings: ['raw'],
   webhook_events: ['payload'],
   quarantine: ['raw_body'],
@@ -84,6 +86,10 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
   pms_guests: ['property_id', 'pms_person_id', 'gender', 'status_name', 'email_hash', 'phone_hash'],
   pms_room_stays: ['property_id', 'number', 'pms_room_stay_id', 'room_id', 'room_type_id', 'status', 'currency_code', 'guest_person_ids', 'amenities'],
   pms_rooms: ['property_id', 'room_id', 'display_name', 'room_type_id', 'floor_id', 'raw', 'content_hash'],
+  pms_companies: ['property_id', 'company_id', 'name', 'company_type', 'raw', 'content_hash'],
+  pms_invoices: ['property_id', 'number', 'invoice_number', 'pms_room_stay_id', 'currency_code'],
+  // Items name what was sold (accommodation, a service), never who bought it.
+  pms_invoice_items: ['property_id', 'number', 'kind', 'name', 'accounting_code', 'unit', 'currency_code'],
   daily_occupancy: ['property_id', 'currency_code', 'raw'],
   integration_storage_bookings: ['property_id', 'booking_id', 'status', 'booking_number', 'cancel_reason', 'currency_code', 'guarantee_code'],
   inventory_blocks: ['property_id', 'inventory_block_id', 'pms_side_id', 'pms_side_code', 'block_status', 'pms_block_status', 'rate_plan_codes', 'raw'],

@@ -24,6 +24,10 @@ export const streamNames = {
   pmsRooms: 'pms_rooms',
   /** PMS guest profiles (fetched with their reservations). */
   pmsGuests: 'pms_guests',
+  /** The invoices of PMS reservations (fetched with each newer version of their reservation). */
+  pmsInvoices: 'pms_invoices',
+  /** The companies of each property in the PMS (a refresh). */
+  pmsCompanies: 'pms_companies',
   /** The daily occupancy statistics (a refresh, with a cursor per property). */
   dailyOccupancy: 'daily_occupancy',
   /** The provider's change events, processed (webhook_events). */
@@ -49,6 +53,8 @@ export const quarantineStreams = [
   streamNames.pmsReservations,
   streamNames.pmsRooms,
   streamNames.pmsGuests,
+  streamNames.pmsInvoices,
+  streamNames.pmsCompanies,
   streamNames.dailyOccupancy,
   streamNames.webhookEvents,
   streamNames.webhookReceiver,

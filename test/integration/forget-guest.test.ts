@@ -98,6 +98,12 @@ async function mirrorWithGuest(personalData: boolean, pseudonymKey?: string, opt
       if (serving.refusedDetails.has(details)) b.currencyCode = 'EU\u0000R';
       return body;
     }
+    // The guest pays the reservation's invoices (whatever company the simulator made the customer).
+    const invoices = named.find((n) => path === `/api/pms/v2/properties/${P}/reservations/${n}/invoices`);
+    if (invoices) {
+      for (const inv of (body as { invoices: AnyRecord[] }).invoices) inv.payer = { name: `${GUEST.firstName} ${GUEST.lastName}` };
+      return body;
+    }
     const reservation = named.find((n) => path === `/api/pms/v2/properties/${P}/reservations/${n}`);
     if (reservation) {
       const r = (body as { reservation: AnyRecord }).reservation;
@@ -184,15 +190,17 @@ async function figures(number: string): Promise<unknown> {
 describe('forget-guest', () => {
   it('by e-mail erases the guest from every table, keeps the figures, logs a keyed hash, and a new version does not bring the guest back', async () => {
     const { number } = await mirrorWithGuest(true);
-    expect(Object.keys(await traces(VALUES))).toEqual(expect.arrayContaining(['bookings', 'booking_guests', 'pms_reservations', 'pms_guests']));
+    expect(Object.keys(await traces(VALUES))).toEqual(expect.arrayContaining(['bookings', 'booking_guests', 'pms_reservations', 'pms_guests', 'pms_invoices']));
     const before = await figures(number);
+    const invoices = (await h!.sql('SELECT 1 FROM pms_invoices WHERE number = $1', [number])).length;
+    expect(invoices).toBeGreaterThan(0);
 
     const db = await openDatabase(h!.config, h!.logger);
     try {
       // A dry run changes nothing and says what would change.
       const dry = await forgetGuest(db.db, parseSelector('email', GUEST.email.toUpperCase()), { dryRun: true });
       expect(dry).toMatchObject({ dryRun: true, erasureId: null, persons: 1 });
-      expect(dry.rowsTouched).toMatchObject({ bookings: 1, booking_guests: 1, pms_reservations: 1, pms_guests: 1 });
+      expect(dry.rowsTouched).toMatchObject({ bookings: 1, booking_guests: 1, pms_reservations: 1, pms_guests: 1, pms_invoices: invoices });
       expect(Object.keys(await traces(VALUES))).toContain('bookings');
       expect(await h!.sql('SELECT 1 FROM erasures')).toEqual([]);
 
@@ -229,6 +237,10 @@ describe('forget-guest', () => {
     const [reservationAfter] = await h!.sql<AnyRecord>('SELECT modified_at, customer_last_name FROM pms_reservations WHERE number = $1', [number]);
     expect(reservationAfter!.modified_at).not.toEqual(reservationBefore!.modified_at);
     expect(reservationAfter!.customer_last_name).toBe('(erased)');
+    // The invoices read with the new version name the guest as payer: stored erased.
+    expect(await h!.sql("SELECT DISTINCT payer_name, raw -> 'payer' ->> 'name' AS raw_name FROM pms_invoices WHERE number = $1", [number])).toEqual([
+      { payer_name: '(erased)', raw_name: '(erased)' },
+    ]);
     expect(await traces(VALUES)).toEqual({});
   });
 

@@ -85,6 +85,58 @@ async function mirrorPms(harness: Harness) {
   return [...byKey.values()].sort((a, b) => a.key.localeCompare(b.key));
 }
 
+/** The simulator's invoices of every reservation, in the mirror's terms. */
+function simulatorInvoices(sim: Simulator, propertyIds: readonly string[]) {
+  return propertyIds.flatMap((pid) =>
+    sim
+      .pmsReservations(pid)
+      .flatMap((r) =>
+        (sim.pmsInvoices(pid, r.number) ?? []).map((inv, position) => ({
+          key: `${pid}/${r.number}/${position}`,
+          invoiceNumber: inv.number,
+          stay: inv.pmsRoomStayId,
+          payer: inv.payer?.name ?? null,
+          total: Math.round(inv.items.reduce((t, i) => t + (i.total?.value ?? 0), 0) * 100) / 100,
+          items: inv.items.map((i) => [
+            i.kind,
+            i.name,
+            i.accountingCode,
+            i.quantity?.value ?? null,
+            i.quantity?.unit ?? null,
+            i.total?.value ?? null,
+            i.vat.percent,
+          ]),
+        })),
+      )
+      .sort((a, b) => a.key.localeCompare(b.key)),
+  );
+}
+
+async function mirrorInvoices(harness: Harness) {
+  const invoices = await harness.sql<AnyRecord>('SELECT * FROM pms_invoices');
+  const items = await harness.sql<AnyRecord>('SELECT * FROM pms_invoice_items ORDER BY property_id, number, invoice_position, position');
+  return invoices
+    .map((i) => ({
+      key: `${i.property_id}/${i.number}/${i.position}`,
+      invoiceNumber: i.invoice_number,
+      stay: i.pms_room_stay_id,
+      payer: i.payer_name,
+      total: num(i.total),
+      items: items
+        .filter((x) => x.property_id === i.property_id && x.number === i.number && x.invoice_position === i.position)
+        .map((x) => [x.kind, x.name, x.accounting_code, num(x.quantity), x.unit, num(x.total), num(x.vat_percent)]),
+    }))
+    .sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/** Numbers whose invoices were read (GET .../reservations/{number}/invoices) in a request log. */
+function invoiceNumbers(log: readonly RequestLogEntry[]): string[] {
+  return log.flatMap((e) => {
+    const m = /\/api\/pms\/v2\/properties\/[^/]+\/reservations\/([^/]+)\/invoices$/.exec(e.path);
+    return m && e.status === 200 ? [decodeURIComponent(m[1]!)] : [];
+  });
+}
+
 /** Numbers of the reservation fetches (GET .../reservations/{number}) in a request log. */
 function fetchedNumbers(log: readonly RequestLogEntry[]): string[] {
   return log.flatMap((e) => {
@@ -146,6 +198,22 @@ describe('PMS mirror', () => {
       'SELECT count(*) FILTER (WHERE room_id IS NOT NULL AND room_name IS NULL) AS unnamed, count(*) AS n FROM pms_room_stays_named',
     );
     expect(Number(named[0]!.unnamed)).toBe(0);
+    // Invoices: read once with each reservation, equal to the simulator's, items typed.
+    expect(await mirrorInvoices(h)).toEqual(simulatorInvoices(h.sim, ids));
+    expect((await mirrorInvoices(h)).length).toBeGreaterThan(100);
+    const invoicesRead = invoiceNumbers(h.sim.stats.requestLog);
+    expect(new Set(invoicesRead)).toEqual(new Set(backfill));
+    expect(invoicesRead.length).toBe(backfill.length);
+    // Companies: the property's list, with the reservations' customer companies in it.
+    for (const pid of ids) {
+      const companies = await h.sql<AnyRecord>('SELECT company_id, name, company_type FROM pms_companies WHERE property_id = $1 ORDER BY company_id', [pid]);
+      expect(companies).toEqual(h.sim.pmsCompanies(pid).map((c) => ({ company_id: c.id, name: c.name, company_type: c.type })));
+    }
+    const orphans = await h.sql<AnyRecord>(
+      `SELECT r.number FROM pms_reservations r LEFT JOIN pms_companies c ON c.property_id = r.property_id AND c.company_id = r.customer_company_id
+        WHERE r.customer_company_id IS NOT NULL AND c.company_id IS NULL`,
+    );
+    expect(orphans).toEqual([]);
 
     // Changes of every kind, two minutes later.
     clock.nextMinute(5_000);
@@ -171,6 +239,10 @@ describe('PMS mirror', () => {
     const again = fetchedNumbers(h.sim.stats.requestLog);
     expect(new Set(again)).toEqual(changed);
     expect(again.length).toBe(changed.size);
+    // The invoices of the changed reservations only, read again with them; a cancelled one has none left.
+    expect(new Set(invoiceNumbers(h.sim.stats.requestLog))).toEqual(changed);
+    expect(await mirrorInvoices(h)).toEqual(simulatorInvoices(h.sim, ids));
+    expect(await h.sql('SELECT number FROM pms_invoices WHERE property_id = $1 AND number = $2', ['500100', other!.number])).toEqual([]);
 
     // History of the room stays: each stay's current version is the stay as mirrored; a
     // check-in and a check-out are versions of their own, from the reservation's modification.

@@ -85,6 +85,9 @@ describe('rebuild', () => {
       'pms_room_stays',
       'pms_guests',
       'pms_rooms',
+      'pms_companies',
+      'pms_invoices',
+      'pms_invoice_items',
       'daily_occupancy',
     ]) {
       expect(rowsOf(before, t), t).toBeGreaterThan(0);

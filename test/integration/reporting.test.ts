@@ -140,6 +140,8 @@ describe('the reporting layer', () => {
       'pickup',
       'pms_stay_history',
       'property_clock',
+      'receivables',
+      'receivables_aging',
       'reconciliation',
       'room_nights',
     ]);

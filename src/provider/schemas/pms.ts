@@ -184,6 +184,67 @@ export function parseRoom(raw: unknown): ParseResult<PmsRoom> {
   return safe(roomSchema, raw, 'room');
 }
 
+// ------------------------------------------------------------------ invoices and companies
+
+/** A paged PMS list: the document names the token `nextPageToken`; documented samples also send `pageToken`. */
+const pagedKeys = { hasNextPage: optBool, nextPageToken: optString, pageToken: optString };
+
+const invoiceItemSchema = z.looseObject({
+  accountingCode: optString,
+  name: optString,
+  kind: optString,
+  total: nullable(amount),
+  // Required by the document, nullable too: read as it comes.
+  vat: nullable(z.looseObject({ applicable: optBool, included: optBool, percent: optNum })),
+  quantity: nullable(z.looseObject({ value: optNum, unit: optString })),
+});
+export const invoiceSchema = z.looseObject({
+  number: optString,
+  pmsRoomStayId: optId,
+  payer: nullable(z.looseObject({ name: optString })),
+  items: list(invoiceItemSchema),
+});
+export type PmsInvoice = z.output<typeof invoiceSchema>;
+const invoicesPageSchema = z.looseObject({ ...envelope, invoices: list(invoiceSchema), ...pagedKeys });
+
+/** A page of a reservation's invoices. One bad invoice refuses the page: the invoices of a reservation are mirrored together. */
+export function parseInvoicesPage(raw: unknown): ParseResult<{ invoices: PmsInvoice[]; hasNextPage: boolean; nextPageToken: string | null }> {
+  const r = safe(invoicesPageSchema, raw, 'page');
+  return r.ok
+    ? { ok: true, value: { invoices: r.value.invoices, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken } }
+    : r;
+}
+
+export function parseInvoice(raw: unknown): ParseResult<PmsInvoice> {
+  return safe(invoiceSchema, raw, 'invoice');
+}
+
+export const companySchema = z.looseObject({ id, name: optString, type: optString });
+export type PmsCompany = z.output<typeof companySchema>;
+const companiesPageSchema = z.looseObject({
+  ...envelope,
+  companies: z
+    .array(z.unknown())
+    .nullish()
+    .transform((v) => v ?? []),
+  ...pagedKeys,
+});
+
+/** A companies page; the companies stay raw so that one bad company can be quarantined. */
+export function parseCompaniesPage(raw: unknown): ParseResult<{ companies: unknown[]; hasNextPage: boolean; nextPageToken: string | null }> {
+  const r = safe(companiesPageSchema, raw, 'page');
+  return r.ok
+    ? {
+        ok: true,
+        value: { companies: r.value.companies, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken },
+      }
+    : r;
+}
+
+export function parseCompany(raw: unknown): ParseResult<PmsCompany> {
+  return safe(companySchema, raw, 'company');
+}
+
 // ------------------------------------------------------------------ daily occupancy
 
 const money = num;

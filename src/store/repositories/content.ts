@@ -23,6 +23,7 @@ const removable = {
   property_amenity_types: { key: 'code', scope: null },
   property_kinds: { key: 'property_kind_id', scope: null },
   pms_rooms: { key: 'room_id', scope: 'property_id' },
+  pms_companies: { key: 'company_id', scope: 'property_id' },
 } as const;
 export type RemovableTable = keyof typeof removable;
 

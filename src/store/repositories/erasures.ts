@@ -298,6 +298,27 @@ export async function erasePmsPersonRows(
   }
 }
 
+/**
+ * Erases the payer of the invoices of the reservations given where it may be their customer:
+ * every payer name but the reservation's customer company's (a company is no person), in the
+ * column and in raw.
+ */
+export async function eraseInvoicePayers(trx: Executor, keys: readonly BookingKey[], marker: string, touched: RowsTouched): Promise<void> {
+  if (keys.length === 0) return;
+  const r = await sql`
+    UPDATE pms_invoices i
+       SET payer_name = ${marker},
+           raw = CASE WHEN jsonb_typeof(i.raw -> 'payer') = 'object' AND i.raw -> 'payer' ? 'name'
+                      THEN jsonb_set(i.raw, '{payer,name}', to_jsonb(${marker}::text)) ELSE i.raw END,
+           synced_at = now()
+      FROM unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS k(property_id, number)
+      LEFT JOIN pms_reservations r ON r.property_id = k.property_id AND r.number = k.number
+     WHERE i.property_id = k.property_id AND i.number = k.number
+       AND i.payer_name IS NOT NULL AND i.payer_name <> ${marker}
+       AND i.payer_name IS DISTINCT FROM r.customer_company_name`.execute(trx);
+  add(touched, 'pms_invoices', Number(r.numAffectedRows ?? 0));
+}
+
 export interface PersonKey {
   property_id: string;
   pms_person_id: string;

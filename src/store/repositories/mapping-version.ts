@@ -35,6 +35,7 @@ export async function mirrorHoldsRows(db: Executor): Promise<boolean> {
     'pms_reservations',
     'pms_guests',
     'pms_rooms',
+    'pms_companies',
     'daily_occupancy',
     'integration_storage_bookings',
     'inventory_blocks',

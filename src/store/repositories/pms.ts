@@ -7,7 +7,7 @@
  */
 import { sql, type Transaction } from 'kysely';
 import type { PmsReservationRows } from '../schema.js';
-import type { Database, NewDailyOccupancy, NewPmsGuest } from '../schema.js';
+import type { Database, NewDailyOccupancy, NewPmsGuest, NewPmsInvoice, NewPmsInvoiceItem } from '../schema.js';
 import { requeueSet } from './fetch-queue.js';
 import type { Executor } from '../types.js';
 
@@ -55,8 +55,22 @@ export async function savePmsReservation(trx: Transaction<Database>, rows: PmsRe
   await trx.deleteFrom('pms_room_stays').where('property_id', '=', property_id).where('number', '=', number).execute();
   if (rows.roomStays.length > 0) await trx.insertInto('pms_room_stays').values(rows.roomStays).execute();
   await recordStayVersions(trx, [{ property_id, number }]);
+  if (rows.invoices) await replaceInvoices(trx, property_id, number, rows.invoices);
   if (rows.customer) await upsertPmsGuest(trx, rows.customer);
   return true;
+}
+
+/** Replaces the invoices of a reservation (and their items) with those read with its version. */
+export async function replaceInvoices(
+  trx: Executor,
+  propertyId: string,
+  number: string,
+  invoices: { invoices: NewPmsInvoice[]; items: NewPmsInvoiceItem[] },
+): Promise<void> {
+  await trx.deleteFrom('pms_invoice_items').where('property_id', '=', propertyId).where('number', '=', number).execute();
+  await trx.deleteFrom('pms_invoices').where('property_id', '=', propertyId).where('number', '=', number).execute();
+  if (invoices.invoices.length > 0) await trx.insertInto('pms_invoices').values(invoices.invoices).execute();
+  if (invoices.items.length > 0) await trx.insertInto('pms_invoice_items').values(invoices.items).execute();
 }
 
 /**
@@ -162,6 +176,52 @@ export async function guestProfilesToFetch(
         OR NOT EXISTS (SELECT 1 FROM pms_guests g WHERE g.property_id = ${propertyId} AND g.pms_person_id = i.id)
      GROUP BY i.id ORDER BY min(i.n)`.execute(db);
   return r.rows.map((x) => x.id);
+}
+
+/** What the replay of a reservation's quarantined invoices needs of the mirrored reservation, or undefined when it is not mirrored. */
+export async function reservationOfInvoices(
+  db: Executor,
+  propertyId: string,
+  number: string,
+): Promise<{ customerPersonId: string | null; customerCompanyName: string | null; currencyCode: string | null; invoicesReadAt: Date | null } | undefined> {
+  const r = await sql<{ customer_person_id: string | null; customer_company_name: string | null; currency_code: string | null; invoices_read_at: Date | null }>`
+    SELECT customer_person_id, customer_company_name, currency_code, invoices_read_at FROM pms_reservations
+     WHERE property_id = ${propertyId} AND number = ${number}`.execute(db);
+  const row = r.rows[0];
+  return (
+    row && {
+      customerPersonId: row.customer_person_id,
+      customerCompanyName: row.customer_company_name,
+      currencyCode: row.currency_code,
+      invoicesReadAt: row.invoices_read_at,
+    }
+  );
+}
+
+/** Replaces a reservation's invoices with those of a replayed answer, read at `readAt`. */
+export async function replaceInvoicesReadAt(
+  trx: Executor,
+  propertyId: string,
+  number: string,
+  invoices: { invoices: NewPmsInvoice[]; items: NewPmsInvoiceItem[] },
+  readAt: Date,
+): Promise<void> {
+  await replaceInvoices(trx, propertyId, number, invoices);
+  await sql`UPDATE pms_reservations SET invoices_read_at = ${readAt}, synced_at = now() WHERE property_id = ${propertyId} AND number = ${number}`.execute(trx);
+}
+
+/**
+ * Whether the invoices of a reservation are to be read with the version `modifiedAt`: when it
+ * is newer than the mirrored one, when the mirrored one's were never read, or when either
+ * version has no modification time (the invoices may have changed; see savePmsReservation).
+ */
+export async function invoicesToFetch(db: Executor, propertyId: string, number: string, modifiedAt: string | Date | null | undefined): Promise<boolean> {
+  const given = modifiedAt instanceof Date ? modifiedAt.toISOString() : (modifiedAt ?? null);
+  const r = await sql<{ current: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pms_reservations
+                    WHERE property_id = ${propertyId} AND number = ${number} AND invoices_read_at IS NOT NULL
+                      AND modified_at IS NOT NULL AND ${given}::timestamptz IS NOT NULL AND modified_at >= ${given}::timestamptz) AS current`.execute(db);
+  return !r.rows[0]?.current;
 }
 
 /**

@@ -268,3 +268,12 @@ export async function pmsRoomUpdatedSince(trx: Trx, quarantineId: string, proper
   );
   return r.rows[0]?.e === true;
 }
+
+/** Whether the company was written (by a refresh) after the quarantine row was last seen. */
+export async function pmsCompanyUpdatedSince(trx: Trx, quarantineId: string, propertyId: string, companyId: string): Promise<boolean> {
+  const r = await sql<{ e: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pms_companies c, quarantine q WHERE q.id = ${quarantineId} AND c.property_id = ${propertyId} AND c.company_id = ${companyId} AND c.updated_at > q.last_seen_at) AS e`.execute(
+    trx,
+  );
+  return r.rows[0]?.e === true;
+}

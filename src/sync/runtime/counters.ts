@@ -18,6 +18,7 @@ export class SyncCounters {
   pmsReservationsWritten = 0;
   occupancyWindows = 0;
   pmsRoomsRefreshed = 0;
+  pmsCompaniesRefreshed = 0;
   webhookBatches = 0;
   webhookEventsStored = 0;
   webhookEventsDuplicate = 0;

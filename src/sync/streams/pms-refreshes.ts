@@ -1,6 +1,6 @@
 /**
  * Refreshes that go property by property: the PMS rooms (with content, so that a report shows
- * "room 204" rather than an id) and the daily occupancy statistics over a horizon around today.
+ * "room 204" rather than an id), the property's companies, and the daily occupancy statistics over a horizon around today.
  * A property that fails does not stop the others; the refresh then ends with
  * RefreshIncompleteError naming them, and the failures show per property.
  */
@@ -11,8 +11,9 @@ import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import type { NewDailyOccupancy } from '../../store/schema.js';
 import { streamNames, type CursorStream } from '../../store/states.js';
 import { InvalidPayloadError } from '../../provider/errors.js';
-import { parseDailyOccupancy, parseRoom, parseRoomsPage } from '../../provider/schemas/pms.js';
-import { occupancyDayToRow, roomToRow } from '../../mapping/pms.js';
+import { parseCompaniesPage, parseCompany, parseDailyOccupancy, parseRoom, parseRoomsPage, type PmsCompany, type PmsRoom } from '../../provider/schemas/pms.js';
+import type { ParseResult } from '../../provider/schemas/bookings.js';
+import { companyToRow, occupancyDayToRow, roomToRow } from '../../mapping/pms.js';
 import { addDays, daysBetween, localDate } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { RefreshIncompleteError } from '../runtime/errors.js';
@@ -77,11 +78,28 @@ async function eachProperty(
     );
 }
 
-// ------------------------------------------------------------------ rooms
+// ------------------------------------------------------------------ rooms and companies
 
-/** Every room of a property, page by page, then written with removal in one transaction. */
-async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
-  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/rooms`;
+/** A PMS list a property's refresh mirrors whole: its path, its pages and items, its table. */
+interface PmsList<T> {
+  /** For logs and the quarantine. */
+  stream: typeof streamNames.pmsRooms | typeof streamNames.pmsCompanies;
+  /** The path under /api/pms/v2/properties/{propertyId}. */
+  path: string;
+  table: 'pms_rooms' | 'pms_companies';
+  page: (raw: unknown) => ParseResult<{ items: unknown[]; hasNextPage: boolean; nextPageToken: string | null }>;
+  item: (raw: unknown) => ParseResult<T>;
+  toRow: (propertyId: string, item: T, raw: unknown) => Record<string, unknown>;
+  count: (ctx: SyncContext) => void;
+}
+
+/**
+ * Every item of a property's list, page by page, then written with removal in one
+ * transaction: what the list no longer holds is marked removed. An item that does not parse
+ * is quarantined alone.
+ */
+async function refreshList<T>(ctx: SyncContext, propertyId: string, signal: AbortSignal, list: PmsList<T>): Promise<void> {
+  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/${list.path}`;
   const rows: Record<string, unknown>[] = [];
   const seen: string[] = [];
   let pageToken: string | null = null;
@@ -91,34 +109,60 @@ async function refreshRooms(ctx: SyncContext, propertyId: string, signal: AbortS
       .catch((err: unknown) => {
         throw withAccessHint(err, 'pms', 'pms.enabled');
       });
-    const page = parseRoomsPage(res.body);
+    const page = list.page(res.body);
     if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
-    for (const raw of page.value.rooms) {
-      const room = parseRoom(raw);
+    for (const raw of page.value.items) {
+      const item = list.item(raw);
       const rawId = idTextOf((raw as { id?: unknown } | null)?.id);
       if (rawId !== null) seen.push(rawId);
-      if (!room.ok) {
+      if (!item.ok) {
         ctx.counters.quarantined += 1;
         await ctx.write((trx) =>
           quarantineGuestPayload(
             trx,
-            { stream: streamNames.pmsRooms, propertyId, entityKey: rawId, reason: room.reason, rawBody: JSON.stringify(raw) },
+            { stream: list.stream, propertyId, entityKey: rawId, reason: item.reason, rawBody: JSON.stringify(raw) },
             ctx.config.pms.personalData,
           ),
         );
         continue;
       }
-      rows.push(roomToRow(propertyId, room.value, raw));
+      rows.push(list.toRow(propertyId, item.value, raw));
     }
     pageToken = page.value.hasNextPage ? page.value.nextPageToken : null;
   } while (pageToken && !signal.aborted);
   if (signal.aborted) return;
   await ctx.write(async (trx) => {
-    await upsertChanged(trx, 'pms_rooms', rows);
-    await markMissingRemoved(trx, 'pms_rooms', seen, { propertyId });
+    await upsertChanged(trx, list.table, rows);
+    await markMissingRemoved(trx, list.table, seen, { propertyId });
   });
-  ctx.counters.pmsRoomsRefreshed += 1;
+  list.count(ctx);
 }
+
+const roomsList: PmsList<PmsRoom> = {
+  stream: streamNames.pmsRooms,
+  path: 'rooms',
+  table: 'pms_rooms',
+  page: (raw) => {
+    const p = parseRoomsPage(raw);
+    return p.ok ? { ok: true, value: { ...p.value, items: p.value.rooms } } : p;
+  },
+  item: parseRoom,
+  toRow: roomToRow,
+  count: (ctx) => (ctx.counters.pmsRoomsRefreshed += 1),
+};
+
+const companiesList: PmsList<PmsCompany> = {
+  stream: streamNames.pmsCompanies,
+  path: 'companies',
+  table: 'pms_companies',
+  page: (raw) => {
+    const p = parseCompaniesPage(raw);
+    return p.ok ? { ok: true, value: { ...p.value, items: p.value.companies } } : p;
+  },
+  item: parseCompany,
+  toRow: companyToRow,
+  count: (ctx) => (ctx.counters.pmsCompaniesRefreshed += 1),
+};
 
 /** PMS rooms, refreshed with content. */
 export const pmsRoomsStream: RefreshStream = {
@@ -126,7 +170,17 @@ export const pmsRoomsStream: RefreshStream = {
   area: 'pms',
   enabled: (config) => config.pms.enabled,
   cron: (config) => config.content.refreshCron,
-  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS rooms refresh', null, (id) => refreshRooms(ctx, id, signal)),
+  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS rooms refresh', null, (id) => refreshList(ctx, id, signal, roomsList)),
+  discoversProperties: false,
+};
+
+/** The property's companies (customers and agents), refreshed with content: the reservations' and invoices' companies join them. */
+export const pmsCompaniesStream: RefreshStream = {
+  name: streamNames.pmsCompanies,
+  area: 'pms',
+  enabled: (config) => config.pms.enabled,
+  cron: (config) => config.content.refreshCron,
+  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS companies refresh', null, (id) => refreshList(ctx, id, signal, companiesList)),
   discoversProperties: false,
 };
 

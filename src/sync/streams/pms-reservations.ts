@@ -22,17 +22,19 @@ import { propertyTimeZone } from '../../store/repositories/content.js';
 import { saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { removeFetch } from '../../store/repositories/fetch-queue.js';
-import { enqueuePmsReservations, guestProfilesToFetch, savePmsReservation, upsertPmsGuest } from '../../store/repositories/pms.js';
+import { enqueuePmsReservations, guestProfilesToFetch, invoicesToFetch, savePmsReservation, upsertPmsGuest } from '../../store/repositories/pms.js';
 import type { Trx } from '../../store/types.js';
 import type { NewPmsGuest } from '../../store/schema.js';
 import { streamNames } from '../../store/states.js';
 import { AccessRefusedError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { apiAreas, type ApiArea } from '../../provider/api-access.js';
-import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
+import { parseGuestResponse, parseInvoicesPage, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
-import { erasableGuest, erasableReservation, type Erasable } from '../../mapping/erasure.js';
+import { erasableGuest, erasableReservation, type Erasable, type ReadInvoices } from '../../mapping/erasure.js';
+import { keptPayload } from '../../mapping/personal-data.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { type PmsReservationRows } from '../../store/schema.js';
 import type { EngineMode, PropertyStream, QueueStream } from './types.js';
@@ -287,7 +289,8 @@ export interface FetchedReservation {
 }
 
 /**
- * Fetches one reservation and the profiles of its guests that are not mirrored yet, or all of
+ * Fetches one reservation, its invoices when it is a newer version than the mirror's (or its
+ * invoices were not read yet), and the profiles of its guests that are not mirrored yet, or all of
  * them when it is a newer version of a mirrored reservation (names and, with pms.personalData,
  * contact data; stripped otherwise; with privacy.pseudonymKey, the pseudonyms of the contact
  * data either way). Throws the client's errors
@@ -309,7 +312,10 @@ export async function fetchPmsReservation(
     throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
   const policy = { personalData: ctx.config.pms.personalData, pseudonymKey: ctx.config.privacy.pseudonymKey };
   const rawReservation = (res.body as { reservation?: unknown }).reservation;
-  const reservation = erasableReservation(propertyId, parsed.value, rawReservation, policy, res.fetchedAt);
+  const invoices = (await invoicesToFetch(ctx.db, propertyId, number, parsed.value.modifyDateTime))
+    ? await fetchInvoices(ctx, propertyId, number, signal, priority)
+    : undefined;
+  const reservation = erasableReservation(propertyId, parsed.value, rawReservation, policy, res.fetchedAt, invoices);
   const { rows, stored } = reservation.rows;
 
   const customerId = parsed.value.customer?.pmsPersonId ?? null;
@@ -335,6 +341,44 @@ export async function fetchPmsReservation(
     if (guest.rows) guests.push(guest);
   }
   return { reservation, guests, rawBody: JSON.stringify(stored) };
+}
+
+/**
+ * The invoices of a reservation, every page, as read with the version just fetched; null when
+ * they are not there to read (the reservation is gone, the API refuses them) or do not parse
+ * (the answer is quarantined): the mirrored ones then stay, and are read again with the next
+ * fetch of the reservation. One request for most reservations (up to 100 invoices a page).
+ */
+async function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
+  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/${encodeURIComponent(number)}/invoices`;
+  const out: ReadInvoices = { parsed: [], raw: [] };
+  let pageToken: string | null = null;
+  do {
+    let res;
+    try {
+      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
+    } catch (err) {
+      if (err instanceof NotFoundError || err instanceof RequestRejectedError) return null;
+      throw err;
+    }
+    const page = parseInvoicesPage(res.body);
+    if (!page.ok) {
+      ctx.counters.quarantined += 1;
+      await ctx.write((trx) =>
+        quarantineGuestPayload(
+          trx,
+          { stream: streamNames.pmsInvoices, propertyId, entityKey: number, reason: page.reason, rawBody: res.rawBody },
+          ctx.config.pms.personalData,
+        ),
+      );
+      return null;
+    }
+    const raw = (res.body as { invoices?: unknown[] | null }).invoices ?? [];
+    out.parsed.push(...page.value.invoices);
+    out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
+    pageToken = page.value.hasNextPage ? page.value.nextPageToken : null;
+  } while (pageToken);
+  return out;
 }
 
 /** Writes a fetched reservation and its guests; returns whether the reservation was newer than the mirror's. */

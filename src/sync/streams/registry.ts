@@ -10,7 +10,7 @@ import { bookingSweepStream } from './booking-sweep.js';
 import { contentStream } from './content.js';
 import { dayCloseStream } from './day-close.js';
 import { webhookEventsStream } from './events.js';
-import { dailyOccupancyStream, pmsRoomsStream } from './pms-refreshes.js';
+import { dailyOccupancyStream, pmsCompaniesStream, pmsRoomsStream } from './pms-refreshes.js';
 import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
 import { retentionStream } from './retention.js';
 import type { StreamRegistry } from './types.js';
@@ -19,5 +19,5 @@ import type { StreamRegistry } from './types.js';
 export const registeredStreams: StreamRegistry = {
   property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
   queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
-  refreshes: [contentStream, pmsRoomsStream, dailyOccupancyStream, dayCloseStream, retentionStream],
+  refreshes: [contentStream, pmsRoomsStream, pmsCompaniesStream, dailyOccupancyStream, dayCloseStream, retentionStream],
 };
