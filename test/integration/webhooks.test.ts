@@ -46,7 +46,15 @@ describe('change events', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
     const { daemon, port, hooks } = await startDaemon(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
     try {
-      await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM pms_reservations')) > 0);
+      // The whole first sync (every reservation with its invoices, the search and the occupancy caught up): status says so below.
+      const reservations = h.sim.pmsReservations('500100').length;
+      await waitFor(
+        'the first sync',
+        async () =>
+          (await count('SELECT count(*) AS n FROM pms_reservations')) === reservations &&
+          (await count(`SELECT count(*) AS n FROM sync_cursors WHERE stream IN ('pms_reservations', 'daily_occupancy') AND caught_up`)) === 2,
+        30_000,
+      );
       const number = h.sim.pmsReservations('500100')[0]!.number;
       const batch = [
         event('webpms:check_out', { BookingNumber: number, PropertyId: '500100' }),
