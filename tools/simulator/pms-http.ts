@@ -67,6 +67,11 @@ function encodeToken(token: SearchToken | RoomsToken | ListToken): string {
   return Buffer.from(JSON.stringify(token), 'utf8').toString('base64');
 }
 
+/** The token of a page of a plain paged list, as this simulator gives it: tests make a provider whose pages name one it gave before. */
+export function listPageToken(kind: ListToken['kind'], propertyId: string, of: string | null, offset: number, size = MAX_PAGE): string {
+  return encodeToken({ kind, propertyId, of, size, offset });
+}
+
 function decodeToken(text: string): unknown {
   try {
     return JSON.parse(Buffer.from(text.replaceAll(' ', '+'), 'base64').toString('utf8')) as unknown;

@@ -209,6 +209,12 @@ export interface Faults {
    * learns its length by reading it.
    */
   serveText?: (path: string) => { body: string; chunked?: boolean } | undefined;
+  /**
+   * When set and it returns a status for the path of an authenticated API request, that status
+   * is answered with an errors body and no data, not counted against the limits (as
+   * propertyStatus, but for one path: the invoices of one reservation, say).
+   */
+  pathStatus?: (path: string) => number | undefined;
 }
 
 /** See Faults.propertyStatus. */
@@ -883,7 +889,11 @@ class SimulatorImpl implements Simulator {
           clientId = auth.azp;
           const api: ApiRequest = { path: url.pathname };
           if (route.propertyId !== undefined) api.propertyId = route.propertyId;
-          reply = this.areaRefused(url.pathname, auth, route.scope, arrival) ?? this.limited(route.scope, clientId, arrival, route.run, api);
+          const forced = this.faults.pathStatus?.(url.pathname);
+          reply =
+            forced !== undefined
+              ? { status: forced, body: errorBody(forced === 404 ? 'NotFound' : forced === 403 ? 'Forbidden' : 'Error', `status ${forced} (fault)`) }
+              : (this.areaRefused(url.pathname, auth, route.scope, arrival) ?? this.limited(route.scope, clientId, arrival, route.run, api));
           if (PROPERTIES_PATH.test(url.pathname)) reply = this.onlyOwnProperties(reply, clientId);
         }
       }

@@ -11,6 +11,7 @@ import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import type { NewDailyOccupancy } from '../../store/schema.js';
 import { streamNames, type CursorStream } from '../../store/states.js';
 import { InvalidPayloadError } from '../../provider/errors.js';
+import { PageLoopError, PageTokens } from '../../provider/paging.js';
 import { parseCompaniesPage, parseCompany, parseDailyOccupancy, parseRoom, parseRoomsPage, type PmsCompany, type PmsRoom } from '../../provider/schemas/pms.js';
 import type { ParseResult } from '../../provider/schemas/bookings.js';
 import { companyToRow, occupancyDayToRow, roomToRow } from '../../mapping/pms.js';
@@ -102,6 +103,7 @@ async function refreshList<T>(ctx: SyncContext, propertyId: string, signal: Abor
   const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/${list.path}`;
   const rows: Record<string, unknown>[] = [];
   const seen: string[] = [];
+  const tokens = new PageTokens();
   let pageToken: string | null = null;
   do {
     const res = await ctx.client
@@ -128,7 +130,13 @@ async function refreshList<T>(ctx: SyncContext, propertyId: string, signal: Abor
       }
       rows.push(list.toRow(propertyId, item.value, raw));
     }
-    pageToken = page.value.hasNextPage ? page.value.nextPageToken : null;
+    try {
+      pageToken = tokens.next(page.value);
+    } catch (err) {
+      // Nothing of the list is written: a partial list would mark the rest removed.
+      if (err instanceof PageLoopError) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: err.message, propertyId }, { status: res.status, path });
+      throw err;
+    }
   } while (pageToken && !signal.aborted);
   if (signal.aborted) return;
   await ctx.write(async (trx) => {

@@ -28,6 +28,7 @@ import type { NewPmsGuest } from '../../store/schema.js';
 import { streamNames } from '../../store/states.js';
 import { AccessRefusedError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { apiAreas, type ApiArea } from '../../provider/api-access.js';
+import { PageLoopError, PageTokens } from '../../provider/paging.js';
 import { parseGuestResponse, parseInvoicesPage, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
@@ -207,7 +208,17 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
     // The next step: the next page, the other state, the other part, or the window done.
     const stateIndex = STATES.indexOf(window.state);
     let next: SearchCursor;
-    if (page.value.hasNextPage && page.value.nextPageToken) {
+    if (page.value.hasNextPage && page.value.nextPageToken && page.value.nextPageToken === window.pageToken) {
+      // The page names itself as the next: read on, it would be asked for ever.
+      throw new InvalidPayloadError(
+        {
+          rawBody: res.rawBody,
+          reason: `the provider gave the page token it was asked with as the next page's: the search of this window stops there`,
+          propertyId,
+        },
+        { status: res.status, path },
+      );
+    } else if (page.value.hasNextPage && page.value.nextPageToken) {
       next = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: page.value.nextPageToken } };
     } else if (stateIndex < STATES.length - 1) {
       next = { coveredTo: cursor.coveredTo, window: { ...window, state: STATES[stateIndex + 1]!, pageToken: null } };
@@ -352,6 +363,7 @@ export async function fetchPmsReservation(
 async function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
   const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/${encodeURIComponent(number)}/invoices`;
   const out: ReadInvoices = { parsed: [], raw: [] };
+  const tokens = new PageTokens();
   let pageToken: string | null = null;
   do {
     let res;
@@ -376,7 +388,16 @@ async function fetchInvoices(ctx: SyncContext, propertyId: string, number: strin
     const raw = (res.body as { invoices?: unknown[] | null }).invoices ?? [];
     out.parsed.push(...page.value.invoices);
     out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
-    pageToken = page.value.hasNextPage ? page.value.nextPageToken : null;
+    try {
+      pageToken = tokens.next(page.value);
+    } catch (err) {
+      if (!(err instanceof PageLoopError)) throw err;
+      ctx.logger.warn(
+        { component: 'pms', propertyId, number, reason: err.message },
+        `invoices of PMS reservation ${number}: not read (${err.message}); read again with its next version`,
+      );
+      return null;
+    }
   } while (pageToken);
   return out;
 }
