@@ -211,6 +211,8 @@ const configSchema = z.strictObject({
     overlapMinutes: z.number().int().min(1).max(2_880),
     /** E-mails, phones, birth dates, citizenship and documents of guests: mirrored only when true (names always are). */
     personalData: z.boolean(),
+    /** Read the loyalty cards of the reservations' persons (one request per new person, and per person with each newer version of their reservation). */
+    loyaltyCards: z.boolean(),
     /** Reservation fetches in flight (the standard budget still paces them). */
     fetchConcurrency: z.number().int().min(1).max(32),
   }),

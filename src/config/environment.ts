@@ -91,6 +91,12 @@ export const environment: readonly EnvironmentVariable[] = [
   },
   { name: 'STAYSYNC_CONTENT_CRON', kind: 'text', key: 'content.refreshCron', meaning: 'when content and reference data are refreshed (also at start)' },
   { name: 'STAYSYNC_PMS_POLL_CRON', kind: 'text', key: 'pms.pollCron', meaning: "when a caught-up property's PMS reservations are searched again" },
+  {
+    name: 'STAYSYNC_PMS_LOYALTY_CARDS',
+    kind: 'boolean',
+    key: 'pms.loyaltyCards',
+    meaning: "read the loyalty cards of the PMS reservations' persons (card numbers only with pms.personalData)",
+  },
   { name: 'STAYSYNC_OCCUPANCY_CRON', kind: 'text', key: 'occupancy.refreshCron', meaning: 'when the daily occupancy is refreshed (also at start)' },
   {
     name: 'STAYSYNC_WEBHOOKS_ENABLED',

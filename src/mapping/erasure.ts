@@ -9,12 +9,12 @@
  */
 import { parseJsonLossless } from '../provider/json.js';
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
-import type { PmsInvoice, PmsPerson, PmsReservation, StorageBooking } from '../provider/schemas/pms.js';
-import type { BookingRows, NewIntegrationStorageBooking, NewPmsGuest, SummaryRow } from '../store/schema.js';
+import type { PmsInvoice, PmsLoyaltyCard, PmsPerson, PmsReservation, StorageBooking } from '../provider/schemas/pms.js';
+import type { BookingRows, NewIntegrationStorageBooking, NewPmsGuest, NewPmsGuestLoyaltyCard, SummaryRow } from '../store/schema.js';
 import { streamNames, type IdentityKind } from '../store/states.js';
 import { bookingToRows, summaryToRow } from './bookings.js';
 import { GUEST_STREAMS, isObject, keptPayload, keptPerson, NAME_FIELDS, PERSON_KEYS, quarantinedBody, type PersonalDataPolicy } from './personal-data.js';
-import { guestRow, invoicesToRows, reservationRows, storageBookingToRow } from './pms.js';
+import { guestRow, invoicesToRows, loyaltyCardRows, reservationRows, storageBookingToRow } from './pms.js';
 import { normaliseEmail, normalisePhone } from './pseudonyms.js';
 
 /** What an erased person's names become, in typed columns and in raw. */
@@ -221,6 +221,21 @@ export function erasableGuest(propertyId: string, p: PmsPerson, rawGuest: unknow
   };
 }
 
+/** A person's loyalty cards as read (loyaltyCardRows), erasable by the person's id: an erased person's cards keep their programme, not their number. */
+export function erasableLoyaltyCards(
+  propertyId: string,
+  personId: string,
+  cards: readonly PmsLoyaltyCard[],
+  personalData: boolean,
+): Erasable<{ personId: string; cards: NewPmsGuestLoyaltyCard[] }> {
+  const rows = loyaltyCardRows(propertyId, personId, cards, personalData);
+  return {
+    rows: { personId, cards: rows },
+    identities: [{ kind: 'person', value: personId }],
+    withErasures: () => ({ personId, cards: rows.map((c) => ({ ...c, card_number: null })) }),
+  };
+}
+
 // ------------------------------------------------------------------ any guest payload
 
 /** What a quarantined body holds once it held an erased person's data (and nothing of it could be kept). */
@@ -337,6 +352,9 @@ function identitiesInText(text: string): Identity[] {
   return out;
 }
 
+/** The streams whose entity key is a PMS person id. */
+const PERSON_KEYED: readonly string[] = [streamNames.pmsGuests, streamNames.pmsLoyaltyCards];
+
 /** The streams whose entity key is a booking (or PMS reservation) number. */
 const BOOKING_KEYED: readonly string[] = [streamNames.bookingDetails, streamNames.bookingSummaries, streamNames.pmsReservations, streamNames.webhookEvents];
 
@@ -364,8 +382,14 @@ export function erasableQuarantineBody(
     const kept = quarantinedBody(stream, rawBody, personalData);
     if (kept !== rawBody) return { ...asIs, rows: kept, withErasures: () => kept };
     const identities = identitiesInText(rawBody);
-    if (stream === streamNames.pmsGuests && entityKey) identities.push({ kind: 'person', value: entityKey });
+    if (PERSON_KEYED.includes(stream) && entityKey) identities.push({ kind: 'person', value: entityKey });
     return { rows: rawBody, identities, withErasures: () => ERASED_BODY, opaque: true };
+  }
+  if (stream === streamNames.pmsLoyaltyCards) {
+    // Cards name no person: they are the person of the entity key's, and lose their numbers with them.
+    const kept = JSON.stringify(keptPayload(parsed, personalData));
+    const erased = JSON.stringify(keptPayload(parsed, false));
+    return { rows: kept, identities: entityKey ? [{ kind: 'person', value: entityKey }] : [], withErasures: () => erased, opaque: false };
   }
   const booking = propertyId !== null && entityKey !== null && BOOKING_KEYED.includes(stream) ? { propertyId, number: entityKey } : undefined;
   const payload = erasablePayload(parsed, { personalData, booking, topIsPerson: stream === streamNames.pmsGuests });

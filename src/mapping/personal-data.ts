@@ -108,6 +108,7 @@ export const GUEST_STREAMS: readonly string[] = [
   streamNames.bookingSummaries,
   streamNames.pmsReservations,
   streamNames.pmsGuests,
+  streamNames.pmsLoyaltyCards,
   streamNames.pmsInvoices,
   streamNames.webhookEvents,
   streamNames.webhookReceiver,

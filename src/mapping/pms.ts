@@ -6,13 +6,24 @@
  * what these give, and the replay (src/replay) derives the same rows again from the payloads
  * the mirror keeps.
  */
-import type { DailyOccupancy, InventoryBlock, PmsCompany, PmsInvoice, PmsPerson, PmsReservation, PmsRoom, StorageBooking } from '../provider/schemas/pms.js';
+import type {
+  DailyOccupancy,
+  InventoryBlock,
+  PmsCompany,
+  PmsInvoice,
+  PmsLoyaltyCard,
+  PmsPerson,
+  PmsReservation,
+  PmsRoom,
+  StorageBooking,
+} from '../provider/schemas/pms.js';
 import { isRealDate } from '../provider/schemas/primitives.js';
 import type {
   NewDailyOccupancy,
   NewIntegrationStorageBooking,
   NewInventoryBlock,
   NewPmsGuest,
+  NewPmsGuestLoyaltyCard,
   NewPmsInvoice,
   NewPmsInvoiceItem,
   PmsReservationRows,
@@ -154,6 +165,20 @@ export function reservationRows(
 /** A validated guest profile as its pms_guests row (personal data and pseudonyms as for reservations), or null without a person id. Pure. */
 export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, policy: PersonalDataPolicy, fetchedAt: Date): NewPmsGuest | null {
   return personToRow(propertyId, p, keptPerson(rawGuest, policy.personalData), policy, fetchedAt);
+}
+
+/**
+ * A person's loyalty cards as rows: the programme always, the card number only with personal
+ * data on (personal-data.ts counts card numbers as personal wherever they are). Pure.
+ */
+export function loyaltyCardRows(propertyId: string, personId: string, cards: readonly PmsLoyaltyCard[], personalData: boolean): NewPmsGuestLoyaltyCard[] {
+  return cards.map((c, position) => ({
+    property_id: propertyId,
+    pms_person_id: personId,
+    position,
+    program_id: c.programId,
+    card_number: personalData ? c.cardNumber : null,
+  }));
 }
 
 // ------------------------------------------------------------------ invoices and companies

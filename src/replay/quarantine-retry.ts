@@ -21,8 +21,10 @@ import { upsertSummariesAndEnqueue } from '../store/repositories/booking-summari
 import { saveBookingVersion } from '../store/repositories/bookings.js';
 import { upsertChanged } from '../store/repositories/content.js';
 import {
+  loyaltyCardsReadAt,
   pmsGuestFetchedAt,
   replaceInvoicesReadAt,
+  replaceLoyaltyCards,
   reservationOfInvoices,
   savePmsReservation,
   saveVersioned,
@@ -47,7 +49,15 @@ import {
   referenceListFetchedSince,
   updateDerived,
 } from '../store/repositories/replay.js';
-import { erasableBooking, erasableGuest, erasableReservation, erasableStorageBooking, erasableSummary, invoiceWithErasedPayer } from '../mapping/erasure.js';
+import {
+  erasableBooking,
+  erasableGuest,
+  erasableLoyaltyCards,
+  erasableReservation,
+  erasableStorageBooking,
+  erasableSummary,
+  invoiceWithErasedPayer,
+} from '../mapping/erasure.js';
 import { lockForGuestWrite, rowsAfterErasures } from '../store/repositories/erasures.js';
 import { quarantineAgain, quarantineGuestPayload } from '../privacy/guest-writes.js';
 import { bookingHistoryOf } from '../mapping/history.js';
@@ -67,6 +77,7 @@ import {
   parseGuestResponse,
   parseInventoryBlock,
   parseInvoicesPage,
+  parseLoyaltyCardsPage,
   parseReservationResponse,
   parseRoom,
   parseStorageBooking,
@@ -289,6 +300,19 @@ const handlers: Record<string, Handler> = {
       },
     ]);
     await replaceInvoicesReadAt(trx, propertyId, number, rows!, q.last_seen_at);
+    return mirrored;
+  },
+
+  /** A person's loyalty cards: a page of them as received. Written when the person is mirrored and their cards were not read after it. */
+  [streamNames.pmsLoyaltyCards]: async (trx, q, body, policy) => {
+    if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or person id');
+    const page = parseLoyaltyCardsPage(body);
+    if (!page.ok) return failing(page.reason);
+    const person = await loyaltyCardsReadAt(trx, q.property_id, q.entity_key);
+    if (!person) return notReplayable(`PMS person ${q.entity_key} is not mirrored`);
+    if (person.readAt !== null && person.readAt > q.last_seen_at) return superseded;
+    const [cards] = await rowsAfterErasures(trx, [erasableLoyaltyCards(q.property_id, q.entity_key, page.value.loyaltyCards, policy.personalData)]);
+    await replaceLoyaltyCards(trx, q.property_id, q.entity_key, cards!.cards, q.last_seen_at);
     return mirrored;
   },
 

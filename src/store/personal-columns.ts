@@ -25,6 +25,7 @@ export const PERSONAL_COLUMNS: Readonly<Record<string, readonly string[]>> = {
     'raw',
   ],
   pms_guests: ['first_name', 'middle_name', 'last_name', 'email', 'phone', 'birth_date', 'citizenship', 'raw'],
+  pms_guest_loyalty_cards: ['card_number'],
   // The payer of an invoice is a company or a person.
   pms_invoices: ['payer_name', 'raw'],
   integration_storage_bookings: ['raw'],
@@ -84,6 +85,7 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
     'customer_phone_hash',
   ],
   pms_guests: ['property_id', 'pms_person_id', 'gender', 'status_name', 'email_hash', 'phone_hash'],
+  pms_guest_loyalty_cards: ['property_id', 'pms_person_id', 'program_id'],
   pms_room_stays: ['property_id', 'number', 'pms_room_stay_id', 'room_id', 'room_type_id', 'status', 'currency_code', 'guest_person_ids', 'amenities'],
   pms_rooms: ['property_id', 'room_id', 'display_name', 'room_type_id', 'floor_id', 'raw', 'content_hash'],
   pms_companies: ['property_id', 'company_id', 'name', 'company_type', 'raw', 'content_hash'],

@@ -461,6 +461,18 @@ export interface PmsGuestsTable {
   fetched_at: Timestamptz;
   synced_at: SyncedAt;
   raw: Jsonb;
+  /** migrations/0024_loyalty_cards.sql: when the person's loyalty cards were last read. */
+  loyalty_cards_read_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** migrations/0024_loyalty_cards.sql. */
+export interface PmsGuestLoyaltyCardsTable {
+  property_id: string;
+  pms_person_id: string;
+  position: number;
+  program_id: string | null;
+  card_number: string | null;
+  synced_at: SyncedAt;
 }
 
 export interface PmsReservationQueueTable {
@@ -993,6 +1005,7 @@ export interface Database {
   pms_reservations: PmsReservationsTable;
   pms_room_stays: PmsRoomStaysTable;
   pms_guests: PmsGuestsTable;
+  pms_guest_loyalty_cards: PmsGuestLoyaltyCardsTable;
   pms_reservation_queue: PmsReservationQueueTable;
   pms_rooms: PmsRoomsTable;
   pms_companies: PmsCompaniesTable;
@@ -1039,6 +1052,7 @@ export type NewBookingLoyaltyCard = Insertable<BookingLoyaltyCardsTable>;
 export type NewPmsReservation = Insertable<PmsReservationsTable>;
 export type NewPmsRoomStay = Insertable<PmsRoomStaysTable>;
 export type NewPmsGuest = Insertable<PmsGuestsTable>;
+export type NewPmsGuestLoyaltyCard = Insertable<PmsGuestLoyaltyCardsTable>;
 export type NewPmsInvoice = Insertable<PmsInvoicesTable>;
 export type NewPmsInvoiceItem = Insertable<PmsInvoiceItemsTable>;
 export type NewDailyOccupancy = Insertable<DailyOccupancyTable>;

@@ -26,6 +26,8 @@ export const streamNames = {
   pmsGuests: 'pms_guests',
   /** The invoices of PMS reservations (fetched with each newer version of their reservation). */
   pmsInvoices: 'pms_invoices',
+  /** The loyalty cards of PMS persons (read with their profiles). */
+  pmsLoyaltyCards: 'pms_loyalty_cards',
   /** The companies of each property in the PMS (a refresh). */
   pmsCompanies: 'pms_companies',
   /** The daily occupancy statistics (a refresh, with a cursor per property). */
@@ -55,6 +57,7 @@ export const quarantineStreams = [
   streamNames.pmsGuests,
   streamNames.pmsInvoices,
   streamNames.pmsCompanies,
+  streamNames.pmsLoyaltyCards,
   streamNames.dailyOccupancy,
   streamNames.webhookEvents,
   streamNames.webhookReceiver,

@@ -55,9 +55,9 @@ interface RoomsToken {
 
 /** The page token of a plain list (invoices of a reservation, companies): where the next page starts. */
 interface ListToken {
-  kind: 'invoices' | 'companies';
+  kind: 'invoices' | 'companies' | 'loyaltyCards';
   propertyId: string;
-  /** The reservation number (invoices), or null. */
+  /** The reservation number (invoices), the person id (loyalty cards), or null. */
   of: string | null;
   size: number;
   offset: number;
@@ -294,6 +294,15 @@ export class PmsHttp {
     const r = pp.byNumber.get(number);
     if (!r) return pmsError(404, 'ReservationNotFound', `reservation ${number} not found in property ${propertyId}`);
     return this.list('invoices', propertyId, number, q, () => this.pms.invoices(pp, r), true);
+  }
+
+  /** GET /api/pms/v2/properties/{propertyId}/guests/{pmsPersonId}/loyalty-cards */
+  loyaltyCards(propertyId: string, pmsPersonId: string, q: URLSearchParams): HttpReply {
+    const pp = this.pms.property(propertyId);
+    if (!pp) return this.unknownProperty(propertyId);
+    const cards = this.pms.loyaltyCardsOf(pp, pmsPersonId);
+    if (!cards) return pmsError(404, 'GuestNotFound', `guest ${pmsPersonId} not found in property ${propertyId}`);
+    return this.list('loyaltyCards', propertyId, pmsPersonId, q, () => cards, false);
   }
 
   /** GET /api/pms/v2/properties/{propertyId}/companies */

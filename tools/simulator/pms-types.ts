@@ -36,6 +36,12 @@ export interface PmsPerson {
   gender: 'Male' | 'Female' | 'Unknown';
 }
 
+/** PmsApi_PersonLoyalty: a loyalty card of a PMS person. */
+export interface PmsLoyaltyCard {
+  programId: string | null;
+  cardNumber: string | null;
+}
+
 export interface PmsCompany {
   id: string | null;
   name: string | null;

@@ -23,6 +23,7 @@ import type {
   InventoryBlock,
   PmsAmount,
   PmsCompany,
+  PmsLoyaltyCard,
   PmsInvoice,
   PmsInvoiceItem,
   PmsPerson,
@@ -648,6 +649,24 @@ export class PmsModel {
     };
   }
 
+  /**
+   * The loyalty cards of a person the property knows (guestOf), or undefined: a customer holds
+   * the cards of the booking's guarantee (its loyalty programme as programId); one guest in
+   * twenty holds a card of the hotel's own programme.
+   */
+  loyaltyCardsOf(pp: PmsProperty, pmsPersonId: string): PmsLoyaltyCard[] | undefined {
+    if (!this.guestOf(pp, pmsPersonId)) return undefined;
+    const n = Number(pmsPersonId.slice(4));
+    const r = pp.byKey.get(Math.floor(n / 10))!;
+    const slot = n % 10;
+    if (slot === 0) {
+      const p = deriveBooking(pp.store.content, r.source);
+      return (p.guaranteeInfo.loyalty?.cards ?? []).map((c) => ({ programId: c.loyaltySystemId, cardNumber: c.cardNumber }));
+    }
+    const rng = mulberry32(mix(r.source.seed, slot, 0x10ca));
+    return chance(rng, 0.05) ? [{ programId: `HOTEL-${pp.index}`, cardNumber: String(77000000 + Math.floor(rng() * 999999)) }] : [];
+  }
+
   /** The guest profile served for an id, when a reservation of the property references it. */
   guestOf(pp: PmsProperty, pmsPersonId: string): PmsPerson | undefined {
     const m = /^4503(\d{12})$/.exec(pmsPersonId);
@@ -899,6 +918,10 @@ export class PmsModel {
     const pp = this.mustProperty(propertyId);
     const r = pp.byNumber.get(number);
     return r && this.invoices(pp, r);
+  }
+
+  loyaltyCards(propertyId: string, pmsPersonId: string): PmsLoyaltyCard[] | undefined {
+    return this.loyaltyCardsOf(this.mustProperty(propertyId), pmsPersonId);
   }
 
   companiesOf(propertyId: string): PmsCompany[] {

@@ -26,7 +26,17 @@ import { EPOCH_2009_MS, SimulatorStore, servedProperty, summaryOf, type BookingA
 import type { OccupancyInput } from './occupancy.js';
 import { PmsModel } from './pms.js';
 import { PmsHttp } from './pms-http.js';
-import type { DailyOccupancy, IntegrationStorageBooking, InventoryBlock, PmsCompany, PmsInvoice, PmsPerson, PmsReservation, PmsRoom } from './pms-types.js';
+import type {
+  DailyOccupancy,
+  IntegrationStorageBooking,
+  InventoryBlock,
+  PmsCompany,
+  PmsInvoice,
+  PmsLoyaltyCard,
+  PmsPerson,
+  PmsReservation,
+  PmsRoom,
+} from './pms-types.js';
 import { hashString, mix, mulberry32 } from './random.js';
 import { RateLimiter, defaultRateLimits } from './rate-limit.js';
 import { AccessTokens, decodeContinueToken, encodeContinueToken, type AccessClaims } from './tokens.js';
@@ -360,6 +370,8 @@ export interface Simulator {
   pmsReservations(propertyId: string): PmsReservation[];
   /** The `reservation` GET .../reservations/{number} serves, or undefined. */
   pmsReservation(propertyId: string, number: string): PmsReservation | undefined;
+  /** The loyalty cards GET .../guests/{pmsPersonId}/loyalty-cards serves, or undefined for a person the property does not know. */
+  pmsLoyaltyCards(propertyId: string, pmsPersonId: string): PmsLoyaltyCard[] | undefined;
   /** The `guest` GET .../guests/{pmsPersonId} serves (a person some reservation references), or undefined. */
   pmsGuest(propertyId: string, pmsPersonId: string): PmsPerson | undefined;
   /** Every room of the property (in id order, as the rooms list serves them). */
@@ -407,6 +419,7 @@ const REFERENCE_DATA = '/api/reference-data';
 const PMS_SEARCH_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/search\/?$/;
 const PMS_RESERVATION_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/([^/]+)\/?$/;
 const PMS_GUEST_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/guests\/([^/]+)\/?$/;
+const PMS_LOYALTY_CARDS_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/guests\/([^/]+)\/loyalty-cards\/?$/;
 const PMS_ROOMS_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/rooms\/?$/;
 const PMS_INVOICES_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/([^/]+)\/invoices\/?$/;
 const PMS_COMPANIES_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/companies\/?$/;
@@ -809,6 +822,10 @@ class SimulatorImpl implements Simulator {
     return this.pms.reservationByNumber(propertyId, number);
   }
 
+  pmsLoyaltyCards(propertyId: string, pmsPersonId: string): PmsLoyaltyCard[] | undefined {
+    return this.pms.loyaltyCards(propertyId, pmsPersonId);
+  }
+
   pmsGuest(propertyId: string, pmsPersonId: string): PmsPerson | undefined {
     return this.pms.guest(propertyId, pmsPersonId);
   }
@@ -999,6 +1016,10 @@ class SimulatorImpl implements Simulator {
     if ((m = PMS_GUEST_PATH.exec(path)) && m[2] !== 'search') {
       const personId = safeDecode(m[2]!);
       return pms(m, (p) => h.guest(p, personId, q));
+    }
+    if ((m = PMS_LOYALTY_CARDS_PATH.exec(path))) {
+      const personId = safeDecode(m[2]!);
+      return pms(m, (p) => h.loyaltyCards(p, personId, q));
     }
     if ((m = PMS_ROOMS_PATH.exec(path))) return pms(m, (p) => h.rooms(p, q));
     if ((m = PMS_INVOICES_PATH.exec(path))) {

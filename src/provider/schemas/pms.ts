@@ -219,6 +219,25 @@ export function parseInvoice(raw: unknown): ParseResult<PmsInvoice> {
   return safe(invoiceSchema, raw, 'invoice');
 }
 
+// ------------------------------------------------------------------ loyalty cards
+
+const loyaltyCardSchema = z.looseObject({ programId: optString, cardNumber: optString });
+export type PmsLoyaltyCard = z.output<typeof loyaltyCardSchema>;
+const loyaltyCardsPageSchema = z.looseObject({ ...envelope, loyaltyCards: list(loyaltyCardSchema), ...pagedKeys });
+
+/** A page of a person's loyalty cards (PmsApi_FindGuestLoyaltyCardsResponse). One bad card refuses the page: a person's cards are mirrored together. */
+export function parseLoyaltyCardsPage(raw: unknown): ParseResult<{ loyaltyCards: PmsLoyaltyCard[]; hasNextPage: boolean; nextPageToken: string | null }> {
+  const r = safe(loyaltyCardsPageSchema, raw, 'page');
+  return r.ok
+    ? {
+        ok: true,
+        value: { loyaltyCards: r.value.loyaltyCards, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken },
+      }
+    : r;
+}
+
+// ------------------------------------------------------------------ companies
+
 export const companySchema = z.looseObject({ id, name: optString, type: optString });
 export type PmsCompany = z.output<typeof companySchema>;
 const companiesPageSchema = z.looseObject({

@@ -254,15 +254,35 @@ export const PMS_PERSON_COLUMNS = {
     key: ['property_id', 'pms_person_id'],
     names: ['first_name', 'middle_name', 'last_name'],
     cleared: ['email', 'phone', 'birth_date', 'citizenship', 'email_hash', 'phone_hash'],
+    // Tables of the person's own, by the same key: their values cleared with the person.
+    children: [{ table: 'pms_guest_loyalty_cards', cleared: ['card_number'] }],
   },
-} as const;
+} as const satisfies Record<
+  string,
+  { key: readonly [string, string]; names: readonly string[]; cleared: readonly string[]; children?: readonly { table: string; cleared: readonly string[] }[] }
+>;
+
+const childrenOf = (table: PmsPersonTable): readonly { table: string; cleared: readonly string[] }[] => {
+  const t = PMS_PERSON_COLUMNS[table];
+  return 'children' in t ? t.children : [];
+};
 type PmsPersonTable = keyof typeof PMS_PERSON_COLUMNS;
 
 /** True for a row of `table` (as `alias`) that still holds a PMS person's personal data: a name not erased, or a value not cleared. */
 export function holdsPersonalData(table: PmsPersonTable, alias: string, marker: string): RawBuilder<boolean> {
-  const { names, cleared } = PMS_PERSON_COLUMNS[table];
+  const { key, names, cleared } = PMS_PERSON_COLUMNS[table];
+  const inChildren = childrenOf(table).map(
+    (ch) =>
+      sql`EXISTS (SELECT 1 FROM ${sql.table(ch.table)} c WHERE ${sql.join(
+        key.map((k) => sql`${sql.ref(`c.${k}`)} = ${sql.ref(`${alias}.${k}`)}`),
+        sql` AND `,
+      )} AND (${sql.join(
+        ch.cleared.map((c) => sql`${sql.ref(`c.${c}`)} IS NOT NULL`),
+        sql` OR `,
+      )}))`,
+  );
   return sql<boolean>`(${sql.join(
-    [...names.map((c) => notErased(`${alias}.${c}`, marker)), ...cleared.map((c) => sql`${sql.ref(`${alias}.${c}`)} IS NOT NULL`)],
+    [...names.map((c) => notErased(`${alias}.${c}`, marker)), ...cleared.map((c) => sql`${sql.ref(`${alias}.${c}`)} IS NOT NULL`), ...inChildren],
     sql` OR `,
   )})`;
 }
@@ -285,6 +305,14 @@ export async function erasePmsPersonRows(
   const { key, names, cleared } = PMS_PERSON_COLUMNS[table];
   const where = (k: readonly [string, string]) => sql`${sql.ref(key[0])} = ${k[0]} AND ${sql.ref(key[1])} = ${k[1]}`;
   for (const k of keys) {
+    for (const ch of childrenOf(table)) {
+      const r = await sql`UPDATE ${sql.table(ch.table)} SET ${sql.join([...ch.cleared.map((c) => sql`${sql.ref(c)} = NULL`), sql`synced_at = now()`])}
+         WHERE ${where(k)} AND (${sql.join(
+           ch.cleared.map((c) => sql`${sql.ref(c)} IS NOT NULL`),
+           sql` OR `,
+         )})`.execute(trx);
+      add(touched, ch.table, Number(r.numAffectedRows ?? 0));
+    }
     const [row] = (await sql<{ raw: string }>`SELECT raw::text AS raw FROM ${sql.table(table)} WHERE ${where(k)} FOR UPDATE`.execute(trx)).rows;
     if (!row) continue;
     const set = [

@@ -5,9 +5,9 @@
  * Reservations, storage bookings and blocks are version-guarded (an older payload never
  * overwrites a newer one); occupancy windows are replaced whole.
  */
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { PmsReservationRows } from '../schema.js';
-import type { Database, NewDailyOccupancy, NewPmsGuest, NewPmsInvoice, NewPmsInvoiceItem } from '../schema.js';
+import type { Database, NewDailyOccupancy, NewPmsGuest, NewPmsGuestLoyaltyCard, NewPmsInvoice, NewPmsInvoiceItem } from '../schema.js';
 import { requeueSet } from './fetch-queue.js';
 import type { Executor } from '../types.js';
 
@@ -156,12 +156,35 @@ export async function upsertPmsGuest(db: Executor, row: NewPmsGuest): Promise<bo
  * modification is unknown), so that a correction or an erasure made at the provider reaches
  * the mirror with the reservation's next change. One read for both.
  */
-export async function guestProfilesToFetch(
+export function guestProfilesToFetch(
   db: Executor,
   propertyId: string,
   number: string,
   modifiedAt: string | Date | null | undefined,
   ids: readonly string[],
+): Promise<string[]> {
+  return personsToRead(db, propertyId, number, modifiedAt, ids, sql`TRUE`);
+}
+
+/** The persons of `ids` whose loyalty cards to read with this version of the reservation: as guestProfilesToFetch, counting a person whose cards were never read as new. */
+export function loyaltyCardsToRead(
+  db: Executor,
+  propertyId: string,
+  number: string,
+  modifiedAt: string | Date | null | undefined,
+  ids: readonly string[],
+): Promise<string[]> {
+  return personsToRead(db, propertyId, number, modifiedAt, ids, sql`g.loyalty_cards_read_at IS NOT NULL`);
+}
+
+/** `ids` in order, once each: all of them for a newer version of a mirrored reservation, else those without a pms_guests row that is `known`. */
+async function personsToRead(
+  db: Executor,
+  propertyId: string,
+  number: string,
+  modifiedAt: string | Date | null | undefined,
+  ids: readonly string[],
+  known: RawBuilder<boolean>,
 ): Promise<string[]> {
   if (ids.length === 0) return [];
   const given = modifiedAt instanceof Date ? modifiedAt.toISOString() : (modifiedAt ?? null);
@@ -173,9 +196,42 @@ export async function guestProfilesToFetch(
     )
     SELECT i.id FROM unnest(${[...ids]}::text[]) WITH ORDINALITY AS i(id, n)
      WHERE (SELECT all_of_them FROM refresh)
-        OR NOT EXISTS (SELECT 1 FROM pms_guests g WHERE g.property_id = ${propertyId} AND g.pms_person_id = i.id)
+        OR NOT EXISTS (SELECT 1 FROM pms_guests g WHERE g.property_id = ${propertyId} AND g.pms_person_id = i.id AND ${known})
      GROUP BY i.id ORDER BY min(i.n)`.execute(db);
   return r.rows.map((x) => x.id);
+}
+
+/** When a mirrored person's loyalty cards were last read (null: never), or undefined when the person is not mirrored. */
+export async function loyaltyCardsReadAt(db: Executor, propertyId: string, personId: string): Promise<{ readAt: Date | null } | undefined> {
+  const row = await db
+    .selectFrom('pms_guests')
+    .select('loyalty_cards_read_at')
+    .where('property_id', '=', propertyId)
+    .where('pms_person_id', '=', personId)
+    .executeTakeFirst();
+  return row && { readAt: row.loyalty_cards_read_at };
+}
+
+/** A person's loyalty cards as read at `readAt`, replacing the mirrored ones; the person's row (written before, in the same transaction) records the read. */
+export async function replaceLoyaltyCards(
+  trx: Executor,
+  propertyId: string,
+  personId: string,
+  cards: readonly NewPmsGuestLoyaltyCard[],
+  readAt: Date,
+): Promise<void> {
+  await trx.deleteFrom('pms_guest_loyalty_cards').where('property_id', '=', propertyId).where('pms_person_id', '=', personId).execute();
+  if (cards.length > 0)
+    await trx
+      .insertInto('pms_guest_loyalty_cards')
+      .values([...cards])
+      .execute();
+  await trx
+    .updateTable('pms_guests')
+    .set({ loyalty_cards_read_at: readAt })
+    .where('property_id', '=', propertyId)
+    .where('pms_person_id', '=', personId)
+    .execute();
 }
 
 /** What the replay of a reservation's quarantined invoices needs of the mirrored reservation, or undefined when it is not mirrored. */

@@ -22,18 +22,33 @@ import { propertyTimeZone } from '../../store/repositories/content.js';
 import { saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
 import { removeFetch } from '../../store/repositories/fetch-queue.js';
-import { enqueuePmsReservations, guestProfilesToFetch, invoicesToFetch, savePmsReservation, upsertPmsGuest } from '../../store/repositories/pms.js';
+import {
+  enqueuePmsReservations,
+  guestProfilesToFetch,
+  invoicesToFetch,
+  loyaltyCardsToRead,
+  replaceLoyaltyCards,
+  savePmsReservation,
+  upsertPmsGuest,
+} from '../../store/repositories/pms.js';
 import type { Trx } from '../../store/types.js';
-import type { NewPmsGuest } from '../../store/schema.js';
+import type { NewPmsGuest, NewPmsGuestLoyaltyCard } from '../../store/schema.js';
 import { streamNames } from '../../store/states.js';
 import { AccessRefusedError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { apiAreas, type ApiArea } from '../../provider/api-access.js';
 import { PageLoopError, PageTokens } from '../../provider/paging.js';
-import { parseGuestResponse, parseInvoicesPage, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
+import {
+  parseGuestResponse,
+  parseInvoicesPage,
+  parseLoyaltyCardsPage,
+  parseReservationResponse,
+  parseReservationSearchPage,
+  type PmsLoyaltyCard,
+} from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
-import { erasableGuest, erasableReservation, type Erasable, type ReadInvoices } from '../../mapping/erasure.js';
+import { erasableGuest, erasableLoyaltyCards, erasableReservation, type Erasable, type ReadInvoices } from '../../mapping/erasure.js';
 import { keptPayload } from '../../mapping/personal-data.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
@@ -291,11 +306,21 @@ export function withAccessHint(err: unknown, area: ApiArea, setting: string): un
   return err;
 }
 
+/** A person's loyalty cards as read, as rows. */
+interface PersonLoyaltyCards {
+  personId: string;
+  cards: NewPmsGuestLoyaltyCard[];
+}
+
 /** A reservation as fetched and mapped, with the profiles of its guests that were not mirrored. */
 export interface FetchedReservation {
   /** The reservation's rows, and how to make them without an erased customer (the erasure list is read when they are written). */
   reservation: Erasable<{ rows: PmsReservationRows; stored: unknown }>;
   guests: Erasable<NewPmsGuest | null>[];
+  /** The loyalty cards read, by person (pms.loyaltyCards). */
+  loyaltyCards: Erasable<PersonLoyaltyCards>[];
+  /** When the reservation was read: its persons' cards count as read then. */
+  readAt: Date;
   rawBody: string;
 }
 
@@ -334,6 +359,7 @@ export async function fetchPmsReservation(
   // A backfill, whose reservations are new, fetches a repeat guest once; a newer version
   // fetches all of its guests again.
   const guests: Erasable<NewPmsGuest | null>[] = [];
+  const unread = new Set<string>();
   for (const personId of await guestProfilesToFetch(ctx.db, propertyId, number, rows.reservation.modified_at, referenced)) {
     const guestPath = `${base}/guests/${encodeURIComponent(personId)}`;
     let g;
@@ -342,16 +368,80 @@ export async function fetchPmsReservation(
     } catch (err) {
       // A guest that is gone or refused does not hold up its reservation; it is read again
       // with the next version of the reservation.
-      if (err instanceof NotFoundError || err instanceof RequestRejectedError) continue;
+      if (err instanceof NotFoundError || err instanceof RequestRejectedError) {
+        unread.add(personId);
+        continue;
+      }
       throw err;
     }
     const person = parseGuestResponse(g.body);
-    if (!person.ok) continue;
+    if (!person.ok) {
+      unread.add(personId);
+      continue;
+    }
     const rawGuest = (g.body as { guest?: unknown }).guest;
     const guest = erasableGuest(propertyId, person.value, rawGuest, policy, g.fetchedAt);
     if (guest.rows) guests.push(guest);
   }
-  return { reservation, guests, rawBody: JSON.stringify(stored) };
+  // The cards of the persons whose row this write leaves in pms_guests (not of a profile that
+  // could not be read: its cards would have no person to be erased with).
+  const loyaltyCards: Erasable<PersonLoyaltyCards>[] = [];
+  if (ctx.config.pms.loyaltyCards) {
+    const persons = [...(customerId ? [customerId] : []), ...referenced.filter((id) => !unread.has(id))];
+    for (const personId of await loyaltyCardsToRead(ctx.db, propertyId, number, rows.reservation.modified_at, persons)) {
+      const cards = await fetchLoyaltyCards(ctx, propertyId, personId, signal, priority);
+      if (cards) loyaltyCards.push(erasableLoyaltyCards(propertyId, personId, cards, ctx.config.pms.personalData));
+    }
+  }
+  return { reservation, guests, loyaltyCards, readAt: res.fetchedAt, rawBody: JSON.stringify(stored) };
+}
+
+/**
+ * A person's loyalty cards, every page; null when they are not there to read (404, 403) or do
+ * not parse (the answer is quarantined): the mirrored ones then stay, and are read again with
+ * the next version of a reservation of the person.
+ */
+async function fetchLoyaltyCards(
+  ctx: SyncContext,
+  propertyId: string,
+  personId: string,
+  signal: AbortSignal,
+  priority: number,
+): Promise<PmsLoyaltyCard[] | null> {
+  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/guests/${encodeURIComponent(personId)}/loyalty-cards`;
+  const cards: PmsLoyaltyCard[] = [];
+  const tokens = new PageTokens();
+  let pageToken: string | null = null;
+  do {
+    let res;
+    try {
+      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
+    } catch (err) {
+      if (err instanceof NotFoundError || err instanceof RequestRejectedError) return null;
+      throw err;
+    }
+    const page = parseLoyaltyCardsPage(res.body);
+    if (!page.ok) {
+      ctx.counters.quarantined += 1;
+      await ctx.write((trx) =>
+        quarantineGuestPayload(
+          trx,
+          { stream: streamNames.pmsLoyaltyCards, propertyId, entityKey: personId, reason: page.reason, rawBody: res.rawBody },
+          ctx.config.pms.personalData,
+        ),
+      );
+      return null;
+    }
+    cards.push(...page.value.loyaltyCards);
+    try {
+      pageToken = tokens.next(page.value);
+    } catch (err) {
+      if (!(err instanceof PageLoopError)) throw err;
+      ctx.logger.warn({ component: 'pms', propertyId, personId, reason: err.message }, `loyalty cards of PMS person ${personId}: not read (${err.message})`);
+      return null;
+    }
+  } while (pageToken);
+  return cards;
 }
 
 /**
@@ -405,9 +495,17 @@ async function fetchInvoices(ctx: SyncContext, propertyId: string, number: strin
 /** Writes a fetched reservation and its guests; returns whether the reservation was newer than the mirror's. */
 export async function writePmsReservation(trx: Trx, fetched: FetchedReservation): Promise<boolean> {
   // One lookup of the erasure list for the reservation and its guests.
-  const [reservation, ...guests] = await rowsAfterErasures<{ rows: PmsReservationRows } | NewPmsGuest | null>(trx, [fetched.reservation, ...fetched.guests]);
+  const [reservation, ...rest] = await rowsAfterErasures<{ rows: PmsReservationRows } | NewPmsGuest | null | PersonLoyaltyCards>(trx, [
+    fetched.reservation,
+    ...fetched.guests,
+    ...fetched.loyaltyCards,
+  ]);
+  const guests = rest.slice(0, fetched.guests.length) as (NewPmsGuest | null)[];
+  const cards = rest.slice(fetched.guests.length) as PersonLoyaltyCards[];
   const written = await savePmsReservation(trx, (reservation as { rows: PmsReservationRows }).rows);
-  for (const g of guests as (NewPmsGuest | null)[]) if (g) await upsertPmsGuest(trx, g);
+  for (const g of guests) if (g) await upsertPmsGuest(trx, g);
+  const propertyId = (reservation as { rows: PmsReservationRows }).rows.reservation.property_id;
+  for (const c of cards) await replaceLoyaltyCards(trx, propertyId, c.personId, c.cards, fetched.readAt);
   return written;
 }
 

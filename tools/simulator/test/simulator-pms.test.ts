@@ -203,6 +203,17 @@ const SCHEMAS: Record<string, SchemaDef> = {
       companies: '@PmsApi_Company[]',
     },
   },
+  PmsApi_FindGuestLoyaltyCardsResponse: {
+    required: ['hasNextPage', 'nextPageToken'],
+    props: {
+      warnings: '@PmsApi_ResponseError[]?',
+      errors: '@PmsApi_ResponseError[]?',
+      nextPageToken: 'string?',
+      hasNextPage: 'boolean',
+      loyaltyCards: '@PmsApi_PersonLoyalty[]',
+    },
+  },
+  PmsApi_PersonLoyalty: { required: [], props: { programId: 'string?', cardNumber: 'string?' } },
   PmsApi_ApiResponse: {
     required: [],
     props: { warnings: '@PmsApi_ResponseError[]?', errors: '@PmsApi_ResponseError[]?' },
@@ -643,6 +654,38 @@ describe('simulator PMS: reservations consistent with the bookings', () => {
     const second = await get<{ companies: unknown[]; hasNextPage: boolean }>(sim, token, `${PMS('500100')}/companies`, { pageToken: first.body.nextPageToken });
     expect([...first.body.companies, ...second.body.companies]).toEqual(sim.pmsCompanies('500100'));
     expect(second.body.hasNextPage).toBe(false);
+  });
+});
+
+describe('simulator PMS: loyalty cards', () => {
+  let sim: Simulator;
+  let token: string;
+  beforeAll(async () => {
+    sim = await startSimulator({ rateLimits: LIMITS, properties: [{ id: '500100', bookingCount: 200 }] });
+    token = await accessToken(sim);
+  });
+  afterAll(() => sim.close());
+
+  it("a customer holds the cards of the booking's guarantee, a guest sometimes the hotel's; PmsApi_FindGuestLoyaltyCardsResponse shape; 404 for a person the property does not know", async () => {
+    let customers = 0;
+    let guests = 0;
+    for (const r of sim.pmsReservations('500100').slice(0, 80)) {
+      for (const id of [r.customer?.pmsPersonId, ...r.roomStays.flatMap((s) => s.guestsIds)].filter((x): x is string => !!x)) {
+        const res = await get<{ loyaltyCards: { programId: string; cardNumber: string }[] }>(sim, token, `${PMS('500100')}/guests/${id}/loyalty-cards`, {
+          maxPageSize: '100',
+        });
+        expect(res.status).toBe(200);
+        expect(schemaProblems(res.body, 'PmsApi_FindGuestLoyaltyCardsResponse')).toEqual([]);
+        expect(res.body.loyaltyCards).toEqual(sim.pmsLoyaltyCards('500100', id));
+        if (id === r.customer?.pmsPersonId) customers += res.body.loyaltyCards.length;
+        else guests += res.body.loyaltyCards.length;
+      }
+    }
+    expect(customers).toBeGreaterThan(0);
+    expect(guests).toBeGreaterThanOrEqual(0);
+    const missing = await get<Envelope>(sim, token, `${PMS('500100')}/guests/450399999999999/loyalty-cards`);
+    expect(missing.status).toBe(404);
+    expect(schemaProblems(missing.body, 'PmsApi_ApiResponse')).toEqual([]);
   });
 });
 

@@ -1,0 +1,122 @@
+/**
+ * Loyalty cards of PMS persons, against the simulator and real PostgreSQL: read with the
+ * person's profile, card numbers only with personal data on, cleared when the person is erased
+ * (forget-guest, retention), quarantined when they do not parse (the numbers stripped as the
+ * policy says), and not read at all with pms.loyaltyCards off.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { forgetGuest, parseSelector } from '../../src/privacy/forget-guest.js';
+import { retentionPass } from '../../src/privacy/retention.js';
+import { retryQuarantine } from '../../src/replay/quarantine-retry.js';
+import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const P = '500100';
+type AnyRecord = Record<string, any>;
+const cardsPath = (personId: string) => `/api/pms/v2/properties/${P}/guests/${personId}/loyalty-cards`;
+
+/** Every person of the simulated reservations with the cards the simulator serves, by person id. */
+function simulatedCards(h: Harness): Map<string, { programId: string | null; cardNumber: string | null }[]> {
+  const out = new Map<string, { programId: string | null; cardNumber: string | null }[]>();
+  for (const r of h.sim.pmsReservations(P)) {
+    const ids = [r.customer?.pmsPersonId, ...r.roomStays.flatMap((s) => s.guestsIds)].filter((x): x is string => !!x);
+    for (const id of ids) out.set(id, h.sim.pmsLoyaltyCards(P, id) ?? []);
+  }
+  return out;
+}
+
+const mirroredCards = (h: Harness) =>
+  h.sql<AnyRecord>(`SELECT pms_person_id, position, program_id, card_number FROM pms_guest_loyalty_cards ORDER BY pms_person_id, position`);
+
+describe('PMS loyalty cards', () => {
+  it('are mirrored with their programme; the numbers only with personal data on; every person read once', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 120 }] }, config: { pms: { personalData: true } } });
+    h.sim.stats.requestLog = [];
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+
+    const expected = [...simulatedCards(h)].flatMap(([id, cards]) =>
+      cards.map((c, position) => ({ pms_person_id: id, position, program_id: c.programId, card_number: c.cardNumber })),
+    );
+    expect(expected.length).toBeGreaterThan(5);
+    expect(await mirroredCards(h)).toEqual(expected.sort((a, b) => a.pms_person_id.localeCompare(b.pms_person_id) || a.position - b.position));
+    // Each mirrored person's cards were read, once.
+    const reads = h.sim.stats.requestLog.filter((e) => e.path.endsWith('/loyalty-cards'));
+    expect(new Set(reads.map((e) => e.path)).size).toBe(reads.length);
+    expect(await h.sql(`SELECT count(*)::int AS n FROM pms_guests WHERE loyalty_cards_read_at IS NULL`)).toEqual([{ n: 0 }]);
+    expect(reads.length).toBe((await h.sql<AnyRecord>(`SELECT count(*)::int AS n FROM pms_guests`))[0]!.n);
+
+    // forget-guest of a card holder: the number goes, the programme stays.
+    const holder = expected[0]!.pms_person_id;
+    const done = await forgetGuest(ctx.db, parseSelector('person', holder), { dryRun: false });
+    expect(done.persons).toBeGreaterThan(0);
+    expect(await h.sql(`SELECT program_id, card_number FROM pms_guest_loyalty_cards WHERE pms_person_id = $1`, [holder])).toEqual(
+      expected.filter((c) => c.pms_person_id === holder).map((c) => ({ program_id: c.program_id, card_number: null })),
+    );
+    // A later read of the erased person's cards keeps them without the number.
+    await ctx.db.updateTable('pms_guests').set({ loyalty_cards_read_at: null }).execute();
+    await ctx.db
+      .updateTable('pms_reservations')
+      .set({ modified_at: new Date('2000-01-01T00:00:00Z') })
+      .execute();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+    expect(await h.sql(`SELECT card_number FROM pms_guest_loyalty_cards WHERE pms_person_id = $1`, [holder])).toEqual(
+      expected.filter((c) => c.pms_person_id === holder).map(() => ({ card_number: null })),
+    );
+
+    // Retention past every stay: no card number is left.
+    await retentionPass((fn) => ctx.write(fn), { propertyIds: [P], days: 1, now: new Date('2100-01-01T00:00:00Z'), unrouted: true });
+    expect(await h.sql(`SELECT count(*)::int AS n FROM pms_guest_loyalty_cards WHERE card_number IS NOT NULL`)).toEqual([{ n: 0 }]);
+    expect((await h.sql<AnyRecord>(`SELECT count(*)::int AS n FROM pms_guest_loyalty_cards`))[0]!.n).toBe(expected.length);
+  });
+
+  it('without personal data the numbers are not kept, in the rows or in a quarantined page; quarantine retry mirrors a page that parses', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 120 }] } });
+    const holders = [...simulatedCards(h)].filter(([, cards]) => cards.length > 0).map(([id]) => id);
+    expect(holders.length).toBeGreaterThan(2);
+    const broken = holders[0]!;
+    h.sim.faults.rewriteBody = (path, body) => {
+      if (path !== cardsPath(broken)) return undefined;
+      const page = body as { loyaltyCards: AnyRecord[] };
+      page.loyaltyCards[0]!.programId = { not: 'a text' };
+      return page;
+    };
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+
+    const rows = await mirroredCards(h);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => r.card_number === null && r.program_id !== null)).toBe(true);
+    expect(rows.some((r) => r.pms_person_id === broken)).toBe(false);
+    const [q] = await h.sql<AnyRecord>(`SELECT stream, entity_key, raw_body FROM quarantine`);
+    expect(q).toMatchObject({ stream: 'pms_loyalty_cards', entity_key: broken });
+    const number = h.sim.pmsLoyaltyCards(P, broken)![0]!.cardNumber!;
+    expect(q!.raw_body).not.toContain(number);
+    expect(await h.sql(`SELECT loyalty_cards_read_at IS NULL AS unread FROM pms_guests WHERE pms_person_id = $1`, [broken])).toEqual([{ unread: true }]);
+
+    // The page as the provider serves it now (it parses): retry mirrors it, numbers withheld still.
+    await h.sql(`UPDATE quarantine SET raw_body = $1`, [
+      JSON.stringify({ warnings: [], errors: [], loyaltyCards: h.sim.pmsLoyaltyCards(P, broken), hasNextPage: false, nextPageToken: null }),
+    ]);
+    const retried = await retryQuarantine({ handle: ctx, config: h.config, logger: h.logger });
+    expect(retried.byStream['pms_loyalty_cards']).toMatchObject({ retried: 1, mirrored: 1 });
+    expect(await h.sql(`SELECT program_id, card_number FROM pms_guest_loyalty_cards WHERE pms_person_id = $1`, [broken])).toEqual(
+      h.sim.pmsLoyaltyCards(P, broken)!.map((c) => ({ program_id: c.programId, card_number: null })),
+    );
+  });
+
+  it('pms.loyaltyCards off: no card is asked for', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] }, config: { pms: { loyaltyCards: false } } });
+    h.sim.stats.requestLog = [];
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+    expect(h.sim.stats.requestLog.filter((e) => e.path.endsWith('/loyalty-cards'))).toEqual([]);
+    expect(await h.sql(`SELECT count(*)::int AS n FROM pms_guest_loyalty_cards`)).toEqual([{ n: 0 }]);
+    expect((await h.sql<AnyRecord>(`SELECT count(*)::int AS n FROM pms_reservations`))[0]!.n).toBeGreaterThan(0);
+  });
+});
