@@ -185,7 +185,8 @@ export const bookingStreams: StreamRegistry = {
 
 /**
  * `sync --once` through the engine, in-process, with a choice of streams: the booking list
- * and details (default; the other streams have tests of their own), the PMS streams, or all.
+ * and details (default; the other streams have tests of their own), the PMS streams (with the
+ * loyalty cards' pass), or all.
  */
 export async function syncOnce(
   ctx: SyncContext,
@@ -199,7 +200,8 @@ export async function syncOnce(
         ? {
             property: all.property.filter((s) => s.name === 'pms_reservations'),
             queues: all.queues.filter((q) => q.name === 'pms_reservation_queue'),
-            refreshes: [],
+            // The pass that reads the cards of the persons a backfill mirrored.
+            refreshes: all.refreshes.filter((r) => r.name === 'pms_loyalty_cards'),
           }
         : bookingStreams;
   let recovery: Recovery = opts.recovery ?? { mode: 'none' };

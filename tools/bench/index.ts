@@ -4,7 +4,7 @@
  *   npm run bench -- [--bookings 20000] [--properties 4] [--scale 60] [--page-size 1000]
  *                            [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--memory-history-pairs 0] [--concurrency 8]
  *                            [--content-properties 500] [--content-scale 10]
- *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
+ *                            [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01] [--pms-year]
  *                            [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
  *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
@@ -39,8 +39,10 @@
  * Scenario D (PMS backfill, pms.ts): `sync --once` with STAYSYNC_PROPERTY_IDS, content and
  * occupancy off, windows scaled by --pms-scale (slow enough that the standard budget, not this
  * machine, paces it), backfill from --pms-backfill-from; PMS searches against the fewest
- * possible, reservation and guest fetches against what the simulator holds, 429s, standard-scope
- * time against the theoretical minimum, and the mirror against the simulator.
+ * possible, reservation, invoice, guest and loyalty-card fetches against what the simulator
+ * holds, 429s, standard-scope time against the theoretical minimum (and what it comes to at the
+ * production limits), and the mirror against the simulator. `--pms-year`: a year of a 200-room
+ * hotel (one property, about 21,000 reservations, backfill from a year ago).
  * Scenario E (webhook latency, webhooks.ts): the daemon `run` with its schedules off; after its
  * first sync, PMS changes 100–600 ms apart, each timed from its event to the updated row in
  * PostgreSQL (median, p95), the daemon's own latency histogram, and exit 0 on SIGTERM.
@@ -101,7 +103,7 @@ import { defaultRateLimits } from '../simulator/index.js';
 import { analyseBudgetRun, formatLines, logText, mb, RSS_FLAT_RATIO, RSS_GOAL_BYTES, secs, windowsText, type Line } from './report.js';
 import { checkDatabase, containerMemoryText, redactUrl, RunFailedError, runSyncOnce, type Limits, type RunOptions, type RunResult } from './run.js';
 import { runContentBench } from './content.js';
-import { PMS_DEFAULTS, pmsLines, runPmsBench } from './pms.js';
+import { PMS_DEFAULTS, PMS_YEAR, pmsLines, runPmsBench } from './pms.js';
 import { runWebhookBench, WEBHOOK_DEFAULTS, webhookLines } from './webhooks.js';
 import {
   FRESHNESS_DEFAULTS,
@@ -200,7 +202,7 @@ class UsageError extends Error {}
 const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--scale 60] [--page-size 1000]
                                  [--memory-sizes 2000,20000,100000] [--memory-all-streams] [--memory-history-pairs 0] [--concurrency 8]
                                  [--content-properties 500] [--content-scale 10]
-                                 [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01]
+                                 [--pms-bookings 2000] [--pms-properties 2] [--pms-scale 60] [--pms-backfill-from 2009-01-01] [--pms-year]
                                  [--webhook-bookings 300] [--webhook-changes 50] [--webhook-scale 10]
                                  [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
@@ -238,6 +240,7 @@ function parseOptions(argv: string[]): Options {
       'pms-properties': { type: 'string', default: String(PMS_DEFAULTS.properties) },
       'pms-scale': { type: 'string', default: String(PMS_DEFAULTS.scale) },
       'pms-backfill-from': { type: 'string', default: PMS_DEFAULTS.backfillFrom },
+      'pms-year': { type: 'boolean', default: false },
       'skip-pms': { type: 'boolean', default: false },
       'webhook-bookings': { type: 'string', default: String(WEBHOOK_DEFAULTS.bookings) },
       'webhook-changes': { type: 'string', default: String(WEBHOOK_DEFAULTS.changes) },
@@ -308,7 +311,14 @@ function parseOptions(argv: string[]): Options {
     }
   }
   const skip = (name: ScenarioName, flag: boolean): boolean => flag || (only !== undefined && !only.has(name));
-  const backfillFrom = values['pms-backfill-from'];
+  // --pms-year: a year of a 200-room hotel (pms.ts, PMS_YEAR), unless the other flags say otherwise.
+  const year = values['pms-year'];
+  const yearFrom = new Date(Date.now() - PMS_YEAR.backfillDays * 86_400_000).toISOString().slice(0, 10);
+  const backfillFrom = year && argv.every((a) => !a.startsWith('--pms-backfill-from')) ? yearFrom : values['pms-backfill-from'];
+  if (year) {
+    if (argv.every((a) => !a.startsWith('--pms-bookings'))) values['pms-bookings'] = String(PMS_YEAR.bookings);
+    if (argv.every((a) => !a.startsWith('--pms-properties'))) values['pms-properties'] = String(PMS_YEAR.properties);
+  }
   if (!/^\d{4}-\d{2}-\d{2}$/.test(backfillFrom) || Number.isNaN(Date.parse(`${backfillFrom}T00:00:00Z`))) {
     throw new UsageError(`--pms-backfill-from: expected a date YYYY-MM-DD, got ${JSON.stringify(backfillFrom)}`);
   }
@@ -657,12 +667,13 @@ async function main(): Promise<number> {
         databaseUrl,
         backfillFrom: opts.pmsBackfillFrom,
         detailConcurrency: opts.concurrency,
-        // About 2.7 standard requests per booking (its reservation, ~1.6 guest profiles, searches).
-        timeoutMs: 3 * minTimeFor(pmsLimits.standard, opts.pmsBookings * 3) + 120_000,
+        // About 4.4 standard requests per reservation (the reservation, its invoices, ~0.9 guest
+        // profiles, ~1.5 persons' loyalty cards, searches): at most every booking's.
+        timeoutMs: 3 * minTimeFor(pmsLimits.standard, opts.pmsBookings * 5) + 120_000,
         onProgress: progress,
         signal: abort.signal,
       });
-      const { lines, notes } = pmsLines(d, pmsLimits.standard);
+      const { lines, notes } = pmsLines(d, pmsLimits.standard, mapLimits((ws) => [...ws]).standard);
       for (const l of lines) out(l);
       for (const n of notes) out(`  ${n}`);
     } catch (err) {

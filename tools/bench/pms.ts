@@ -8,7 +8,7 @@
  * pages the backfill needs, one fetch per reservation, one per guest profile.
  */
 import type { RequestLogEntry, Simulator } from '../simulator/index.js';
-import { formatLines, logText, secs, statusText, type Line } from './report.js';
+import { formatLines, logText, secs, statusText, windowsText, type Line } from './report.js';
 import { runSyncOnce, type Limits, type RunResult } from './run.js';
 import { DAY_MS, minSearchRequests } from './stats.js';
 import { minTimeFor } from './theory.js';
@@ -16,6 +16,8 @@ import { minTimeFor } from './theory.js';
 const SEARCH = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/search\/?$/;
 const RESERVATION = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/([^/]+)\/?$/;
 const GUEST = /^\/api\/pms\/v2\/properties\/([^/]+)\/guests\/([^/]+)\/?$/;
+const INVOICES = /^\/api\/pms\/v2\/properties\/([^/]+)\/reservations\/([^/]+)\/invoices\/?$/;
+const LOYALTY_CARDS = /^\/api\/pms\/v2\/properties\/([^/]+)\/guests\/([^/]+)\/loyalty-cards\/?$/;
 const ROOMS = /^\/api\/pms\/v2\/properties\/([^/]+)\/rooms\/?$/;
 
 /** Requests of one kind: answered 200, answered anything else, and per key (reservation number, person id) the 200s. */
@@ -49,6 +51,8 @@ export class PmsRequestCounter {
   readonly search = new KindCount();
   readonly reservation = new KindCount();
   readonly guest = new KindCount();
+  readonly invoices = new KindCount();
+  readonly loyaltyCards = new KindCount();
   readonly rooms = new KindCount();
   /** Other standard-scope paths (the content property read for the time zone, ...), by path shape. */
   readonly otherPaths = new Map<string, number>();
@@ -71,6 +75,8 @@ export class PmsRequestCounter {
     if (SEARCH.test(e.path)) this.search.add(e.status);
     else if ((m = RESERVATION.exec(e.path))) this.reservation.add(e.status, `${m[1]}/${decodeURIComponent(m[2]!)}`);
     else if ((m = GUEST.exec(e.path))) this.guest.add(e.status, `${m[1]}/${decodeURIComponent(m[2]!)}`);
+    else if ((m = INVOICES.exec(e.path))) this.invoices.add(e.status, `${m[1]}/${decodeURIComponent(m[2]!)}`);
+    else if ((m = LOYALTY_CARDS.exec(e.path))) this.loyaltyCards.add(e.status, `${m[1]}/${decodeURIComponent(m[2]!)}`);
     else if (ROOMS.test(e.path)) this.rooms.add(e.status);
     else if (e.path.startsWith('/api/content/') || e.path.startsWith('/api/reference-data/') || e.path.startsWith('/api/pms')) {
       const shape = e.path.replace(/\/properties\/[^/]+/, '/properties/{id}');
@@ -97,6 +103,8 @@ export interface PmsTruth {
   missing: number;
   /** Distinct guest profiles the mirrored reservations reference besides their customers. */
   guests: number;
+  /** Distinct persons of the mirrored reservations (customers and guests): each one's loyalty cards are read once. */
+  persons: number;
   /** Windows over every property (each property's span is the same). */
   searchWindows: number;
   minSearches: number;
@@ -110,6 +118,10 @@ export interface PmsBenchResult {
   counts: PmsRequestCounter;
   truth: PmsTruth;
   mirroredGuests: number;
+  /** Reservations whose invoices were read (invoices_read_at set), invoices and loyalty cards mirrored. */
+  invoiced: number;
+  invoiceRows: number;
+  cardRows: number;
 }
 
 export interface PmsBenchOptions {
@@ -139,12 +151,14 @@ function truthOf(sim: Simulator, propertyIds: readonly string[], fromMs: number,
     unexpected: 0,
     missing: 0,
     guests: 0,
+    persons: 0,
     searchWindows: 0,
     minSearches: 0,
     properties: propertyIds.length,
     byProperty: [],
   };
   const guests = new Set<string>();
+  const persons = new Set<string>();
   for (const id of propertyIds) {
     const all = sim.pmsReservations(id);
     const held = rows.get(id) ?? new Set<string>();
@@ -158,6 +172,7 @@ function truthOf(sim: Simulator, propertyIds: readonly string[], fromMs: number,
       }
       if (!held.has(r.number)) continue;
       const customer = r.customer?.pmsPersonId;
+      if (customer) persons.add(`${id}/${customer}`);
       for (const s of r.roomStays) for (const g of s.guestsIds) if (g !== customer) guests.add(`${id}/${g}`);
     }
     for (const number of held) {
@@ -176,6 +191,7 @@ function truthOf(sim: Simulator, propertyIds: readonly string[], fromMs: number,
     t.minSearches += min.requests;
   }
   t.guests = guests.size;
+  t.persons = new Set([...persons, ...guests]).size;
   return t;
 }
 
@@ -186,6 +202,9 @@ export async function runPmsBench(opts: PmsBenchOptions): Promise<PmsBenchResult
   let startedAt = 0;
   let truth: PmsTruth | undefined;
   let mirroredGuests = 0;
+  let invoiced = 0;
+  let invoiceRows = 0;
+  let cardRows = 0;
   const run = await runSyncOnce({
     label: 'scenario D',
     properties: opts.properties,
@@ -203,7 +222,8 @@ export async function runPmsBench(opts: PmsBenchOptions): Promise<PmsBenchResult
       counts.attach(sim);
       startedAt = Date.now();
     },
-    progressExtra: () => `${counts.search.total} PMS searches, ${counts.reservation.total} reservations, ${counts.guest.total} guests`,
+    progressExtra: () =>
+      `${counts.search.total} PMS searches, ${counts.reservation.total} reservations, ${counts.invoices.total} invoices, ${counts.guest.total} guests, ${counts.loyaltyCards.total} loyalty cards`,
     ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     inspect: async (c, schema, sim) => {
@@ -218,13 +238,24 @@ export async function runPmsBench(opts: PmsBenchOptions): Promise<PmsBenchResult
       truth = truthOf(sim, propertyIds, fromMs, startedAt, rows);
       const g = await c.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".pms_guests`);
       mirroredGuests = Number(g.rows[0]?.n ?? 0);
+      const m = await c.query<{ invoiced: string; invoices: string; cards: string }>(
+        `SELECT (SELECT count(*) FROM "${schema}".pms_reservations WHERE invoices_read_at IS NOT NULL) AS invoiced,
+                (SELECT count(*) FROM "${schema}".pms_invoices) AS invoices, (SELECT count(*) FROM "${schema}".pms_guest_loyalty_cards) AS cards`,
+      );
+      invoiced = Number(m.rows[0]?.invoiced ?? 0);
+      invoiceRows = Number(m.rows[0]?.invoices ?? 0);
+      cardRows = Number(m.rows[0]?.cards ?? 0);
     },
   });
-  return { run, counts, truth: truth!, mirroredGuests };
+  return { run, counts, truth: truth!, mirroredGuests, invoiced, invoiceRows, cardRows };
 }
 
 /** The figures of scenario D. */
-export function pmsLines(r: PmsBenchResult, standardWindows: Parameters<typeof minTimeFor>[0]): { lines: string[]; notes: string[] } {
+export function pmsLines(
+  r: PmsBenchResult,
+  standardWindows: Parameters<typeof minTimeFor>[0],
+  productionWindows: Parameters<typeof minTimeFor>[0],
+): { lines: string[]; notes: string[] } {
   const { counts: c, truth: t, run } = r;
   const lines: Line[] = [];
   const searchRatio = c.search.total / Math.max(1, t.minSearches);
@@ -252,6 +283,20 @@ export function pmsLines(r: PmsBenchResult, standardWindows: Parameters<typeof m
     goal: `(goal ${t.guests})`,
     verdict: c.guest.total === t.guests && c.guest.byKey.size === t.guests ? 'PASS' : 'MISS',
   });
+  lines.push({
+    label: 'invoice requests',
+    value: String(c.invoices.total),
+    detail: `one per reservation: ${c.invoices.byKey.size} distinct, at most ${c.invoices.maxForOne} for one; ${r.invoiced} reservations with invoices read, ${r.invoiceRows} invoices mirrored`,
+    goal: `(goal ${t.mirrored})`,
+    verdict: c.invoices.total === t.mirrored && c.invoices.byKey.size === t.mirrored && r.invoiced === t.mirrored ? 'PASS' : 'MISS',
+  });
+  lines.push({
+    label: 'loyalty card requests',
+    value: String(c.loyaltyCards.total),
+    detail: `one per person (${t.persons} customers and guests), ${c.loyaltyCards.byKey.size} distinct, at most ${c.loyaltyCards.maxForOne} for one; ${r.cardRows} cards mirrored`,
+    goal: `(goal ${t.persons})`,
+    verdict: c.loyaltyCards.total === t.persons && c.loyaltyCards.byKey.size === t.persons ? 'PASS' : 'MISS',
+  });
   const other = [...c.otherPaths.entries()].map(([p, n]) => `${n} ${p.replace(/^\/api\//, '')}`).join(', ');
   lines.push({
     label: 'other standard requests',
@@ -278,6 +323,14 @@ export function pmsLines(r: PmsBenchResult, standardWindows: Parameters<typeof m
     goal: '(goal <= 1.10)',
     verdict: ratio <= 1.1 ? 'PASS' : 'MISS',
   });
+  const productionMs = minTimeFor(productionWindows, n);
+  lines.push({
+    label: 'at the production limits',
+    value: hours(productionMs),
+    detail: `${n} standard requests at ${windowsText(productionWindows)}: ${(n / Math.max(1, t.mirrored)).toFixed(2)} per reservation (search, reservation, invoices, guest profiles, loyalty cards)`,
+    goal: '',
+    verdict: '',
+  });
   const edge = t.mirrored - (t.inSpan - t.missing) - t.unexpected;
   lines.push({
     label: 'mirror',
@@ -297,5 +350,19 @@ export function pmsLines(r: PmsBenchResult, standardWindows: Parameters<typeof m
   return { lines: formatLines(lines), notes };
 }
 
+/** A duration in hours, with a decimal below 10. */
+function hours(ms: number): string {
+  const h = ms / 3_600_000;
+  return h < 10 ? `${h.toFixed(1)} h` : `${Math.round(h)} h`;
+}
+
 /** Scenario D's defaults (index.ts flags). */
 export const PMS_DEFAULTS = { bookings: 2000, properties: 2, scale: 60, backfillFrom: '2009-01-01' } as const;
+
+/**
+ * `--pms-year`: a year of one 200-room hotel. 200 rooms × 365 nights × 75 % occupancy / 2.6
+ * nights a stay ≈ 21,000 reservations a year; the simulator spreads a property's bookings over
+ * its years since 2009 skewed to recent ones (about a quarter fall in the last year), so 84,000
+ * bookings hold about 21,000 reservations modified in the last year, the backfill's span.
+ */
+export const PMS_YEAR = { bookings: 84_000, properties: 1, backfillDays: 365 } as const;

@@ -212,6 +212,38 @@ export async function loyaltyCardsReadAt(db: Executor, propertyId: string, perso
   return row && { readAt: row.loyalty_cards_read_at };
 }
 
+/** Persons of these properties whose loyalty cards were never read and whose last answer is not in quarantine, in key order. */
+export async function personsWithUnreadLoyaltyCards(
+  db: Executor,
+  propertyIds: readonly string[],
+  limit: number,
+): Promise<{ propertyId: string; personId: string }[]> {
+  if (propertyIds.length === 0) return [];
+  const r = await sql<{ property_id: string; pms_person_id: string }>`
+    SELECT g.property_id, g.pms_person_id FROM pms_guests g
+     WHERE g.property_id = ANY(${[...propertyIds]}::text[]) AND g.loyalty_cards_read_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.stream = 'pms_loyalty_cards' AND q.property_id = g.property_id AND q.entity_key = g.pms_person_id)
+     ORDER BY g.property_id, g.pms_person_id LIMIT ${limit}`.execute(db);
+  return r.rows.map((x) => ({ propertyId: x.property_id, personId: x.pms_person_id }));
+}
+
+/**
+ * Whether a PMS backfill of these properties is under way: reservations waiting to be fetched,
+ * or a search that is active and not caught up (a failing or refused search holds nothing up);
+ * `unstarted`: some property has no search cursor yet.
+ */
+export async function pmsBackfillUnderway(db: Executor, propertyIds: readonly string[]): Promise<{ underway: boolean; unstarted: boolean }> {
+  if (propertyIds.length === 0) return { underway: false, unstarted: false };
+  const ids = [...propertyIds];
+  const r = await sql<{ underway: boolean; unstarted: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM pms_reservation_queue WHERE property_id = ANY(${ids}::text[]) AND state = 'pending')
+        OR EXISTS (SELECT 1 FROM sync_cursors WHERE property_id = ANY(${ids}::text[]) AND stream = 'pms_reservations'
+                      AND state = 'active' AND NOT caught_up) AS underway,
+           EXISTS (SELECT 1 FROM unnest(${ids}::text[]) AS p(id)
+                    WHERE NOT EXISTS (SELECT 1 FROM sync_cursors c WHERE c.property_id = p.id AND c.stream = 'pms_reservations')) AS unstarted`.execute(db);
+  return r.rows[0] ?? { underway: false, unstarted: false };
+}
+
 /** A person's loyalty cards as read at `readAt`, replacing the mirrored ones; the person's row (written before, in the same transaction) records the read. */
 export async function replaceLoyaltyCards(
   trx: Executor,

@@ -37,14 +37,8 @@ import { streamNames } from '../../store/states.js';
 import { AccessRefusedError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { apiAreas, type ApiArea } from '../../provider/api-access.js';
 import { PageLoopError, PageTokens } from '../../provider/paging.js';
-import {
-  parseGuestResponse,
-  parseInvoicesPage,
-  parseLoyaltyCardsPage,
-  parseReservationResponse,
-  parseReservationSearchPage,
-  type PmsLoyaltyCard,
-} from '../../provider/schemas/pms.js';
+import { fetchLoyaltyCards } from './pms-loyalty-cards.js';
+import { parseGuestResponse, parseInvoicesPage, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
@@ -307,7 +301,7 @@ export function withAccessHint(err: unknown, area: ApiArea, setting: string): un
 }
 
 /** A person's loyalty cards as read, as rows. */
-interface PersonLoyaltyCards {
+export interface PersonLoyaltyCards {
   personId: string;
   cards: NewPmsGuestLoyaltyCard[];
 }
@@ -385,63 +379,17 @@ export async function fetchPmsReservation(
   }
   // The cards of the persons whose row this write leaves in pms_guests (not of a profile that
   // could not be read: its cards would have no person to be erased with).
+  // During a backfill, the cards wait for the pass after it (pms-loyalty-cards.ts): the
+  // reservations and their money first, then one request per person.
   const loyaltyCards: Erasable<PersonLoyaltyCards>[] = [];
-  if (ctx.config.pms.loyaltyCards) {
+  if (ctx.config.pms.loyaltyCards && priority !== PMS_PRIORITY.backfill) {
     const persons = [...(customerId ? [customerId] : []), ...referenced.filter((id) => !unread.has(id))];
     for (const personId of await loyaltyCardsToRead(ctx.db, propertyId, number, rows.reservation.modified_at, persons)) {
       const cards = await fetchLoyaltyCards(ctx, propertyId, personId, signal, priority);
-      if (cards) loyaltyCards.push(erasableLoyaltyCards(propertyId, personId, cards, ctx.config.pms.personalData));
+      if (cards) loyaltyCards.push(erasableLoyaltyCards(propertyId, personId, cards === 'gone' ? [] : cards, ctx.config.pms.personalData));
     }
   }
   return { reservation, guests, loyaltyCards, readAt: res.fetchedAt, rawBody: JSON.stringify(stored) };
-}
-
-/**
- * A person's loyalty cards, every page; null when they are not there to read (404, 403) or do
- * not parse (the answer is quarantined): the mirrored ones then stay, and are read again with
- * the next version of a reservation of the person.
- */
-async function fetchLoyaltyCards(
-  ctx: SyncContext,
-  propertyId: string,
-  personId: string,
-  signal: AbortSignal,
-  priority: number,
-): Promise<PmsLoyaltyCard[] | null> {
-  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/guests/${encodeURIComponent(personId)}/loyalty-cards`;
-  const cards: PmsLoyaltyCard[] = [];
-  const tokens = new PageTokens();
-  let pageToken: string | null = null;
-  do {
-    let res;
-    try {
-      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
-    } catch (err) {
-      if (err instanceof NotFoundError || err instanceof RequestRejectedError) return null;
-      throw err;
-    }
-    const page = parseLoyaltyCardsPage(res.body);
-    if (!page.ok) {
-      ctx.counters.quarantined += 1;
-      await ctx.write((trx) =>
-        quarantineGuestPayload(
-          trx,
-          { stream: streamNames.pmsLoyaltyCards, propertyId, entityKey: personId, reason: page.reason, rawBody: res.rawBody },
-          ctx.config.pms.personalData,
-        ),
-      );
-      return null;
-    }
-    cards.push(...page.value.loyaltyCards);
-    try {
-      pageToken = tokens.next(page.value);
-    } catch (err) {
-      if (!(err instanceof PageLoopError)) throw err;
-      ctx.logger.warn({ component: 'pms', propertyId, personId, reason: err.message }, `loyalty cards of PMS person ${personId}: not read (${err.message})`);
-      return null;
-    }
-  } while (pageToken);
-  return cards;
 }
 
 /**

@@ -11,13 +11,14 @@ import { contentStream } from './content.js';
 import { dayCloseStream } from './day-close.js';
 import { webhookEventsStream } from './events.js';
 import { dailyOccupancyStream, pmsCompaniesStream, pmsRoomsStream } from './pms-refreshes.js';
+import { pmsLoyaltyCardsStream } from './pms-loyalty-cards.js';
 import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
 import { retentionStream } from './retention.js';
 import type { StreamRegistry } from './types.js';
 
-/** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close last, after the statistics it compares with). */
+/** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close after the statistics it compares with; the loyalty cards last, as they wait for the PMS backfill). */
 export const registeredStreams: StreamRegistry = {
   property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
   queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
-  refreshes: [contentStream, pmsRoomsStream, pmsCompaniesStream, dailyOccupancyStream, dayCloseStream, retentionStream],
+  refreshes: [contentStream, pmsRoomsStream, pmsCompaniesStream, dailyOccupancyStream, dayCloseStream, retentionStream, pmsLoyaltyCardsStream],
 };
