@@ -1097,8 +1097,9 @@ SELECT d.property_id,
 FROM inventory_block_days d
 JOIN inventory_blocks blk ON blk.property_id = d.property_id AND blk.inventory_block_id = d.inventory_block_id
 LEFT JOIN property_clock c ON c.property_id = d.property_id
--- Unsold: blocked less realised, never below 0 (a block oversold by the PMS has nothing unsold); NULL when realised is not tracked.
-CROSS JOIN LATERAL (SELECT GREATEST(d.blocked_count - d.realized_count, 0) AS unsold) u
+-- Unsold: blocked less realised, never below 0 (a block oversold by the PMS has nothing unsold);
+-- NULL when realised is not tracked (GREATEST alone would take a NULL for 0).
+CROSS JOIN LATERAL (SELECT CASE WHEN d.realized_count IS NOT NULL THEN GREATEST(d.blocked_count - d.realized_count, 0) END AS unsold) u
 -- Released: the cut-off date has passed ("after which unsold rooms are released"); without a cut-off, nothing is released.
 CROSS JOIN LATERAL (SELECT COALESCE(d.cutoff_date < c.today, false) AS released) r
 WHERE blk.block_status IS DISTINCT FROM 'Cancelled';
