@@ -26,7 +26,13 @@ function byIndex(items: readonly Indexed[], index: number | null, onlyWhenAbsent
 }
 
 /** The nights of one room stay: one per room rate (stay date), with the stay's segment, source and guests. */
-function stayNights(propertyId: string, bookingId: string, stay: RoomStay, stayPosition: number, bookingCurrency: string | null): NewIntegrationStorageBookingNight[] {
+function stayNights(
+  propertyId: string,
+  bookingId: string,
+  stay: RoomStay,
+  stayPosition: number,
+  bookingCurrency: string | null,
+): NewIntegrationStorageBookingNight[] {
   let adults = 0;
   let children = 0;
   for (const g of stay.guestCounts) {

@@ -8,13 +8,7 @@
  */
 import type { DailyOccupancy, PmsCompany, PmsInvoice, PmsPerson, PmsReservation, PmsRoom } from '../provider/schemas/pms.js';
 import { isRealDate } from '../provider/schemas/primitives.js';
-import type {
-  NewDailyOccupancy,
-  NewPmsGuest,
-  NewPmsInvoice,
-  NewPmsInvoiceItem,
-  PmsReservationRows,
-} from '../store/schema.js';
+import type { NewDailyOccupancy, NewPmsGuest, NewPmsInvoice, NewPmsInvoiceItem, PmsReservationRows } from '../store/schema.js';
 import { formatDecimal, parseDecimal, sum } from '../util/decimal.js';
 import { hashOf } from './content.js';
 import { keptPayload, keptPerson, type PersonalDataPolicy } from './personal-data.js';
@@ -261,4 +255,3 @@ export function occupancyDayToRow(
     raw: JSON.stringify(raw),
   };
 }
-

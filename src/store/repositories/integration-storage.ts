@@ -17,7 +17,11 @@ async function insertChunked<T extends 'integration_storage_booking_channels' | 
   table: T,
   rows: readonly Insertable<Database[T]>[],
 ): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) await db.insertInto(table).values(rows.slice(i, i + INSERT_CHUNK) as never).execute();
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + INSERT_CHUNK) as never)
+      .execute();
 }
 
 type StorageTable = 'integration_storage_bookings' | 'inventory_blocks';
