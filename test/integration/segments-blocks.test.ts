@@ -534,4 +534,32 @@ describe('segments and blocks of the integration storage', () => {
     expect(await h.sql(`SELECT count(*)::int AS n FROM webhook_events WHERE state = 'failed'`)).toEqual([{ n: 2 }]);
     expect(await mirrored()).toEqual([{ nights: '2026-03-10:100', days: '2026-03-10:5' }]);
   });
+
+  it('writes a group booking of 5,000 room nights in one transaction (more values than one INSERT may bind)', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 10 }] }, config: { occupancy: { daysBack: 2, daysAhead: 2 } } });
+    const ctx = await h.context();
+    const [A] = h.sim.integrationStorageBookings(P).map((b) => b.id) as [string];
+    // 50 rooms for 100 nights each, 10.00 a night more for each room: 14 columns a night, 70,000 values.
+    const stays = Array.from({ length: 50 }, (_, room) =>
+      stay(
+        room + 1,
+        'GROUP',
+        'PHONE',
+        Array.from({ length: 100 }, (_, n) => [addDays('2027-01-01', n), 100 + 10 * room] as [string, number]),
+        { adults: 1 },
+        'GRP-BIG',
+      ),
+    );
+    h.sim.faults.rewriteBody = (path) => (path.endsWith(`/bookings/${A}`) ? { booking: booking(A, 'Confirmed', stays) } : undefined);
+    await announce(ctx, [A], []);
+    expect((await syncOnce(ctx, { streams: 'all' })).failed).toEqual([]);
+    // Revenue: 100 nights × (100 + 110 + … + 590) = 100 × 50 × 345 = 1,725,000.
+    expect(
+      await h.sql(
+        `SELECT count(*)::int AS n, sum(amount_after_tax)::text AS revenue, count(DISTINCT stay_date)::int AS nights FROM integration_storage_booking_nights WHERE booking_id = $1`,
+        [A],
+      ),
+    ).toEqual([{ n: 5000, revenue: '1725000', nights: 100 }]);
+    expect(await h.sql(`SELECT count(*)::int AS n FROM quarantine`)).toEqual([{ n: 0 }]);
+  });
 });
