@@ -208,7 +208,7 @@ describe('segments and blocks of the integration storage', () => {
       ],
       [B2, block(B2, 'Cancelled', '2026-02-01T09:00:00Z', [[T(10), 'DBL', 20, 0, T(-1)]])],
     ]);
-    h.sim.faults.rewriteBody = (path, body) => {
+    h.sim.faults.rewriteBody = (path) => {
       const id = path.split('/').pop()!;
       if (path.includes('/pms-integration-storage/') && served.has(id))
         return path.includes('/blocks/') ? { inventoryBlock: served.get(id) } : { booking: served.get(id) };

@@ -20,7 +20,7 @@ async function insertChunked<T extends 'integration_storage_booking_channels' | 
   for (let i = 0; i < rows.length; i += INSERT_CHUNK)
     await db
       .insertInto(table)
-      .values(rows.slice(i, i + INSERT_CHUNK) as never)
+      .values(rows.slice(i, i + INSERT_CHUNK))
       .execute();
 }
 
