@@ -1091,6 +1091,7 @@ SELECT d.property_id,
        r.released,
        CASE WHEN r.released THEN u.unsold ELSE 0 END AS rooms_released,
        CASE WHEN r.released THEN 0 ELSE u.unsold END AS rooms_held,
+       bk.booked_nights,
        d.one_adult_price,
        d.services_price,
        d.currency_code
@@ -1102,6 +1103,15 @@ LEFT JOIN property_clock c ON c.property_id = d.property_id
 CROSS JOIN LATERAL (SELECT CASE WHEN d.realized_count IS NOT NULL THEN GREATEST(d.blocked_count - d.realized_count, 0) END AS unsold) u
 -- Released: the cut-off date has passed ("after which unsold rooms are released"); without a cut-off, nothing is released.
 CROSS JOIN LATERAL (SELECT COALESCE(d.cutoff_date < c.today, false) AS released) r
+-- The mirror's own count: nights of storage bookings taken from the block (by its code), by index.
+CROSS JOIN LATERAL (
+  SELECT count(*) AS booked_nights
+  FROM integration_storage_booking_nights n
+  JOIN integration_storage_bookings sb ON sb.property_id = n.property_id AND sb.booking_id = n.booking_id
+  WHERE n.property_id = d.property_id AND n.stay_date = d.stay_date AND n.inventory_block_code = blk.pms_side_code
+    AND n.room_type_code IS NOT DISTINCT FROM d.room_type_code
+    AND sb.status IS DISTINCT FROM 'Cancelled' AND sb.status IS DISTINCT FROM 'Waitlisted'
+) bk
 WHERE blk.block_status IS DISTINCT FROM 'Cancelled';
 COMMENT ON VIEW block_pickup IS 'Group (inventory) block pickup per block, night and room type: rooms blocked against realised (picked up), what is still unsold, and what the cut-off releases (unsold rooms whose cut-off date has passed) or will release (rooms_held, on the day after cutoff_date). Cancelled blocks are left out. See docs/tables-and-reporting.md.';
 COMMENT ON COLUMN block_pickup.property_id IS 'Provider property id.';
@@ -1121,6 +1131,7 @@ COMMENT ON COLUMN block_pickup.days_to_cutoff IS 'cutoff_date minus the property
 COMMENT ON COLUMN block_pickup.released IS 'True once the cut-off date has passed (cutoff_date before today); false before it or without a cut-off.';
 COMMENT ON COLUMN block_pickup.rooms_released IS 'Unsold rooms the cut-off released (once released); 0 before it; NULL when realized is unknown and the cut-off has passed.';
 COMMENT ON COLUMN block_pickup.rooms_held IS 'Unsold rooms still held for the group (before the cut-off has passed): released the day after cutoff_date if still unsold; 0 once released; NULL when realized is unknown and the cut-off has not passed.';
+COMMENT ON COLUMN block_pickup.booked_nights IS 'The mirror''s own count: room nights of integration-storage bookings (not cancelled or waitlisted) taken from this block (their inventory_block_code is block_code) that night in this room type. Where the PMS does not track realized, the pickup the mirror has seen; elsewhere a check of it (bookings no event announced are not counted).';
 COMMENT ON COLUMN block_pickup.one_adult_price IS 'Price per room for one adult, as the block gives it.';
 COMMENT ON COLUMN block_pickup.services_price IS 'Price of the additional services per room, as given.';
 COMMENT ON COLUMN block_pickup.currency_code IS 'Currency of the prices.';

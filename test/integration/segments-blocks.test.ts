@@ -58,6 +58,12 @@ function stay(
   };
 }
 
+/** A room stay of one night in a room type other than DBL, taken from a block. */
+function stayOfType(roomType: string, date: string, blockCode: string): Json {
+  const s = stay(2, 'GROUP', 'PHONE', [[date, 80]], { adults: 1 }, blockCode);
+  return { ...s, roomTypes: [{ index: 0, pmsSideCode: roomType, pmsSideRoomNumber: null }] };
+}
+
 function booking(id: string, status: string, roomStays: Json[], channels: Json[] = []): Json {
   return {
     id,
@@ -123,7 +129,7 @@ async function announce(ctx: SyncContext, bookings: string[], blocks: string[]):
 
 describe('segments and blocks of the integration storage', () => {
   it('types storage bookings and blocks, and the views give the hand-checked figures', async () => {
-    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 10 }] }, config: { occupancy: { daysBack: 2, daysAhead: 2 } } });
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 20 }] }, config: { occupancy: { daysBack: 2, daysAhead: 2 } } });
     const ctx = await h.context();
     // The first sync: content gives the property its clock.
     expect((await syncOnce(ctx, { streams: 'all' })).failed).toEqual([]);
@@ -134,8 +140,8 @@ describe('segments and blocks of the integration storage', () => {
 
     // Ids the simulator knows (it answers 404 for others); their bodies are ours.
     const ids = h.sim.integrationStorageBookings(P).map((b) => b.id);
-    expect(ids.length).toBeGreaterThanOrEqual(5);
-    const [A, B, C, D, E] = ids as [string, string, string, string, string];
+    expect(ids.length).toBeGreaterThanOrEqual(8);
+    const [A, B, C, D, E, F, G, H] = ids as [string, string, string, string, string, string, string, string];
     const [B1, B2] = h.sim.inventoryBlocks(P).map((b) => b.id) as [string, string];
     const T = (n: number) => addDays(today, n);
     const served = new Map<string, Json>([
@@ -195,6 +201,10 @@ describe('segments and blocks of the integration storage', () => {
         ]),
       ],
       [E, booking(E, 'Cancelled', [stay(1, 'LEISURE', 'WEB', [['2026-03-10', 500]], { adults: 2 })])],
+      // Two rooms taken from block B1 on T+10 (F, G) and one on T+12 (F); H is cancelled.
+      [F, booking(F, 'Confirmed', [stay(1, 'GROUP', 'PHONE', [[T(10), 95.5]], { adults: 1 }, `GRP-${B1}`), stayOfType('SGL', T(12), `GRP-${B1}`)])],
+      [G, booking(G, 'Confirmed', [stay(1, 'GROUP', 'PHONE', [[T(10), 95.5]], { adults: 1 }, `GRP-${B1}`)])],
+      [H, booking(H, 'Cancelled', [stay(1, 'GROUP', 'PHONE', [[T(10), 95.5]], { adults: 1 }, `GRP-${B1}`)])],
       // Version 1 of block B1: a fifth day that version 2 drops.
       [
         B1,
@@ -214,7 +224,7 @@ describe('segments and blocks of the integration storage', () => {
         return path.includes('/blocks/') ? { inventoryBlock: served.get(id) } : { booking: served.get(id) };
       return undefined;
     };
-    await announce(ctx, [A, B, C, D, E], [B1, B2]);
+    await announce(ctx, [A, B, C, D, E, F, G, H], [B1, B2]);
     expect((await syncOnce(ctx, { streams: 'all' })).failed).toEqual([]);
 
     // Typed where analysts need it.
@@ -302,7 +312,7 @@ describe('segments and blocks of the integration storage', () => {
     const mix = await h.sql(
       `SELECT stay_date::text, month::text, market_code, source_of_business, room_nights::int, complimentary_nights::int, room_revenue_gross::text,
               adr_gross::text, guests::int, bookings::int, share_of_room_nights::text, share_of_room_revenue::text
-         FROM "${reporting}".segment_mix WHERE property_id = $1 AND currency_code = 'EUR' ORDER BY stay_date, market_code, source_of_business`,
+         FROM "${reporting}".segment_mix WHERE property_id = $1 AND currency_code = 'EUR' AND stay_date < '2026-06-01' ORDER BY stay_date, market_code, source_of_business`,
       [P],
     );
     const row = (
@@ -347,7 +357,7 @@ describe('segments and blocks of the integration storage', () => {
       await h.sql(
         `SELECT month::text, market_code, source_of_business, room_nights::int, complimentary_nights::int, room_revenue_gross::text, adr_gross::text,
                 guests::int, bookings::int, share_of_room_nights::text, share_of_room_revenue::text
-           FROM "${reporting}".segment_mix_monthly WHERE property_id = $1 AND currency_code = 'EUR' ORDER BY month, market_code, source_of_business`,
+           FROM "${reporting}".segment_mix_monthly WHERE property_id = $1 AND currency_code = 'EUR' AND month < '2026-06-01' ORDER BY month, market_code, source_of_business`,
         [P],
       ),
     ).toEqual([
@@ -437,7 +447,7 @@ describe('segments and blocks of the integration storage', () => {
     // block_pickup (docs/tables-and-reporting.md, "Block pickup"): B2 is cancelled.
     const pickup = await h.sql(
       `SELECT block_code, stay_date::text, days_from_today, room_type_code, blocked, realized, pickup_percent::text, unsold, cutoff_date::text,
-              days_to_cutoff, released, rooms_released, rooms_held, one_adult_price::text, currency_code
+              days_to_cutoff, released, rooms_released, rooms_held, booked_nights::int, one_adult_price::text, currency_code
          FROM "${reporting}".block_pickup WHERE property_id = $1 ORDER BY room_type_code, stay_date`,
       [P],
     );
@@ -452,6 +462,7 @@ describe('segments and blocks of the integration storage', () => {
       released: boolean,
       rel: number | null,
       held: number | null,
+      booked: number,
     ) => ({
       block_code: `GRP-${B1}`,
       stay_date: T(d),
@@ -466,14 +477,15 @@ describe('segments and blocks of the integration storage', () => {
       released,
       rooms_released: rel,
       rooms_held: held,
+      booked_nights: booked,
       one_adult_price: '95.5',
       currency_code: 'EUR',
     });
     expect(pickup).toEqual([
-      b(10, 'DBL', 10, 7, '70.0', 3, -1, true, 3, 0),
-      b(11, 'DBL', 10, 10, '100.0', 0, -1, true, 0, 0),
-      b(10, 'SGL', 5, null, null, null, 3, false, 0, null),
-      b(12, 'SGL', 4, 5, '125.0', 0, 0, false, 0, 0),
+      b(10, 'DBL', 10, 7, '70.0', 3, -1, true, 3, 0, 2),
+      b(11, 'DBL', 10, 10, '100.0', 0, -1, true, 0, 0, 0),
+      b(10, 'SGL', 5, null, null, null, 3, false, 0, null, 0),
+      b(12, 'SGL', 4, 5, '125.0', 0, 0, false, 0, 0, 1),
     ]);
 
     // A mirror from before the child tables (0022): the rebuild derives them from raw.
@@ -484,8 +496,8 @@ describe('segments and blocks of the integration storage', () => {
     await h.sql(`DELETE FROM integration_storage_booking_nights; DELETE FROM integration_storage_booking_channels; DELETE FROM inventory_block_days`);
     await h.sql(`UPDATE integration_storage_bookings SET market_code = NULL, source_of_business = NULL`);
     const rebuilt = await rebuild({ handle: ctx, config: h.config, logger: h.logger });
-    // A 2, B 2 (two stays), C 2, D 2, E 1 (cancelled, still mirrored): 9 nights.
-    expect(rebuilt.children.integration_storage_booking_nights).toBe(9);
+    // A 2, B 2 (two stays), C 2, D 2, E 1 (cancelled, still mirrored), F 2, G 1, H 1: 13 nights.
+    expect(rebuilt.children.integration_storage_booking_nights).toBe(13);
     expect(await h.sql(children)).toEqual([before]);
     expect(await h.sql(`SELECT market_code FROM integration_storage_bookings WHERE booking_id = $1`, [C])).toEqual([{ market_code: 'GROUP' }]);
   });
