@@ -10,11 +10,12 @@
 import { parseJsonLossless } from '../provider/json.js';
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
 import type { PmsInvoice, PmsLoyaltyCard, PmsPerson, PmsReservation, StorageBooking } from '../provider/schemas/pms.js';
-import type { BookingRows, NewIntegrationStorageBooking, NewPmsGuest, NewPmsGuestLoyaltyCard, SummaryRow } from '../store/schema.js';
+import type { BookingRows, NewPmsGuest, NewPmsGuestLoyaltyCard, StorageBookingRows, SummaryRow } from '../store/schema.js';
 import { streamNames, type IdentityKind } from '../store/states.js';
 import { bookingToRows, summaryToRow } from './bookings.js';
 import { GUEST_STREAMS, isObject, keptPayload, keptPerson, NAME_FIELDS, PERSON_KEYS, quarantinedBody, type PersonalDataPolicy } from './personal-data.js';
-import { guestRow, invoicesToRows, loyaltyCardRows, reservationRows, storageBookingToRow } from './pms.js';
+import { guestRow, invoicesToRows, loyaltyCardRows, reservationRows } from './pms.js';
+import { storageBookingToRows } from './integration-storage.js';
 import { normaliseEmail, normalisePhone } from './pseudonyms.js';
 
 /** What an erased person's names become, in typed columns and in raw. */
@@ -409,7 +410,7 @@ export function erasableSummary(propertyId: string, s: BookingSummary, received:
 }
 
 /**
- * An integration-storage booking as its row, erasable by the persons in it (the document gives
+ * An integration-storage booking as its rows, erasable by the persons in it (the document gives
  * it none; whatever person a PMS adds is erased by its e-mails, phones and person id, and by
  * name as a person of the booking of its external number).
  */
@@ -419,9 +420,14 @@ export function erasableStorageBooking(
   received: unknown,
   fetchedAt: Date,
   personalData: boolean,
-): Erasable<NewIntegrationStorageBooking> {
-  const row = storageBookingToRow(propertyId, b, received, fetchedAt, personalData);
-  const number = row.booking_number ?? null;
+): Erasable<StorageBookingRows> {
+  const rows = storageBookingToRows(propertyId, b, received, fetchedAt, personalData);
+  const number = rows.booking.booking_number ?? null;
   const payload = erasablePayload(received, { personalData, booking: number === null ? undefined : { propertyId, number } });
-  return { rows: row, identities: payload.identities, withErasures: (isErased) => ({ ...row, raw: JSON.stringify(payload.withErasures(isErased)) }) };
+  // Its channels and nights name nobody: only raw changes.
+  return {
+    rows,
+    identities: payload.identities,
+    withErasures: (isErased) => ({ ...rows, booking: { ...rows.booking, raw: JSON.stringify(payload.withErasures(isErased)) } }),
+  };
 }

@@ -1,33 +1,14 @@
 /**
  * PMS payloads as rows: reservations with their room stays, persons (customers and guests),
- * rooms, days of daily occupancy, integration-storage bookings and inventory blocks. Pure: no
+ * rooms, days of daily occupancy (integration-storage bookings and inventory blocks: integration-storage.ts). Pure: no
  * I/O. What of a person is personal data, and is left out when pms.personalData is off, is
  * decided in personal-data.ts; its pseudonyms are computed in pseudonyms.ts. The sync writes
  * what these give, and the replay (src/replay) derives the same rows again from the payloads
  * the mirror keeps.
  */
-import type {
-  DailyOccupancy,
-  InventoryBlock,
-  PmsCompany,
-  PmsInvoice,
-  PmsLoyaltyCard,
-  PmsPerson,
-  PmsReservation,
-  PmsRoom,
-  StorageBooking,
-} from '../provider/schemas/pms.js';
+import type { DailyOccupancy, PmsCompany, PmsInvoice, PmsLoyaltyCard, PmsPerson, PmsReservation, PmsRoom } from '../provider/schemas/pms.js';
 import { isRealDate } from '../provider/schemas/primitives.js';
-import type {
-  NewDailyOccupancy,
-  NewIntegrationStorageBooking,
-  NewInventoryBlock,
-  NewPmsGuest,
-  NewPmsGuestLoyaltyCard,
-  NewPmsInvoice,
-  NewPmsInvoiceItem,
-  PmsReservationRows,
-} from '../store/schema.js';
+import type { NewDailyOccupancy, NewPmsGuest, NewPmsGuestLoyaltyCard, NewPmsInvoice, NewPmsInvoiceItem, PmsReservationRows } from '../store/schema.js';
 import { formatDecimal, parseDecimal, sum } from '../util/decimal.js';
 import { hashOf } from './content.js';
 import { keptPayload, keptPerson, type PersonalDataPolicy } from './personal-data.js';
@@ -285,62 +266,6 @@ export function occupancyDayToRow(
     arrival_count: d.arrivalCount,
     guest_count: d.guestCount,
     refreshed_at: refreshedAt,
-    raw: JSON.stringify(raw),
-  };
-}
-
-// ------------------------------------------------------------------ integration storage
-
-/**
- * A validated integration-storage booking (and the booking as received) as its row; what is
- * stored of it follows the personal-data policy (the document gives it no persons, but one the
- * provider adds is not stored by accident). Pure.
- */
-export function storageBookingToRow(propertyId: string, b: StorageBooking, raw: unknown, fetchedAt: Date, personalData: boolean): NewIntegrationStorageBooking {
-  const arrivals = b.roomStays
-    .map((s) => s.stayDates?.arrivalDateTime)
-    .filter((v): v is string => !!v)
-    .sort();
-  const departures = b.roomStays
-    .map((s) => s.stayDates?.departureDateTime)
-    .filter((v): v is string => !!v)
-    .sort();
-  return {
-    property_id: propertyId,
-    booking_id: b.id,
-    status: str(b.status),
-    booking_number: b.uniqueIds.find((u) => u.idContext === 'External' && u.id)?.id ?? null,
-    updated_at: b.updateDateTime,
-    pms_updated_at: b.pmsSideUpdateDateTime,
-    pms_created_at: b.pmsSideCreateDateTime,
-    cancelled_at: b.cancellationInfo?.pmsSideCancelDateTime ?? null,
-    cancel_reason: str(b.cancellationInfo?.cancelReason),
-    amount_after_tax: money(b.total?.amountAfterTax),
-    currency_code: str(b.total?.currencyCode),
-    guarantee_code: str(b.guaranteeInfo?.guaranteeCode),
-    arrival_at: arrivals[0] ?? null,
-    departure_at: departures[departures.length - 1] ?? null,
-    fetched_at: fetchedAt,
-    synced_at: new Date(),
-    raw: JSON.stringify(keptPayload(raw, personalData)),
-  };
-}
-
-/** A validated inventory block (and the block as received) as its row. Pure. */
-export function inventoryBlockToRow(propertyId: string, b: InventoryBlock, raw: unknown, fetchedAt: Date): NewInventoryBlock {
-  return {
-    property_id: propertyId,
-    inventory_block_id: b.id,
-    pms_side_id: str(b.pmsSideId),
-    pms_side_code: str(b.pmsSideCode),
-    block_status: str(b.blockStatus),
-    pms_block_status: str(b.pmsBlockStatus),
-    updated_at: b.updateDateTime,
-    pms_created_at: b.pmsSideCreateDateTime,
-    pms_cancelled_at: b.pmsSideCancelDateTime,
-    rate_plan_codes: b.ratePlanCodes,
-    fetched_at: fetchedAt,
-    synced_at: new Date(),
     raw: JSON.stringify(raw),
   };
 }

@@ -11,7 +11,7 @@
  * migration that adds the columns of a new mapping goes with it. Version 1 was the mapping
  * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
  */
-export const MAPPING_VERSION = 4;
+export const MAPPING_VERSION = 5;
 // 3: PMS reservations the document allows (a null number, an unreadable modifyDateTime) are
 // mirrored; a night's gross is computed by the mapping (booking_daily_rates.gross_amount); and
 // the upgrade's rebuild derives history for bookings that have none (src/replay/rebuild.ts).
@@ -19,3 +19,5 @@ export const MAPPING_VERSION = 4;
 // card numbers and customers' comments only with pms.personalData; the rebuild applies it to
 // the raw already stored; and PMS persons' pseudonyms (migrations/0017_pseudonyms.sql): with privacy.pseudonymKey, a
 // rebuild fills them from raw where raw kept the e-mails and phones (pms.personalData on).
+// 5: integration-storage bookings' market segment, source, channels and nights, and inventory
+// blocks' days (migrations/0022_storage_typed.sql): typed from the raw already stored.

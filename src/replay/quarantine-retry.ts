@@ -27,7 +27,6 @@ import {
   replaceLoyaltyCards,
   reservationOfInvoices,
   savePmsReservation,
-  saveVersioned,
   settleQuarantinedPmsFetch,
   storedOccupancyDay,
   upsertPmsGuest,
@@ -62,7 +61,9 @@ import { lockForGuestWrite, rowsAfterErasures } from '../store/repositories/eras
 import { quarantineAgain, quarantineGuestPayload } from '../privacy/guest-writes.js';
 import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
-import { companyToRow, inventoryBlockToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { companyToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { inventoryBlockToRows } from '../mapping/integration-storage.js';
+import { saveInventoryBlock, saveStorageBooking } from '../store/repositories/integration-storage.js';
 import { GUEST_STREAMS, keptPayload, type PersonalDataPolicy } from '../mapping/personal-data.js';
 import {
   cancellationRulesResponseSchema,
@@ -323,17 +324,17 @@ const handlers: Record<string, Handler> = {
       const parsed = parseStorageBooking(body);
       if (!parsed.ok) return failing(parsed.reason);
       const b = parsed.value;
-      const [row] = await rowsAfterErasures(trx, [
+      const [rows] = await rowsAfterErasures(trx, [
         erasableStorageBooking(q.property_id, b, body.booking, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at, policy.personalData),
       ]);
-      return written(await saveVersioned(trx, 'integration_storage_bookings', row!));
+      return written(await saveStorageBooking(trx, rows!));
     }
     if (isObject(body) && 'inventoryBlock' in body) {
       const parsed = parseInventoryBlock(body);
       if (!parsed.ok) return failing(parsed.reason);
       const b = parsed.value;
-      const row = inventoryBlockToRow(q.property_id, b, body.inventoryBlock, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at);
-      return written(await saveVersioned(trx, 'inventory_blocks', row));
+      const rows = inventoryBlockToRows(q.property_id, b, body.inventoryBlock, b.updateDateTime ? new Date(b.updateDateTime) : q.received_at);
+      return written(await saveInventoryBlock(trx, rows));
     }
     if (isObject(body) && 'reservation' in body) return replayReservation(trx, q, body, policy);
     return notReplayable('the body is not a storage booking, an inventory block or a PMS reservation');

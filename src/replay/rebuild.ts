@@ -43,7 +43,8 @@ import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mappi
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
 import { recordStayVersions } from '../store/repositories/pms.js';
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
-import { companyToRow, inventoryBlockToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { companyToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { inventoryBlockToRows } from '../mapping/integration-storage.js';
 import type { PersonalDataPolicy } from '../mapping/personal-data.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
@@ -143,6 +144,9 @@ const CHILD_KEYS: Record<string, readonly string[]> = {
   cancellation_rule_terms: ['property_id', 'rule_id', 'position'],
   cancellation_rule_arrival_dates: ['property_id', 'rule_id', 'term_position', 'position'],
   extra_stay_rule_periods: ['property_id', 'rule_id', 'kind', 'position'],
+  integration_storage_booking_channels: ['property_id', 'booking_id', 'position'],
+  integration_storage_booking_nights: ['property_id', 'booking_id', 'room_stay_position', 'position'],
+  inventory_block_days: ['property_id', 'inventory_block_id', 'position'],
 };
 
 /** Rows as children of a parent: with its synced_at, for those that have to be inserted. */
@@ -624,35 +628,53 @@ function sources(policy: PersonalDataPolicy): Source[] {
         ]);
       },
     },
-    storageRebuilder('integration_storage_bookings', 'booking_id', 'booking', 'integration-storage booking', parseStorageBooking, (p, e, raw, at) =>
-      erasableStorageBooking(p, e, raw, at, policy.personalData),
+    storageRebuilder(
+      'integration_storage_bookings',
+      'booking_id',
+      'booking',
+      'integration-storage booking',
+      parseStorageBooking,
+      (p, e, raw, at) => erasableStorageBooking(p, e, raw, at, policy.personalData),
+      (rows) => ({ parent: rows.booking, children: { integration_storage_booking_channels: rows.channels, integration_storage_booking_nights: rows.nights } }),
     ),
     // An inventory block names nobody.
-    storageRebuilder('inventory_blocks', 'inventory_block_id', 'inventoryBlock', 'inventory block', parseInventoryBlock, (p, e, raw, at) => {
-      const row = inventoryBlockToRow(p, e, raw, at);
-      return { rows: row, identities: [], withErasures: () => row };
-    }),
+    storageRebuilder(
+      'inventory_blocks',
+      'inventory_block_id',
+      'inventoryBlock',
+      'inventory block',
+      parseInventoryBlock,
+      (p, e, raw, at) => {
+        const rows = inventoryBlockToRows(p, e, raw, at);
+        return { rows, identities: [], withErasures: () => rows };
+      },
+      (rows) => ({ parent: rows.block, children: { inventory_block_days: rows.days } }),
+    ),
   ];
 }
 
 /**
  * Integration-storage bookings and inventory blocks: one entity per raw, answered inside an
- * envelope (`{booking}`, `{inventoryBlock}`) that the raw column does not keep.
+ * envelope (`{booking}`, `{inventoryBlock}`) that the raw column does not keep. Their children
+ * (channels and nights, days) are derived whole from the parent's raw and merged: a mirror from
+ * before migrations/0022_storage_typed.sql gets them at the upgrade's rebuild.
  */
-function storageRebuilder<T extends { id: string }>(
+function storageRebuilder<T extends { id: string }, R>(
   table: 'integration_storage_bookings' | 'inventory_blocks',
   key: 'booking_id' | 'inventory_block_id',
   envelope: string,
   what: string,
   parse: (body: unknown) => ParseResult<T>,
-  toRow: (propertyId: string, entity: T, raw: unknown, fetchedAt: Date) => Erasable<object>,
+  toRows: (propertyId: string, entity: T, raw: unknown, fetchedAt: Date) => Erasable<R>,
+  split: (rows: R) => { parent: object; children: Record<string, readonly object[]> },
 ): Source {
   return {
     table,
     keys: ['property_id', key],
-    extra: ['fetched_at', 'synced_at'],
+    extra: ['fetched_at'],
+    extraText: ['synced_at'],
     async rebuild(b, rows) {
-      const found: { r: RawRow; row: Erasable<object> }[] = [];
+      const found: { r: RawRow; rows: Erasable<R> }[] = [];
       for (const r of rows) {
         const id = r[key] as string;
         const body = decodeRaw(r.raw_text);
@@ -665,17 +687,28 @@ function storageRebuilder<T extends { id: string }>(
           b.leave(what, id, parsed.value.id);
           continue;
         }
-        found.push({ r, row: toRow(r.property_id, parsed.value, body, r.fetched_at) });
+        found.push({ r, rows: toRows(r.property_id, parsed.value, body, r.fetched_at) });
       }
       // As the erasure list has it now.
       const erased = await rowsAfterErasures(
         b.trx,
-        found.map((f) => f.row),
+        found.map((f) => f.rows),
       );
-      const out: Row[] = found.map((f, i) => ({ ...(erased[i] as Row), synced_at: f.r.synced_at }));
+      const out: Row[] = [];
+      const children = new Map<string, Row[]>();
+      for (const [i, f] of found.entries()) {
+        const { parent, children: own } = split(erased[i]!);
+        out.push({ ...(parent as Row), synced_at: f.r.synced_at });
+        for (const [child, rs] of Object.entries(own)) children.set(child, [...(children.get(child) ?? []), ...asChildren(rs, f.r.synced_at)]);
+      }
       b.counts.rebuilt += out.length;
       // raw too: what a newer personal-data policy leaves out of it goes (personal-data.ts).
       b.counts.changed += await updateDerived(b.trx, table, ['property_id', key], out, ['fetched_at', 'synced_at']);
+      const parents = found.map((f) => [f.r.property_id, f.r[key]] as const);
+      for (const [child, rs] of children) {
+        b.children[child] = (b.children[child] ?? 0) + rs.length;
+        await mergeChildren(b.trx, child, CHILD_KEYS[child]!, ['property_id', key], parents, rs);
+      }
     },
   };
 }

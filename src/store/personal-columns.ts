@@ -93,8 +93,32 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
   // Items name what was sold (accommodation, a service), never who bought it.
   pms_invoice_items: ['property_id', 'number', 'kind', 'name', 'accounting_code', 'unit', 'currency_code'],
   daily_occupancy: ['property_id', 'currency_code', 'raw'],
-  integration_storage_bookings: ['property_id', 'booking_id', 'status', 'booking_number', 'cancel_reason', 'currency_code', 'guarantee_code'],
+  integration_storage_bookings: [
+    'property_id',
+    'booking_id',
+    'status',
+    'booking_number',
+    'cancel_reason',
+    'currency_code',
+    'guarantee_code',
+    'market_code',
+    'source_of_business',
+  ],
   inventory_blocks: ['property_id', 'inventory_block_id', 'pms_side_id', 'pms_side_code', 'block_status', 'pms_block_status', 'rate_plan_codes', 'raw'],
+  inventory_block_days: ['property_id', 'inventory_block_id', 'room_type_code', 'currency_code'],
+  // Channels are travel agents and companies (names of businesses, not of people).
+  integration_storage_booking_channels: ['property_id', 'booking_id', 'code', 'code_type', 'name', 'channel_type'],
+  integration_storage_booking_nights: [
+    'property_id',
+    'booking_id',
+    'market_code',
+    'source_of_business',
+    'room_type_code',
+    'room_number',
+    'rate_plan_code',
+    'inventory_block_code',
+    'currency_code',
+  ],
   // The hotel's own content (its contacts are the hotel's, not a guest's) and reference lists.
   properties: [
     'property_id',

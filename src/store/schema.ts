@@ -598,9 +598,45 @@ export interface IntegrationStorageBookingsTable {
   guarantee_code: string | null;
   arrival_at: LocalTimestamp;
   departure_at: LocalTimestamp;
+  /** migrations/0022_storage_typed.sql: the first room stay's. */
+  market_code: string | null;
+  source_of_business: string | null;
   fetched_at: Timestamptz;
   synced_at: SyncedAt;
   raw: Jsonb;
+}
+
+/** migrations/0022_storage_typed.sql: the booking channels of a storage booking. */
+export interface IntegrationStorageBookingChannelsTable {
+  property_id: string;
+  booking_id: string;
+  position: number;
+  code: string | null;
+  code_type: string | null;
+  name: string | null;
+  channel_type: string | null;
+  synced_at: SyncedAt;
+}
+
+/** migrations/0022_storage_typed.sql: a storage booking's revenue per room stay and stay date. */
+export interface IntegrationStorageBookingNightsTable {
+  property_id: string;
+  booking_id: string;
+  room_stay_position: number;
+  position: number;
+  room_stay_index: number | null;
+  stay_date: string;
+  market_code: string | null;
+  source_of_business: string | null;
+  room_type_code: string | null;
+  room_number: string | null;
+  rate_plan_code: string | null;
+  inventory_block_code: string | null;
+  amount_after_tax: Numeric;
+  currency_code: string | null;
+  adults: number;
+  children: number;
+  synced_at: SyncedAt;
 }
 
 export interface InventoryBlocksTable {
@@ -617,6 +653,22 @@ export interface InventoryBlocksTable {
   fetched_at: Timestamptz;
   synced_at: SyncedAt;
   raw: Jsonb;
+}
+
+/** migrations/0022_storage_typed.sql: the days of an inventory block. */
+export interface InventoryBlockDaysTable {
+  property_id: string;
+  inventory_block_id: string;
+  position: number;
+  stay_date: string;
+  room_type_code: string | null;
+  blocked_count: number | null;
+  realized_count: number | null;
+  cutoff_date: LocalDate;
+  one_adult_price: Numeric;
+  services_price: Numeric;
+  currency_code: string | null;
+  synced_at: SyncedAt;
 }
 
 /** migrations/0010_connections.sql: the processes syncing into the schema. */
@@ -1015,6 +1067,9 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   integration_storage_bookings: IntegrationStorageBookingsTable;
   inventory_blocks: InventoryBlocksTable;
+  integration_storage_booking_channels: IntegrationStorageBookingChannelsTable;
+  integration_storage_booking_nights: IntegrationStorageBookingNightsTable;
+  inventory_block_days: InventoryBlockDaysTable;
   cancellation_rule_arrival_dates: CancellationRuleArrivalDatesTable;
   cancellation_rule_terms: CancellationRuleTermsTable;
   cancellation_rules: CancellationRulesTable;
@@ -1058,6 +1113,9 @@ export type NewPmsInvoiceItem = Insertable<PmsInvoiceItemsTable>;
 export type NewDailyOccupancy = Insertable<DailyOccupancyTable>;
 export type NewIntegrationStorageBooking = Insertable<IntegrationStorageBookingsTable>;
 export type NewInventoryBlock = Insertable<InventoryBlocksTable>;
+export type NewIntegrationStorageBookingChannel = Insertable<IntegrationStorageBookingChannelsTable>;
+export type NewIntegrationStorageBookingNight = Insertable<IntegrationStorageBookingNightsTable>;
+export type NewInventoryBlockDay = Insertable<InventoryBlockDaysTable>;
 
 // ---------------------------------------------------------------- what the mapping hands the store
 // The rows of one payload, as src/mapping/ builds them and the repositories write them.
@@ -1079,6 +1137,19 @@ export interface BookingRows {
    * canonical JSON (src/provider/json.ts canonicalJson), the same as received and as stored.
    */
   contentHash: string;
+}
+
+/** An integration-storage booking as rows (migrations/0022_storage_typed.sql): the booking, its channels and nights. */
+export interface StorageBookingRows {
+  booking: NewIntegrationStorageBooking;
+  channels: NewIntegrationStorageBookingChannel[];
+  nights: NewIntegrationStorageBookingNight[];
+}
+
+/** An inventory block as rows: the block and its days. */
+export interface InventoryBlockRows {
+  block: NewInventoryBlock;
+  days: NewInventoryBlockDay[];
 }
 
 /** A booking summary as a row (booking_summaries), with the priority its detail fetch gets. */

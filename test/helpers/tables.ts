@@ -40,7 +40,10 @@ export const TYPED_TABLES = [
   'pms_invoice_items',
   'daily_occupancy',
   'integration_storage_bookings',
+  'integration_storage_booking_channels',
+  'integration_storage_booking_nights',
   'inventory_blocks',
+  'inventory_block_days',
 ];
 
 /** History: derived by staysync from what the provider sent, written with it (migrations/0012_history.sql). */

@@ -60,6 +60,11 @@ async function fillEmptyTables(): Promise<void> {
       `INSERT INTO change_lags (property_id, number, modified_at, written_at) VALUES ('${p}', 'filled-${p}', now(), now())`,
       `INSERT INTO integration_storage_bookings (property_id, booking_id, fetched_at, raw) VALUES ('${p}', 'filled-${p}', now(), '{"guest": "Ada"}')`,
       `INSERT INTO inventory_blocks (property_id, inventory_block_id, rate_plan_codes, fetched_at, raw) VALUES ('${p}', 'filled-${p}', '{}', now(), '{}')`,
+      `INSERT INTO integration_storage_booking_channels (property_id, booking_id, position, code, name) VALUES ('${p}', 'filled-${p}', 0, 'TA001', 'Booking.com')`,
+      `INSERT INTO integration_storage_booking_nights (property_id, booking_id, room_stay_position, position, stay_date, market_code, amount_after_tax, currency_code, adults, children)
+         VALUES ('${p}', 'filled-${p}', 0, 0, '${day!.d}', 'LEISURE', 100, 'EUR', 2, 0)`,
+      `INSERT INTO inventory_block_days (property_id, inventory_block_id, position, stay_date, room_type_code, blocked_count, realized_count)
+         VALUES ('${p}', 'filled-${p}', 0, '${day!.d}', 'DBL', 5, 2)`,
       `INSERT INTO otb_snapshot_nights (property_id, snapshot_date, stay_date, currency_code, room_nights, room_revenue_net, room_revenue_gross, reconstructed_room_nights)
          VALUES ('${p}', '${day!.d}', '${day!.d}', 'EUR', 1, 100, 110, 0)`,
       `INSERT INTO pms_reservation_queue (property_id, number, generation) VALUES ('${p}', 'filled-${p}', 1)`,

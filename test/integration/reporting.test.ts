@@ -128,6 +128,7 @@ describe('the reporting layer', () => {
       await h.sql<{ relname: string }>(`SELECT relname FROM pg_class WHERE relnamespace = $1::regnamespace AND relkind = 'v' ORDER BY 1`, [rs])
     ).map((r) => r.relname);
     expect(views).toEqual([
+      'block_pickup',
       'booking_facts',
       'booking_history',
       'channel_performance',
@@ -144,6 +145,8 @@ describe('the reporting layer', () => {
       'receivables_aging',
       'reconciliation',
       'room_nights',
+      'segment_mix',
+      'segment_mix_monthly',
     ]);
     const undocumented = await h.sql(
       `SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped

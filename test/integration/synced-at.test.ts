@@ -14,7 +14,8 @@ import { rebuild } from '../../src/replay/rebuild.js';
 import { saveBookingVersion } from '../../src/store/repositories/bookings.js';
 import { upsertSummariesAndEnqueue } from '../../src/store/repositories/booking-summaries.js';
 import { markMissingRemoved, saveReferenceList, upsertChanged } from '../../src/store/repositories/content.js';
-import { replaceOccupancyWindow, savePmsReservation, saveVersioned, upsertPmsGuest } from '../../src/store/repositories/pms.js';
+import { replaceOccupancyWindow, savePmsReservation, upsertPmsGuest } from '../../src/store/repositories/pms.js';
+import { saveInventoryBlock, saveStorageBooking } from '../../src/store/repositories/integration-storage.js';
 import { deferEvents, eventAgainLater, finishEvent, insertWebhookEvents } from '../../src/store/repositories/webhook-events.js';
 import type { Trx } from '../../src/store/types.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
@@ -352,13 +353,19 @@ describe('synced_at', () => {
     expect(await stampOf('pms_guests', 'true')).toEqual([g]);
     const block = { property_id: P, inventory_block_id: 'I1', rate_plan_codes: [], fetched_at: new Date(), synced_at: longAgo, raw: '{}' };
     for (let i = 0; i < 2; i++) {
-      const t = await writeAt(ctx, (trx) => saveVersioned(trx, 'inventory_blocks', block));
+      const days = [{ property_id: P, inventory_block_id: 'I1', position: 0, stay_date: '2024-01-01', blocked_count: 2, realized_count: 1 }];
+      const t = await writeAt(ctx, (trx) => saveInventoryBlock(trx, { block, days }));
       expect(await stampOf('inventory_blocks', 'true')).toEqual([t]);
+      expect(await stampOf('inventory_block_days', 'true')).toEqual([t]);
     }
     const storage = { property_id: P, booking_id: 'S1', fetched_at: new Date(), synced_at: longAgo, raw: '{}' };
     for (let i = 0; i < 2; i++) {
-      const t = await writeAt(ctx, (trx) => saveVersioned(trx, 'integration_storage_bookings', storage));
+      const channels = [{ property_id: P, booking_id: 'S1', position: 0, code: 'TA001' }];
+      const nights = [{ property_id: P, booking_id: 'S1', room_stay_position: 0, position: 0, stay_date: '2024-01-01', adults: 2, children: 0 }];
+      const t = await writeAt(ctx, (trx) => saveStorageBooking(trx, { booking: storage, channels, nights }));
       expect(await stampOf('integration_storage_bookings', 'true')).toEqual([t]);
+      expect(await stampOf('integration_storage_booking_channels', 'true')).toEqual([t]);
+      expect(await stampOf('integration_storage_booking_nights', 'true')).toEqual([t]);
     }
     const day = {
       property_id: P,

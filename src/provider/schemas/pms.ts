@@ -296,17 +296,41 @@ export function parseDailyOccupancy(raw: unknown): ParseResult<z.output<typeof d
 // ------------------------------------------------------------------ integration storage
 
 const storageAmount = z.looseObject({ amountAfterTax: optNum, currencyCode: optString });
+/** An element a room rate refers to by its index (PmsIntegrationApi_BookingRoomType, _BookingRatePlan, _BookingInventoryBlock). */
+const storageIndexed = z.looseObject({ index: optInt, pmsSideCode: optString, pmsSideRoomNumber: optString });
+
+/**
+ * A room stay of a storage booking: its segment and source, and one rate per stay date
+ * (roomRates, which name the room type, rate plan and block by their index). A rate without a
+ * readable stay date cannot be a night of a report: the booking does not parse (quarantined).
+ */
+const storageRoomStay = z.looseObject({
+  index: optInt,
+  sourceOfBusiness: optString,
+  marketCode: optString,
+  roomTypes: list(storageIndexed),
+  ratePlans: list(storageIndexed),
+  inventoryBlocks: list(storageIndexed),
+  roomRates: list(
+    z.looseObject({
+      stayDate: dateOnly,
+      roomTypeIndex: optInt,
+      ratePlanIndex: optInt,
+      inventoryBlockIndex: optInt,
+      total: nullable(storageAmount),
+    }),
+  ),
+  guestCounts: list(z.looseObject({ ageQualifyingCode: optString, count: optInt, age: optInt })),
+  stayDates: nullable(z.looseObject({ arrivalDateTime: optLocal, departureDateTime: optLocal })),
+});
 
 export const storageBookingSchema = z.looseObject({
   id,
   propertyId: optId,
   status: optString,
   uniqueIds: list(z.looseObject({ id: optString, idContext: optString })),
-  roomStays: list(
-    z.looseObject({
-      stayDates: nullable(z.looseObject({ arrivalDateTime: optLocal, departureDateTime: optLocal })),
-    }),
-  ),
+  bookingChannels: list(z.looseObject({ code: optString, codeType: optString, name: optString, bookingChannelType: optString })),
+  roomStays: list(storageRoomStay),
   total: nullable(storageAmount),
   guaranteeInfo: nullable(z.looseObject({ guaranteeCode: optString })),
   pmsSideUpdateDateTime: optLocal,
@@ -315,6 +339,16 @@ export const storageBookingSchema = z.looseObject({
   cancellationInfo: nullable(z.looseObject({ pmsSideCancelDateTime: optLocal, cancelReason: optString })),
 });
 export type StorageBooking = z.output<typeof storageBookingSchema>;
+
+/** A day of an inventory block (PmsIntegrationApi_DailyInventoryBlock): without a readable date the block does not parse. */
+const inventoryBlockDay = z.looseObject({
+  date: dateOnly,
+  roomTypeCode: optString,
+  blockedCount: optInt,
+  realizedCount: optInt,
+  cutoffDate: nullable(dateOnly),
+  pricing: nullable(z.looseObject({ oneAdultPrice: optNum, servicesPrice: optNum, currencyCode: optString })),
+});
 
 export const inventoryBlockSchema = z.looseObject({
   id,
@@ -327,6 +361,7 @@ export const inventoryBlockSchema = z.looseObject({
   ratePlanCodes: list(z.string()),
   blockStatus: optString,
   pmsBlockStatus: optString,
+  dailyItems: list(inventoryBlockDay),
 });
 export type InventoryBlock = z.output<typeof inventoryBlockSchema>;
 

@@ -1,8 +1,8 @@
 /**
  * PMS mirror: reservations with their room stays, persons (customers and guests), the fetch
- * queue's enqueue, rooms, daily occupancy, integration-storage bookings and inventory blocks,
- * as src/mapping/pms.ts maps them.
- * Reservations, storage bookings and blocks are version-guarded (an older payload never
+ * queue's enqueue, rooms, daily occupancy, as src/mapping/pms.ts maps them (integration-storage
+ * bookings and inventory blocks: integration-storage.ts).
+ * Reservations are version-guarded (an older payload never
  * overwrites a newer one); occupancy windows are replaced whole.
  */
 import { sql, type RawBuilder, type Transaction } from 'kysely';
@@ -377,21 +377,4 @@ export async function storedOccupancyDay(
     db,
   );
   return r.rows[0];
-}
-
-// ------------------------------------------------------------------ integration storage
-
-/** Upserts a row of a storage table unless the stored one is newer (updated_at); synced_at is the transaction's time. */
-export async function saveVersioned(db: Executor, table: 'integration_storage_bookings' | 'inventory_blocks', row: Record<string, unknown>): Promise<boolean> {
-  const keys = table === 'integration_storage_bookings' ? ['property_id', 'booking_id'] : ['property_id', 'inventory_block_id'];
-  const cols = Object.keys(row);
-  const r = await sql<{ k: string }>`
-    INSERT INTO ${sql.table(table)} AS t (${sql.join(cols.map((c) => sql.id(c)))})
-    VALUES (${sql.join(cols.map((c) => sql`${row[c] ?? null}`))})
-    ON CONFLICT (${sql.join(keys.map((k) => sql.id(k)))}) DO UPDATE SET
-      ${sql.join(cols.filter((c) => !keys.includes(c) && c !== 'synced_at').map((c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`))},
-      synced_at = now()
-    WHERE t.updated_at IS NULL OR excluded.updated_at IS NULL OR t.updated_at <= excluded.updated_at
-    RETURNING 1 AS k`.execute(db);
-  return r.rows.length > 0;
 }

@@ -7,8 +7,9 @@
  *   for an event that may change the booking itself (created, cancelled, rooms added or
  *   removed, arrival or departure moved), the booking's details are enqueued first in line
  *   when the booking list knows the booking;
- * - `pms_integration_storage:booking_changed`: the integration-storage booking;
- * - `pms_integration_storage:inventory_block_changed`: the inventory block.
+ * - `pms_integration_storage:booking_changed`: the integration-storage booking, with its
+ *   channels and nights (revenue per room stay and stay date);
+ * - `pms_integration_storage:inventory_block_changed`: the inventory block, with its days.
  * Events of one claim that name the same thing share one refresh.
  * An event is marked processed in the transaction that writes its refresh, so an event whose
  * refresh did not commit (crash, stop, outage) is processed after a restart. Other types are
@@ -32,8 +33,8 @@
  */
 import { streamNames } from '../../store/states.js';
 import { enqueueKnownBookingDetails } from '../../store/repositories/booking-queue.js';
-import { saveVersioned } from '../../store/repositories/pms.js';
-import { inventoryBlockToRow } from '../../mapping/pms.js';
+import { saveInventoryBlock, saveStorageBooking } from '../../store/repositories/integration-storage.js';
+import { inventoryBlockToRows } from '../../mapping/integration-storage.js';
 import { erasableStorageBooking, type Erasable } from '../../mapping/erasure.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import {
@@ -52,6 +53,7 @@ import { InvalidPayloadError, NotFoundError } from '../../provider/errors.js';
 import { parseInventoryBlock, parseStorageBooking } from '../../provider/schemas/pms.js';
 import { IdlePause } from '../../util/wait-list.js';
 import type { Trx } from '../../store/types.js';
+import type { InventoryBlockRows, StorageBookingRows } from '../../store/schema.js';
 import type { SyncContext } from '../runtime/context.js';
 import { fetchRetryDelayMs } from '../runtime/fetch-drain.js';
 import { classify } from '../runtime/failures.js';
@@ -339,13 +341,14 @@ class EventProcessor implements QueueDrain {
           ? `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/bookings/${encodeURIComponent(key)}`
           : `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/inventories/blocks/${encodeURIComponent(key)}`;
         const res = await ctx.client.requestJson('integrationStorage', 'provider', path, {}, signal, priority);
-        const row = storage
-          ? this.storageRow(propertyId, key, res, path)
-          : { rows: this.blockRow(propertyId, key, res, path), identities: [], withErasures: () => ({}) };
+        // Parsed before the transaction: a payload whose typed parts do not parse is quarantined (failed below).
+        const rows = storage ? this.storageRows(propertyId, key, res, path) : this.blockRows(propertyId, key, res, path);
         await ctx.write(async (trx) => {
-          // A storage booking as the erasure list has it now (an inventory block names nobody).
-          const [toWrite] = await rowsAfterErasures<Record<string, unknown>>(trx, [row]);
-          await saveVersioned(trx, storage ? 'integration_storage_bookings' : 'inventory_blocks', toWrite!);
+          if (rows.kind === 'booking') {
+            // A storage booking as the erasure list has it now (an inventory block names nobody).
+            const [toWrite] = await rowsAfterErasures(trx, [rows.erasable]);
+            await saveStorageBooking(trx, toWrite!);
+          } else await saveInventoryBlock(trx, rows.rows);
           await finishAll(trx, 'processed');
         });
       }
@@ -358,28 +361,29 @@ class EventProcessor implements QueueDrain {
     }
   }
 
-  private storageRow(
+  private storageRows(
     propertyId: string,
     key: string,
     res: { body: unknown; rawBody: string; status: number; fetchedAt: Date },
     path: string,
-  ): Erasable<Record<string, unknown>> {
+  ): { kind: 'booking'; erasable: Erasable<StorageBookingRows> } {
     const parsed = parseStorageBooking(res.body);
     if (!parsed.ok)
       throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
-    return erasableStorageBooking(propertyId, parsed.value, (res.body as { booking: unknown }).booking, res.fetchedAt, this.ctx.config.pms.personalData);
+    const received = (res.body as { booking: unknown }).booking;
+    return { kind: 'booking', erasable: erasableStorageBooking(propertyId, parsed.value, received, res.fetchedAt, this.ctx.config.pms.personalData) };
   }
 
-  private blockRow(
+  private blockRows(
     propertyId: string,
     key: string,
     res: { body: unknown; rawBody: string; status: number; fetchedAt: Date },
     path: string,
-  ): Record<string, unknown> {
+  ): { kind: 'block'; rows: InventoryBlockRows } {
     const parsed = parseInventoryBlock(res.body);
     if (!parsed.ok)
       throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: key }, { status: res.status, path });
-    return inventoryBlockToRow(propertyId, parsed.value, (res.body as { inventoryBlock: unknown }).inventoryBlock, res.fetchedAt);
+    return { kind: 'block', rows: inventoryBlockToRows(propertyId, parsed.value, (res.body as { inventoryBlock: unknown }).inventoryBlock, res.fetchedAt) };
   }
 
   private async failed(e: StoredEvent, err: unknown, onFatal: (err: Error) => void): Promise<void> {
