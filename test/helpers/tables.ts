@@ -41,6 +41,14 @@ export const TYPED_TABLES = [
   'daily_occupancy',
   'integration_storage_bookings',
   'inventory_blocks',
+  'pms_buildings',
+  'pms_floors',
+  'pms_room_places',
+  'pms_accommodation_inventories',
+  'room_type_inventory_days',
+  'stay_units',
+  'pms_room_type_codes',
+  'pms_rate_plan_codes',
 ];
 
 /** History: derived by staysync from what the provider sent, written with it (migrations/0012_history.sql). */

@@ -13,11 +13,22 @@ import { webhookEventsStream } from './events.js';
 import { dailyOccupancyStream, pmsCompaniesStream, pmsRoomsStream } from './pms-refreshes.js';
 import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
 import { retentionStream } from './retention.js';
+import { accommodationInventoryStream, roomTypeInventoryStream, stayUnitsStream } from './room-inventory.js';
 import type { StreamRegistry } from './types.js';
 
 /** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close last, after the statistics it compares with). */
 export const registeredStreams: StreamRegistry = {
   property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
   queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
-  refreshes: [contentStream, pmsRoomsStream, pmsCompaniesStream, dailyOccupancyStream, dayCloseStream, retentionStream],
+  refreshes: [
+    contentStream,
+    pmsRoomsStream,
+    pmsCompaniesStream,
+    accommodationInventoryStream,
+    dailyOccupancyStream,
+    roomTypeInventoryStream,
+    stayUnitsStream,
+    dayCloseStream,
+    retentionStream,
+  ],
 };
