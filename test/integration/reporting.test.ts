@@ -132,6 +132,7 @@ describe('the reporting layer', () => {
       'booking_history',
       'channel_performance',
       'daily_kpis',
+      'daily_kpis_by_room_type',
       'freshness',
       'guests_by_pseudonym',
       'mirror_completeness',
@@ -144,6 +145,7 @@ describe('the reporting layer', () => {
       'receivables_aging',
       'reconciliation',
       'room_nights',
+      'stay_units_reconciliation',
     ]);
     const undocumented = await h.sql(
       `SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
