@@ -984,10 +984,16 @@ export class PmsModel {
     return { buildings: annex.floors.length > 0 ? [main, annex] : [main] };
   }
 
-  /** The PMS room type code of each content room type of the property (several types may share one). */
-  roomTypeCodes(propertyId: string): string[] {
+  /** The PMS room type code of each content room type of the property, by room type id (several types may share one). */
+  roomTypeCodes(propertyId: string): Record<string, string> {
     const content = this.mustProperty(propertyId).store.content;
-    return content.roomTypes.map((rt) => this.roomTypeCode(content, rt.id));
+    return Object.fromEntries(content.roomTypes.map((rt) => [rt.id, this.roomTypeCode(content, rt.id)]));
+  }
+
+  /** The PMS rate plan code of each content rate plan of the property, by rate plan id. */
+  ratePlanCodes(propertyId: string): Record<string, string> {
+    const content = this.mustProperty(propertyId).store.content;
+    return Object.fromEntries(content.ratePlans.map((rp) => [rp.id, RATE_PLAN_CODES[rp.name] ?? rp.id]));
   }
 
   /**

@@ -383,8 +383,10 @@ export interface Simulator {
   inventoryBlocks(propertyId: string): InventoryBlock[];
   /** The `accommodationInventory` GET obtain-accommodation-inventory serves. */
   accommodationInventory(propertyId: string): AccommodationInventory;
-  /** The PMS room type code of each content room type of the property, in content order. */
-  pmsRoomTypeCodes(propertyId: string): string[];
+  /** The PMS room type code of each content room type of the property, by room type id. */
+  pmsRoomTypeCodes(propertyId: string): Record<string, string>;
+  /** The PMS rate plan code of each content rate plan of the property, by rate plan id. */
+  pmsRatePlanCodes(propertyId: string): Record<string, string>;
   /** The `inventories` POST inventories/search serves for these codes and dates (inclusive; no 2-year cap here). */
   roomTypeInventory(propertyId: string, roomTypeCodes: readonly string[], startDate: string, endDate: string): DailyRoomTypeInventory[];
   /** The `stayUnits` GET calculate-stay-units serves. */
@@ -879,8 +881,12 @@ class SimulatorImpl implements Simulator {
     return this.pms.accommodationInventory(propertyId);
   }
 
-  pmsRoomTypeCodes(propertyId: string): string[] {
+  pmsRoomTypeCodes(propertyId: string): Record<string, string> {
     return this.pms.roomTypeCodes(propertyId);
+  }
+
+  pmsRatePlanCodes(propertyId: string): Record<string, string> {
+    return this.pms.ratePlanCodes(propertyId);
   }
 
   roomTypeInventory(propertyId: string, roomTypeCodes: readonly string[], startDate: string, endDate: string): DailyRoomTypeInventory[] {
