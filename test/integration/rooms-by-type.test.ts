@@ -242,9 +242,9 @@ describe('rooms by type', () => {
 
     // The inventory: 61 nights of every code, sold rooms counted again here from the mirror's PMS room stays.
     const codes = [...new Set(Object.values(typeCode))].sort();
-    const days = await h.sql(`SELECT * FROM room_type_inventory_days ORDER BY room_type_code, stay_date`);
+    const days = await h.sql<AnyRecord>(`SELECT * FROM room_type_inventory_days ORDER BY room_type_code, stay_date`);
     expect(days).toHaveLength(61 * codes.length);
-    const stays = await h.sql(
+    const stays = await h.sql<AnyRecord>(
       `SELECT s.room_type_id, s.check_in_at::date::text AS arrival, s.check_out_at::date::text AS departure, r.number, b.number IS NULL AS pms_only
          FROM pms_room_stays s JOIN pms_reservations r USING (property_id, number) LEFT JOIN bookings b USING (property_id, number)
         WHERE r.reservation_status <> 'Cancelled' AND s.status IS DISTINCT FROM 'Cancelled'`,
@@ -252,7 +252,9 @@ describe('rooms by type', () => {
     const occupying = (code: string, date: string, pmsOnly?: boolean) =>
       stays.filter((s) => typeCode[s.room_type_id] === code && s.arrival <= date && s.departure > date && (pmsOnly === undefined || s.pms_only === pmsOnly))
         .length;
-    const closed = new Map((await h.sql(`SELECT stay_date, closed_room_count FROM daily_occupancy`)).map((d) => [dateText(d.stay_date), d.closed_room_count]));
+    const closed = new Map(
+      (await h.sql<AnyRecord>(`SELECT stay_date, closed_room_count FROM daily_occupancy`)).map((d) => [dateText(d.stay_date), d.closed_room_count]),
+    );
     const closedByDate = new Map<string, number>();
     for (const d of days) {
       const date = dateText(d.stay_date);
@@ -268,7 +270,9 @@ describe('rooms by type', () => {
 
     // The view: the mirror's booked nights per code, and the PMS-only stays are what the PMS counts besides.
     const reporting = reportingSchemaOf(h.schema);
-    const kpis = await h.sql(`SELECT room_type_code, stay_date, rooms_sold, room_nights_booked::int AS booked FROM "${reporting}".daily_kpis_by_room_type`);
+    const kpis = await h.sql<AnyRecord>(
+      `SELECT room_type_code, stay_date, rooms_sold, room_nights_booked::int AS booked FROM "${reporting}".daily_kpis_by_room_type`,
+    );
     expect(kpis).toHaveLength(days.length);
     for (const k of kpis) {
       const date = dateText(k.stay_date);
@@ -277,13 +281,13 @@ describe('rooms by type', () => {
     }
 
     // Stay units: every known rate plan code, month by month over the horizon's months.
-    const units = await h.sql(`SELECT rate_plan_code, month::text, stay_units FROM stay_units ORDER BY rate_plan_code, month`);
+    const units = await h.sql<AnyRecord>(`SELECT rate_plan_code, month::text, stay_units FROM stay_units ORDER BY rate_plan_code, month`);
     const today = dateText((await h.sql(`SELECT today FROM "${reporting}".property_clock WHERE property_id = $1`, [P]))[0]!.today);
     const months = [...new Set(Array.from({ length: 61 }, (_, i) => `${dateOf(dayOf(today) - 20 + i).slice(0, 7)}-01`))];
     const plans = [...new Set(Object.values(planCode))].sort();
     expect(units.map((u) => [u.rate_plan_code, u.month])).toEqual(plans.flatMap((p) => months.map((m) => [p, m])));
     // Reconciled: per month, what the PMS counts beyond the bookings' nights is the PMS-only stays' nights.
-    const reconciled = await h.sql(
+    const reconciled = await h.sql<AnyRecord>(
       `SELECT month::text, sum(difference)::int AS difference FROM "${reporting}".stay_units_reconciliation GROUP BY month ORDER BY month`,
     );
     for (const r of reconciled) {

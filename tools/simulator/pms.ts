@@ -1012,8 +1012,9 @@ export class PmsModel {
     const first = dayNumber(startDate);
     const days = dayNumber(endDate) - first + 1;
     const types = content.roomTypes.map((rt) => this.roomTypeCode(content, rt.id));
-    const sold = types.map(() => new Array<number>(days).fill(0));
-    const changed = types.map(() => new Array<number>(days).fill(this.epochs.get(content.id) ?? 0));
+    const sold = types.map(() => Array.from({ length: days }, () => 0));
+    const epoch = this.epochs.get(content.id) ?? 0;
+    const changed = types.map(() => Array.from({ length: days }, () => epoch));
     for (const r of pp.order) {
       if (r.cancelled) continue;
       r.roomTypes.forEach((t) => {

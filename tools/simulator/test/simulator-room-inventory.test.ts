@@ -170,11 +170,12 @@ describe('simulator rooms by type', () => {
     expect(counted).toBeGreaterThan(0);
     // Case-sensitive: a code in lower case is another code.
     expect(sim.stayUnits(P, start, end, plans[0]!.toLowerCase())).toBe(0);
-    for (const q of [
+    const refused: Record<string, string>[] = [
       { firstStayDate: start, lastStayDate: end },
       { firstStayDate: end, lastStayDate: start, pmsSideRatePlanCode: plans[0]! },
       { lastStayDate: end, pmsSideRatePlanCode: plans[0]! },
-    ]) {
+    ];
+    for (const q of refused) {
       expect((await call(`${STORAGE}/calculate-stay-units`, {}, q)).status, JSON.stringify(q)).toBe(422);
     }
   });
