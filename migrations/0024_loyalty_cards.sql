@@ -29,4 +29,4 @@ COMMENT ON COLUMN pms_guests.loyalty_cards_read_at IS 'When the person''s loyalt
 
 ALTER TABLE quarantine DROP CONSTRAINT quarantine_stream_check;
 ALTER TABLE quarantine
-  ADD CONSTRAINT quarantine_stream_check CHECK (stream IN ('booking_summaries', 'booking_details', 'content', 'pms_reservations', 'pms_rooms', 'pms_guests', 'pms_invoices', 'pms_companies', 'pms_loyalty_cards', 'daily_occupancy', 'webhook_events', 'webhook_receiver'));
+  ADD CONSTRAINT quarantine_stream_check CHECK (stream IN ('booking_summaries', 'booking_details', 'content', 'pms_reservations', 'pms_rooms', 'pms_guests', 'pms_invoices', 'pms_companies', 'pms_loyalty_cards', 'daily_occupancy', 'webhook_events', 'webhook_receiver', 'accommodation_inventory', 'room_type_inventory', 'stay_units'));

@@ -1135,3 +1135,134 @@ COMMENT ON COLUMN block_pickup.booked_nights IS 'The mirror''s own count: room n
 COMMENT ON COLUMN block_pickup.one_adult_price IS 'Price per room for one adult, as the block gives it.';
 COMMENT ON COLUMN block_pickup.services_price IS 'Price of the additional services per room, as given.';
 COMMENT ON COLUMN block_pickup.currency_code IS 'Currency of the prices.';
+-- ------------------------------------------------------------------ daily_kpis_by_room_type
+
+-- The PMS counts rooms by its own room type codes (room_type_inventory_days); the mirror's
+-- revenue is by content room type (room_nights). pms_room_type_codes pairs them, learnt from the
+-- integration-storage bookings; a content room type paired with two codes counts under the code
+-- of more stays (then the first code), so that no night is counted twice.
+CREATE VIEW daily_kpis_by_room_type AS
+WITH code_of AS (
+  SELECT DISTINCT ON (property_id, room_type_id) property_id, room_type_id, room_type_code
+  FROM pms_room_type_codes
+  ORDER BY property_id, room_type_id, room_stays DESC, room_type_code
+), booked AS (
+  SELECT n.property_id, co.room_type_code, n.stay_date, n.currency_code,
+         count(*) AS room_nights_booked,
+         count(*) FILTER (WHERE n.is_complimentary) AS complimentary_rooms,
+         sum(n.net_amount) AS room_revenue_net,
+         sum(n.gross_amount) AS room_revenue_gross
+  FROM room_nights n
+  JOIN code_of co ON co.property_id = n.property_id AND co.room_type_id = n.room_type_id
+  WHERE NOT n.is_cancelled
+  GROUP BY n.property_id, co.room_type_code, n.stay_date, n.currency_code
+)
+SELECT i.property_id,
+       c.property_name,
+       i.stay_date,
+       i.stay_date - c.today AS days_from_today,
+       i.room_type_code,
+       names.room_type_ids,
+       names.room_type_names,
+       COALESCE(b.currency_code, p.currency) AS currency_code,
+       i.physical_room_count AS rooms_total,
+       i.out_of_order_room_count AS rooms_out_of_order,
+       i.physical_room_count - i.out_of_order_room_count AS rooms_available,
+       i.sold_room_count AS rooms_sold,
+       i.available_room_count AS rooms_free,
+       round(i.sold_room_count / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0)::numeric, 4) AS occupancy,
+       COALESCE(b.room_nights_booked, 0) AS room_nights_booked,
+       COALESCE(b.complimentary_rooms, 0) AS complimentary_rooms,
+       COALESCE(b.room_revenue_net, 0) AS room_revenue_net,
+       COALESCE(b.room_revenue_gross, 0) AS room_revenue_gross,
+       round(b.room_revenue_net / NULLIF(b.room_nights_booked - b.complimentary_rooms, 0), 2) AS adr_net,
+       round(b.room_revenue_gross / NULLIF(b.room_nights_booked - b.complimentary_rooms, 0), 2) AS adr_gross,
+       round(COALESCE(b.room_revenue_net, 0) / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0), 2) AS revpar_net,
+       round(COALESCE(b.room_revenue_gross, 0) / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0), 2) AS revpar_gross,
+       i.refreshed_at
+FROM room_type_inventory_days i
+LEFT JOIN booked b ON b.property_id = i.property_id AND b.room_type_code = i.room_type_code AND b.stay_date = i.stay_date
+LEFT JOIN property_clock c ON c.property_id = i.property_id
+LEFT JOIN properties p ON p.property_id = i.property_id
+LEFT JOIN LATERAL (
+  SELECT array_agg(co.room_type_id ORDER BY co.room_type_id) AS room_type_ids,
+         string_agg(rt.name, ', ' ORDER BY rt.name) AS room_type_names
+  FROM code_of co
+  LEFT JOIN room_types rt ON rt.property_id = co.property_id AND rt.room_type_id = co.room_type_id
+  WHERE co.property_id = i.property_id AND co.room_type_code = i.room_type_code
+) names ON true;
+COMMENT ON VIEW daily_kpis_by_room_type IS 'daily_kpis by PMS room type: per property, night, room type code and currency, the rooms of the type, out of order, available (rooms minus out of order), sold and free as the PMS counts them (room_type_inventory_days), occupancy, and the mirror''s booked room-nights, room revenue, ADR and RevPAR of the content room types paired with the code (pms_room_type_codes). Nights of the refreshed horizon only. A night with bookings in two currencies has two rows, each with the PMS counts.';
+COMMENT ON COLUMN daily_kpis_by_room_type.property_id IS 'Provider property id.';
+COMMENT ON COLUMN daily_kpis_by_room_type.property_name IS 'Property name (content).';
+COMMENT ON COLUMN daily_kpis_by_room_type.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN daily_kpis_by_room_type.days_from_today IS 'stay_date minus the property''s local today: 0 tonight, 1 tomorrow, -1 last night.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_type_code IS 'PMS room type code.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_type_ids IS 'Content room types paired with the code (pms_room_type_codes); NULL while none is: the revenue columns are then 0.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_type_names IS 'Their names (content), comma-separated.';
+COMMENT ON COLUMN daily_kpis_by_room_type.currency_code IS 'ISO 4217 currency of the amounts of this row (the property''s currency on a night without bookings).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_total IS 'Rooms of the type (PMS physicalRoomCount).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_out_of_order IS 'Rooms of the type out of order that night (PMS).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_available IS 'Rooms available to sell that night: rooms_total - rooms_out_of_order (as daily_kpis.rooms_available).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_sold IS 'Rooms sold that night as the PMS counts them: rooms_total - rooms_free - rooms_out_of_order (walk-ins and PMS-only stays included, zero-rate rooms too).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_free IS 'Rooms still free to book (PMS availableRoomCount).';
+COMMENT ON COLUMN daily_kpis_by_room_type.occupancy IS 'rooms_sold / rooms_available, 0 to 1, 4 decimals.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_nights_booked IS 'Room-nights of the mirrored bookings (not cancelled) of the paired room types in this currency: what the revenue is of.';
+COMMENT ON COLUMN daily_kpis_by_room_type.complimentary_rooms IS 'Of room_nights_booked, those at a zero rate.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_revenue_net IS 'Room revenue before tax of those nights.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_revenue_gross IS 'Room revenue after tax of those nights.';
+COMMENT ON COLUMN daily_kpis_by_room_type.adr_net IS 'Average daily rate before tax: room_revenue_net / paid booked nights (room_nights_booked - complimentary_rooms), 2 decimals; NULL without paid nights.';
+COMMENT ON COLUMN daily_kpis_by_room_type.adr_gross IS 'Average daily rate after tax, likewise.';
+COMMENT ON COLUMN daily_kpis_by_room_type.revpar_net IS 'Revenue per available room before tax: room_revenue_net / rooms_available, 2 decimals.';
+COMMENT ON COLUMN daily_kpis_by_room_type.revpar_gross IS 'Revenue per available room after tax: room_revenue_gross / rooms_available, 2 decimals.';
+COMMENT ON COLUMN daily_kpis_by_room_type.refreshed_at IS 'When the PMS counts of the night were read (UTC).';
+
+-- ------------------------------------------------------------------ stay_units_reconciliation
+
+CREATE VIEW stay_units_reconciliation AS
+WITH plan_code AS (
+  SELECT DISTINCT ON (property_id, rate_plan_id) property_id, rate_plan_id, rate_plan_code
+  FROM pms_rate_plan_codes
+  ORDER BY property_id, rate_plan_id, room_stays DESC, rate_plan_code
+), mirrored AS (
+  SELECT n.property_id, pc.rate_plan_code, date_trunc('month', n.stay_date)::date AS month, count(*) AS room_nights
+  FROM room_nights n
+  JOIN plan_code pc ON pc.property_id = n.property_id AND pc.rate_plan_id = n.rate_plan_id
+  WHERE NOT n.is_cancelled
+  GROUP BY n.property_id, pc.rate_plan_code, date_trunc('month', n.stay_date)::date
+)
+SELECT u.property_id,
+       c.property_name,
+       u.rate_plan_code,
+       names.rate_plan_ids,
+       names.rate_plan_names,
+       u.month,
+       p.stay_unit_kind,
+       u.stay_units AS pms_stay_units,
+       COALESCE(m.room_nights, 0) AS mirror_room_nights,
+       u.stay_units - COALESCE(m.room_nights, 0) AS difference,
+       u.stay_units = COALESCE(m.room_nights, 0) AS matches,
+       u.read_at
+FROM stay_units u
+LEFT JOIN mirrored m ON m.property_id = u.property_id AND m.rate_plan_code = u.rate_plan_code AND m.month = u.month
+LEFT JOIN property_clock c ON c.property_id = u.property_id
+LEFT JOIN properties p ON p.property_id = u.property_id
+LEFT JOIN LATERAL (
+  SELECT array_agg(pc.rate_plan_id ORDER BY pc.rate_plan_id) AS rate_plan_ids,
+         string_agg(rp.name, ', ' ORDER BY rp.name) AS rate_plan_names
+  FROM plan_code pc
+  LEFT JOIN rate_plans rp ON rp.property_id = pc.property_id AND rp.rate_plan_id = pc.rate_plan_id
+  WHERE pc.property_id = u.property_id AND pc.rate_plan_code = u.rate_plan_code
+) names ON true;
+COMMENT ON VIEW stay_units_reconciliation IS 'Production by rate plan, reconciled: per property, PMS rate plan code and month, the stay units the PMS counts (stay_units) against the room-nights of the mirrored bookings (not cancelled) of the content rate plans paired with the code (pms_rate_plan_codes). A difference is what one side holds and the other not: PMS-only stays (walk-ins), bookings not mirrored yet, a rate plan not paired, or a property whose stay unit is the day.';
+COMMENT ON COLUMN stay_units_reconciliation.property_id IS 'Provider property id.';
+COMMENT ON COLUMN stay_units_reconciliation.property_name IS 'Property name (content).';
+COMMENT ON COLUMN stay_units_reconciliation.rate_plan_code IS 'PMS rate plan code.';
+COMMENT ON COLUMN stay_units_reconciliation.rate_plan_ids IS 'Content rate plans paired with the code; NULL while none is.';
+COMMENT ON COLUMN stay_units_reconciliation.rate_plan_names IS 'Their names (content), comma-separated.';
+COMMENT ON COLUMN stay_units_reconciliation.month IS 'First day of the month.';
+COMMENT ON COLUMN stay_units_reconciliation.stay_unit_kind IS 'What the property sells by (content): NightRate, or DailyRate (the stay units are then days, not room-nights).';
+COMMENT ON COLUMN stay_units_reconciliation.pms_stay_units IS 'Stay units of the rate plan in the month, as the PMS answered.';
+COMMENT ON COLUMN stay_units_reconciliation.mirror_room_nights IS 'Room-nights of the mirrored bookings (not cancelled) of the paired rate plans in the month.';
+COMMENT ON COLUMN stay_units_reconciliation.difference IS 'pms_stay_units - mirror_room_nights.';
+COMMENT ON COLUMN stay_units_reconciliation.matches IS 'True when both sides agree.';
+COMMENT ON COLUMN stay_units_reconciliation.read_at IS 'When the PMS was asked (UTC).';

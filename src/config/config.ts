@@ -226,6 +226,16 @@ const configSchema = z.strictObject({
     /** croner expression of the scheduled refresh (also done at start). */
     refreshCron: cronExpression,
   }),
+  roomInventory: z.strictObject({
+    /** Mirror the inventory per PMS room type and night and the stay units per PMS rate plan code (PMS integration storage). */
+    enabled: z.boolean(),
+    /** Days before today (property-local) that each refresh covers (stay units: from the first of that month). */
+    daysBack: z.number().int().min(0).max(731),
+    /** Days after today that each refresh covers (stay units: to the end of that month). */
+    daysAhead: z.number().int().min(0).max(731),
+    /** croner expression of the scheduled refresh (also done at start). */
+    refreshCron: cronExpression,
+  }),
   webhooks: z.strictObject({
     /** Receive the provider's change events, on a listener of their own (webhooks.host, webhooks.port). */
     enabled: z.boolean(),

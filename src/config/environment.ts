@@ -99,6 +99,12 @@ export const environment: readonly EnvironmentVariable[] = [
   },
   { name: 'STAYSYNC_OCCUPANCY_CRON', kind: 'text', key: 'occupancy.refreshCron', meaning: 'when the daily occupancy is refreshed (also at start)' },
   {
+    name: 'STAYSYNC_ROOM_INVENTORY_CRON',
+    kind: 'text',
+    key: 'roomInventory.refreshCron',
+    meaning: 'when the inventory per room type and night and the stay units per rate plan are refreshed (also at start)',
+  },
+  {
     name: 'STAYSYNC_WEBHOOKS_ENABLED',
     kind: 'boolean',
     key: 'webhooks.enabled',

@@ -55,6 +55,11 @@ export interface PmsPropertyStatus {
   occupancyState: string;
   occupancyRefreshedAt: string | null;
   occupancyError: string | null;
+  /** The inventory per room type and the stay units (integration storage): their cursor's state, or 'not refreshed'. */
+  roomInventoryState: string;
+  roomInventoryRefreshedAt: string | null;
+  stayUnitsState: string;
+  stayUnitsRefreshedAt: string | null;
 }
 
 export interface StatusReport {
@@ -111,6 +116,8 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   const total = await pendingCount(db, 'booking_detail_queue');
   const pmsCursors = new Map((await listCursors(db, 'pms_reservations')).map((c) => [c.propertyId, c]));
   const occupancy = new Map((await listCursors(db, streamNames.dailyOccupancy)).map((c) => [c.propertyId, c]));
+  const roomInventory = new Map((await listCursors(db, streamNames.roomTypeInventory)).map((c) => [c.propertyId, c]));
+  const stayUnits = new Map((await listCursors(db, streamNames.stayUnits)).map((c) => [c.propertyId, c]));
   const pmsDepth = new Map((await queueDepthByProperty(db, 'pms_reservation_queue')).map((d) => [d.propertyId, d]));
   const pmsIds = [...new Set([...pmsCursors.keys(), ...occupancy.keys(), ...pmsDepth.keys()])].sort();
   const pms: PmsPropertyStatus[] = pmsIds.map((id) => {
@@ -130,6 +137,10 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       occupancyState: o ? o.state : 'not refreshed',
       occupancyRefreshedAt: o?.lastPollAt?.toISOString() ?? null,
       occupancyError: o?.lastError ?? null,
+      roomInventoryState: roomInventory.get(id)?.state ?? 'not refreshed',
+      roomInventoryRefreshedAt: roomInventory.get(id)?.lastPollAt?.toISOString() ?? null,
+      stayUnitsState: stayUnits.get(id)?.state ?? 'not refreshed',
+      stayUnitsRefreshedAt: stayUnits.get(id)?.lastPollAt?.toISOString() ?? null,
     };
   });
   return {

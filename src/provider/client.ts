@@ -271,6 +271,24 @@ export class ProviderClient {
     };
   }
 
+  /**
+   * POST of a JSON body (the integration storage's inventory search, a read with its filters in
+   * the body), with the same budget, token and retries as requestJson: the operation changes
+   * nothing, so sending it again is safe.
+   */
+  async postJson(scope: RateLimitScope, path: string, json: unknown, signal: AbortSignal, priority = 0): Promise<JsonResponse> {
+    const url = new URL(this.config.provider.url.replace(/\/+$/, '') + path);
+    const { res, body } = await this.send(scope, url, signal, priority, JSON.stringify(json));
+    return {
+      status: res.status,
+      body,
+      rawBody: res.rawBody,
+      headers: res.headers,
+      fetchedAt: fetchedAtOf(res.headers, res.sentAt, res.receivedAt),
+      readBy: readByOf(res.headers, res.receivedAt),
+    };
+  }
+
   /** What the current access token grants (a token is fetched when there is none): see api-access.ts. */
   access(signal: AbortSignal): Promise<ApiAccess> {
     return this.tokens.access(signal);
@@ -302,12 +320,13 @@ export class ProviderClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  /** The retry loop around one logical GET. Returns only 2xx responses with a JSON (or empty) body. */
+  /** The retry loop around one logical read (a GET, or a POST of `jsonBody`). Returns only 2xx responses with a JSON (or empty) body. */
   private async send(
     scope: RateLimitScope,
     url: URL,
     callerSignal: AbortSignal,
     priority: number,
+    jsonBody?: string,
   ): Promise<{ res: RawResponse & { sentAt: number; receivedAt: number }; body: unknown }> {
     const { maxAttempts, requestTimeoutMs, maxResponseBytes } = this.config.provider;
     const signal = this.stopSignal ? AbortSignal.any([callerSignal, this.stopSignal]) : callerSignal;
@@ -351,12 +370,20 @@ export class ProviderClient {
         res = await sendOnce(
           this.dispatcher,
           url,
-          {
-            method: 'GET',
-            headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': userAgent },
-            timeoutMs: requestTimeoutMs,
-            maxBodyBytes: maxResponseBytes,
-          },
+          jsonBody === undefined
+            ? {
+                method: 'GET',
+                headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'user-agent': userAgent },
+                timeoutMs: requestTimeoutMs,
+                maxBodyBytes: maxResponseBytes,
+              }
+            : {
+                method: 'POST',
+                headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'content-type': 'application/json', 'user-agent': userAgent },
+                body: jsonBody,
+                timeoutMs: requestTimeoutMs,
+                maxBodyBytes: maxResponseBytes,
+              },
           signal,
         );
       } catch (err) {

@@ -356,6 +356,11 @@ const handlers: Record<string, Handler> = {
     return written(await upsertPmsGuest(trx, row));
   },
 
+  /** Rooms by type are refreshes of what the PMS holds now: a stale answer is no use, the next refresh reads it again. */
+  accommodation_inventory: async () => notReplayable('the next accommodation inventory refresh of the property reads it again'),
+  room_type_inventory: async () => notReplayable('the next inventory refresh of the property reads that room type and night again'),
+  stay_units: async () => notReplayable('the next stay units refresh of the property asks for that month again'),
+
   /** Occupancy days the rebuild found invalid: one day of an answer, whose currency and room count are in the stored row. */
   daily_occupancy: async (trx, q, body) => {
     if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or date');

@@ -104,6 +104,15 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
     'market_code',
     'source_of_business',
   ],
+  // Where rooms are and how many of each type are free: the hotel's own inventory, no guest.
+  pms_buildings: ['property_id', 'building_id', 'name'],
+  pms_floors: ['property_id', 'building_id', 'floor_id', 'name'],
+  pms_room_places: ['property_id', 'room_id', 'building_id', 'floor_id', 'display_name', 'room_type_id'],
+  pms_accommodation_inventories: ['property_id', 'raw', 'content_hash'],
+  room_type_inventory_days: ['property_id', 'room_type_code', 'raw'],
+  stay_units: ['property_id', 'rate_plan_code'],
+  pms_room_type_codes: ['property_id', 'room_type_code', 'room_type_id'],
+  pms_rate_plan_codes: ['property_id', 'rate_plan_code', 'rate_plan_id'],
   inventory_blocks: ['property_id', 'inventory_block_id', 'pms_side_id', 'pms_side_code', 'block_status', 'pms_block_status', 'rate_plan_codes', 'raw'],
   inventory_block_days: ['property_id', 'inventory_block_id', 'room_type_code', 'currency_code'],
   // Channels are travel agents and companies (names of businesses, not of people).

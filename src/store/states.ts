@@ -32,6 +32,12 @@ export const streamNames = {
   pmsCompanies: 'pms_companies',
   /** The daily occupancy statistics (a refresh, with a cursor per property). */
   dailyOccupancy: 'daily_occupancy',
+  /** Where each room is: the PMS accommodation inventory of each property (a refresh, with the rooms). */
+  accommodationInventory: 'accommodation_inventory',
+  /** The inventory of each PMS room type and night (a refresh, with a cursor per property). */
+  roomTypeInventory: 'room_type_inventory',
+  /** The PMS's stay units by rate plan code and month (a refresh, with a cursor per property). */
+  stayUnits: 'stay_units',
   /** The provider's change events, processed (webhook_events). */
   webhookEvents: 'webhook_events',
   /** The webhook receiver: events it could not store. */
@@ -44,7 +50,14 @@ export const streamNames = {
 export type StreamName = (typeof streamNames)[keyof typeof streamNames];
 
 /** Streams with a cursor per property (sync_cursors.stream). */
-export const cursorStreams = [streamNames.bookingSummaries, streamNames.bookingSweep, streamNames.pmsReservations, streamNames.dailyOccupancy] as const;
+export const cursorStreams = [
+  streamNames.bookingSummaries,
+  streamNames.bookingSweep,
+  streamNames.pmsReservations,
+  streamNames.dailyOccupancy,
+  streamNames.roomTypeInventory,
+  streamNames.stayUnits,
+] as const;
 export type CursorStream = (typeof cursorStreams)[number];
 
 /** Streams that keep payloads in the quarantine (quarantine.stream). */
@@ -61,6 +74,9 @@ export const quarantineStreams = [
   streamNames.dailyOccupancy,
   streamNames.webhookEvents,
   streamNames.webhookReceiver,
+  streamNames.accommodationInventory,
+  streamNames.roomTypeInventory,
+  streamNames.stayUnits,
 ] as const;
 export type QuarantineStream = (typeof quarantineStreams)[number];
 

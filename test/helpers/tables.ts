@@ -44,6 +44,14 @@ export const TYPED_TABLES = [
   'integration_storage_booking_nights',
   'inventory_blocks',
   'inventory_block_days',
+  'pms_buildings',
+  'pms_floors',
+  'pms_room_places',
+  'pms_accommodation_inventories',
+  'room_type_inventory_days',
+  'stay_units',
+  'pms_room_type_codes',
+  'pms_rate_plan_codes',
 ];
 
 /** History: derived by staysync from what the provider sent, written with it (migrations/0012_history.sql). */

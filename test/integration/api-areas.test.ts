@@ -51,7 +51,7 @@ describe('API areas the connection may not use', () => {
     const pmsRequests = (sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/pms'));
     expect(pmsRequests).toEqual([]);
     const warned = logRecords(once.stdout + once.stderr).filter((r) => r.level === 'warn' && / not granted to this API connection/.test(r.msg));
-    expect(new Set(warned.map((r) => r.msg.split(' not granted')[0]))).toEqual(new Set(['PMS API', 'PMS Analytics API']));
+    expect(new Set(warned.map((r) => r.msg.split(' not granted')[0]))).toEqual(new Set(['PMS API', 'PMS Analytics API', 'PMS Integration Storage API']));
     expect(warned[0]!.msg).toContain('Property settings > API connections > the connection > Public APIs tab');
     expect(logRecords(once.stdout + once.stderr).filter((r) => r.level === 'error')).toEqual([]);
 
@@ -187,6 +187,7 @@ describe('API areas the connection may not use', () => {
     expect(warned.map((r) => r.msg.split(':')[0] ?? '').sort((a, b) => a.localeCompare(b))).toEqual([
       'PMS Analytics API not granted to this API connection',
       'PMS API not granted to this API connection',
+      'PMS Integration Storage API not granted to this API connection',
       'Read Reservation API not granted to this API connection',
     ]);
     // The reference lists of the Reference Data API are left as they were, said once.

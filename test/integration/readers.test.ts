@@ -70,6 +70,12 @@ async function fillEmptyTables(): Promise<void> {
       `INSERT INTO pms_reservation_queue (property_id, number, generation) VALUES ('${p}', 'filled-${p}', 1)`,
       `INSERT INTO quarantine (stream, property_id, entity_key, reason, raw_body, reason_hash) VALUES ('booking_details', '${p}', 'filled-${p}', 'test', '{}', 'x')`,
       `INSERT INTO webhook_events (event_id, event_type, property_id, payload) VALUES ('filled-${p}', 'booking_changed', '${p}', '{}')`,
+      // Rooms by type: the simulator's data gives no PMS code without change events.
+      `INSERT INTO pms_room_type_codes (property_id, room_type_code, room_type_id, room_stays, learnt_at) VALUES ('${p}', 'FILL', 'filled-${p}', 1, now())`,
+      `INSERT INTO pms_rate_plan_codes (property_id, rate_plan_code, rate_plan_id, room_stays, learnt_at) VALUES ('${p}', 'FILL', 'filled-${p}', 1, now())`,
+      `INSERT INTO room_type_inventory_days (property_id, room_type_code, stay_date, physical_room_count, available_room_count, out_of_order_room_count, refreshed_at, raw)
+         VALUES ('${p}', 'FILL', '2000-01-01', 2, 1, 0, now(), '{}')`,
+      `INSERT INTO stay_units (property_id, rate_plan_code, month, first_stay_date, last_stay_date, stay_units, read_at) VALUES ('${p}', 'FILL', '2000-01-01', '2000-01-01', '2000-01-31', 1, now())`,
     ];
     for (const s of statements) await h.sql(s);
   }
@@ -82,8 +88,17 @@ async function fillEmptyTables(): Promise<void> {
       [B, A, !have?.a],
     ] as const) {
       if (!missing) continue;
+      // Every column but the generated ones (the database derives those).
+      const cols = (
+        await h.sql<{ c: string }>(
+          `SELECT a.attname AS c FROM pg_attribute a WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' ORDER BY a.attnum`,
+          [`${h.schema}.${t}`],
+        )
+      )
+        .map((r) => `"${r.c}"`)
+        .join(', ');
       await h.sql(
-        `INSERT INTO ${t} SELECT (jsonb_populate_record(NULL::${t}, to_jsonb(x) || jsonb_build_object('property_id', '${to}'))).* FROM ${t} x WHERE property_id = '${from}' LIMIT 1`,
+        `INSERT INTO ${t} (${cols}) SELECT ${cols} FROM (SELECT (jsonb_populate_record(NULL::${t}, to_jsonb(x) || jsonb_build_object('property_id', '${to}'))).* FROM ${t} x WHERE property_id = '${from}' LIMIT 1) r`,
       );
     }
   }

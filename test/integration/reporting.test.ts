@@ -133,6 +133,7 @@ describe('the reporting layer', () => {
       'booking_history',
       'channel_performance',
       'daily_kpis',
+      'daily_kpis_by_room_type',
       'freshness',
       'guests_by_pseudonym',
       'mirror_completeness',
@@ -147,6 +148,7 @@ describe('the reporting layer', () => {
       'room_nights',
       'segment_mix',
       'segment_mix_monthly',
+      'stay_units_reconciliation',
     ]);
     const undocumented = await h.sql(
       `SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped

@@ -34,6 +34,8 @@ export type {
   Total,
 } from './types.js';
 export type {
+  AccommodationInventory,
+  DailyRoomTypeInventory,
   DailyOccupancy,
   DailyOccupancyReport,
   IntegrationStorageBooking,

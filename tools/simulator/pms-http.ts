@@ -345,4 +345,62 @@ export class PmsHttp {
     if (!inventoryBlock) return storageError(404, 'INVENTORY_BLOCK_NOT_FOUND', `inventory block ${blockId} not found in property ${propertyId}`);
     return { status: 200, body: { inventoryBlock } };
   }
+
+  /** GET /api/pms/v2/properties/{propertyId}/obtain-accommodation-inventory */
+  accommodationInventory(propertyId: string): HttpReply {
+    if (!this.pms.property(propertyId)) return this.unknownProperty(propertyId);
+    return { status: 200, body: pmsEnvelope({ accommodationInventory: this.pms.accommodationInventory(propertyId) }) };
+  }
+
+  /**
+   * POST /api/pms-integration-storage/v1/properties/{propertyId}/inventories/search. The body
+   * (SearchInventoryRequest, no other keys) needs roomTypeCodes, startDate and endDate; the
+   * range is at most 2 years (endDate before startDate + 2 years). Codes the PMS does not know
+   * have no records. A body that breaks these rules is answered 422.
+   */
+  searchInventory(propertyId: string, bodyText: string): HttpReply {
+    if (!this.pms.property(propertyId)) return storageError(404, 'INVALID_PROPERTY_ID', 'Invalid propertyId');
+    let body: unknown;
+    try {
+      body = JSON.parse(bodyText) as unknown;
+    } catch {
+      return storageError(422, 'INVALID_REQUEST', 'the body is not JSON');
+    }
+    if (!isObject(body)) return storageError(422, 'INVALID_REQUEST', 'the body must be a SearchInventoryRequest object');
+    const extra = Object.keys(body).filter((k) => k !== 'roomTypeCodes' && k !== 'startDate' && k !== 'endDate');
+    if (extra.length > 0) return storageError(422, 'INVALID_REQUEST', `unknown fields: ${extra.join(', ')}`);
+    const codes = body['roomTypeCodes'];
+    if (!Array.isArray(codes) || codes.length === 0 || !codes.every((c) => typeof c === 'string' && c !== '')) {
+      return storageError(422, 'INVALID_ROOM_TYPE_CODES', 'roomTypeCodes must be a non-empty array of room type codes');
+    }
+    const start = body['startDate'];
+    const end = body['endDate'];
+    for (const v of [start, end]) {
+      if (typeof v !== 'string' || !DATE.test(v) || Number.isNaN(dayNumber(v)))
+        return storageError(422, 'INVALID_DATE', `startDate and endDate must be yyyy-MM-dd dates`);
+    }
+    const from = start as string;
+    const to = end as string;
+    if (dayNumber(to) < dayNumber(from)) return storageError(422, 'INVALID_DATE_RANGE', 'startDate must not be after endDate');
+    const limit = `${String(Number(from.slice(0, 4)) + 2).padStart(4, '0')}${from.slice(4)}`;
+    if (dayNumber(to) >= dayNumber(limit.endsWith('-02-29') ? `${limit.slice(0, 8)}28` : limit)) {
+      return storageError(422, 'DATE_RANGE_TOO_LONG', 'the date range must not exceed 2 years');
+    }
+    const inventories = this.pms.roomTypeInventory(propertyId, codes as string[], from, to);
+    return { status: 200, body: { inventory: { propertyId, inventories } } };
+  }
+
+  /** GET /api/pms-integration-storage/v1/properties/{propertyId}/calculate-stay-units */
+  stayUnits(propertyId: string, q: URLSearchParams): HttpReply {
+    if (!this.pms.property(propertyId)) return storageError(404, 'INVALID_PROPERTY_ID', 'Invalid propertyId');
+    const first = q.get('firstStayDate') ?? '';
+    const last = q.get('lastStayDate') ?? '';
+    const code = q.get('pmsSideRatePlanCode') ?? '';
+    if (code === '') return storageError(422, 'INVALID_RATE_PLAN_CODE', 'pmsSideRatePlanCode is required');
+    for (const v of [first, last]) {
+      if (!DATE.test(v) || Number.isNaN(dayNumber(v))) return storageError(422, 'INVALID_DATE', 'firstStayDate and lastStayDate must be yyyy-MM-dd dates');
+    }
+    if (dayNumber(last) < dayNumber(first)) return storageError(422, 'INVALID_DATE_RANGE', 'firstStayDate must not be after lastStayDate');
+    return { status: 200, body: { stayUnits: this.pms.stayUnits(propertyId, first, last, code) } };
+  }
 }

@@ -240,3 +240,31 @@ export interface InventoryBlock {
     pricing: { oneAdultPrice: number | null; servicesPrice: number | null; currencyCode: string };
   }[];
 }
+
+// ---- Rooms by type ----
+
+/** PmsApi_Room inside the accommodation inventory tree. */
+export interface AccommodationRoom {
+  id: string;
+  displayName: string;
+  roomTypeId: string;
+  floorId: string;
+}
+
+/** PmsApi_AccommodationInventory: buildings > floors > rooms. */
+export interface AccommodationInventory {
+  buildings: { id: string; name: string; floors: { id: string; name: string; rooms: AccommodationRoom[] }[] }[];
+}
+
+/** PmsIntegrationApi_DailyRoomTypeInventory. */
+export interface DailyRoomTypeInventory {
+  roomTypeCode: string;
+  /** `YYYY-MM-DD`, property local. */
+  date: string;
+  physicalRoomCount: number;
+  /** Rooms still free to sell: physical less sold less out of order. */
+  availableRoomCount: number;
+  outOfOrderRoomCount: number;
+  /** UTC `YYYY-MM-DDTHH:mm:ssZ`. */
+  updateDateTime: string;
+}

@@ -16,9 +16,11 @@
  */
 import { BookingState, deriveBooking, formatUtcSeconds, type PropertyStore } from './data.js';
 import { addMinutes, dayNumber, dayString, localDate, localMinute, localSeconds, localToUtcMs, wallClockMs } from './local-time.js';
-import { computeDailyOccupancy, type OccupancyInput, type OccupancyStay } from './occupancy.js';
+import { computeDailyOccupancy, plannedClosedRooms, type OccupancyInput, type OccupancyStay } from './occupancy.js';
 import type {
+  AccommodationInventory,
   DailyOccupancyReport,
+  DailyRoomTypeInventory,
   IntegrationStorageBooking,
   InventoryBlock,
   PmsAmount,
@@ -982,6 +984,122 @@ export class PmsModel {
   blockById(propertyId: string, id: string): InventoryBlock | undefined {
     const b = this.mustProperty(propertyId).blocks.find((x) => x.block.id === id);
     return b && structuredClone(b.block);
+  }
+
+  // ---- rooms by type ----
+
+  /**
+   * GET obtain-accommodation-inventory: the PMS rooms as a tree. Floors 1 to 3 are in the main
+   * building, higher ones in the annex; a floor's id is the rooms' floorId.
+   */
+  accommodationInventory(propertyId: string): AccommodationInventory {
+    const pp = this.mustProperty(propertyId);
+    const floors = new Map<string, AccommodationInventory['buildings'][number]['floors'][number]>();
+    for (const room of [...pp.rooms].sort((a, b) => Number(a.floorId) - Number(b.floorId) || (a.id < b.id ? -1 : 1))) {
+      let floor = floors.get(room.floorId);
+      if (!floor) floors.set(room.floorId, (floor = { id: room.floorId, name: `Floor ${room.floorId}`, rooms: [] }));
+      floor.rooms.push({ id: room.id, displayName: room.displayName, roomTypeId: room.roomTypeId, floorId: room.floorId });
+    }
+    const buildingId = (k: number) => `4508${pad12(pp.index * 10 + k)}`;
+    const main = { id: buildingId(0), name: 'Main building', floors: [] as AccommodationInventory['buildings'][number]['floors'] };
+    const annex = { id: buildingId(1), name: 'Annex', floors: [] as AccommodationInventory['buildings'][number]['floors'] };
+    for (const f of floors.values()) (Number(f.id) <= 3 ? main : annex).floors.push(f);
+    return { buildings: annex.floors.length > 0 ? [main, annex] : [main] };
+  }
+
+  /** The PMS room type code of each content room type of the property, by room type id (several types may share one). */
+  roomTypeCodes(propertyId: string): Record<string, string> {
+    const content = this.mustProperty(propertyId).store.content;
+    return Object.fromEntries(content.roomTypes.map((rt) => [rt.id, this.roomTypeCode(content, rt.id)]));
+  }
+
+  /** The PMS rate plan code of each content rate plan of the property, by rate plan id. */
+  ratePlanCodes(propertyId: string): Record<string, string> {
+    const content = this.mustProperty(propertyId).store.content;
+    return Object.fromEntries(content.ratePlans.map((rp) => [rp.id, RATE_PLAN_CODES[rp.name] ?? rp.id]));
+  }
+
+  /**
+   * POST inventories/search: for each requested code the PMS knows and each date, the rooms of
+   * its room types (physical), those out of order, and those still free. Sold rooms are the PMS
+   * room stays of reservations not cancelled on that night (walk-ins included), so that
+   * physical - available - out of order is what the reservations hold. The property's rooms out
+   * of order (plannedClosedRooms, as the occupancy statistics count them) go to the room types
+   * in content order, each at most its rooms left free: their sum is the statistics'
+   * closedRoomCount. updateDateTime: the last change of a reservation on that type and night,
+   * else when the property came to be.
+   */
+  roomTypeInventory(propertyId: string, codes: readonly string[], startDate: string, endDate: string): DailyRoomTypeInventory[] {
+    const pp = this.mustProperty(propertyId);
+    const content = pp.store.content;
+    const first = dayNumber(startDate);
+    const days = dayNumber(endDate) - first + 1;
+    const types = content.roomTypes.map((rt) => this.roomTypeCode(content, rt.id));
+    const sold = types.map(() => Array.from({ length: days }, () => 0));
+    const epoch = this.epochs.get(content.id) ?? 0;
+    const changed = types.map(() => Array.from({ length: days }, () => epoch));
+    for (const r of pp.order) {
+      if (r.cancelled) continue;
+      r.roomTypes.forEach((t) => {
+        if (t < 0) return;
+        for (let n = 0; n < r.nights; n++) {
+          const i = r.source.arrivalDay + n - first;
+          if (i < 0 || i >= days) continue;
+          sold[t]![i]!++;
+          changed[t]![i] = Math.max(changed[t]![i]!, r.modifiedMs);
+        }
+      });
+    }
+    const out: DailyRoomTypeInventory[] = [];
+    const wanted = new Set(codes);
+    const served = [...new Set(types)].filter((c) => wanted.has(c)).sort();
+    for (let i = 0; i < days; i++) {
+      const date = dayString(first + i);
+      let closed = plannedClosedRooms(content.id, date, pp.rooms.length);
+      const perType = types.map((_, t) => {
+        const physical = pp.roomsByType[t]!.length;
+        const ooo = Math.min(closed, Math.max(0, physical - sold[t]![i]!));
+        closed -= ooo;
+        return { physical, ooo, free: Math.max(0, physical - sold[t]![i]! - ooo), changed: changed[t]![i]! };
+      });
+      for (const code of served) {
+        const mine = perType.filter((_, t) => types[t] === code);
+        out.push({
+          roomTypeCode: code,
+          date,
+          physicalRoomCount: mine.reduce((a, x) => a + x.physical, 0),
+          availableRoomCount: mine.reduce((a, x) => a + x.free, 0),
+          outOfOrderRoomCount: mine.reduce((a, x) => a + x.ooo, 0),
+          updateDateTime: formatUtcSeconds(Math.max(...mine.map((x) => x.changed))),
+        });
+      }
+    }
+    return out.sort((a, b) => (a.roomTypeCode < b.roomTypeCode ? -1 : a.roomTypeCode > b.roomTypeCode ? 1 : a.date < b.date ? -1 : 1));
+  }
+
+  /**
+   * GET calculate-stay-units: the nights from firstStayDate to lastStayDate (inclusive) of the
+   * room stays, not cancelled, whose rate plan has the PMS code `ratePlanCode` (case-sensitive):
+   * the rate plan of the storage booking's room rates, walk-ins included.
+   */
+  stayUnits(propertyId: string, firstStayDate: string, lastStayDate: string, ratePlanCode: string): number {
+    const pp = this.mustProperty(propertyId);
+    const content = pp.store.content;
+    const first = dayNumber(firstStayDate);
+    const last = dayNumber(lastStayDate);
+    let units = 0;
+    for (const r of pp.order) {
+      if (r.cancelled || r.source.arrivalDay > last || r.source.arrivalDay + r.nights <= first) continue;
+      const p = deriveBooking(content, r.source);
+      p.roomStays.forEach((rs) => {
+        const plan = content.ratePlans.find((rp) => rp.id === rs.ratePlans[0]?.id);
+        if (!plan || (RATE_PLAN_CODES[plan.name] ?? plan.id) !== ratePlanCode) return;
+        const from = Math.max(first, r.source.arrivalDay);
+        const to = Math.min(last, r.source.arrivalDay + rs.dailyRates.length - 1);
+        if (to >= from) units += to - from + 1;
+      });
+    }
+    return units;
   }
 
   /** The room index of a room id of the property, or -1. */

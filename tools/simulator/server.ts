@@ -27,7 +27,9 @@ import type { OccupancyInput } from './occupancy.js';
 import { PmsModel } from './pms.js';
 import { PmsHttp } from './pms-http.js';
 import type {
+  AccommodationInventory,
   DailyOccupancy,
+  DailyRoomTypeInventory,
   IntegrationStorageBooking,
   InventoryBlock,
   PmsCompany,
@@ -388,6 +390,16 @@ export interface Simulator {
   integrationStorageBookings(propertyId: string): IntegrationStorageBooking[];
   /** Every inventory block of the property. */
   inventoryBlocks(propertyId: string): InventoryBlock[];
+  /** The `accommodationInventory` GET obtain-accommodation-inventory serves. */
+  accommodationInventory(propertyId: string): AccommodationInventory;
+  /** The PMS room type code of each content room type of the property, by room type id. */
+  pmsRoomTypeCodes(propertyId: string): Record<string, string>;
+  /** The PMS rate plan code of each content rate plan of the property, by rate plan id. */
+  pmsRatePlanCodes(propertyId: string): Record<string, string>;
+  /** The `inventories` POST inventories/search serves for these codes and dates (inclusive; no 2-year cap here). */
+  roomTypeInventory(propertyId: string, roomTypeCodes: readonly string[], startDate: string, endDate: string): DailyRoomTypeInventory[];
+  /** The `stayUnits` GET calculate-stay-units serves. */
+  stayUnits(propertyId: string, firstStayDate: string, lastStayDate: string, pmsSideRatePlanCode: string): number;
   /** Checks room stay `stayIndex` in now (it must not be checked in yet; a room is assigned when it has none). */
   pmsCheckIn(propertyId: string, number: string, stayIndex?: number): void;
   /** Checks a checked-in room stay out now. */
@@ -427,6 +439,11 @@ const OCCUPANCY_PATH = /^\/api\/pms-analytics\/v1\/properties\/([^/]+)\/daily-oc
 // Same template as the read-reservation details path; only the prefix (and the id kind) differ.
 const STORAGE_BOOKING_PATH = /^\/api\/pms-integration-storage\/v1\/properties\/([^/]+)\/bookings\/([^/]+)\/?$/;
 const STORAGE_BLOCK_PATH = /^\/api\/pms-integration-storage\/v1\/properties\/([^/]+)\/inventories\/blocks\/([^/]+)\/?$/;
+const PMS_ACCOMMODATION_PATH = /^\/api\/pms\/v2\/properties\/([^/]+)\/obtain-accommodation-inventory\/?$/;
+const STORAGE_INVENTORY_SEARCH_PATH = /^\/api\/pms-integration-storage\/v1\/properties\/([^/]+)\/inventories\/search\/?$/;
+const STORAGE_STAY_UNITS_PATH = /^\/api\/pms-integration-storage\/v1\/properties\/([^/]+)\/calculate-stay-units\/?$/;
+/** A POST body over this is answered 413 and not read further. */
+const MAX_POST_BODY_BYTES = 1_000_000;
 /** Served as they are (never mutated; the public accessor hands out copies). */
 const REFERENCE_LISTS: ReferenceLists = referenceLists();
 /** Properties page `count`: default and maximum. */
@@ -454,6 +471,8 @@ interface Route {
   propertyId?: string;
   /** PMS and PMS Analytics operations: every error body also carries `warnings: []`. */
   pmsEnvelope?: boolean;
+  /** A POST operation (the inventory search): its handler of the request body, which `run` then calls. */
+  post?: (body: string) => Reply;
 }
 
 /** What `limited` needs to know about an API request for the faults (absent for the token endpoint). */
@@ -560,6 +579,24 @@ function readBody(req: IncomingMessage): Promise<string> {
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
+}
+
+/**
+ * Reads the body of a POST operation, at most `max` bytes, and binds it to the route's handler
+ * (`run` then answers with it); undefined when the body is longer (nothing is bound).
+ */
+async function readBodyUpTo(req: IncomingMessage, max: number, route: Route): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > max) return undefined;
+    chunks.push(c);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  const post = route.post!;
+  route.run = () => post(text);
+  return text;
 }
 
 class SimulatorImpl implements Simulator {
@@ -854,6 +891,26 @@ class SimulatorImpl implements Simulator {
     return this.pms.storageBookings(propertyId);
   }
 
+  accommodationInventory(propertyId: string): AccommodationInventory {
+    return this.pms.accommodationInventory(propertyId);
+  }
+
+  pmsRoomTypeCodes(propertyId: string): Record<string, string> {
+    return this.pms.roomTypeCodes(propertyId);
+  }
+
+  pmsRatePlanCodes(propertyId: string): Record<string, string> {
+    return this.pms.ratePlanCodes(propertyId);
+  }
+
+  roomTypeInventory(propertyId: string, roomTypeCodes: readonly string[], startDate: string, endDate: string): DailyRoomTypeInventory[] {
+    return this.pms.roomTypeInventory(propertyId, roomTypeCodes, startDate, endDate);
+  }
+
+  stayUnits(propertyId: string, firstStayDate: string, lastStayDate: string, pmsSideRatePlanCode: string): number {
+    return this.pms.stayUnits(propertyId, firstStayDate, lastStayDate, pmsSideRatePlanCode);
+  }
+
   inventoryBlocks(propertyId: string): InventoryBlock[] {
     return this.pms.blocks(propertyId);
   }
@@ -898,7 +955,9 @@ class SimulatorImpl implements Simulator {
       const route = this.route(url);
       propertyId = route?.propertyId;
       if (!route) reply = { status: 404, body: errorBody('NotFound', `no such path: ${url.pathname}`) };
-      else if (method !== 'GET') reply = { status: 405, headers: { allow: 'GET' } };
+      else if (method !== (route.post ? 'POST' : 'GET')) reply = { status: 405, headers: { allow: route.post ? 'POST' : 'GET' } };
+      else if (route.post && (await readBodyUpTo(req, MAX_POST_BODY_BYTES, route)) === undefined)
+        reply = { status: 413, body: errorBody('PayloadTooLarge', 'the request body is too large') };
       else {
         const auth = this.authenticate(req, arrival);
         if ('status' in auth) reply = auth;
@@ -1030,6 +1089,16 @@ class SimulatorImpl implements Simulator {
     if ((m = OCCUPANCY_PATH.exec(path))) return pms(m, (p) => h.dailyOccupancy(p, q));
     if ((m = STORAGE_BOOKING_PATH.exec(path))) return storage(m, (p, id) => h.storageBooking(p, id));
     if ((m = STORAGE_BLOCK_PATH.exec(path))) return storage(m, (p, id) => h.inventoryBlock(p, id));
+    if ((m = PMS_ACCOMMODATION_PATH.exec(path))) return pms(m, (p) => h.accommodationInventory(p));
+    if ((m = STORAGE_INVENTORY_SEARCH_PATH.exec(path))) {
+      const propertyId = safeDecode(m[1]!);
+      const post = (body: string) => h.searchInventory(propertyId, body);
+      return { scope: 'integrationStorage', run: () => post(''), post, propertyId };
+    }
+    if ((m = STORAGE_STAY_UNITS_PATH.exec(path))) {
+      const propertyId = safeDecode(m[1]!);
+      return { scope: 'integrationStorage', run: () => h.stayUnits(propertyId, q), propertyId };
+    }
     return undefined;
   }
 

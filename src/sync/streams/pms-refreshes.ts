@@ -24,7 +24,7 @@ import type { RefreshStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
 /** Below the PMS search (2–5), above content (10). */
-const REFRESH_PRIORITY = 8;
+export const REFRESH_PRIORITY = 8;
 /** The document's limit of one occupancy request. */
 const OCCUPANCY_WINDOW_DAYS = 31;
 
@@ -33,7 +33,7 @@ const OCCUPANCY_WINDOW_DAYS = 31;
  * the whole process (stop, database, lease, credentials) ends the refresh at once; any other is
  * recorded for its property and the refresh goes on.
  */
-async function eachProperty(
+export async function eachProperty(
   ctx: SyncContext,
   signal: AbortSignal,
   only: readonly string[],

@@ -14,11 +14,23 @@ import { dailyOccupancyStream, pmsCompaniesStream, pmsRoomsStream } from './pms-
 import { pmsLoyaltyCardsStream } from './pms-loyalty-cards.js';
 import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
 import { retentionStream } from './retention.js';
+import { accommodationInventoryStream, roomTypeInventoryStream, stayUnitsStream } from './room-inventory.js';
 import type { StreamRegistry } from './types.js';
 
 /** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close after the statistics it compares with; the loyalty cards last, as they wait for the PMS backfill). */
 export const registeredStreams: StreamRegistry = {
   property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
   queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
-  refreshes: [contentStream, pmsRoomsStream, pmsCompaniesStream, dailyOccupancyStream, dayCloseStream, retentionStream, pmsLoyaltyCardsStream],
+  refreshes: [
+    contentStream,
+    pmsRoomsStream,
+    pmsCompaniesStream,
+    accommodationInventoryStream,
+    dailyOccupancyStream,
+    roomTypeInventoryStream,
+    stayUnitsStream,
+    dayCloseStream,
+    retentionStream,
+    pmsLoyaltyCardsStream,
+  ],
 };

@@ -1,0 +1,68 @@
+/**
+ * Tolerant schemas of rooms by type (same rules as pms.ts): the PMS accommodation inventory
+ * (PmsApi_ObtainAccommodationInventoryResponse: buildings > floors > rooms), the integration
+ * storage's inventory search (PmsIntegrationApi_SearchInventoryRs) and its stay units
+ * (PmsIntegrationApi_BookedNightsCountRs). The answers' envelopes are checked here; the
+ * records of an inventory search are parsed one by one, so that one bad record is quarantined
+ * alone.
+ */
+import { z } from 'zod';
+import { dateOnly, id, int, list, nullable, optId, optString, optUtcDateTime } from './primitives.js';
+import { safe, type ParseResult } from './bookings.js';
+
+/** The longest PMS code kept (room type, rate plan): a longer one is not a code but damage. */
+export const MAX_PMS_CODE_LENGTH = 100;
+
+const responseError = z.looseObject({ code: optString, message: optString });
+
+const accommodationRoom = z.looseObject({ id, displayName: optString, roomTypeId: optId, floorId: optId });
+const floor = z.looseObject({ id, name: optString, rooms: list(accommodationRoom) });
+const building = z.looseObject({ id, name: optString, floors: list(floor) });
+
+export const accommodationInventorySchema = z.looseObject({ buildings: list(building) });
+export type AccommodationInventory = z.output<typeof accommodationInventorySchema>;
+
+/** The whole answer: the tree is small (a hotel's rooms), so it is parsed, and quarantined, as one. */
+export function parseAccommodationInventory(raw: unknown): ParseResult<{ inventory: AccommodationInventory; raw: unknown }> {
+  const r = safe(
+    z.looseObject({
+      warnings: list(responseError),
+      errors: list(responseError),
+      accommodationInventory: nullable(z.unknown()),
+    }),
+    raw,
+    'response',
+  );
+  if (!r.ok) return r;
+  const tree = r.value.accommodationInventory ?? { buildings: [] };
+  const parsed = safe(accommodationInventorySchema, tree, 'accommodationInventory');
+  return parsed.ok ? { ok: true, value: { inventory: parsed.value, raw: tree } } : parsed;
+}
+
+const pmsCode = z.string().min(1, 'expected a code').max(MAX_PMS_CODE_LENGTH, `expected a code of at most ${MAX_PMS_CODE_LENGTH} characters`);
+
+export const roomTypeInventoryDaySchema = z.looseObject({
+  roomTypeCode: pmsCode,
+  date: dateOnly,
+  physicalRoomCount: int,
+  availableRoomCount: int,
+  outOfOrderRoomCount: int,
+  updateDateTime: optUtcDateTime,
+});
+export type RoomTypeInventoryDay = z.output<typeof roomTypeInventoryDaySchema>;
+
+/** The envelope of an inventory search: `{ inventory: { propertyId, inventories } }`, the records left raw. */
+export function parseInventorySearch(raw: unknown): ParseResult<{ propertyId: string | null; inventories: unknown[] }> {
+  const r = safe(z.looseObject({ inventory: z.looseObject({ propertyId: optId, inventories: list(z.unknown()) }) }), raw, 'response');
+  return r.ok ? { ok: true, value: r.value.inventory } : r;
+}
+
+export function parseRoomTypeInventoryDay(raw: unknown): ParseResult<RoomTypeInventoryDay> {
+  return safe(roomTypeInventoryDaySchema, raw, 'inventories[]');
+}
+
+/** `{ stayUnits }`: a count, never negative. */
+export function parseStayUnits(raw: unknown): ParseResult<number> {
+  const r = safe(z.looseObject({ stayUnits: int.refine((n) => n >= 0, 'expected a count (0 or more)') }), raw, 'response');
+  return r.ok ? { ok: true, value: r.value.stayUnits } : r;
+}
