@@ -82,6 +82,8 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
     'group_name',
     'customer_email_hash',
     'customer_phone_hash',
+    'agent_commission_source',
+    'agent_commission_currency',
   ],
   pms_guests: ['property_id', 'pms_person_id', 'gender', 'status_name', 'email_hash', 'phone_hash'],
   pms_room_stays: ['property_id', 'number', 'pms_room_stay_id', 'room_id', 'room_type_id', 'status', 'currency_code', 'guest_person_ids', 'amenities'],
@@ -91,6 +93,8 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
   // Items name what was sold (accommodation, a service), never who bought it.
   pms_invoice_items: ['property_id', 'number', 'kind', 'name', 'accounting_code', 'unit', 'currency_code'],
   daily_occupancy: ['property_id', 'currency_code', 'raw'],
+  daily_occupancy_history: ['property_id', 'currency_code'],
+  occupancy_refreshes: ['property_id'],
   integration_storage_bookings: ['property_id', 'booking_id', 'status', 'booking_number', 'cancel_reason', 'currency_code', 'guarantee_code'],
   inventory_blocks: ['property_id', 'inventory_block_id', 'pms_side_id', 'pms_side_code', 'block_status', 'pms_block_status', 'rate_plan_codes', 'raw'],
   // The hotel's own content (its contacts are the hotel's, not a guest's) and reference lists.
