@@ -130,11 +130,14 @@ describe('the reporting layer', () => {
     expect(views).toEqual([
       'booking_facts',
       'booking_history',
+      'booking_night_revenue',
+      'booking_night_weights',
       'channel_performance',
       'daily_kpis',
       'freshness',
       'guests_by_pseudonym',
       'mirror_completeness',
+      'occupancy_pace',
       'otb_snapshots',
       'pace',
       'pickup',
@@ -143,7 +146,10 @@ describe('the reporting layer', () => {
       'receivables',
       'receivables_aging',
       'reconciliation',
+      'revenue_breakdown',
+      'revenue_breakdown_monthly',
       'room_nights',
+      'tax_breakdown',
     ]);
     const undocumented = await h.sql(
       `SELECT c.relname, a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
