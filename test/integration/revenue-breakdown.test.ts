@@ -188,6 +188,50 @@ describe('revenue breakdown', () => {
       { number: 'B3', amount: '8', source: 'Pms', currency: 'USD', percent: '10', discount: '2' },
     ]);
 
+    // B1 night by night: each amount spread 100 : 100 : 120, rounded cumulatively.
+    expect(
+      await h.sql(
+        `SELECT stay_date::text, room_revenue_net::text, room_taxes::text, services_net::text, services_taxes::text, early_late_net::text,
+                early_late_taxes::text, commission::text, commission_source
+           FROM "${reporting}".booking_night_revenue WHERE property_id = $1 AND number = 'B1' ORDER BY stay_date`,
+        [P],
+      ),
+    ).toEqual([
+      {
+        stay_date: '2026-02-27',
+        room_revenue_net: '100.00',
+        room_taxes: '11.88',
+        services_net: '28.13',
+        services_taxes: '1.88',
+        early_late_net: '50.00',
+        early_late_taxes: '5.00',
+        commission: '15.00',
+        commission_source: 'Ota',
+      },
+      {
+        stay_date: '2026-02-28',
+        room_revenue_net: '100.00',
+        room_taxes: '11.87',
+        services_net: '28.12',
+        services_taxes: '1.87',
+        early_late_net: '0',
+        early_late_taxes: '0',
+        commission: '15.00',
+        commission_source: 'Ota',
+      },
+      {
+        stay_date: '2026-03-01',
+        room_revenue_net: '120.00',
+        room_taxes: '14.25',
+        services_net: '33.75',
+        services_taxes: '2.25',
+        early_late_net: '0',
+        early_late_taxes: '0',
+        commission: '18.00',
+        commission_source: 'Ota',
+      },
+    ]);
+
     const nights = await h.sql(
       `SELECT stay_date::text, room_nights, room_revenue_net::text, extras_net::text, services_net::text, early_late_net::text,
               room_taxes::text, extras_taxes::text, taxes::text, revenue_net::text, revenue_gross::text, commission::text,
