@@ -361,12 +361,12 @@ SELECT f.property_id,
        COALESCE(sum(f.room_revenue_net) FILTER (WHERE NOT f.is_cancelled), 0)
          - COALESCE(sum(k.commission) FILTER (WHERE NOT f.is_cancelled), 0) AS room_revenue_net_of_commission
 FROM booking_facts f
-LEFT JOIN LATERAL (
-  SELECT true AS read,
+LEFT JOIN pms_reservations pr ON pr.property_id = f.property_id AND pr.number = f.number
+CROSS JOIN LATERAL (
+  SELECT pr.number IS NOT NULL AS read,
          CASE WHEN pr.agent_commission_currency IS NULL OR pr.agent_commission_currency = f.currency_code THEN pr.agent_commission_amount END AS commission,
          pr.agent_commission_source AS source
-  FROM pms_reservations pr WHERE pr.property_id = f.property_id AND pr.number = f.number
-) k ON true
+) k
 GROUP BY f.property_id, f.currency_code, f.channel_code, f.booking_date;
 COMMENT ON VIEW channel_performance IS 'Bookings, cancellations, room-nights, room revenue, agent commission and lead time per property, currency, channel and property-local booking date. Sum the *_sum and count columns over a period and divide for period averages (averages of averages are wrong). The commission is the PMS reservation''s (agentCommission): a booking whose PMS reservation is not mirrored (pms.enabled off, not read yet) has none; compare bookings_with_pms_reservation with bookings - cancelled_bookings.';
 COMMENT ON COLUMN channel_performance.commission IS 'Agent commission of the bookings not cancelled (pms_reservations.agent_commission_amount, the PMS reservation of the same number), in currency_code; a commission in another currency is left out.';
@@ -1192,20 +1192,21 @@ SELECT w.property_id,
        k.source AS commission_source
 FROM booking_night_weights w
 LEFT JOIN booking_room_stays st ON st.property_id = w.property_id AND st.number = w.number AND st.stay_index = w.stay_index
-LEFT JOIN LATERAL (
-  -- The stay's services (inclusive ones are in the rate and carry no price of their own).
-  SELECT sum(s.price_before_tax) AS net, sum(COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount)) AS tax
-  FROM booking_services s WHERE s.property_id = w.property_id AND s.number = w.number AND s.stay_index = w.stay_index
-) ss ON true
-LEFT JOIN LATERAL (
-  SELECT sum(s.price_before_tax) AS net, sum(COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount)) AS tax
-  FROM booking_services s WHERE s.property_id = w.property_id AND s.number = w.number AND s.stay_index IS NULL
-) bs ON true
-LEFT JOIN LATERAL (
+-- The services of each room stay, and of each booking itself (inclusive ones are in the rate
+-- and carry no price of their own), added up once: joined, not looked up night by night.
+LEFT JOIN (
+  SELECT s.property_id, s.number, s.stay_index, sum(s.price_before_tax) AS net, sum(COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount)) AS tax
+  FROM booking_services s WHERE s.stay_index IS NOT NULL GROUP BY s.property_id, s.number, s.stay_index
+) ss ON ss.property_id = w.property_id AND ss.number = w.number AND ss.stay_index = w.stay_index
+LEFT JOIN (
+  SELECT s.property_id, s.number, sum(s.price_before_tax) AS net, sum(COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount)) AS tax
+  FROM booking_services s WHERE s.stay_index IS NULL GROUP BY s.property_id, s.number
+) bs ON bs.property_id = w.property_id AND bs.number = w.number
+LEFT JOIN pms_reservations pr ON pr.property_id = w.property_id AND pr.number = w.number
+CROSS JOIN LATERAL (
   SELECT CASE WHEN pr.agent_commission_currency IS NULL OR pr.agent_commission_currency = w.currency_code THEN pr.agent_commission_amount END AS commission,
          pr.agent_commission_source AS source
-  FROM pms_reservations pr WHERE pr.property_id = w.property_id AND pr.number = w.number
-) k ON true;
+) k;
 COMMENT ON VIEW booking_night_revenue IS 'One row per night of each booking not cancelled: its room revenue, its share of the extras (the services of its room stay, the booking''s own services, the early arrival on the stay''s first night and the late departure on its last), of the taxes of each, and of the agent commission of the booking''s PMS reservation. Shares are in proportion to the nights'' net room prices, rounded cumulatively (booking_night_weights): the nights of a booking add up to its amounts exactly. Amounts in the booking''s currency; net = before tax.';
 COMMENT ON COLUMN booking_night_revenue.property_id IS 'Provider property id.';
 COMMENT ON COLUMN booking_night_revenue.number IS 'Booking number.';
