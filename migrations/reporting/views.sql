@@ -350,10 +350,31 @@ SELECT f.property_id,
        sum(f.lead_time_days) AS lead_time_days_sum,
        round(avg(f.lead_time_days), 2) AS avg_lead_time_days,
        sum(f.days_cancelled_before_arrival) FILTER (WHERE f.is_cancelled) AS days_cancelled_before_arrival_sum,
-       round(avg(f.days_cancelled_before_arrival) FILTER (WHERE f.is_cancelled), 2) AS avg_days_cancelled_before_arrival
+       round(avg(f.days_cancelled_before_arrival) FILTER (WHERE f.is_cancelled), 2) AS avg_days_cancelled_before_arrival,
+       -- The agent commission of the PMS reservation of each booking not cancelled, when it is
+       -- in the booking's currency (a commission in another currency is not taken off).
+       COALESCE(sum(k.commission) FILTER (WHERE NOT f.is_cancelled), 0) AS commission,
+       COALESCE(sum(k.commission) FILTER (WHERE NOT f.is_cancelled AND k.source = 'Ota'), 0) AS commission_by_ota,
+       COALESCE(sum(k.commission) FILTER (WHERE NOT f.is_cancelled AND k.source = 'Pms'), 0) AS commission_by_pms,
+       count(*) FILTER (WHERE NOT f.is_cancelled AND k.commission IS NOT NULL) AS bookings_with_commission,
+       count(*) FILTER (WHERE NOT f.is_cancelled AND k.read) AS bookings_with_pms_reservation,
+       COALESCE(sum(f.room_revenue_net) FILTER (WHERE NOT f.is_cancelled), 0)
+         - COALESCE(sum(k.commission) FILTER (WHERE NOT f.is_cancelled), 0) AS room_revenue_net_of_commission
 FROM booking_facts f
+LEFT JOIN pms_reservations pr ON pr.property_id = f.property_id AND pr.number = f.number
+CROSS JOIN LATERAL (
+  SELECT pr.number IS NOT NULL AS read,
+         CASE WHEN pr.agent_commission_currency IS NULL OR pr.agent_commission_currency = f.currency_code THEN pr.agent_commission_amount END AS commission,
+         pr.agent_commission_source AS source
+) k
 GROUP BY f.property_id, f.currency_code, f.channel_code, f.booking_date;
-COMMENT ON VIEW channel_performance IS 'Bookings, cancellations, room-nights, room revenue and lead time per property, currency, channel and property-local booking date. Sum the *_sum and count columns over a period and divide for period averages (averages of averages are wrong).';
+COMMENT ON VIEW channel_performance IS 'Bookings, cancellations, room-nights, room revenue, agent commission and lead time per property, currency, channel and property-local booking date. Sum the *_sum and count columns over a period and divide for period averages (averages of averages are wrong). The commission is the PMS reservation''s (agentCommission): a booking whose PMS reservation is not mirrored (pms.enabled off, not read yet) has none; compare bookings_with_pms_reservation with bookings - cancelled_bookings.';
+COMMENT ON COLUMN channel_performance.commission IS 'Agent commission of the bookings not cancelled (pms_reservations.agent_commission_amount, the PMS reservation of the same number), in currency_code; a commission in another currency is left out.';
+COMMENT ON COLUMN channel_performance.commission_by_ota IS 'Of commission, what the OTA calculated (agent_commission_source Ota).';
+COMMENT ON COLUMN channel_performance.commission_by_pms IS 'Of commission, what the PMS calculated from the agent company''s settings (agent_commission_source Pms).';
+COMMENT ON COLUMN channel_performance.bookings_with_commission IS 'Bookings not cancelled whose PMS reservation gives a commission in currency_code.';
+COMMENT ON COLUMN channel_performance.bookings_with_pms_reservation IS 'Bookings not cancelled whose PMS reservation is mirrored: the commission is known for these only.';
+COMMENT ON COLUMN channel_performance.room_revenue_net_of_commission IS 'room_revenue_net - commission: what the hotel keeps of the room revenue before tax.';
 COMMENT ON COLUMN channel_performance.property_id IS 'Provider property id.';
 COMMENT ON COLUMN channel_performance.currency_code IS 'ISO 4217 currency of the amounts of this row.';
 COMMENT ON COLUMN channel_performance.channel_code IS 'Point of sale: channel code, or point-of-sale type for bookings without a code.';
@@ -768,14 +789,18 @@ SELECT d.property_id,
        d.room_revenue AS provider_room_revenue,
        COALESCE(r.room_revenue_net, 0) - d.room_revenue AS room_revenue_difference,
        COALESCE(m.rooms_sold, 0) - COALESCE(r.rooms_sold, 0) AS mirror_rooms_in_other_currencies,
-       d.refreshed_at AS provider_refreshed_at
+       -- Read last: by the property's last refresh when it covered the night (an unchanged night
+       -- writes nothing), else when its figures were read.
+       CASE WHEN d.stay_date BETWEEN o.first_date AND o.last_date THEN GREATEST(o.started_at, d.refreshed_at) ELSE d.refreshed_at END AS provider_refreshed_at,
+       d.refreshed_at AS provider_figures_since
 FROM daily_occupancy d
 LEFT JOIN property_clock c ON c.property_id = d.property_id
+LEFT JOIN occupancy_refreshes o ON o.property_id = d.property_id
 LEFT JOIN LATERAL (
   SELECT sum(f.rooms_sold) AS rooms_sold FROM nightly_facts f WHERE f.property_id = d.property_id AND f.stay_date = d.stay_date
 ) m ON true
 LEFT JOIN nightly_facts r ON r.property_id = d.property_id AND r.stay_date = d.stay_date AND r.currency_code IS NOT DISTINCT FROM d.currency_code;
-COMMENT ON VIEW reconciliation IS 'Trust: per property and night the PMS statistics cover (daily_occupancy), the rooms sold and room revenue the mirror holds next to the provider''s own figures, and the difference (mirror minus provider). A difference means rooms the booking list does not carry (a walk-in or a stay entered in the PMS only), a booking not fetched yet (see mirror_completeness), or a stay the PMS has changed (early departure, no-show, room moved) that the booking has not; room revenue differs also by what the PMS takes out (commissions) or puts in. See docs/history.md.';
+COMMENT ON VIEW reconciliation IS 'Trust: per property and night the PMS statistics cover (daily_occupancy), the rooms sold and room revenue the mirror holds next to the provider''s own figures, and the difference (mirror minus provider). A difference means rooms the booking list does not carry (a walk-in or a stay entered in the PMS only), a booking not fetched yet (see mirror_completeness), or a stay the PMS has changed (early departure, no-show, room moved) that the booking has not; room revenue differs also by what the PMS takes out (commissions) or puts in. As now; reconciliation_as_of(t) compares both as they stood at t. See docs/history.md.';
 COMMENT ON COLUMN reconciliation.property_id IS 'Provider property id.';
 COMMENT ON COLUMN reconciliation.property_name IS 'Property name (content).';
 COMMENT ON COLUMN reconciliation.stay_date IS 'The night (property-local date).';
@@ -788,7 +813,8 @@ COMMENT ON COLUMN reconciliation.mirror_room_revenue_net IS 'Room revenue before
 COMMENT ON COLUMN reconciliation.provider_room_revenue IS 'Room revenue of the PMS statistics (net of VAT, commissions and extra services).';
 COMMENT ON COLUMN reconciliation.room_revenue_difference IS 'mirror_room_revenue_net - provider_room_revenue.';
 COMMENT ON COLUMN reconciliation.mirror_rooms_in_other_currencies IS 'Room-nights of the mirror that night in currencies other than currency_code (their revenue is not compared).';
-COMMENT ON COLUMN reconciliation.provider_refreshed_at IS 'When the PMS statistics of the night were last read (UTC).';
+COMMENT ON COLUMN reconciliation.provider_refreshed_at IS 'When the PMS statistics of the night were last read (UTC): the start of the property''s last occupancy refresh when it read the night, else when its figures were read.';
+COMMENT ON COLUMN reconciliation.provider_figures_since IS 'Since when the PMS has given these figures for the night (UTC): the read that found them (daily_occupancy.refreshed_at). For the figures at an earlier moment, see reconciliation_as_of.';
 
 -- ------------------------------------------------------------------ pms_stay_history
 
@@ -988,6 +1014,41 @@ WITH nights AS (
   JOIN integration_storage_bookings b ON b.property_id = n.property_id AND b.booking_id = n.booking_id
   WHERE b.status IS DISTINCT FROM 'Cancelled' AND b.status IS DISTINCT FROM 'Waitlisted'
   GROUP BY n.property_id, n.stay_date, n.market_code, n.source_of_business, n.currency_code
+-- ------------------------------------------------------------------ occupancy_as_of (issue 27)
+
+CREATE FUNCTION occupancy_as_of(as_of timestamptz)
+RETURNS TABLE (property_id text, stay_date date, currency_code text, property_room_count integer, closed_room_count integer,
+               rooms_available integer, rooms_sold integer, paid_rooms_sold integer, complimentary_rooms_sold integer,
+               occupancy_rate numeric, room_revenue numeric, revenue numeric, meal_revenue numeric, arrival_count integer,
+               guest_count integer, read_since timestamptz, changed_at timestamptz)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT h.property_id, h.stay_date, h.currency_code, h.property_room_count, h.closed_room_count,
+         h.property_room_count - h.closed_room_count,
+         h.occupancy_room_count + h.complimentary_occupancy_room_count,
+         h.occupancy_room_count, h.complimentary_occupancy_room_count,
+         h.occupancy_rate, h.room_revenue, h.revenue, h.meal_revenue, h.arrival_count, h.guest_count,
+         h.valid_from, h.valid_to
+    FROM daily_occupancy_history h
+   WHERE h.valid_from <= as_of AND (h.valid_to IS NULL OR h.valid_to > as_of);
+END;
+COMMENT ON FUNCTION occupancy_as_of(timestamptz) IS 'The PMS statistics as read at as_of: per property and night, the figures of the last refresh at or before as_of (daily_occupancy_history). A night not read by then has no row. read_since: the read that first gave these figures; changed_at: when a later read found them changed (NULL: still the figures read last). Filter it like a table: SELECT * FROM reporting.occupancy_as_of(''2026-01-31 23:00+00'') WHERE property_id = ''500100'' AND stay_date BETWEEN ...';
+
+-- ------------------------------------------------------------------ occupancy_pace
+
+CREATE VIEW occupancy_pace AS
+WITH offsets (days_before) AS (
+  -- The same offsets as pace's (offset_bucket).
+  VALUES (0), (1), (3), (7), (14), (30), (60), (90)
+), closes AS (
+  SELECT h.property_id, h.stay_date, o.days_before, k.time_zone,
+         (h.stay_date - o.days_before + 1)::timestamp AT TIME ZONE COALESCE(k.time_zone, 'UTC') AS as_of,
+         (h.stay_date - 364 - o.days_before + 1)::timestamp AT TIME ZONE COALESCE(k.time_zone, 'UTC') AS stly_as_of,
+         h.currency_code, h.property_room_count, h.closed_room_count, h.occupancy_room_count,
+         h.complimentary_occupancy_room_count, h.room_revenue, h.valid_from, h.valid_to
+  FROM daily_occupancy_history h
+  LEFT JOIN (SELECT c.property_id, c.time_zone FROM property_clock c OFFSET 0) k ON k.property_id = h.property_id
+  CROSS JOIN offsets o
 )
 SELECT x.property_id,
        c.property_name,
@@ -1266,3 +1327,299 @@ COMMENT ON COLUMN stay_units_reconciliation.mirror_room_nights IS 'Room-nights o
 COMMENT ON COLUMN stay_units_reconciliation.difference IS 'pms_stay_units - mirror_room_nights.';
 COMMENT ON COLUMN stay_units_reconciliation.matches IS 'True when both sides agree.';
 COMMENT ON COLUMN stay_units_reconciliation.read_at IS 'When the PMS was asked (UTC).';
+       x.days_before,
+       x.stay_date - x.days_before AS as_of_date,
+       x.as_of,
+       x.currency_code,
+       x.occupancy_room_count + x.complimentary_occupancy_room_count AS rooms_sold,
+       x.complimentary_occupancy_room_count AS complimentary_rooms_sold,
+       x.property_room_count - x.closed_room_count AS rooms_available,
+       round((x.occupancy_room_count + x.complimentary_occupancy_room_count)::numeric / NULLIF(x.property_room_count - x.closed_room_count, 0), 4) AS occupancy,
+       x.room_revenue,
+       x.valid_from AS read_since,
+       x.stay_date - 364 AS stly_stay_date,
+       ly.occupancy_room_count + ly.complimentary_occupancy_room_count AS stly_rooms_sold,
+       ly.room_revenue AS stly_room_revenue,
+       (x.occupancy_room_count + x.complimentary_occupancy_room_count) - (ly.occupancy_room_count + ly.complimentary_occupancy_room_count) AS rooms_sold_vs_stly
+FROM closes x
+LEFT JOIN property_clock c ON c.property_id = x.property_id
+-- The same weekday 364 days earlier, as read at the close as many days before it.
+LEFT JOIN daily_occupancy_history ly
+  ON ly.property_id = x.property_id AND ly.stay_date = x.stay_date - 364
+ AND ly.valid_from <= x.stly_as_of AND (ly.valid_to IS NULL OR ly.valid_to > x.stly_as_of)
+WHERE x.valid_from <= x.as_of AND (x.valid_to IS NULL OR x.valid_to > x.as_of) AND x.as_of <= now();
+COMMENT ON VIEW occupancy_pace IS 'Pace of the PMS''s own figures (walk-ins and stays entered in the PMS only included): per property and night, the rooms sold and room revenue of the PMS statistics as read at the local day close 0, 1, 3, 7, 14, 30, 60 and 90 days before the night (the offsets of pace), next to the same weekday 364 days earlier as read as many days before it. From daily_occupancy_history: an offset at whose close the night had not been read yet has no row. Filter by property and stay_date.';
+COMMENT ON COLUMN occupancy_pace.property_id IS 'Provider property id.';
+COMMENT ON COLUMN occupancy_pace.property_name IS 'Property name (content).';
+COMMENT ON COLUMN occupancy_pace.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN occupancy_pace.days_before IS 'Days between the close and the night: 0 is the close of the night''s own day.';
+COMMENT ON COLUMN occupancy_pace.as_of_date IS 'The local day whose close the figures are read at (stay_date - days_before).';
+COMMENT ON COLUMN occupancy_pace.as_of IS 'That close (the next local midnight), UTC: the figures are those of the last read at or before it.';
+COMMENT ON COLUMN occupancy_pace.currency_code IS 'Currency of the revenue figures.';
+COMMENT ON COLUMN occupancy_pace.rooms_sold IS 'Rooms occupied that night in the PMS statistics as read then, paid and complimentary.';
+COMMENT ON COLUMN occupancy_pace.complimentary_rooms_sold IS 'Of rooms_sold, those at a zero rate.';
+COMMENT ON COLUMN occupancy_pace.rooms_available IS 'Rooms of the property less those out of order, as read then.';
+COMMENT ON COLUMN occupancy_pace.occupancy IS 'rooms_sold / rooms_available.';
+COMMENT ON COLUMN occupancy_pace.room_revenue IS 'Room revenue of the PMS statistics as read then (net of VAT, commissions and extra services).';
+COMMENT ON COLUMN occupancy_pace.read_since IS 'When the figures were first read (UTC): they stood unchanged from then to as_of.';
+COMMENT ON COLUMN occupancy_pace.stly_stay_date IS 'The same weekday 364 days earlier.';
+COMMENT ON COLUMN occupancy_pace.stly_rooms_sold IS 'Its rooms sold as read days_before days before it; NULL when it was not read by then.';
+COMMENT ON COLUMN occupancy_pace.stly_room_revenue IS 'Its room revenue as read then.';
+COMMENT ON COLUMN occupancy_pace.rooms_sold_vs_stly IS 'rooms_sold - stly_rooms_sold.';
+
+-- ------------------------------------------------------------------ reconciliation_as_of
+
+CREATE FUNCTION reconciliation_as_of(as_of timestamptz)
+RETURNS TABLE (property_id text, stay_date date, currency_code text, mirror_rooms_sold bigint, provider_rooms_sold integer,
+               rooms_difference bigint, mirror_room_revenue_net numeric, provider_room_revenue numeric,
+               room_revenue_difference numeric, mirror_rooms_in_other_currencies bigint,
+               mirror_reconstructed_room_nights bigint, provider_read_since timestamptz)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT o.property_id, o.stay_date, o.currency_code,
+         COALESCE(m.room_nights, 0),
+         o.rooms_sold,
+         COALESCE(m.room_nights, 0) - o.rooms_sold,
+         COALESCE(r.room_revenue_net, 0),
+         o.room_revenue,
+         COALESCE(r.room_revenue_net, 0) - o.room_revenue,
+         COALESCE(m.room_nights, 0) - COALESCE(r.room_nights, 0),
+         COALESCE(m.reconstructed_room_nights, 0),
+         o.read_since
+    FROM occupancy_as_of(as_of) o
+    LEFT JOIN LATERAL (
+      SELECT sum(b.room_nights)::bigint AS room_nights, sum(b.reconstructed_room_nights)::bigint AS reconstructed_room_nights
+        FROM on_the_books(as_of) b WHERE b.property_id = o.property_id AND b.stay_date = o.stay_date
+    ) m ON true
+    LEFT JOIN LATERAL (
+      SELECT b.room_nights, b.room_revenue_net
+        FROM on_the_books(as_of) b
+       WHERE b.property_id = o.property_id AND b.stay_date = o.stay_date AND b.currency_code IS NOT DISTINCT FROM o.currency_code
+    ) r ON true;
+END;
+COMMENT ON FUNCTION reconciliation_as_of(timestamptz) IS 'reconciliation as it stood at as_of, like with like: per property and night the PMS statistics covered then, the mirror''s books at as_of (on_the_books) next to the PMS''s figures as read at as_of (occupancy_as_of), and the difference (mirror minus provider). mirror_reconstructed_room_nights: of the mirror''s rooms, those of bookings first seen later (their version then is reconstructed). SELECT * FROM reporting.reconciliation_as_of(''2026-01-31 23:00+00'') WHERE property_id = ''500100''.';
+
+-- ------------------------------------------------------------------ revenue by night: rooms, extras, taxes, commission (issue 27)
+
+-- Amounts the booking details give per room stay (its services and taxes, early arrival, late
+-- departure) or per booking (its services; the PMS reservation's agent commission) become
+-- nightly by one rule, that of room_nights.tax_amount (src/mapping/room-revenue.ts): in
+-- proportion to the nights' net room prices, rounded cumulatively to cents, evenly when the
+-- nights are all zero-rate. A night's share is round(amount × weight through it / whole
+-- weight, 2) minus the same for the nights before it: the shares add up to the amount exactly.
+CREATE FUNCTION cumulative_share(amount numeric, weight_through numeric, weight_before numeric, weight_total numeric)
+RETURNS numeric
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN amount IS NULL OR weight_total IS NULL OR weight_total = 0 THEN NULL
+            ELSE round(amount * weight_through / weight_total, 2) - round(amount * weight_before / weight_total, 2) END;
+COMMENT ON FUNCTION cumulative_share(numeric, numeric, numeric, numeric) IS 'A night''s share of an amount spread over nights by weight, rounded cumulatively to cents: round(amount × weight_through / weight_total, 2) - round(amount × weight_before / weight_total, 2). The shares of all nights add up to the amount.';
+
+CREATE VIEW booking_night_weights AS
+WITH nights AS (
+  SELECT r.property_id, r.number, r.stay_index, r.position, r.stay_date, b.currency_code,
+         COALESCE(r.price_before_tax, 0) AS room_net,
+         COALESCE(r.gross_amount - r.price_before_tax, 0) AS room_tax,
+         sum(COALESCE(r.price_before_tax, 0)) OVER stay AS stay_net,
+         sum(COALESCE(r.price_before_tax, 0)) OVER (stay ORDER BY r.position) AS stay_net_through,
+         count(*) OVER stay AS stay_nights,
+         count(*) OVER (stay ORDER BY r.position) AS stay_nights_through,
+         sum(COALESCE(r.price_before_tax, 0)) OVER bk AS booking_net,
+         sum(COALESCE(r.price_before_tax, 0)) OVER (bk ORDER BY r.stay_index, r.position) AS booking_net_through,
+         count(*) OVER bk AS booking_nights,
+         count(*) OVER (bk ORDER BY r.stay_index, r.position) AS booking_nights_through
+  FROM booking_daily_rates r
+  JOIN bookings b ON b.property_id = r.property_id AND b.number = r.number
+  WHERE b.status IS DISTINCT FROM 'Cancelled'
+  WINDOW stay AS (PARTITION BY r.property_id, r.number, r.stay_index),
+         bk AS (PARTITION BY r.property_id, r.number)
+)
+SELECT n.property_id, n.number, n.stay_index, n.position AS night_index, n.stay_date, n.currency_code, n.room_net, n.room_tax,
+       n.stay_nights_through = 1 AS first_night_of_stay,
+       n.stay_nights_through = n.stay_nights AS last_night_of_stay,
+       CASE WHEN n.stay_net <> 0 THEN n.stay_net_through ELSE n.stay_nights_through END AS stay_weight_through,
+       CASE WHEN n.stay_net <> 0 THEN n.stay_net_through - n.room_net ELSE n.stay_nights_through - 1 END AS stay_weight_before,
+       CASE WHEN n.stay_net <> 0 THEN n.stay_net ELSE n.stay_nights END AS stay_weight,
+       CASE WHEN n.booking_net <> 0 THEN n.booking_net_through ELSE n.booking_nights_through END AS booking_weight_through,
+       CASE WHEN n.booking_net <> 0 THEN n.booking_net_through - n.room_net ELSE n.booking_nights_through - 1 END AS booking_weight_before,
+       CASE WHEN n.booking_net <> 0 THEN n.booking_net ELSE n.booking_nights END AS booking_weight
+FROM nights n;
+COMMENT ON VIEW booking_night_weights IS 'The nights of each booking not cancelled with the weights that spread a room stay''s or a booking''s amounts over them (cumulative_share): the nights'' net room prices, or 1 a night when they are all zero-rate. What booking_night_revenue and tax_breakdown are built on.';
+COMMENT ON COLUMN booking_night_weights.property_id IS 'Provider property id.';
+COMMENT ON COLUMN booking_night_weights.number IS 'Booking number.';
+COMMENT ON COLUMN booking_night_weights.stay_index IS 'Room stay of the booking (0-based).';
+COMMENT ON COLUMN booking_night_weights.night_index IS 'Position of the night in the room stay (0-based).';
+COMMENT ON COLUMN booking_night_weights.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN booking_night_weights.currency_code IS 'The booking''s currency.';
+COMMENT ON COLUMN booking_night_weights.room_net IS 'Net room price of the night (room_nights.net_amount; 0 when none was given).';
+COMMENT ON COLUMN booking_night_weights.room_tax IS 'The night''s share of its room stay''s taxes and fees (room_nights.tax_amount).';
+COMMENT ON COLUMN booking_night_weights.first_night_of_stay IS 'True for the first night of its room stay (where an early arrival is charged).';
+COMMENT ON COLUMN booking_night_weights.last_night_of_stay IS 'True for the last night of its room stay (where a late departure is charged).';
+COMMENT ON COLUMN booking_night_weights.stay_weight_through IS 'Weight of the stay''s nights up to and including this one.';
+COMMENT ON COLUMN booking_night_weights.stay_weight_before IS 'Weight of the stay''s nights before this one.';
+COMMENT ON COLUMN booking_night_weights.stay_weight IS 'Weight of all nights of the stay.';
+COMMENT ON COLUMN booking_night_weights.booking_weight_through IS 'Weight of the booking''s nights up to and including this one (stays in order).';
+COMMENT ON COLUMN booking_night_weights.booking_weight_before IS 'Weight of the booking''s nights before this one.';
+COMMENT ON COLUMN booking_night_weights.booking_weight IS 'Weight of all nights of the booking.';
+
+CREATE VIEW booking_night_revenue AS
+SELECT w.property_id,
+       w.number,
+       w.stay_index,
+       w.night_index,
+       w.stay_date,
+       w.currency_code,
+       w.room_net AS room_revenue_net,
+       w.room_tax AS room_taxes,
+       COALESCE(cumulative_share(ss.net, w.stay_weight_through, w.stay_weight_before, w.stay_weight), 0)
+         + COALESCE(cumulative_share(bs.net, w.booking_weight_through, w.booking_weight_before, w.booking_weight), 0) AS services_net,
+       COALESCE(cumulative_share(ss.tax, w.stay_weight_through, w.stay_weight_before, w.stay_weight), 0)
+         + COALESCE(cumulative_share(bs.tax, w.booking_weight_through, w.booking_weight_before, w.booking_weight), 0) AS services_taxes,
+       CASE WHEN w.first_night_of_stay THEN COALESCE(st.early_arrival_price_before_tax, 0) ELSE 0 END
+         + CASE WHEN w.last_night_of_stay THEN COALESCE(st.late_departure_price_before_tax, 0) ELSE 0 END AS early_late_net,
+       CASE WHEN w.first_night_of_stay THEN COALESCE(st.early_arrival_price_after_tax - st.early_arrival_price_before_tax, 0) ELSE 0 END
+         + CASE WHEN w.last_night_of_stay THEN COALESCE(st.late_departure_price_after_tax - st.late_departure_price_before_tax, 0) ELSE 0 END AS early_late_taxes,
+       COALESCE(cumulative_share(k.commission, w.booking_weight_through, w.booking_weight_before, w.booking_weight), 0) AS commission,
+       k.source AS commission_source
+FROM booking_night_weights w
+LEFT JOIN booking_room_stays st ON st.property_id = w.property_id AND st.number = w.number AND st.stay_index = w.stay_index
+-- The services of each room stay, and of each booking itself (inclusive ones are in the rate
+-- and carry no price of their own), added up once: joined, not looked up night by night.
+LEFT JOIN (
+  SELECT s.property_id, s.number, s.stay_index, sum(s.price_before_tax) AS net, sum(COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount)) AS tax
+  FROM booking_services s WHERE s.stay_index IS NOT NULL GROUP BY s.property_id, s.number, s.stay_index
+) ss ON ss.property_id = w.property_id AND ss.number = w.number AND ss.stay_index = w.stay_index
+LEFT JOIN (
+  SELECT s.property_id, s.number, sum(s.price_before_tax) AS net, sum(COALESCE(s.price_after_tax - s.price_before_tax, s.tax_amount)) AS tax
+  FROM booking_services s WHERE s.stay_index IS NULL GROUP BY s.property_id, s.number
+) bs ON bs.property_id = w.property_id AND bs.number = w.number
+LEFT JOIN pms_reservations pr ON pr.property_id = w.property_id AND pr.number = w.number
+CROSS JOIN LATERAL (
+  SELECT CASE WHEN pr.agent_commission_currency IS NULL OR pr.agent_commission_currency = w.currency_code THEN pr.agent_commission_amount END AS commission,
+         pr.agent_commission_source AS source
+) k;
+COMMENT ON VIEW booking_night_revenue IS 'One row per night of each booking not cancelled: its room revenue, its share of the extras (the services of its room stay, the booking''s own services, the early arrival on the stay''s first night and the late departure on its last), of the taxes of each, and of the agent commission of the booking''s PMS reservation. Shares are in proportion to the nights'' net room prices, rounded cumulatively (booking_night_weights): the nights of a booking add up to its amounts exactly. Amounts in the booking''s currency; net = before tax.';
+COMMENT ON COLUMN booking_night_revenue.property_id IS 'Provider property id.';
+COMMENT ON COLUMN booking_night_revenue.number IS 'Booking number.';
+COMMENT ON COLUMN booking_night_revenue.stay_index IS 'Room stay of the booking (0-based).';
+COMMENT ON COLUMN booking_night_revenue.night_index IS 'Position of the night in the room stay (0-based).';
+COMMENT ON COLUMN booking_night_revenue.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN booking_night_revenue.currency_code IS 'Currency of every amount of the row (the booking''s).';
+COMMENT ON COLUMN booking_night_revenue.room_revenue_net IS 'Net room price of the night (room_nights.net_amount).';
+COMMENT ON COLUMN booking_night_revenue.room_taxes IS 'Its share of the room stay''s taxes and fees (room_nights.tax_amount).';
+COMMENT ON COLUMN booking_night_revenue.services_net IS 'Its share of the services before tax: those of its room stay over the stay''s nights, those of the booking over all the booking''s nights.';
+COMMENT ON COLUMN booking_night_revenue.services_taxes IS 'Its share of the services'' taxes (price after tax minus before tax, else their tax amount).';
+COMMENT ON COLUMN booking_night_revenue.early_late_net IS 'Early arrival charge before tax (on the stay''s first night) and late departure charge (on its last).';
+COMMENT ON COLUMN booking_night_revenue.early_late_taxes IS 'The taxes of those charges.';
+COMMENT ON COLUMN booking_night_revenue.commission IS 'Its share of the agent commission of the booking''s PMS reservation (0 when none is mirrored or it is in another currency).';
+COMMENT ON COLUMN booking_night_revenue.commission_source IS 'Who calculated the commission: Pms or Ota (pms_reservations.agent_commission_source).';
+
+CREATE VIEW revenue_breakdown AS
+SELECT n.property_id,
+       c.property_name,
+       n.stay_date,
+       n.currency_code,
+       count(*) AS room_nights,
+       sum(n.room_revenue_net) AS room_revenue_net,
+       sum(n.services_net + n.early_late_net) AS extras_net,
+       sum(n.services_net) AS services_net,
+       sum(n.early_late_net) AS early_late_net,
+       sum(n.room_taxes) AS room_taxes,
+       sum(n.services_taxes + n.early_late_taxes) AS extras_taxes,
+       sum(n.room_taxes + n.services_taxes + n.early_late_taxes) AS taxes,
+       sum(n.room_revenue_net + n.services_net + n.early_late_net) AS revenue_net,
+       sum(n.room_revenue_net + n.services_net + n.early_late_net + n.room_taxes + n.services_taxes + n.early_late_taxes) AS revenue_gross,
+       sum(n.commission) AS commission,
+       sum(n.room_revenue_net + n.services_net + n.early_late_net - n.commission) AS revenue_net_of_commission
+FROM booking_night_revenue n
+LEFT JOIN property_clock c ON c.property_id = n.property_id
+GROUP BY n.property_id, c.property_name, n.stay_date, n.currency_code;
+COMMENT ON VIEW revenue_breakdown IS 'What each night earns, in the revenue manager''s and the accountant''s words: per property, night and currency, over the bookings not cancelled, room revenue, extras (services, early arrival, late departure), taxes and fees of each, the agent commission, and what the hotel keeps (revenue_net_of_commission). From booking_night_revenue; per month: revenue_breakdown_monthly, per tax: tax_breakdown.';
+COMMENT ON COLUMN revenue_breakdown.property_id IS 'Provider property id.';
+COMMENT ON COLUMN revenue_breakdown.property_name IS 'Property name (content).';
+COMMENT ON COLUMN revenue_breakdown.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN revenue_breakdown.currency_code IS 'Currency of every amount of the row. Never add amounts of different currencies.';
+COMMENT ON COLUMN revenue_breakdown.room_nights IS 'Room-nights sold (bookings not cancelled).';
+COMMENT ON COLUMN revenue_breakdown.room_revenue_net IS 'Room revenue before tax (as daily_kpis.room_revenue_net).';
+COMMENT ON COLUMN revenue_breakdown.extras_net IS 'Ancillary revenue before tax: services_net + early_late_net.';
+COMMENT ON COLUMN revenue_breakdown.services_net IS 'Services (extras) before tax, spread over the nights they belong to.';
+COMMENT ON COLUMN revenue_breakdown.early_late_net IS 'Early arrival and late departure charges before tax.';
+COMMENT ON COLUMN revenue_breakdown.room_taxes IS 'Taxes and fees of the rooms.';
+COMMENT ON COLUMN revenue_breakdown.extras_taxes IS 'Taxes and fees of the extras.';
+COMMENT ON COLUMN revenue_breakdown.taxes IS 'All taxes and fees (room_taxes + extras_taxes); by tax: tax_breakdown.';
+COMMENT ON COLUMN revenue_breakdown.revenue_net IS 'Room revenue and extras before tax.';
+COMMENT ON COLUMN revenue_breakdown.revenue_gross IS 'revenue_net + taxes: what the guests pay.';
+COMMENT ON COLUMN revenue_breakdown.commission IS 'Agent commission of those bookings'' PMS reservations, spread over their nights.';
+COMMENT ON COLUMN revenue_breakdown.revenue_net_of_commission IS 'revenue_net - commission: what the hotel keeps before tax.';
+
+CREATE VIEW revenue_breakdown_monthly AS
+SELECT r.property_id,
+       r.property_name,
+       date_trunc('month', r.stay_date)::date AS month,
+       r.currency_code,
+       sum(r.room_nights) AS room_nights,
+       sum(r.room_revenue_net) AS room_revenue_net,
+       sum(r.extras_net) AS extras_net,
+       sum(r.services_net) AS services_net,
+       sum(r.early_late_net) AS early_late_net,
+       sum(r.room_taxes) AS room_taxes,
+       sum(r.extras_taxes) AS extras_taxes,
+       sum(r.taxes) AS taxes,
+       sum(r.revenue_net) AS revenue_net,
+       sum(r.revenue_gross) AS revenue_gross,
+       sum(r.commission) AS commission,
+       sum(r.revenue_net_of_commission) AS revenue_net_of_commission,
+       round(sum(r.commission) / NULLIF(sum(r.room_revenue_net), 0), 4) AS commission_share_of_room_revenue
+FROM revenue_breakdown r
+GROUP BY r.property_id, r.property_name, date_trunc('month', r.stay_date), r.currency_code;
+COMMENT ON VIEW revenue_breakdown_monthly IS 'revenue_breakdown per calendar month of the nights: per property, month and currency.';
+COMMENT ON COLUMN revenue_breakdown_monthly.property_id IS 'Provider property id.';
+COMMENT ON COLUMN revenue_breakdown_monthly.property_name IS 'Property name (content).';
+COMMENT ON COLUMN revenue_breakdown_monthly.month IS 'First day of the month of the nights.';
+COMMENT ON COLUMN revenue_breakdown_monthly.currency_code IS 'Currency of every amount of the row.';
+COMMENT ON COLUMN revenue_breakdown_monthly.room_nights IS 'Room-nights sold.';
+COMMENT ON COLUMN revenue_breakdown_monthly.room_revenue_net IS 'Room revenue before tax.';
+COMMENT ON COLUMN revenue_breakdown_monthly.extras_net IS 'Ancillary revenue before tax (services, early arrival, late departure).';
+COMMENT ON COLUMN revenue_breakdown_monthly.services_net IS 'Services before tax.';
+COMMENT ON COLUMN revenue_breakdown_monthly.early_late_net IS 'Early arrival and late departure charges before tax.';
+COMMENT ON COLUMN revenue_breakdown_monthly.room_taxes IS 'Taxes and fees of the rooms.';
+COMMENT ON COLUMN revenue_breakdown_monthly.extras_taxes IS 'Taxes and fees of the extras.';
+COMMENT ON COLUMN revenue_breakdown_monthly.taxes IS 'All taxes and fees.';
+COMMENT ON COLUMN revenue_breakdown_monthly.revenue_net IS 'Room revenue and extras before tax.';
+COMMENT ON COLUMN revenue_breakdown_monthly.revenue_gross IS 'revenue_net + taxes.';
+COMMENT ON COLUMN revenue_breakdown_monthly.commission IS 'Agent commission.';
+COMMENT ON COLUMN revenue_breakdown_monthly.revenue_net_of_commission IS 'revenue_net - commission.';
+COMMENT ON COLUMN revenue_breakdown_monthly.commission_share_of_room_revenue IS 'commission / room_revenue_net.';
+
+CREATE VIEW tax_breakdown AS
+WITH shares AS (
+  -- Each tax amount of a room stay (its rooms, its services, its early arrival and late
+  -- departure) or of a booking's own services, on the nights it belongs to. The booking total's
+  -- taxes (level booking) are the sum of these and are not counted again.
+  SELECT w.property_id, w.stay_date, w.currency_code, t.name,
+         CASE WHEN t.level = 'early_arrival' THEN CASE WHEN w.first_night_of_stay THEN t.amount ELSE 0 END
+              WHEN t.level = 'late_departure' THEN CASE WHEN w.last_night_of_stay THEN t.amount ELSE 0 END
+              WHEN t.stay_index IS NULL THEN cumulative_share(t.amount, w.booking_weight_through, w.booking_weight_before, w.booking_weight)
+              ELSE cumulative_share(t.amount, w.stay_weight_through, w.stay_weight_before, w.stay_weight) END AS amount
+  FROM booking_tax_amounts t
+  JOIN booking_night_weights w ON w.property_id = t.property_id AND w.number = t.number
+   AND (t.stay_index IS NULL OR w.stay_index = t.stay_index)
+  WHERE t.level <> 'booking'
+)
+SELECT s.property_id,
+       c.property_name,
+       s.stay_date,
+       date_trunc('month', s.stay_date)::date AS month,
+       s.currency_code,
+       s.name AS tax_name,
+       sum(s.amount) AS amount
+FROM shares s
+LEFT JOIN property_clock c ON c.property_id = s.property_id
+GROUP BY s.property_id, c.property_name, s.stay_date, s.currency_code, s.name;
+COMMENT ON VIEW tax_breakdown IS 'Taxes and fees per property, night, currency and tax as the booking details name it (e.g. VAT, city tax), over the bookings not cancelled: each amount on the nights it belongs to (a room stay''s over its nights, a booking''s services'' over all its nights, by booking_night_weights). Sum over month for the monthly figures. The nights of a booking add up to its taxes exactly.';
+COMMENT ON COLUMN tax_breakdown.property_id IS 'Provider property id.';
+COMMENT ON COLUMN tax_breakdown.property_name IS 'Property name (content).';
+COMMENT ON COLUMN tax_breakdown.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN tax_breakdown.month IS 'First day of the month of the night.';
+COMMENT ON COLUMN tax_breakdown.currency_code IS 'Currency of the amount.';
+COMMENT ON COLUMN tax_breakdown.tax_name IS 'The tax as the booking names it (booking_taxes.name of its index); NULL when the booking gives no name.';
+COMMENT ON COLUMN tax_breakdown.amount IS 'Amount of that tax on the night.';

@@ -83,6 +83,8 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
     'group_name',
     'customer_email_hash',
     'customer_phone_hash',
+    'agent_commission_source',
+    'agent_commission_currency',
   ],
   pms_guests: ['property_id', 'pms_person_id', 'gender', 'status_name', 'email_hash', 'phone_hash'],
   pms_guest_loyalty_cards: ['property_id', 'pms_person_id', 'program_id'],
@@ -113,6 +115,8 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
   stay_units: ['property_id', 'rate_plan_code'],
   pms_room_type_codes: ['property_id', 'room_type_code', 'room_type_id'],
   pms_rate_plan_codes: ['property_id', 'rate_plan_code', 'rate_plan_id'],
+  daily_occupancy_history: ['property_id', 'currency_code'],
+  occupancy_refreshes: ['property_id'],
   inventory_blocks: ['property_id', 'inventory_block_id', 'pms_side_id', 'pms_side_code', 'block_status', 'pms_block_status', 'rate_plan_codes', 'raw'],
   inventory_block_days: ['property_id', 'inventory_block_id', 'room_type_code', 'currency_code'],
   // Channels are travel agents and companies (names of businesses, not of people).

@@ -412,6 +412,10 @@ export interface PmsReservationsTable {
   customer_comment: string | null;
   agent_commission_percent: Numeric;
   agent_commission_amount: Numeric;
+  /** migrations/0023_occupancy_history.sql: agentCommission typed whole. */
+  agent_commission_source: string | null;
+  agent_commission_discount: Numeric;
+  agent_commission_currency: string | null;
   room_stay_count: number;
   fetched_at: Timestamptz;
   synced_at: SyncedAt;
@@ -648,6 +652,38 @@ export interface PmsRatePlanCodesTable {
   rate_plan_id: string;
   room_stays: number;
   learnt_at: Timestamptz;
+  synced_at: SyncedAt;
+}
+
+/** migrations/0023_occupancy_history.sql: each version of a night's PMS statistics. */
+export interface DailyOccupancyHistoryTable {
+  property_id: string;
+  stay_date: string;
+  valid_from: Timestamptz;
+  valid_to: NullableTimestamptz;
+  currency_code: string | null;
+  property_room_count: number;
+  occupancy_rate: ColumnType<string, string | number, string | number>;
+  closed_room_count: number;
+  occupancy_room_count: number;
+  complimentary_occupancy_room_count: number;
+  room_revenue: ColumnType<string, string | number, string | number>;
+  revenue: ColumnType<string, string | number, string | number>;
+  meal_revenue: ColumnType<string, string | number, string | number>;
+  arrival_count: number;
+  guest_count: number;
+  synced_at: SyncedAt;
+}
+
+/** migrations/0023_occupancy_history.sql: the last occupancy refresh of each property. */
+export interface OccupancyRefreshesTable {
+  property_id: string;
+  started_at: Timestamptz;
+  read_at: Timestamptz;
+  first_date: string;
+  last_date: string;
+  nights: number;
+  nights_changed: number;
   synced_at: SyncedAt;
 }
 
@@ -1156,6 +1192,8 @@ export interface Database {
   stay_units: StayUnitsTable;
   pms_room_type_codes: PmsRoomTypeCodesTable;
   pms_rate_plan_codes: PmsRatePlanCodesTable;
+  daily_occupancy_history: DailyOccupancyHistoryTable;
+  occupancy_refreshes: OccupancyRefreshesTable;
   webhook_events: WebhookEventsTable;
   integration_storage_bookings: IntegrationStorageBookingsTable;
   inventory_blocks: InventoryBlocksTable;

@@ -39,6 +39,8 @@ export const TYPED_TABLES = [
   'pms_invoices',
   'pms_invoice_items',
   'daily_occupancy',
+  'daily_occupancy_history',
+  'occupancy_refreshes',
   'integration_storage_bookings',
   'integration_storage_booking_channels',
   'integration_storage_booking_nights',

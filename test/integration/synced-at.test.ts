@@ -14,7 +14,7 @@ import { rebuild } from '../../src/replay/rebuild.js';
 import { saveBookingVersion } from '../../src/store/repositories/bookings.js';
 import { upsertSummariesAndEnqueue } from '../../src/store/repositories/booking-summaries.js';
 import { markMissingRemoved, saveReferenceList, upsertChanged } from '../../src/store/repositories/content.js';
-import { replaceOccupancyWindow, savePmsReservation, upsertPmsGuest } from '../../src/store/repositories/pms.js';
+import { savePmsReservation, upsertPmsGuest, writeOccupancyWindow } from '../../src/store/repositories/pms.js';
 import { saveInventoryBlock, saveStorageBooking } from '../../src/store/repositories/integration-storage.js';
 import { deferEvents, eventAgainLater, finishEvent, insertWebhookEvents } from '../../src/store/repositories/webhook-events.js';
 import type { Trx } from '../../src/store/types.js';
@@ -383,8 +383,14 @@ describe('synced_at', () => {
       refreshed_at: new Date(),
       raw: '{}',
     };
-    const o = await writeAt(ctx, (trx) => replaceOccupancyWindow(trx, P, '2024-01-01', '2024-01-01', [day]));
+    const o = await writeAt(ctx, (trx) => writeOccupancyWindow(trx, P, '2024-01-01', '2024-01-01', [day], day.refreshed_at));
     expect(await stampOf('daily_occupancy', 'true')).toEqual([o]);
+    expect(await stampOf('daily_occupancy_history', 'true')).toEqual([o]);
+    expect(await stampOf('occupancy_refreshes', 'true')).toEqual([o]);
+    // Read again unchanged: the night is not written, the window's read is.
+    const o2 = await writeAt(ctx, (trx) => writeOccupancyWindow(trx, P, '2024-01-01', '2024-01-01', [day], new Date()));
+    expect(await stampOf('daily_occupancy', 'true')).toEqual([o]);
+    expect(await stampOf('occupancy_refreshes', 'true')).toEqual([o2]);
 
     // Change events: received, then every change of state or schedule.
     const event = { eventId: 'E1', eventType: 'pms:reservation_changed', creationTime: null, payload: {}, propertyId: P, entityKey: 'R1' };

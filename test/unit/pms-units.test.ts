@@ -1,12 +1,14 @@
 /**
  * The pure parts of the PMS mirror: windows of the occupancy refresh, property-local time,
- * what an event names, personal data removal, and the webhook settings.
+ * what an event names, personal data removal, the webhook settings, and the agent commission.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, isLoopbackHost, loadConfig } from '../../src/config/config.js';
 import { authorized } from '../../src/ops/webhooks.js';
 import { eventTarget } from '../../src/sync/streams/events.js';
 import { keptPayload, keptPerson } from '../../src/mapping/personal-data.js';
+import { pmsReservationToRows } from '../../src/mapping/pms.js';
+import { parseReservationResponse } from '../../src/provider/schemas/pms.js';
 import { occupancyWindows } from '../../src/sync/streams/pms-refreshes.js';
 import { addDays, daysBetween, localDate, localMinute } from '../../src/util/local-time.js';
 
@@ -163,5 +165,43 @@ describe('provider URLs', () => {
     expect(isLoopbackHost('127.8.0.1')).toBe(true);
     expect(isLoopbackHost('0.0.0.0')).toBe(false);
     expect(isLoopbackHost('127.example.net')).toBe(false);
+  });
+});
+
+describe('the agent commission', () => {
+  const reservation = (agentCommission: unknown) => ({
+    reservation: {
+      number: 'R1',
+      customerLanguageCode: 'en',
+      currencyCode: 'EUR',
+      creationSource: { id: '1', name: 'Channel' },
+      reservationStatus: 'Confirmed',
+      roomStays: [],
+      agentCommission,
+    },
+  });
+  const rowOf = (agentCommission: unknown) => {
+    const body = reservation(agentCommission);
+    const parsed = parseReservationResponse(body);
+    if (!parsed.ok) return parsed.reason;
+    const r = pmsReservationToRows('500100', parsed.value, body.reservation, {
+      personalData: false,
+      pseudonymKey: undefined,
+      fetchedAt: new Date(0),
+    }).reservation;
+    return [r.agent_commission_amount, r.agent_commission_percent, r.agent_commission_source, r.agent_commission_discount, r.agent_commission_currency];
+  };
+
+  it('is typed whole: amount, percent, who calculated it (a value the document does not list kept as sent), discount, currency', () => {
+    expect(
+      rowOf({ percent: 12.5, calculationSource: 'Pms', amount: { value: 25, currencyCode: 'EUR' }, discount: { value: 2.5, currencyCode: 'EUR' } }),
+    ).toEqual(['25', '12.5', 'Pms', '2.5', 'EUR']);
+    expect(rowOf({ percent: null, calculationSource: 'Gds', amount: { value: 10 }, discount: null })).toEqual(['10', null, 'Gds', null, null]);
+    expect(rowOf(null)).toEqual([null, null, null, null, null]);
+  });
+
+  it('refuses a commission of the wrong shape with a reason (the reservation is quarantined, not half written)', () => {
+    expect(rowOf({ calculationSource: 7, amount: { value: 10 } })).toMatch(/agentCommission/);
+    expect(rowOf({ calculationSource: 'Ota', amount: { value: 'ten' } })).toMatch(/agentCommission/);
   });
 });

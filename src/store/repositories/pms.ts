@@ -2,8 +2,9 @@
  * PMS mirror: reservations with their room stays, persons (customers and guests), the fetch
  * queue's enqueue, rooms, daily occupancy, as src/mapping/pms.ts maps them (integration-storage
  * bookings and inventory blocks: integration-storage.ts).
- * Reservations are version-guarded (an older payload never
- * overwrites a newer one); occupancy windows are replaced whole.
+ * Reservations are version-guarded (an older payload never overwrites a newer one); an
+ * occupancy night is written only when its figures changed, and each change is kept
+ * (daily_occupancy_history).
  */
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { PmsReservationRows } from '../schema.js';
@@ -357,10 +358,106 @@ export async function pmsGuestFetchedAt(db: Executor, propertyId: string, person
 
 // ------------------------------------------------------------------ daily occupancy
 
-/** Replaces the occupancy of `propertyId` over [from, to] (dates) with `rows`, in the caller's transaction. */
-export async function replaceOccupancyWindow(trx: Executor, propertyId: string, from: string, to: string, rows: NewDailyOccupancy[]): Promise<void> {
-  await trx.deleteFrom('daily_occupancy').where('property_id', '=', propertyId).where('stay_date', '>=', from).where('stay_date', '<=', to).execute();
-  if (rows.length > 0) await trx.insertInto('daily_occupancy').values(rows).execute();
+/** The figures of an occupancy night: what a version of daily_occupancy_history is made of. */
+const OCCUPANCY_FIGURES = [
+  'currency_code',
+  'property_room_count',
+  'occupancy_rate',
+  'closed_room_count',
+  'occupancy_room_count',
+  'complimentary_occupancy_room_count',
+  'room_revenue',
+  'revenue',
+  'meal_revenue',
+  'arrival_count',
+  'guest_count',
+] as const;
+
+/**
+ * Writes one read of an occupancy window (dates `from` to `to`, read at `readAt`) in the
+ * caller's transaction, and returns how many nights it found new, changed or gone.
+ *
+ * Only what changed is written (a refresh reads 731 nights every few hours, and most are as
+ * they were): a night whose figures and day object equal the stored ones costs no row write; a
+ * changed or new one is upserted in daily_occupancy, and when its figures changed, its open
+ * version in daily_occupancy_history ends at `readAt` and the new one starts there; a night of
+ * the window the answer no longer gives is removed and its version ended. The property's row of
+ * occupancy_refreshes adds the window to the refresh started at `refresh.startedAt` (the one
+ * row an unchanged window writes).
+ */
+export async function writeOccupancyWindow(
+  trx: Executor,
+  propertyId: string,
+  from: string,
+  to: string,
+  rows: NewDailyOccupancy[],
+  readAt: Date,
+  refresh: { startedAt: Date } = { startedAt: readAt },
+): Promise<number> {
+  const figures = sql.join(OCCUPANCY_FIGURES.map((c) => sql.id(c)));
+  const figuresOf = (alias: string) => sql.join(OCCUPANCY_FIGURES.map((c) => sql.ref(`${alias}.${c}`)));
+  const incoming = rows.map((r) => ({ ...r, raw: typeof r.raw === 'string' ? r.raw : JSON.stringify(r.raw) }));
+  const written = await sql<{ stay_date: string }>`
+    WITH incoming AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(incoming)}::jsonb) AS x(
+        property_id text, stay_date date, currency_code text, property_room_count integer, occupancy_rate numeric,
+        closed_room_count integer, occupancy_room_count integer, complimentary_occupancy_room_count integer,
+        room_revenue numeric, revenue numeric, meal_revenue numeric, arrival_count integer, guest_count integer,
+        refreshed_at timestamptz, raw text)
+    )
+    INSERT INTO daily_occupancy AS d (property_id, stay_date, ${figures}, refreshed_at, raw)
+    SELECT i.property_id, i.stay_date, ${figuresOf('i')}, i.refreshed_at, i.raw::jsonb
+      FROM incoming i
+     WHERE NOT EXISTS (SELECT 1 FROM daily_occupancy s
+                        WHERE s.property_id = i.property_id AND s.stay_date = i.stay_date
+                          AND (${figuresOf('s')}, s.raw) IS NOT DISTINCT FROM (${figuresOf('i')}, i.raw::jsonb))
+    ON CONFLICT (property_id, stay_date) DO UPDATE SET
+      ${sql.join(OCCUPANCY_FIGURES.map((c) => sql`${sql.id(c)} = excluded.${sql.id(c)}`))},
+      -- When these figures were first read: kept when only the day object changed.
+      refreshed_at = CASE WHEN (${figuresOf('d')}) IS NOT DISTINCT FROM (${figuresOf('excluded')}) THEN d.refreshed_at ELSE excluded.refreshed_at END,
+      raw = excluded.raw,
+      synced_at = now()
+    RETURNING d.stay_date::text AS stay_date`.execute(trx);
+  const gone = await sql<{ stay_date: string }>`
+    DELETE FROM daily_occupancy
+     WHERE property_id = ${propertyId} AND stay_date BETWEEN ${from}::date AND ${to}::date
+       AND stay_date::text <> ALL (${rows.map((r) => r.stay_date)}::text[])
+    RETURNING stay_date::text AS stay_date`.execute(trx);
+  const touched = [...written.rows, ...gone.rows].map((r) => r.stay_date);
+  if (touched.length > 0) await recordOccupancyVersions(trx, propertyId, touched, readAt);
+  // The refresh's row: the nights it read so far (its windows are read in date order).
+  await sql`
+    INSERT INTO occupancy_refreshes AS o (property_id, started_at, read_at, first_date, last_date, nights, nights_changed)
+    VALUES (${propertyId}, ${refresh.startedAt}, ${readAt}, ${from}::date, ${to}::date, ${rows.length}, ${touched.length})
+    ON CONFLICT (property_id) DO UPDATE SET
+      first_date = CASE WHEN o.started_at = excluded.started_at THEN LEAST(o.first_date, excluded.first_date) ELSE excluded.first_date END,
+      last_date = CASE WHEN o.started_at = excluded.started_at THEN GREATEST(o.last_date, excluded.last_date) ELSE excluded.last_date END,
+      nights = CASE WHEN o.started_at = excluded.started_at THEN o.nights + excluded.nights ELSE excluded.nights END,
+      nights_changed = CASE WHEN o.started_at = excluded.started_at THEN o.nights_changed + excluded.nights_changed ELSE excluded.nights_changed END,
+      started_at = excluded.started_at, read_at = excluded.read_at, synced_at = now()`.execute(trx);
+  return touched.length;
+}
+
+/**
+ * Brings daily_occupancy_history in line with daily_occupancy for the given nights, as read at
+ * `readAt`: an open version whose figures differ from the stored night's (or whose night is
+ * gone) ends at `readAt`, and the stored figures open a new version there. A version that
+ * would end where it started (two reads at one instant) is replaced rather than kept empty.
+ */
+async function recordOccupancyVersions(trx: Executor, propertyId: string, dates: readonly string[], readAt: Date): Promise<void> {
+  const figures = sql.join(OCCUPANCY_FIGURES.map((c) => sql.id(c)));
+  const same = sql`(${sql.join(OCCUPANCY_FIGURES.map((c) => sql.ref(`d.${c}`)))}) IS NOT DISTINCT FROM (${sql.join(OCCUPANCY_FIGURES.map((c) => sql.ref(`h.${c}`)))})`;
+  const stale = sql`h.property_id = ${propertyId} AND h.stay_date::text = ANY (${[...dates]}::text[]) AND h.valid_to IS NULL
+    AND NOT EXISTS (SELECT 1 FROM daily_occupancy d WHERE d.property_id = h.property_id AND d.stay_date = h.stay_date AND ${same})`;
+  await sql`DELETE FROM daily_occupancy_history h WHERE ${stale} AND h.valid_from >= ${readAt}`.execute(trx);
+  await sql`UPDATE daily_occupancy_history h SET valid_to = ${readAt}, synced_at = now() WHERE ${stale}`.execute(trx);
+  await sql`
+    INSERT INTO daily_occupancy_history (property_id, stay_date, valid_from, ${figures})
+    SELECT d.property_id, d.stay_date, ${readAt}, ${sql.join(OCCUPANCY_FIGURES.map((c) => sql.ref(`d.${c}`)))}
+      FROM daily_occupancy d
+     WHERE d.property_id = ${propertyId} AND d.stay_date::text = ANY (${[...dates]}::text[])
+       AND NOT EXISTS (SELECT 1 FROM daily_occupancy_history h
+                        WHERE h.property_id = d.property_id AND h.stay_date = d.stay_date AND h.valid_to IS NULL AND ${same})`.execute(trx);
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { activePropertyIds, markMissingRemoved, upsertChanged } from '../../store/repositories/content.js';
 import { markCursorProblem, saveCursorAfterPage } from '../../store/repositories/cursors.js';
-import { replaceOccupancyWindow } from '../../store/repositories/pms.js';
+import { writeOccupancyWindow } from '../../store/repositories/pms.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import type { NewDailyOccupancy } from '../../store/schema.js';
 import { streamNames, type CursorStream } from '../../store/states.js';
@@ -204,13 +204,18 @@ export function occupancyWindows(first: string, last: string): { from: string; t
   return out;
 }
 
-/** The horizon of one property, window by window; each window replaces its dates in one transaction. */
+/**
+ * The horizon of one property, window by window, each in one transaction: the nights whose
+ * figures changed are written (and their change kept in daily_occupancy_history), the others
+ * cost nothing but the window's read (writeOccupancyWindow).
+ */
 async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
   const { daysBack, daysAhead } = ctx.config.occupancy;
   const zone = (await zoneOf(ctx, propertyId, signal)) ?? 'UTC';
   const today = localDate(ctx.clock.now(), zone);
   const path = `/api/pms-analytics/v1/properties/${encodeURIComponent(propertyId)}/daily-occupancy`;
   let days = 0;
+  const refresh = { startedAt: new Date(ctx.clock.now()) };
   for (const w of occupancyWindows(addDays(today, -daysBack), addDays(today, daysAhead))) {
     if (signal.aborted) return;
     const res = await ctx.client
@@ -229,7 +234,7 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
       if (d.date < w.from || d.date > w.to) return;
       byDate.set(d.date, occupancyDayToRow(propertyId, v, d, rawDays[i], refreshedAt));
     });
-    await ctx.write((trx) => replaceOccupancyWindow(trx, propertyId, w.from, w.to, [...byDate.values()]));
+    await ctx.write((trx) => writeOccupancyWindow(trx, propertyId, w.from, w.to, [...byDate.values()], refreshedAt, refresh));
     ctx.counters.occupancyWindows += 1;
     days += byDate.size;
   }
