@@ -132,6 +132,7 @@ describe('the reporting layer', () => {
       'booking_history',
       'channel_performance',
       'daily_kpis',
+      'forecast',
       'freshness',
       'guests_by_pseudonym',
       'mirror_completeness',
