@@ -189,6 +189,17 @@ describe('forecast by the pickup method (the example of docs/tables-and-reportin
     );
     expect(count).toEqual({ n: 366, nights: 366 });
 
+    // Local dates: at 11:00 UTC it is already 17 March, 01:00, at a property on UTC+14. Friday
+    // 20 March is then 3 days ahead, and D3 (made at 10:00 UTC) is on the books: 3 rooms, 450.00.
+    await h.sql(`UPDATE properties SET time_zone = 'Pacific/Kiritimati' WHERE property_id = $1`, [P]);
+    const [east] = await reporting(
+      h,
+      `SELECT as_of_date::text AS today, ${columns} FROM forecast_at('2026-03-16T11:00:00Z', 90) WHERE property_id = $1 AND stay_date = '2026-03-20'`,
+      [P],
+    );
+    expect(east).toMatchObject({ today: '2026-03-17', lead: 3, last: '2026-03-13', otb: 3, otb_net: '450.00' });
+    await h.sql(`UPDATE properties SET time_zone = 'UTC' WHERE property_id = $1`, [P]);
+
     // The view: forecast_at(now(), 90), tonight first.
     const [view] = await reporting<{ n: number; first: number; last: number; today: boolean }>(
       h,
