@@ -1623,3 +1623,110 @@ COMMENT ON COLUMN tax_breakdown.month IS 'First day of the month of the night.';
 COMMENT ON COLUMN tax_breakdown.currency_code IS 'Currency of the amount.';
 COMMENT ON COLUMN tax_breakdown.tax_name IS 'The tax as the booking names it (booking_taxes.name of its index); NULL when the booking gives no name.';
 COMMENT ON COLUMN tax_breakdown.amount IS 'Amount of that tax on the night.';
+-- ------------------------------------------------------------------ forecast
+
+-- The pickup method (docs/tables-and-reporting.md, "Forecast"): a night's forecast is what is on
+-- the books at as_of plus the average of what comparable nights picked up from the same lead time
+-- to their own close. Comparable: the same weekday 7·w days earlier, for the `weeks` smallest w
+-- whose night had closed by as_of (w from lead_days / 7 + 1 on), and not before the property's
+-- first night with history (before it, an empty night is the mirror not knowing, not no demand).
+-- A comparable night's pickup is measured from history: its books at its own close less its books
+-- at as_of moved back by 7·w days (the same local wall time), so it is the pickup of exactly this
+-- lead time. Everything is read per property (a LATERAL for each property_clock row), so a filter
+-- on property_id reaches the history index; each night and each comparable night is one range of
+-- it (90 nights and 8 weeks: 810 ranges a property). The limits: 366 nights, 52 weeks.
+CREATE FUNCTION forecast_at(as_of timestamptz, horizon_days integer DEFAULT 90, weeks integer DEFAULT 8)
+RETURNS TABLE (property_id text, property_name text, as_of_date date, stay_date date, lead_days integer, currency_code text,
+               comparable_nights integer, comparable_first date, comparable_last date,
+               room_nights_on_the_books bigint, room_nights_pickup numeric, room_nights_forecast numeric,
+               room_revenue_net_on_the_books numeric, room_revenue_net_pickup numeric, room_revenue_net_forecast numeric,
+               room_revenue_gross_on_the_books numeric, room_revenue_gross_pickup numeric, room_revenue_gross_forecast numeric)
+LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+  SELECT k.property_id, k.property_name, t.today, t.today + l.lead, l.lead,
+         COALESCE(x.currency_code, k.property_currency),
+         cn.nights, cn.first_night, cn.last_night,
+         COALESCE(x.otb_rooms, 0), p.rooms,
+         round(greatest(0, COALESCE(x.otb_rooms, 0) + COALESCE(p.rooms, 0)), 2),
+         COALESCE(x.otb_net, 0), p.net,
+         round(greatest(0, COALESCE(x.otb_net, 0) + COALESCE(p.net, 0)), 2),
+         COALESCE(x.otb_gross, 0), p.gross,
+         round(greatest(0, COALESCE(x.otb_gross, 0) + COALESCE(p.gross, 0)), 2)
+    FROM property_clock k
+    -- The property's zone, local moment and date at as_of, and its first night with history (one
+    -- index probe), computed once (OFFSET 0): the zone is a lookup in time_zone_names, which the
+    -- comparisons below would otherwise repeat for every row they read.
+    CROSS JOIN LATERAL (
+      SELECT k.time_zone AS zone,
+             as_of AT TIME ZONE k.time_zone AS local_as_of,
+             (as_of AT TIME ZONE k.time_zone)::date AS today,
+             (SELECT min(h.stay_date) FROM booking_night_history h WHERE h.property_id = k.property_id) AS history_from
+      OFFSET 0) t
+    -- Constant series filtered, not series of the parameters: their estimated sizes (1,000 rows
+    -- each) made the plan's cost seem high enough for JIT compilation, most of a second.
+    CROSS JOIN generate_series(0, 365) AS l(lead)
+    -- The comparable nights: how many, the first and the last.
+    CROSS JOIN LATERAL (
+      SELECT count(*)::integer AS nights, min(c.night) AS first_night, max(c.night) AS last_night
+        FROM (SELECT t.today + l.lead - 7 * w AS night FROM generate_series(1, 105) AS w
+               WHERE w > l.lead / 7 AND w <= l.lead / 7 + least(weeks, 52)) c
+       WHERE c.night >= t.history_from
+    ) cn
+    -- Per currency: the night's books at as_of, and the comparable nights' pickup added up (each
+    -- row valid at a comparable night's close counts +1, each valid at its earlier moment -1).
+    LEFT JOIN LATERAL (
+      SELECT r.currency_code,
+             sum(r.otb) AS otb_rooms, sum(r.otb * r.net_amount) AS otb_net, sum(r.otb * r.gross_amount) AS otb_gross,
+             sum(r.picked) AS pickup_rooms, sum(r.picked * r.net_amount) AS pickup_net, sum(r.picked * r.gross_amount) AS pickup_gross
+        FROM (
+          SELECT h.currency_code, h.net_amount, h.gross_amount, 1 AS otb, 0 AS picked
+            FROM booking_night_history h
+           WHERE h.property_id = k.property_id AND h.stay_date = t.today + l.lead
+             AND h.valid_from <= as_of AND (h.valid_to IS NULL OR h.valid_to > as_of)
+          UNION ALL
+          SELECT h.currency_code, h.net_amount, h.gross_amount, 0,
+                 (h.valid_to IS NULL OR h.valid_to > m.close_at)::integer - (h.valid_from <= m.then_at)::integer
+            FROM generate_series(1, 105) AS w
+           CROSS JOIN LATERAL (
+             SELECT t.today + l.lead - 7 * w AS night,
+                    (t.local_as_of - make_interval(days => 7 * w)) AT TIME ZONE t.zone AS then_at,
+                    (t.today + l.lead - 7 * w + 1)::timestamp AT TIME ZONE t.zone AS close_at
+             OFFSET 0) m
+            JOIN booking_night_history h
+              ON h.property_id = k.property_id AND h.stay_date = m.night
+             AND h.valid_from <= m.close_at AND (h.valid_to IS NULL OR h.valid_to > m.then_at)
+           WHERE w > l.lead / 7 AND w <= l.lead / 7 + least(weeks, 52) AND m.night >= t.history_from
+        ) r
+       GROUP BY r.currency_code
+    ) x ON true
+    -- The average pickup: NULL without a comparable night (the forecast is then the books alone).
+    CROSS JOIN LATERAL (
+      SELECT round(COALESCE(x.pickup_rooms, 0)::numeric / NULLIF(cn.nights, 0), 2) AS rooms,
+             round(COALESCE(x.pickup_net, 0) / NULLIF(cn.nights, 0), 2) AS net,
+             round(COALESCE(x.pickup_gross, 0) / NULLIF(cn.nights, 0), 2) AS gross
+    ) p
+   WHERE l.lead < horizon_days;
+END;
+COMMENT ON FUNCTION forecast_at(timestamptz, integer, integer) IS 'The forecast by the pickup method as it would have been made at as_of: for each property and each of the horizon_days nights from its local date at as_of (at most 366), rooms and room revenue on the books at as_of plus the average pickup, from the same lead time to the night''s close, of the `weeks` (at most 52) latest same-weekday nights already closed at as_of. reporting.forecast is forecast_at(now(), 90); an earlier as_of backtests the method on the mirror''s own history. Filter it like a table: SELECT * FROM reporting.forecast_at(''2026-03-01 08:00+00'', 30) WHERE property_id = ''500100''.';
+
+CREATE VIEW forecast AS
+SELECT f.* FROM forecast_at(now(), 90) f;
+COMMENT ON VIEW forecast IS 'What the books will be: for each property and each of the next 90 nights (property-local dates, tonight first), rooms sold and room revenue forecast by the pickup method, with its parts: on the books now, plus the average pickup from this lead time to the night itself over the last 8 same-weekday nights already past (each measured from booking history), per currency. The same SQL at an earlier moment: forecast_at(as_of, horizon_days, weeks).';
+COMMENT ON COLUMN forecast.property_id IS 'Provider property id.';
+COMMENT ON COLUMN forecast.property_name IS 'Property name (content).';
+COMMENT ON COLUMN forecast.as_of_date IS 'The property''s local date when the forecast is made (today in this view).';
+COMMENT ON COLUMN forecast.stay_date IS 'The night forecast (property-local date).';
+COMMENT ON COLUMN forecast.lead_days IS 'stay_date - as_of_date: 0 tonight.';
+COMMENT ON COLUMN forecast.currency_code IS 'ISO 4217 currency of the amounts of this row (the property''s currency when nothing is booked).';
+COMMENT ON COLUMN forecast.comparable_nights IS 'How many comparable nights the average pickup is over: the same weekday 7, 14, ... days earlier, the 8 latest already past, none before the property''s first night with history. 0: no pickup, the forecast is the books alone.';
+COMMENT ON COLUMN forecast.comparable_first IS 'The earliest comparable night used.';
+COMMENT ON COLUMN forecast.comparable_last IS 'The latest comparable night used.';
+COMMENT ON COLUMN forecast.room_nights_on_the_books IS 'Room-nights of the night on the books now (on_the_books).';
+COMMENT ON COLUMN forecast.room_nights_pickup IS 'Average room-nights the comparable nights gained from as many days before them to their close (cancellations taken away), 2 decimals; NULL without comparable nights.';
+COMMENT ON COLUMN forecast.room_nights_forecast IS 'room_nights_on_the_books + room_nights_pickup, never below 0: the rooms the night is expected to sell. Not capped at the rooms available (compare with daily_kpis.rooms_available).';
+COMMENT ON COLUMN forecast.room_revenue_net_on_the_books IS 'Room revenue before tax on the books now.';
+COMMENT ON COLUMN forecast.room_revenue_net_pickup IS 'Average room revenue before tax the comparable nights gained from this lead time to their close (re-prices and cancellations included), 2 decimals.';
+COMMENT ON COLUMN forecast.room_revenue_net_forecast IS 'room_revenue_net_on_the_books + room_revenue_net_pickup, never below 0.';
+COMMENT ON COLUMN forecast.room_revenue_gross_on_the_books IS 'Room revenue after tax on the books now.';
+COMMENT ON COLUMN forecast.room_revenue_gross_pickup IS 'Average room revenue after tax the comparable nights gained from this lead time to their close, 2 decimals.';
+COMMENT ON COLUMN forecast.room_revenue_gross_forecast IS 'room_revenue_gross_on_the_books + room_revenue_gross_pickup, never below 0.';

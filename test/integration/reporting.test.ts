@@ -136,6 +136,7 @@ describe('the reporting layer', () => {
       'channel_performance',
       'daily_kpis',
       'daily_kpis_by_room_type',
+      'forecast',
       'freshness',
       'guests_by_pseudonym',
       'mirror_completeness',

@@ -9,13 +9,13 @@
  *                            [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
  *                            [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
  *                            [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
- *                            [--erasure-bookings 1000000]
+ *                            [--erasure-bookings 1000000] [--forecast-rooms 200] [--forecast-seed 27]
  *                            [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 3] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
  *                            [--fleet-backfill-minutes 10] [--fleet-changes-per-hour 1000] [--fleet-backfill-bookings 50000]
  *                            [--fleet-replicas 2] [--fleet-daemon dist/cli/main.js]
- *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,fleet]
+ *                            [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,forecast,fleet]
  *                            [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
- *                            [--skip-reporting] [--skip-erasure]
+ *                            [--skip-reporting] [--skip-erasure] [--skip-forecast]
  *
  * Scenario P (parser, parser.ts) runs first, in this process, in a few seconds: the MB/s of
  * parseJsonLossless on an ordinary body of booking details responses (about 6 MB), against the
@@ -75,6 +75,12 @@
  * generated in SQL as H's; how long forget-guest holds the erasure lock alone (a dry run, by
  * e-mail, by booking) and how long a write of guest data waits meanwhile, beside the same for
  * the lock held through a whole erasure (as before). I runs after H, alone.
+ * Scenario "forecast" (forecast.ts): the pickup forecast (reporting.forecast_at) backtested on a
+ * hotel of --forecast-rooms rooms whose demand is simulated (--forecast-seed) with weekly and
+ * yearly seasonality, a drifting market, a lead-time curve, cancellations and re-prices, loaded
+ * into the history tables in SQL; forecasts made 7, 14 and 30 days ahead for 364 past nights
+ * against what each night sold, the mean absolute percentage error beside the books alone and
+ * same time last year's final; and forecast_at(now, 90) timed. About a minute; after I, alone.
  * Scenario "fleet" (fleet.ts) runs only when named (`--only fleet`, about 50 minutes at real
  * time): --fleet-connections API connections of one property each (--fleet-bookings bookings),
  * followed by --fleet-replicas replicas from a connections directory into a database of its own,
@@ -88,7 +94,7 @@
  * per hour, CPU and RSS per replica, change → row (p50, p95, max) and token requests, against
  * the goals of issue 26. --fleet-daemon drives another build of the daemon (e.g. an older one).
  * `--only` takes a comma list of parser (P), budget (A), memory (B), content (C), pms (D),
- * webhooks (E), freshness (F), scale (G), reporting (H), erasure (I) and fleet, e.g. `--only pms`;
+ * webhooks (E), freshness (F), scale (G), reporting (H), erasure (I), forecast and fleet, e.g. `--only pms`;
  * the --skip-* flags leave one out (fleet runs only with --only).
  *
  * Exit status: 0 when every run finished (a MISS is a measurement, not a failure), 1 when a
@@ -121,6 +127,7 @@ import { PARSER_DEFAULTS, parserLines, runParserBench } from './parser.js';
 import { REPORTING_DEFAULTS, reportingLines, runReportingBench } from './reporting.js';
 import { ERASURE_DEFAULTS, erasureLines, runErasureBench } from './erasure.js';
 import { FLEET_DEFAULTS, fleetLines, runFleetBench } from './fleet.js';
+import { FORECAST_DEFAULTS, forecastLines, runForecastBench } from './forecast.js';
 import { expectHistory, historyCostLines, keepHistory, leaveHistoryOut, type HistoryPair } from './history-cost.js';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -181,6 +188,9 @@ interface Options {
   skipReporting: boolean;
   erasureBookings: number;
   skipErasure: boolean;
+  forecastRooms: number;
+  forecastSeed: number;
+  skipForecast: boolean;
   fleetConnections: number;
   fleetBookings: number;
   /** Minutes between the catch-up and the quiet phase (the catch-up makes each property busy for sync.quietAfterMs). */
@@ -207,16 +217,16 @@ const usage = `usage: npm run bench -- [--bookings 20000] [--properties 4] [--sc
                                  [--freshness-properties 20] [--freshness-bookings 100] [--freshness-changes 30,240]
                                  [--scale-connections 200] [--scale-bookings 15] [--scale-replicas 1,3]
                                  [--reporting-bookings 1000000] [--reporting-properties 100] [--reporting-runs 7] [--reporting-keep]
-                                 [--erasure-bookings 1000000]
+                                 [--erasure-bookings 1000000] [--forecast-rooms 200] [--forecast-seed 27]
                                  [--fleet-connections 1000] [--fleet-bookings 5] [--fleet-settle-minutes 3] [--fleet-quiet-minutes 10] [--fleet-busy-minutes 10]
                                  [--fleet-backfill-minutes 10] [--fleet-changes-per-hour 1000] [--fleet-backfill-bookings 50000]
                                  [--fleet-replicas 2] [--fleet-daemon dist/cli/main.js]
-                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,fleet]
+                                 [--only parser,budget,memory,content,pms,webhooks,freshness,scale,reporting,erasure,forecast,fleet]
                                  [--skip-parser] [--skip-budget] [--skip-memory] [--skip-content] [--skip-pms] [--skip-webhooks] [--skip-freshness] [--skip-scale]
-                                 [--skip-reporting] [--skip-erasure]`;
+                                 [--skip-reporting] [--skip-erasure] [--skip-forecast]`;
 
 /** The scenarios by the names `--only` takes. */
-const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting', 'erasure', 'fleet'] as const;
+const scenarioNames = ['parser', 'budget', 'memory', 'content', 'pms', 'webhooks', 'freshness', 'scale', 'reporting', 'erasure', 'forecast', 'fleet'] as const;
 type ScenarioName = (typeof scenarioNames)[number];
 
 function parseOptions(argv: string[]): Options {
@@ -261,6 +271,9 @@ function parseOptions(argv: string[]): Options {
       'skip-reporting': { type: 'boolean', default: false },
       'erasure-bookings': { type: 'string', default: String(ERASURE_DEFAULTS.bookings) },
       'skip-erasure': { type: 'boolean', default: false },
+      'forecast-rooms': { type: 'string', default: String(FORECAST_DEFAULTS.rooms) },
+      'forecast-seed': { type: 'string', default: String(FORECAST_DEFAULTS.seed) },
+      'skip-forecast': { type: 'boolean', default: false },
       'fleet-connections': { type: 'string', default: String(FLEET_DEFAULTS.connections) },
       'fleet-bookings': { type: 'string', default: String(FLEET_DEFAULTS.bookingsPerHotel) },
       'fleet-settle-minutes': { type: 'string', default: String(FLEET_DEFAULTS.settleMinutes) },
@@ -362,6 +375,9 @@ function parseOptions(argv: string[]): Options {
     skipReporting: skip('reporting', values['skip-reporting']),
     erasureBookings: int('erasure-bookings', values['erasure-bookings'], ERASURE_DEFAULTS.properties * 10),
     skipErasure: skip('erasure', values['skip-erasure']),
+    forecastRooms: int('forecast-rooms', values['forecast-rooms'], 1),
+    forecastSeed: int('forecast-seed', values['forecast-seed'], 0),
+    skipForecast: skip('forecast', values['skip-forecast']),
     fleetConnections: int('fleet-connections', values['fleet-connections'], 1),
     fleetBookings: int('fleet-bookings', values['fleet-bookings'], 1),
     fleetSettleMinutes: int('fleet-settle-minutes', values['fleet-settle-minutes'], 0),
@@ -436,6 +452,7 @@ async function main(): Promise<number> {
     opts.skipScale,
     opts.skipReporting,
     opts.skipErasure,
+    opts.skipForecast,
     opts.skipFleet,
   ].every(Boolean);
   const pgVersion = needsDatabase ? await checkDatabase(databaseUrl) : undefined;
@@ -768,6 +785,31 @@ async function main(): Promise<number> {
       for (const l of formatLines(lines)) out(l);
       for (const n of notes) out(`  ${n}`);
       if (r.checks.some((c) => !c.ok)) failed = true;
+    } catch (err) {
+      if (abort.signal.aborted) throw err;
+      failed = true;
+      out(`  RUN FAILED: ${(err as Error).message}`);
+    }
+  }
+
+  // ---- Scenario forecast: the pickup forecast backtested, alone (its load and its timings take the database) ----
+  if (!opts.skipForecast && !abort.signal.aborted) {
+    out(
+      `scenario forecast: the pickup forecast (reporting.forecast_at) backtested on a simulated hotel of ${opts.forecastRooms} rooms (seed ${opts.forecastSeed}), ` +
+        `its history loaded in SQL; forecasts ${FORECAST_DEFAULTS.leads.join(', ')} days ahead of ${FORECAST_DEFAULTS.evaluatedNights} past nights against their finals`,
+    );
+    try {
+      const r = await runForecastBench({
+        databaseUrl,
+        rooms: opts.forecastRooms,
+        seed: opts.forecastSeed,
+        onProgress: progress,
+        signal: abort.signal,
+      });
+      const { lines, notes } = forecastLines(r);
+      for (const l of formatLines(lines)) out(l);
+      for (const n of notes) out(`  ${n}`);
+      if (!r.check.ok) failed = true;
     } catch (err) {
       if (abort.signal.aborted) throw err;
       failed = true;
