@@ -998,22 +998,6 @@ COMMENT ON COLUMN receivables_aging.days_61_90 IS 'Balance 61 to 90 days after c
 COMMENT ON COLUMN receivables_aging.days_over_90 IS 'Balance more than 90 days after check-out.';
 COMMENT ON COLUMN receivables_aging.balance IS 'The whole balance (the sum of the buckets).';
 
--- ------------------------------------------------------------------ segment_mix, segment_mix_monthly
--- The PMS's own segmentation: the nights of the integration-storage bookings (one row of
--- integration_storage_booking_nights is one room night, with its room stay's market segment and
--- source of business), bookings cancelled or on the waiting list left out.
-CREATE VIEW segment_mix AS
-WITH nights AS (
-  SELECT n.property_id, n.stay_date, n.market_code, n.source_of_business, n.currency_code,
-         count(*) AS room_nights,
-         count(*) FILTER (WHERE n.amount_after_tax = 0) AS complimentary_nights,
-         COALESCE(sum(n.amount_after_tax), 0) AS room_revenue_gross,
-         sum(n.adults + n.children) AS guests,
-         count(DISTINCT n.booking_id) AS bookings
-  FROM integration_storage_booking_nights n
-  JOIN integration_storage_bookings b ON b.property_id = n.property_id AND b.booking_id = n.booking_id
-  WHERE b.status IS DISTINCT FROM 'Cancelled' AND b.status IS DISTINCT FROM 'Waitlisted'
-  GROUP BY n.property_id, n.stay_date, n.market_code, n.source_of_business, n.currency_code
 -- ------------------------------------------------------------------ occupancy_as_of (issue 27)
 
 CREATE FUNCTION occupancy_as_of(as_of timestamptz)
@@ -1053,280 +1037,6 @@ WITH offsets (days_before) AS (
 SELECT x.property_id,
        c.property_name,
        x.stay_date,
-       date_trunc('month', x.stay_date)::date AS month,
-       x.stay_date - c.today AS days_from_today,
-       x.market_code,
-       x.source_of_business,
-       x.currency_code,
-       x.room_nights,
-       x.complimentary_nights,
-       x.room_revenue_gross,
-       round(x.room_revenue_gross / NULLIF(x.room_nights - x.complimentary_nights, 0), 2) AS adr_gross,
-       x.guests,
-       x.bookings,
-       round(x.room_nights / sum(x.room_nights) OVER (PARTITION BY x.property_id, x.stay_date)::numeric, 4) AS share_of_room_nights,
-       round(x.room_revenue_gross / NULLIF(sum(x.room_revenue_gross) OVER (PARTITION BY x.property_id, x.stay_date, x.currency_code), 0), 4) AS share_of_room_revenue
-FROM nights x
-LEFT JOIN property_clock c ON c.property_id = x.property_id;
-COMMENT ON VIEW segment_mix IS 'The segment mix per property and night: room nights, room revenue and ADR by the PMS''s market segment and source of business, from the integration-storage bookings (integration_storage_booking_nights); bookings Cancelled or Waitlisted left out. Amounts are after tax (the only amounts the integration storage gives). Per month: segment_mix_monthly. See docs/tables-and-reporting.md.';
-COMMENT ON COLUMN segment_mix.property_id IS 'Provider property id.';
-COMMENT ON COLUMN segment_mix.property_name IS 'Property name (content).';
-COMMENT ON COLUMN segment_mix.stay_date IS 'The night (property-local date).';
-COMMENT ON COLUMN segment_mix.month IS 'First day of the night''s month.';
-COMMENT ON COLUMN segment_mix.days_from_today IS 'stay_date minus the property''s local today (property_clock): 0 tonight, negative in the past.';
-COMMENT ON COLUMN segment_mix.market_code IS 'Market segment code of the PMS (e.g. LEISURE); NULL: the room stay has none.';
-COMMENT ON COLUMN segment_mix.source_of_business IS 'Source of business code of the PMS (e.g. WEB); NULL: the room stay has none.';
-COMMENT ON COLUMN segment_mix.currency_code IS 'Currency of the amounts of this row. Never add amounts of different currencies.';
-COMMENT ON COLUMN segment_mix.room_nights IS 'Room nights of the segment and source that night (rooms of room stays, zero-rate rooms included).';
-COMMENT ON COLUMN segment_mix.complimentary_nights IS 'Of room_nights, those at a zero rate.';
-COMMENT ON COLUMN segment_mix.room_revenue_gross IS 'Room revenue after tax (sum of the nights'' amount_after_tax).';
-COMMENT ON COLUMN segment_mix.adr_gross IS 'Average daily rate after tax: room_revenue_gross / paid room nights (room_nights - complimentary_nights), 2 decimals; NULL without paid nights.';
-COMMENT ON COLUMN segment_mix.guests IS 'Guests (adults and children) of those room nights.';
-COMMENT ON COLUMN segment_mix.bookings IS 'Integration-storage bookings with a room night in the row.';
-COMMENT ON COLUMN segment_mix.share_of_room_nights IS 'room_nights / the property''s room nights that night in every segment and currency, 0 to 1, 4 decimals.';
-COMMENT ON COLUMN segment_mix.share_of_room_revenue IS 'room_revenue_gross / the property''s room revenue that night in this currency, 0 to 1, 4 decimals; NULL when that is 0.';
-
-CREATE VIEW segment_mix_monthly AS
-WITH months AS (
-  SELECT n.property_id, date_trunc('month', n.stay_date)::date AS month, n.market_code, n.source_of_business, n.currency_code,
-         count(*) AS room_nights,
-         count(*) FILTER (WHERE n.amount_after_tax = 0) AS complimentary_nights,
-         COALESCE(sum(n.amount_after_tax), 0) AS room_revenue_gross,
-         sum(n.adults + n.children) AS guests,
-         count(DISTINCT n.booking_id) AS bookings
-  FROM integration_storage_booking_nights n
-  JOIN integration_storage_bookings b ON b.property_id = n.property_id AND b.booking_id = n.booking_id
-  WHERE b.status IS DISTINCT FROM 'Cancelled' AND b.status IS DISTINCT FROM 'Waitlisted'
-  GROUP BY n.property_id, date_trunc('month', n.stay_date)::date, n.market_code, n.source_of_business, n.currency_code
-)
-SELECT x.property_id,
-       c.property_name,
-       x.month,
-       x.market_code,
-       x.source_of_business,
-       x.currency_code,
-       x.room_nights,
-       x.complimentary_nights,
-       x.room_revenue_gross,
-       round(x.room_revenue_gross / NULLIF(x.room_nights - x.complimentary_nights, 0), 2) AS adr_gross,
-       x.guests,
-       x.bookings,
-       round(x.room_nights / sum(x.room_nights) OVER (PARTITION BY x.property_id, x.month)::numeric, 4) AS share_of_room_nights,
-       round(x.room_revenue_gross / NULLIF(sum(x.room_revenue_gross) OVER (PARTITION BY x.property_id, x.month, x.currency_code), 0), 4) AS share_of_room_revenue
-FROM months x
-LEFT JOIN property_clock c ON c.property_id = x.property_id;
-COMMENT ON VIEW segment_mix_monthly IS 'The segment mix per property and month of stay: segment_mix added up over the nights of each month (ADR and shares computed again from the sums, not averaged). See docs/tables-and-reporting.md.';
-COMMENT ON COLUMN segment_mix_monthly.property_id IS 'Provider property id.';
-COMMENT ON COLUMN segment_mix_monthly.property_name IS 'Property name (content).';
-COMMENT ON COLUMN segment_mix_monthly.month IS 'First day of the month of the nights.';
-COMMENT ON COLUMN segment_mix_monthly.market_code IS 'Market segment code of the PMS; NULL: none.';
-COMMENT ON COLUMN segment_mix_monthly.source_of_business IS 'Source of business code of the PMS; NULL: none.';
-COMMENT ON COLUMN segment_mix_monthly.currency_code IS 'Currency of the amounts of this row. Never add amounts of different currencies.';
-COMMENT ON COLUMN segment_mix_monthly.room_nights IS 'Room nights of the month (segment_mix.room_nights added up).';
-COMMENT ON COLUMN segment_mix_monthly.complimentary_nights IS 'Of room_nights, those at a zero rate.';
-COMMENT ON COLUMN segment_mix_monthly.room_revenue_gross IS 'Room revenue after tax of the month.';
-COMMENT ON COLUMN segment_mix_monthly.adr_gross IS 'room_revenue_gross / paid room nights of the month, 2 decimals.';
-COMMENT ON COLUMN segment_mix_monthly.guests IS 'Guest nights: guests of each room night, added up over the month.';
-COMMENT ON COLUMN segment_mix_monthly.bookings IS 'Integration-storage bookings with a room night in the month (each counted once).';
-COMMENT ON COLUMN segment_mix_monthly.share_of_room_nights IS 'room_nights / the property''s room nights of the month, 0 to 1, 4 decimals.';
-COMMENT ON COLUMN segment_mix_monthly.share_of_room_revenue IS 'room_revenue_gross / the property''s room revenue of the month in this currency, 0 to 1, 4 decimals.';
-
--- ------------------------------------------------------------------ block_pickup
--- Group blocks: per block, night and room type, what was blocked against what was realised
--- (picked up), and what the cut-off releases. Cancelled blocks hold nothing and are left out.
-CREATE VIEW block_pickup AS
-SELECT d.property_id,
-       c.property_name,
-       d.inventory_block_id,
-       blk.pms_side_code AS block_code,
-       blk.block_status,
-       d.stay_date,
-       d.stay_date - c.today AS days_from_today,
-       d.room_type_code,
-       d.blocked_count AS blocked,
-       d.realized_count AS realized,
-       round(100.0 * d.realized_count / NULLIF(d.blocked_count, 0), 1) AS pickup_percent,
-       u.unsold,
-       d.cutoff_date,
-       d.cutoff_date - c.today AS days_to_cutoff,
-       r.released,
-       CASE WHEN r.released THEN u.unsold ELSE 0 END AS rooms_released,
-       CASE WHEN r.released THEN 0 ELSE u.unsold END AS rooms_held,
-       bk.booked_nights,
-       d.one_adult_price,
-       d.services_price,
-       d.currency_code
-FROM inventory_block_days d
-JOIN inventory_blocks blk ON blk.property_id = d.property_id AND blk.inventory_block_id = d.inventory_block_id
-LEFT JOIN property_clock c ON c.property_id = d.property_id
--- Unsold: blocked less realised, never below 0 (a block oversold by the PMS has nothing unsold);
--- NULL when realised is not tracked (GREATEST alone would take a NULL for 0).
-CROSS JOIN LATERAL (SELECT CASE WHEN d.realized_count IS NOT NULL THEN GREATEST(d.blocked_count - d.realized_count, 0) END AS unsold) u
--- Released: the cut-off date has passed ("after which unsold rooms are released"); without a cut-off, nothing is released.
-CROSS JOIN LATERAL (SELECT COALESCE(d.cutoff_date < c.today, false) AS released) r
--- The mirror's own count: nights of storage bookings taken from the block (by its code), by index.
-CROSS JOIN LATERAL (
-  SELECT count(*) AS booked_nights
-  FROM integration_storage_booking_nights n
-  JOIN integration_storage_bookings sb ON sb.property_id = n.property_id AND sb.booking_id = n.booking_id
-  WHERE n.property_id = d.property_id AND n.stay_date = d.stay_date AND n.inventory_block_code = blk.pms_side_code
-    AND n.room_type_code IS NOT DISTINCT FROM d.room_type_code
-    AND sb.status IS DISTINCT FROM 'Cancelled' AND sb.status IS DISTINCT FROM 'Waitlisted'
-) bk
-WHERE blk.block_status IS DISTINCT FROM 'Cancelled';
-COMMENT ON VIEW block_pickup IS 'Group (inventory) block pickup per block, night and room type: rooms blocked against realised (picked up), what is still unsold, and what the cut-off releases (unsold rooms whose cut-off date has passed) or will release (rooms_held, on the day after cutoff_date). Cancelled blocks are left out. See docs/tables-and-reporting.md.';
-COMMENT ON COLUMN block_pickup.property_id IS 'Provider property id.';
-COMMENT ON COLUMN block_pickup.property_name IS 'Property name (content).';
-COMMENT ON COLUMN block_pickup.inventory_block_id IS 'Integration-storage block id (inventory_blocks).';
-COMMENT ON COLUMN block_pickup.block_code IS 'The block''s code in the PMS (e.g. GRP-2026-1): the code the nights of a booking taken from it carry (integration_storage_booking_nights.inventory_block_code).';
-COMMENT ON COLUMN block_pickup.block_status IS 'Inquiry, Active, Unknown (or a newer value).';
-COMMENT ON COLUMN block_pickup.stay_date IS 'The night (property-local date).';
-COMMENT ON COLUMN block_pickup.days_from_today IS 'stay_date minus the property''s local today.';
-COMMENT ON COLUMN block_pickup.room_type_code IS 'Room type code of the PMS.';
-COMMENT ON COLUMN block_pickup.blocked IS 'Rooms blocked (allocated) for the night.';
-COMMENT ON COLUMN block_pickup.realized IS 'Rooms realised (picked up: booked from the block) for the night; NULL when the PMS does not track it.';
-COMMENT ON COLUMN block_pickup.pickup_percent IS '100 × realized / blocked, 1 decimal; NULL when either is unknown or nothing is blocked.';
-COMMENT ON COLUMN block_pickup.unsold IS 'blocked - realized, at least 0; NULL when realized is unknown.';
-COMMENT ON COLUMN block_pickup.cutoff_date IS 'Cut-off date: rooms unsold then are released to general inventory after it; NULL when none is set.';
-COMMENT ON COLUMN block_pickup.days_to_cutoff IS 'cutoff_date minus the property''s local today: negative once it has passed.';
-COMMENT ON COLUMN block_pickup.released IS 'True once the cut-off date has passed (cutoff_date before today); false before it or without a cut-off.';
-COMMENT ON COLUMN block_pickup.rooms_released IS 'Unsold rooms the cut-off released (once released); 0 before it; NULL when realized is unknown and the cut-off has passed.';
-COMMENT ON COLUMN block_pickup.rooms_held IS 'Unsold rooms still held for the group (before the cut-off has passed): released the day after cutoff_date if still unsold; 0 once released; NULL when realized is unknown and the cut-off has not passed.';
-COMMENT ON COLUMN block_pickup.booked_nights IS 'The mirror''s own count: room nights of integration-storage bookings (not cancelled or waitlisted) taken from this block (their inventory_block_code is block_code) that night in this room type. Where the PMS does not track realized, the pickup the mirror has seen; elsewhere a check of it (bookings no event announced are not counted).';
-COMMENT ON COLUMN block_pickup.one_adult_price IS 'Price per room for one adult, as the block gives it.';
-COMMENT ON COLUMN block_pickup.services_price IS 'Price of the additional services per room, as given.';
-COMMENT ON COLUMN block_pickup.currency_code IS 'Currency of the prices.';
--- ------------------------------------------------------------------ daily_kpis_by_room_type
-
--- The PMS counts rooms by its own room type codes (room_type_inventory_days); the mirror's
--- revenue is by content room type (room_nights). pms_room_type_codes pairs them, learnt from the
--- integration-storage bookings; a content room type paired with two codes counts under the code
--- of more stays (then the first code), so that no night is counted twice.
-CREATE VIEW daily_kpis_by_room_type AS
-WITH code_of AS (
-  SELECT DISTINCT ON (property_id, room_type_id) property_id, room_type_id, room_type_code
-  FROM pms_room_type_codes
-  ORDER BY property_id, room_type_id, room_stays DESC, room_type_code
-), booked AS (
-  SELECT n.property_id, co.room_type_code, n.stay_date, n.currency_code,
-         count(*) AS room_nights_booked,
-         count(*) FILTER (WHERE n.is_complimentary) AS complimentary_rooms,
-         sum(n.net_amount) AS room_revenue_net,
-         sum(n.gross_amount) AS room_revenue_gross
-  FROM room_nights n
-  JOIN code_of co ON co.property_id = n.property_id AND co.room_type_id = n.room_type_id
-  WHERE NOT n.is_cancelled
-  GROUP BY n.property_id, co.room_type_code, n.stay_date, n.currency_code
-)
-SELECT i.property_id,
-       c.property_name,
-       i.stay_date,
-       i.stay_date - c.today AS days_from_today,
-       i.room_type_code,
-       names.room_type_ids,
-       names.room_type_names,
-       COALESCE(b.currency_code, p.currency) AS currency_code,
-       i.physical_room_count AS rooms_total,
-       i.out_of_order_room_count AS rooms_out_of_order,
-       i.physical_room_count - i.out_of_order_room_count AS rooms_available,
-       i.sold_room_count AS rooms_sold,
-       i.available_room_count AS rooms_free,
-       round(i.sold_room_count / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0)::numeric, 4) AS occupancy,
-       COALESCE(b.room_nights_booked, 0) AS room_nights_booked,
-       COALESCE(b.complimentary_rooms, 0) AS complimentary_rooms,
-       COALESCE(b.room_revenue_net, 0) AS room_revenue_net,
-       COALESCE(b.room_revenue_gross, 0) AS room_revenue_gross,
-       round(b.room_revenue_net / NULLIF(b.room_nights_booked - b.complimentary_rooms, 0), 2) AS adr_net,
-       round(b.room_revenue_gross / NULLIF(b.room_nights_booked - b.complimentary_rooms, 0), 2) AS adr_gross,
-       round(COALESCE(b.room_revenue_net, 0) / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0), 2) AS revpar_net,
-       round(COALESCE(b.room_revenue_gross, 0) / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0), 2) AS revpar_gross,
-       i.refreshed_at
-FROM room_type_inventory_days i
-LEFT JOIN booked b ON b.property_id = i.property_id AND b.room_type_code = i.room_type_code AND b.stay_date = i.stay_date
-LEFT JOIN property_clock c ON c.property_id = i.property_id
-LEFT JOIN properties p ON p.property_id = i.property_id
-LEFT JOIN LATERAL (
-  SELECT array_agg(co.room_type_id ORDER BY co.room_type_id) AS room_type_ids,
-         string_agg(rt.name, ', ' ORDER BY rt.name) AS room_type_names
-  FROM code_of co
-  LEFT JOIN room_types rt ON rt.property_id = co.property_id AND rt.room_type_id = co.room_type_id
-  WHERE co.property_id = i.property_id AND co.room_type_code = i.room_type_code
-) names ON true;
-COMMENT ON VIEW daily_kpis_by_room_type IS 'daily_kpis by PMS room type: per property, night, room type code and currency, the rooms of the type, out of order, available (rooms minus out of order), sold and free as the PMS counts them (room_type_inventory_days), occupancy, and the mirror''s booked room-nights, room revenue, ADR and RevPAR of the content room types paired with the code (pms_room_type_codes). Nights of the refreshed horizon only. A night with bookings in two currencies has two rows, each with the PMS counts.';
-COMMENT ON COLUMN daily_kpis_by_room_type.property_id IS 'Provider property id.';
-COMMENT ON COLUMN daily_kpis_by_room_type.property_name IS 'Property name (content).';
-COMMENT ON COLUMN daily_kpis_by_room_type.stay_date IS 'The night (property-local date).';
-COMMENT ON COLUMN daily_kpis_by_room_type.days_from_today IS 'stay_date minus the property''s local today: 0 tonight, 1 tomorrow, -1 last night.';
-COMMENT ON COLUMN daily_kpis_by_room_type.room_type_code IS 'PMS room type code.';
-COMMENT ON COLUMN daily_kpis_by_room_type.room_type_ids IS 'Content room types paired with the code (pms_room_type_codes); NULL while none is: the revenue columns are then 0.';
-COMMENT ON COLUMN daily_kpis_by_room_type.room_type_names IS 'Their names (content), comma-separated.';
-COMMENT ON COLUMN daily_kpis_by_room_type.currency_code IS 'ISO 4217 currency of the amounts of this row (the property''s currency on a night without bookings).';
-COMMENT ON COLUMN daily_kpis_by_room_type.rooms_total IS 'Rooms of the type (PMS physicalRoomCount).';
-COMMENT ON COLUMN daily_kpis_by_room_type.rooms_out_of_order IS 'Rooms of the type out of order that night (PMS).';
-COMMENT ON COLUMN daily_kpis_by_room_type.rooms_available IS 'Rooms available to sell that night: rooms_total - rooms_out_of_order (as daily_kpis.rooms_available).';
-COMMENT ON COLUMN daily_kpis_by_room_type.rooms_sold IS 'Rooms sold that night as the PMS counts them: rooms_total - rooms_free - rooms_out_of_order (walk-ins and PMS-only stays included, zero-rate rooms too).';
-COMMENT ON COLUMN daily_kpis_by_room_type.rooms_free IS 'Rooms still free to book (PMS availableRoomCount).';
-COMMENT ON COLUMN daily_kpis_by_room_type.occupancy IS 'rooms_sold / rooms_available, 0 to 1, 4 decimals.';
-COMMENT ON COLUMN daily_kpis_by_room_type.room_nights_booked IS 'Room-nights of the mirrored bookings (not cancelled) of the paired room types in this currency: what the revenue is of.';
-COMMENT ON COLUMN daily_kpis_by_room_type.complimentary_rooms IS 'Of room_nights_booked, those at a zero rate.';
-COMMENT ON COLUMN daily_kpis_by_room_type.room_revenue_net IS 'Room revenue before tax of those nights.';
-COMMENT ON COLUMN daily_kpis_by_room_type.room_revenue_gross IS 'Room revenue after tax of those nights.';
-COMMENT ON COLUMN daily_kpis_by_room_type.adr_net IS 'Average daily rate before tax: room_revenue_net / paid booked nights (room_nights_booked - complimentary_rooms), 2 decimals; NULL without paid nights.';
-COMMENT ON COLUMN daily_kpis_by_room_type.adr_gross IS 'Average daily rate after tax, likewise.';
-COMMENT ON COLUMN daily_kpis_by_room_type.revpar_net IS 'Revenue per available room before tax: room_revenue_net / rooms_available, 2 decimals.';
-COMMENT ON COLUMN daily_kpis_by_room_type.revpar_gross IS 'Revenue per available room after tax: room_revenue_gross / rooms_available, 2 decimals.';
-COMMENT ON COLUMN daily_kpis_by_room_type.refreshed_at IS 'When the PMS counts of the night were read (UTC).';
-
--- ------------------------------------------------------------------ stay_units_reconciliation
-
-CREATE VIEW stay_units_reconciliation AS
-WITH plan_code AS (
-  SELECT DISTINCT ON (property_id, rate_plan_id) property_id, rate_plan_id, rate_plan_code
-  FROM pms_rate_plan_codes
-  ORDER BY property_id, rate_plan_id, room_stays DESC, rate_plan_code
-), mirrored AS (
-  SELECT n.property_id, pc.rate_plan_code, date_trunc('month', n.stay_date)::date AS month, count(*) AS room_nights
-  FROM room_nights n
-  JOIN plan_code pc ON pc.property_id = n.property_id AND pc.rate_plan_id = n.rate_plan_id
-  WHERE NOT n.is_cancelled
-  GROUP BY n.property_id, pc.rate_plan_code, date_trunc('month', n.stay_date)::date
-)
-SELECT u.property_id,
-       c.property_name,
-       u.rate_plan_code,
-       names.rate_plan_ids,
-       names.rate_plan_names,
-       u.month,
-       p.stay_unit_kind,
-       u.stay_units AS pms_stay_units,
-       COALESCE(m.room_nights, 0) AS mirror_room_nights,
-       u.stay_units - COALESCE(m.room_nights, 0) AS difference,
-       u.stay_units = COALESCE(m.room_nights, 0) AS matches,
-       u.read_at
-FROM stay_units u
-LEFT JOIN mirrored m ON m.property_id = u.property_id AND m.rate_plan_code = u.rate_plan_code AND m.month = u.month
-LEFT JOIN property_clock c ON c.property_id = u.property_id
-LEFT JOIN properties p ON p.property_id = u.property_id
-LEFT JOIN LATERAL (
-  SELECT array_agg(pc.rate_plan_id ORDER BY pc.rate_plan_id) AS rate_plan_ids,
-         string_agg(rp.name, ', ' ORDER BY rp.name) AS rate_plan_names
-  FROM plan_code pc
-  LEFT JOIN rate_plans rp ON rp.property_id = pc.property_id AND rp.rate_plan_id = pc.rate_plan_id
-  WHERE pc.property_id = u.property_id AND pc.rate_plan_code = u.rate_plan_code
-) names ON true;
-COMMENT ON VIEW stay_units_reconciliation IS 'Production by rate plan, reconciled: per property, PMS rate plan code and month, the stay units the PMS counts (stay_units) against the room-nights of the mirrored bookings (not cancelled) of the content rate plans paired with the code (pms_rate_plan_codes). A difference is what one side holds and the other not: PMS-only stays (walk-ins), bookings not mirrored yet, a rate plan not paired, or a property whose stay unit is the day.';
-COMMENT ON COLUMN stay_units_reconciliation.property_id IS 'Provider property id.';
-COMMENT ON COLUMN stay_units_reconciliation.property_name IS 'Property name (content).';
-COMMENT ON COLUMN stay_units_reconciliation.rate_plan_code IS 'PMS rate plan code.';
-COMMENT ON COLUMN stay_units_reconciliation.rate_plan_ids IS 'Content rate plans paired with the code; NULL while none is.';
-COMMENT ON COLUMN stay_units_reconciliation.rate_plan_names IS 'Their names (content), comma-separated.';
-COMMENT ON COLUMN stay_units_reconciliation.month IS 'First day of the month.';
-COMMENT ON COLUMN stay_units_reconciliation.stay_unit_kind IS 'What the property sells by (content): NightRate, or DailyRate (the stay units are then days, not room-nights).';
-COMMENT ON COLUMN stay_units_reconciliation.pms_stay_units IS 'Stay units of the rate plan in the month, as the PMS answered.';
-COMMENT ON COLUMN stay_units_reconciliation.mirror_room_nights IS 'Room-nights of the mirrored bookings (not cancelled) of the paired rate plans in the month.';
-COMMENT ON COLUMN stay_units_reconciliation.difference IS 'pms_stay_units - mirror_room_nights.';
-COMMENT ON COLUMN stay_units_reconciliation.matches IS 'True when both sides agree.';
-COMMENT ON COLUMN stay_units_reconciliation.read_at IS 'When the PMS was asked (UTC).';
        x.days_before,
        x.stay_date - x.days_before AS as_of_date,
        x.as_of,
@@ -1623,6 +1333,303 @@ COMMENT ON COLUMN tax_breakdown.month IS 'First day of the month of the night.';
 COMMENT ON COLUMN tax_breakdown.currency_code IS 'Currency of the amount.';
 COMMENT ON COLUMN tax_breakdown.tax_name IS 'The tax as the booking names it (booking_taxes.name of its index); NULL when the booking gives no name.';
 COMMENT ON COLUMN tax_breakdown.amount IS 'Amount of that tax on the night.';
+
+-- ------------------------------------------------------------------ segment_mix, segment_mix_monthly
+-- The PMS's own segmentation: the nights of the integration-storage bookings (one row of
+-- integration_storage_booking_nights is one room night, with its room stay's market segment and
+-- source of business), bookings cancelled or on the waiting list left out.
+CREATE VIEW segment_mix AS
+WITH nights AS (
+  SELECT n.property_id, n.stay_date, n.market_code, n.source_of_business, n.currency_code,
+         count(*) AS room_nights,
+         count(*) FILTER (WHERE n.amount_after_tax = 0) AS complimentary_nights,
+         COALESCE(sum(n.amount_after_tax), 0) AS room_revenue_gross,
+         sum(n.adults + n.children) AS guests,
+         count(DISTINCT n.booking_id) AS bookings
+  FROM integration_storage_booking_nights n
+  JOIN integration_storage_bookings b ON b.property_id = n.property_id AND b.booking_id = n.booking_id
+  WHERE b.status IS DISTINCT FROM 'Cancelled' AND b.status IS DISTINCT FROM 'Waitlisted'
+  GROUP BY n.property_id, n.stay_date, n.market_code, n.source_of_business, n.currency_code
+)
+SELECT x.property_id,
+       c.property_name,
+       x.stay_date,
+       date_trunc('month', x.stay_date)::date AS month,
+       x.stay_date - c.today AS days_from_today,
+       x.market_code,
+       x.source_of_business,
+       x.currency_code,
+       x.room_nights,
+       x.complimentary_nights,
+       x.room_revenue_gross,
+       round(x.room_revenue_gross / NULLIF(x.room_nights - x.complimentary_nights, 0), 2) AS adr_gross,
+       x.guests,
+       x.bookings,
+       round(x.room_nights / sum(x.room_nights) OVER (PARTITION BY x.property_id, x.stay_date)::numeric, 4) AS share_of_room_nights,
+       round(x.room_revenue_gross / NULLIF(sum(x.room_revenue_gross) OVER (PARTITION BY x.property_id, x.stay_date, x.currency_code), 0), 4) AS share_of_room_revenue
+FROM nights x
+LEFT JOIN property_clock c ON c.property_id = x.property_id;
+COMMENT ON VIEW segment_mix IS 'The segment mix per property and night: room nights, room revenue and ADR by the PMS''s market segment and source of business, from the integration-storage bookings (integration_storage_booking_nights); bookings Cancelled or Waitlisted left out. Amounts are after tax (the only amounts the integration storage gives). Per month: segment_mix_monthly. See docs/tables-and-reporting.md.';
+COMMENT ON COLUMN segment_mix.property_id IS 'Provider property id.';
+COMMENT ON COLUMN segment_mix.property_name IS 'Property name (content).';
+COMMENT ON COLUMN segment_mix.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN segment_mix.month IS 'First day of the night''s month.';
+COMMENT ON COLUMN segment_mix.days_from_today IS 'stay_date minus the property''s local today (property_clock): 0 tonight, negative in the past.';
+COMMENT ON COLUMN segment_mix.market_code IS 'Market segment code of the PMS (e.g. LEISURE); NULL: the room stay has none.';
+COMMENT ON COLUMN segment_mix.source_of_business IS 'Source of business code of the PMS (e.g. WEB); NULL: the room stay has none.';
+COMMENT ON COLUMN segment_mix.currency_code IS 'Currency of the amounts of this row. Never add amounts of different currencies.';
+COMMENT ON COLUMN segment_mix.room_nights IS 'Room nights of the segment and source that night (rooms of room stays, zero-rate rooms included).';
+COMMENT ON COLUMN segment_mix.complimentary_nights IS 'Of room_nights, those at a zero rate.';
+COMMENT ON COLUMN segment_mix.room_revenue_gross IS 'Room revenue after tax (sum of the nights'' amount_after_tax).';
+COMMENT ON COLUMN segment_mix.adr_gross IS 'Average daily rate after tax: room_revenue_gross / paid room nights (room_nights - complimentary_nights), 2 decimals; NULL without paid nights.';
+COMMENT ON COLUMN segment_mix.guests IS 'Guests (adults and children) of those room nights.';
+COMMENT ON COLUMN segment_mix.bookings IS 'Integration-storage bookings with a room night in the row.';
+COMMENT ON COLUMN segment_mix.share_of_room_nights IS 'room_nights / the property''s room nights that night in every segment and currency, 0 to 1, 4 decimals.';
+COMMENT ON COLUMN segment_mix.share_of_room_revenue IS 'room_revenue_gross / the property''s room revenue that night in this currency, 0 to 1, 4 decimals; NULL when that is 0.';
+
+CREATE VIEW segment_mix_monthly AS
+WITH months AS (
+  SELECT n.property_id, date_trunc('month', n.stay_date)::date AS month, n.market_code, n.source_of_business, n.currency_code,
+         count(*) AS room_nights,
+         count(*) FILTER (WHERE n.amount_after_tax = 0) AS complimentary_nights,
+         COALESCE(sum(n.amount_after_tax), 0) AS room_revenue_gross,
+         sum(n.adults + n.children) AS guests,
+         count(DISTINCT n.booking_id) AS bookings
+  FROM integration_storage_booking_nights n
+  JOIN integration_storage_bookings b ON b.property_id = n.property_id AND b.booking_id = n.booking_id
+  WHERE b.status IS DISTINCT FROM 'Cancelled' AND b.status IS DISTINCT FROM 'Waitlisted'
+  GROUP BY n.property_id, date_trunc('month', n.stay_date)::date, n.market_code, n.source_of_business, n.currency_code
+)
+SELECT x.property_id,
+       c.property_name,
+       x.month,
+       x.market_code,
+       x.source_of_business,
+       x.currency_code,
+       x.room_nights,
+       x.complimentary_nights,
+       x.room_revenue_gross,
+       round(x.room_revenue_gross / NULLIF(x.room_nights - x.complimentary_nights, 0), 2) AS adr_gross,
+       x.guests,
+       x.bookings,
+       round(x.room_nights / sum(x.room_nights) OVER (PARTITION BY x.property_id, x.month)::numeric, 4) AS share_of_room_nights,
+       round(x.room_revenue_gross / NULLIF(sum(x.room_revenue_gross) OVER (PARTITION BY x.property_id, x.month, x.currency_code), 0), 4) AS share_of_room_revenue
+FROM months x
+LEFT JOIN property_clock c ON c.property_id = x.property_id;
+COMMENT ON VIEW segment_mix_monthly IS 'The segment mix per property and month of stay: segment_mix added up over the nights of each month (ADR and shares computed again from the sums, not averaged). See docs/tables-and-reporting.md.';
+COMMENT ON COLUMN segment_mix_monthly.property_id IS 'Provider property id.';
+COMMENT ON COLUMN segment_mix_monthly.property_name IS 'Property name (content).';
+COMMENT ON COLUMN segment_mix_monthly.month IS 'First day of the month of the nights.';
+COMMENT ON COLUMN segment_mix_monthly.market_code IS 'Market segment code of the PMS; NULL: none.';
+COMMENT ON COLUMN segment_mix_monthly.source_of_business IS 'Source of business code of the PMS; NULL: none.';
+COMMENT ON COLUMN segment_mix_monthly.currency_code IS 'Currency of the amounts of this row. Never add amounts of different currencies.';
+COMMENT ON COLUMN segment_mix_monthly.room_nights IS 'Room nights of the month (segment_mix.room_nights added up).';
+COMMENT ON COLUMN segment_mix_monthly.complimentary_nights IS 'Of room_nights, those at a zero rate.';
+COMMENT ON COLUMN segment_mix_monthly.room_revenue_gross IS 'Room revenue after tax of the month.';
+COMMENT ON COLUMN segment_mix_monthly.adr_gross IS 'room_revenue_gross / paid room nights of the month, 2 decimals.';
+COMMENT ON COLUMN segment_mix_monthly.guests IS 'Guest nights: guests of each room night, added up over the month.';
+COMMENT ON COLUMN segment_mix_monthly.bookings IS 'Integration-storage bookings with a room night in the month (each counted once).';
+COMMENT ON COLUMN segment_mix_monthly.share_of_room_nights IS 'room_nights / the property''s room nights of the month, 0 to 1, 4 decimals.';
+COMMENT ON COLUMN segment_mix_monthly.share_of_room_revenue IS 'room_revenue_gross / the property''s room revenue of the month in this currency, 0 to 1, 4 decimals.';
+
+-- ------------------------------------------------------------------ block_pickup
+-- Group blocks: per block, night and room type, what was blocked against what was realised
+-- (picked up), and what the cut-off releases. Cancelled blocks hold nothing and are left out.
+CREATE VIEW block_pickup AS
+SELECT d.property_id,
+       c.property_name,
+       d.inventory_block_id,
+       blk.pms_side_code AS block_code,
+       blk.block_status,
+       d.stay_date,
+       d.stay_date - c.today AS days_from_today,
+       d.room_type_code,
+       d.blocked_count AS blocked,
+       d.realized_count AS realized,
+       round(100.0 * d.realized_count / NULLIF(d.blocked_count, 0), 1) AS pickup_percent,
+       u.unsold,
+       d.cutoff_date,
+       d.cutoff_date - c.today AS days_to_cutoff,
+       r.released,
+       CASE WHEN r.released THEN u.unsold ELSE 0 END AS rooms_released,
+       CASE WHEN r.released THEN 0 ELSE u.unsold END AS rooms_held,
+       bk.booked_nights,
+       d.one_adult_price,
+       d.services_price,
+       d.currency_code
+FROM inventory_block_days d
+JOIN inventory_blocks blk ON blk.property_id = d.property_id AND blk.inventory_block_id = d.inventory_block_id
+LEFT JOIN property_clock c ON c.property_id = d.property_id
+-- Unsold: blocked less realised, never below 0 (a block oversold by the PMS has nothing unsold);
+-- NULL when realised is not tracked (GREATEST alone would take a NULL for 0).
+CROSS JOIN LATERAL (SELECT CASE WHEN d.realized_count IS NOT NULL THEN GREATEST(d.blocked_count - d.realized_count, 0) END AS unsold) u
+-- Released: the cut-off date has passed ("after which unsold rooms are released"); without a cut-off, nothing is released.
+CROSS JOIN LATERAL (SELECT COALESCE(d.cutoff_date < c.today, false) AS released) r
+-- The mirror's own count: nights of storage bookings taken from the block (by its code), by index.
+CROSS JOIN LATERAL (
+  SELECT count(*) AS booked_nights
+  FROM integration_storage_booking_nights n
+  JOIN integration_storage_bookings sb ON sb.property_id = n.property_id AND sb.booking_id = n.booking_id
+  WHERE n.property_id = d.property_id AND n.stay_date = d.stay_date AND n.inventory_block_code = blk.pms_side_code
+    AND n.room_type_code IS NOT DISTINCT FROM d.room_type_code
+    AND sb.status IS DISTINCT FROM 'Cancelled' AND sb.status IS DISTINCT FROM 'Waitlisted'
+) bk
+WHERE blk.block_status IS DISTINCT FROM 'Cancelled';
+COMMENT ON VIEW block_pickup IS 'Group (inventory) block pickup per block, night and room type: rooms blocked against realised (picked up), what is still unsold, and what the cut-off releases (unsold rooms whose cut-off date has passed) or will release (rooms_held, on the day after cutoff_date). Cancelled blocks are left out. See docs/tables-and-reporting.md.';
+COMMENT ON COLUMN block_pickup.property_id IS 'Provider property id.';
+COMMENT ON COLUMN block_pickup.property_name IS 'Property name (content).';
+COMMENT ON COLUMN block_pickup.inventory_block_id IS 'Integration-storage block id (inventory_blocks).';
+COMMENT ON COLUMN block_pickup.block_code IS 'The block''s code in the PMS (e.g. GRP-2026-1): the code the nights of a booking taken from it carry (integration_storage_booking_nights.inventory_block_code).';
+COMMENT ON COLUMN block_pickup.block_status IS 'Inquiry, Active, Unknown (or a newer value).';
+COMMENT ON COLUMN block_pickup.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN block_pickup.days_from_today IS 'stay_date minus the property''s local today.';
+COMMENT ON COLUMN block_pickup.room_type_code IS 'Room type code of the PMS.';
+COMMENT ON COLUMN block_pickup.blocked IS 'Rooms blocked (allocated) for the night.';
+COMMENT ON COLUMN block_pickup.realized IS 'Rooms realised (picked up: booked from the block) for the night; NULL when the PMS does not track it.';
+COMMENT ON COLUMN block_pickup.pickup_percent IS '100 × realized / blocked, 1 decimal; NULL when either is unknown or nothing is blocked.';
+COMMENT ON COLUMN block_pickup.unsold IS 'blocked - realized, at least 0; NULL when realized is unknown.';
+COMMENT ON COLUMN block_pickup.cutoff_date IS 'Cut-off date: rooms unsold then are released to general inventory after it; NULL when none is set.';
+COMMENT ON COLUMN block_pickup.days_to_cutoff IS 'cutoff_date minus the property''s local today: negative once it has passed.';
+COMMENT ON COLUMN block_pickup.released IS 'True once the cut-off date has passed (cutoff_date before today); false before it or without a cut-off.';
+COMMENT ON COLUMN block_pickup.rooms_released IS 'Unsold rooms the cut-off released (once released); 0 before it; NULL when realized is unknown and the cut-off has passed.';
+COMMENT ON COLUMN block_pickup.rooms_held IS 'Unsold rooms still held for the group (before the cut-off has passed): released the day after cutoff_date if still unsold; 0 once released; NULL when realized is unknown and the cut-off has not passed.';
+COMMENT ON COLUMN block_pickup.booked_nights IS 'The mirror''s own count: room nights of integration-storage bookings (not cancelled or waitlisted) taken from this block (their inventory_block_code is block_code) that night in this room type. Where the PMS does not track realized, the pickup the mirror has seen; elsewhere a check of it (bookings no event announced are not counted).';
+COMMENT ON COLUMN block_pickup.one_adult_price IS 'Price per room for one adult, as the block gives it.';
+COMMENT ON COLUMN block_pickup.services_price IS 'Price of the additional services per room, as given.';
+COMMENT ON COLUMN block_pickup.currency_code IS 'Currency of the prices.';
+
+-- ------------------------------------------------------------------ daily_kpis_by_room_type
+
+-- The PMS counts rooms by its own room type codes (room_type_inventory_days); the mirror's
+-- revenue is by content room type (room_nights). pms_room_type_codes pairs them, learnt from the
+-- integration-storage bookings; a content room type paired with two codes counts under the code
+-- of more stays (then the first code), so that no night is counted twice.
+CREATE VIEW daily_kpis_by_room_type AS
+WITH code_of AS (
+  SELECT DISTINCT ON (property_id, room_type_id) property_id, room_type_id, room_type_code
+  FROM pms_room_type_codes
+  ORDER BY property_id, room_type_id, room_stays DESC, room_type_code
+), booked AS (
+  SELECT n.property_id, co.room_type_code, n.stay_date, n.currency_code,
+         count(*) AS room_nights_booked,
+         count(*) FILTER (WHERE n.is_complimentary) AS complimentary_rooms,
+         sum(n.net_amount) AS room_revenue_net,
+         sum(n.gross_amount) AS room_revenue_gross
+  FROM room_nights n
+  JOIN code_of co ON co.property_id = n.property_id AND co.room_type_id = n.room_type_id
+  WHERE NOT n.is_cancelled
+  GROUP BY n.property_id, co.room_type_code, n.stay_date, n.currency_code
+)
+SELECT i.property_id,
+       c.property_name,
+       i.stay_date,
+       i.stay_date - c.today AS days_from_today,
+       i.room_type_code,
+       names.room_type_ids,
+       names.room_type_names,
+       COALESCE(b.currency_code, p.currency) AS currency_code,
+       i.physical_room_count AS rooms_total,
+       i.out_of_order_room_count AS rooms_out_of_order,
+       i.physical_room_count - i.out_of_order_room_count AS rooms_available,
+       i.sold_room_count AS rooms_sold,
+       i.available_room_count AS rooms_free,
+       round(i.sold_room_count / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0)::numeric, 4) AS occupancy,
+       COALESCE(b.room_nights_booked, 0) AS room_nights_booked,
+       COALESCE(b.complimentary_rooms, 0) AS complimentary_rooms,
+       COALESCE(b.room_revenue_net, 0) AS room_revenue_net,
+       COALESCE(b.room_revenue_gross, 0) AS room_revenue_gross,
+       round(b.room_revenue_net / NULLIF(b.room_nights_booked - b.complimentary_rooms, 0), 2) AS adr_net,
+       round(b.room_revenue_gross / NULLIF(b.room_nights_booked - b.complimentary_rooms, 0), 2) AS adr_gross,
+       round(COALESCE(b.room_revenue_net, 0) / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0), 2) AS revpar_net,
+       round(COALESCE(b.room_revenue_gross, 0) / NULLIF(i.physical_room_count - i.out_of_order_room_count, 0), 2) AS revpar_gross,
+       i.refreshed_at
+FROM room_type_inventory_days i
+LEFT JOIN booked b ON b.property_id = i.property_id AND b.room_type_code = i.room_type_code AND b.stay_date = i.stay_date
+LEFT JOIN property_clock c ON c.property_id = i.property_id
+LEFT JOIN properties p ON p.property_id = i.property_id
+LEFT JOIN LATERAL (
+  SELECT array_agg(co.room_type_id ORDER BY co.room_type_id) AS room_type_ids,
+         string_agg(rt.name, ', ' ORDER BY rt.name) AS room_type_names
+  FROM code_of co
+  LEFT JOIN room_types rt ON rt.property_id = co.property_id AND rt.room_type_id = co.room_type_id
+  WHERE co.property_id = i.property_id AND co.room_type_code = i.room_type_code
+) names ON true;
+COMMENT ON VIEW daily_kpis_by_room_type IS 'daily_kpis by PMS room type: per property, night, room type code and currency, the rooms of the type, out of order, available (rooms minus out of order), sold and free as the PMS counts them (room_type_inventory_days), occupancy, and the mirror''s booked room-nights, room revenue, ADR and RevPAR of the content room types paired with the code (pms_room_type_codes). Nights of the refreshed horizon only. A night with bookings in two currencies has two rows, each with the PMS counts.';
+COMMENT ON COLUMN daily_kpis_by_room_type.property_id IS 'Provider property id.';
+COMMENT ON COLUMN daily_kpis_by_room_type.property_name IS 'Property name (content).';
+COMMENT ON COLUMN daily_kpis_by_room_type.stay_date IS 'The night (property-local date).';
+COMMENT ON COLUMN daily_kpis_by_room_type.days_from_today IS 'stay_date minus the property''s local today: 0 tonight, 1 tomorrow, -1 last night.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_type_code IS 'PMS room type code.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_type_ids IS 'Content room types paired with the code (pms_room_type_codes); NULL while none is: the revenue columns are then 0.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_type_names IS 'Their names (content), comma-separated.';
+COMMENT ON COLUMN daily_kpis_by_room_type.currency_code IS 'ISO 4217 currency of the amounts of this row (the property''s currency on a night without bookings).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_total IS 'Rooms of the type (PMS physicalRoomCount).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_out_of_order IS 'Rooms of the type out of order that night (PMS).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_available IS 'Rooms available to sell that night: rooms_total - rooms_out_of_order (as daily_kpis.rooms_available).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_sold IS 'Rooms sold that night as the PMS counts them: rooms_total - rooms_free - rooms_out_of_order (walk-ins and PMS-only stays included, zero-rate rooms too).';
+COMMENT ON COLUMN daily_kpis_by_room_type.rooms_free IS 'Rooms still free to book (PMS availableRoomCount).';
+COMMENT ON COLUMN daily_kpis_by_room_type.occupancy IS 'rooms_sold / rooms_available, 0 to 1, 4 decimals.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_nights_booked IS 'Room-nights of the mirrored bookings (not cancelled) of the paired room types in this currency: what the revenue is of.';
+COMMENT ON COLUMN daily_kpis_by_room_type.complimentary_rooms IS 'Of room_nights_booked, those at a zero rate.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_revenue_net IS 'Room revenue before tax of those nights.';
+COMMENT ON COLUMN daily_kpis_by_room_type.room_revenue_gross IS 'Room revenue after tax of those nights.';
+COMMENT ON COLUMN daily_kpis_by_room_type.adr_net IS 'Average daily rate before tax: room_revenue_net / paid booked nights (room_nights_booked - complimentary_rooms), 2 decimals; NULL without paid nights.';
+COMMENT ON COLUMN daily_kpis_by_room_type.adr_gross IS 'Average daily rate after tax, likewise.';
+COMMENT ON COLUMN daily_kpis_by_room_type.revpar_net IS 'Revenue per available room before tax: room_revenue_net / rooms_available, 2 decimals.';
+COMMENT ON COLUMN daily_kpis_by_room_type.revpar_gross IS 'Revenue per available room after tax: room_revenue_gross / rooms_available, 2 decimals.';
+COMMENT ON COLUMN daily_kpis_by_room_type.refreshed_at IS 'When the PMS counts of the night were read (UTC).';
+
+-- ------------------------------------------------------------------ stay_units_reconciliation
+
+CREATE VIEW stay_units_reconciliation AS
+WITH plan_code AS (
+  SELECT DISTINCT ON (property_id, rate_plan_id) property_id, rate_plan_id, rate_plan_code
+  FROM pms_rate_plan_codes
+  ORDER BY property_id, rate_plan_id, room_stays DESC, rate_plan_code
+), mirrored AS (
+  SELECT n.property_id, pc.rate_plan_code, date_trunc('month', n.stay_date)::date AS month, count(*) AS room_nights
+  FROM room_nights n
+  JOIN plan_code pc ON pc.property_id = n.property_id AND pc.rate_plan_id = n.rate_plan_id
+  WHERE NOT n.is_cancelled
+  GROUP BY n.property_id, pc.rate_plan_code, date_trunc('month', n.stay_date)::date
+)
+SELECT u.property_id,
+       c.property_name,
+       u.rate_plan_code,
+       names.rate_plan_ids,
+       names.rate_plan_names,
+       u.month,
+       p.stay_unit_kind,
+       u.stay_units AS pms_stay_units,
+       COALESCE(m.room_nights, 0) AS mirror_room_nights,
+       u.stay_units - COALESCE(m.room_nights, 0) AS difference,
+       u.stay_units = COALESCE(m.room_nights, 0) AS matches,
+       u.read_at
+FROM stay_units u
+LEFT JOIN mirrored m ON m.property_id = u.property_id AND m.rate_plan_code = u.rate_plan_code AND m.month = u.month
+LEFT JOIN property_clock c ON c.property_id = u.property_id
+LEFT JOIN properties p ON p.property_id = u.property_id
+LEFT JOIN LATERAL (
+  SELECT array_agg(pc.rate_plan_id ORDER BY pc.rate_plan_id) AS rate_plan_ids,
+         string_agg(rp.name, ', ' ORDER BY rp.name) AS rate_plan_names
+  FROM plan_code pc
+  LEFT JOIN rate_plans rp ON rp.property_id = pc.property_id AND rp.rate_plan_id = pc.rate_plan_id
+  WHERE pc.property_id = u.property_id AND pc.rate_plan_code = u.rate_plan_code
+) names ON true;
+COMMENT ON VIEW stay_units_reconciliation IS 'Production by rate plan, reconciled: per property, PMS rate plan code and month, the stay units the PMS counts (stay_units) against the room-nights of the mirrored bookings (not cancelled) of the content rate plans paired with the code (pms_rate_plan_codes). A difference is what one side holds and the other not: PMS-only stays (walk-ins), bookings not mirrored yet, a rate plan not paired, or a property whose stay unit is the day.';
+COMMENT ON COLUMN stay_units_reconciliation.property_id IS 'Provider property id.';
+COMMENT ON COLUMN stay_units_reconciliation.property_name IS 'Property name (content).';
+COMMENT ON COLUMN stay_units_reconciliation.rate_plan_code IS 'PMS rate plan code.';
+COMMENT ON COLUMN stay_units_reconciliation.rate_plan_ids IS 'Content rate plans paired with the code; NULL while none is.';
+COMMENT ON COLUMN stay_units_reconciliation.rate_plan_names IS 'Their names (content), comma-separated.';
+COMMENT ON COLUMN stay_units_reconciliation.month IS 'First day of the month.';
+COMMENT ON COLUMN stay_units_reconciliation.stay_unit_kind IS 'What the property sells by (content): NightRate, or DailyRate (the stay units are then days, not room-nights).';
+COMMENT ON COLUMN stay_units_reconciliation.pms_stay_units IS 'Stay units of the rate plan in the month, as the PMS answered.';
+COMMENT ON COLUMN stay_units_reconciliation.mirror_room_nights IS 'Room-nights of the mirrored bookings (not cancelled) of the paired rate plans in the month.';
+COMMENT ON COLUMN stay_units_reconciliation.difference IS 'pms_stay_units - mirror_room_nights.';
+COMMENT ON COLUMN stay_units_reconciliation.matches IS 'True when both sides agree.';
+COMMENT ON COLUMN stay_units_reconciliation.read_at IS 'When the PMS was asked (UTC).';
+
 -- ------------------------------------------------------------------ forecast
 
 -- The pickup method (docs/tables-and-reporting.md, "Forecast"): a night's forecast is what is on

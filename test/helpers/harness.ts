@@ -199,9 +199,9 @@ export async function syncOnce(
       : opts.streams === 'pms'
         ? {
             property: all.property.filter((s) => s.name === 'pms_reservations'),
-            queues: all.queues.filter((q) => q.name === 'pms_reservation_queue'),
-            // The pass that reads the cards of the persons a backfill mirrored.
-            refreshes: all.refreshes.filter((r) => r.name === 'pms_loyalty_cards'),
+            // With the pass that reads the cards of the persons a backfill mirrored.
+            queues: all.queues.filter((q) => q.name === 'pms_reservation_queue' || q.name === 'pms_loyalty_cards'),
+            refreshes: [],
           }
         : bookingStreams;
   let recovery: Recovery = opts.recovery ?? { mode: 'none' };

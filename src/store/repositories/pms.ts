@@ -228,23 +228,6 @@ export async function personsWithUnreadLoyaltyCards(
   return r.rows.map((x) => ({ propertyId: x.property_id, personId: x.pms_person_id }));
 }
 
-/**
- * Whether a PMS backfill of these properties is under way: reservations waiting to be fetched,
- * or a search that is active and not caught up (a failing or refused search holds nothing up);
- * `unstarted`: some property has no search cursor yet.
- */
-export async function pmsBackfillUnderway(db: Executor, propertyIds: readonly string[]): Promise<{ underway: boolean; unstarted: boolean }> {
-  if (propertyIds.length === 0) return { underway: false, unstarted: false };
-  const ids = [...propertyIds];
-  const r = await sql<{ underway: boolean; unstarted: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM pms_reservation_queue WHERE property_id = ANY(${ids}::text[]) AND state = 'pending')
-        OR EXISTS (SELECT 1 FROM sync_cursors WHERE property_id = ANY(${ids}::text[]) AND stream = 'pms_reservations'
-                      AND state = 'active' AND NOT caught_up) AS underway,
-           EXISTS (SELECT 1 FROM unnest(${ids}::text[]) AS p(id)
-                    WHERE NOT EXISTS (SELECT 1 FROM sync_cursors c WHERE c.property_id = p.id AND c.stream = 'pms_reservations')) AS unstarted`.execute(db);
-  return r.rows[0] ?? { underway: false, unstarted: false };
-}
-
 /** A person's loyalty cards as read at `readAt`, replacing the mirrored ones; the person's row (written before, in the same transaction) records the read. */
 export async function replaceLoyaltyCards(
   trx: Executor,

@@ -19,6 +19,7 @@ export class SyncCounters {
   occupancyWindows = 0;
   pmsRoomsRefreshed = 0;
   pmsCompaniesRefreshed = 0;
+  pmsLoyaltyCardsRead = 0;
   /** Accommodation inventories read (rooms by type). */
   accommodationInventories = 0;
   /** Inventory searches (one window of room type days each) and stay-unit counts read. */

@@ -5,12 +5,12 @@
  * this pass, below the backfill's priority, so that they take what budget the backfill leaves.
  *
  * The pass reads, in batches, every person of the connection's properties whose cards were never
- * read (pms_guests.loyalty_cards_read_at NULL) and whose last answer is not in quarantine; while
- * a PMS backfill of those properties is under way it waits for it, so that `sync --once` ends
- * with every person's cards. It runs at start (last of the refreshes) and daily with content.
+ * read (pms_guests.loyalty_cards_read_at NULL) and whose last answer is not in quarantine: at
+ * start, and whenever a fetch leaves cards to it; `sync --once` waits for it.
  */
 import { activePropertyIds } from '../../store/repositories/content.js';
-import { pmsBackfillUnderway, personsWithUnreadLoyaltyCards, replaceLoyaltyCards } from '../../store/repositories/pms.js';
+import { pendingCount } from '../../store/repositories/fetch-queue.js';
+import { personsWithUnreadLoyaltyCards, replaceLoyaltyCards } from '../../store/repositories/pms.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { streamNames } from '../../store/states.js';
 import { NotFoundError, RequestRejectedError } from '../../provider/errors.js';
@@ -18,16 +18,15 @@ import { PageLoopError, PageTokens } from '../../provider/paging.js';
 import { parseLoyaltyCardsPage, type PmsLoyaltyCard } from '../../provider/schemas/pms.js';
 import { erasableLoyaltyCards } from '../../mapping/erasure.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
+import { IdlePause } from '../../util/wait-list.js';
 import type { SyncContext } from '../runtime/context.js';
-import type { RefreshStream } from './types.js';
+import { classify } from '../runtime/failures.js';
+import { ONCE_MAX_ATTEMPTS } from '../runtime/fetch-drain.js';
+import type { EngineMode, QueueDrain, QueueStream } from './types.js';
 
 /** Below the PMS backfill (5): the pass takes what budget the backfill leaves. */
 const PASS_PRIORITY = 6;
 const BATCH = 200;
-/** How often a pass waiting for a backfill looks again (one small read). */
-const BACKFILL_WAIT_MS = 5_000;
-/** How long a property whose PMS search has not started holds the pass up. */
-const UNSTARTED_WAIT_MS = 60_000;
 
 /** What a read of a person's cards found: the cards, the person gone at the provider (no cards), or nothing usable. */
 export type LoyaltyCardsRead = PmsLoyaltyCard[] | 'gone' | null;
@@ -81,24 +80,70 @@ export async function fetchLoyaltyCards(
   return cards;
 }
 
-/** The pass over the persons whose cards were never read; see the module's comment. */
-async function readUnreadCards(ctx: SyncContext, signal: AbortSignal, only: readonly string[]): Promise<void> {
-  const propertyIds = only.length > 0 ? [...only] : await activePropertyIds(ctx.db, ctx.connection);
-  const startedAt = ctx.clock.now();
-  let read = 0;
-  while (!signal.aborted) {
-    const batch = await personsWithUnreadLoyaltyCards(ctx.db, propertyIds, BATCH);
-    if (batch.length === 0) {
-      const backfill = await pmsBackfillUnderway(ctx.db, propertyIds);
-      // A search not started yet is waited for a while (the engine starts it beside this pass), not for ever.
-      if (!backfill.underway && !(backfill.unstarted && ctx.clock.now() - startedAt < UNSTARTED_WAIT_MS)) break;
-      await ctx.clock.sleep(BACKFILL_WAIT_MS, signal).catch(() => undefined);
-      continue;
+/**
+ * The pass over the persons whose cards were never read, as a queue drain: the queue is the
+ * persons of pms_guests with loyalty_cards_read_at NULL. It looks when a PMS fetch leaves cards
+ * to it (`loyaltyCardsDeferred`), and not otherwise: an idle pass costs the database nothing.
+ * `sync --once` ends it when the booking and PMS work it follows is done and nobody is left.
+ */
+class LoyaltyCardsDrain implements QueueDrain {
+  private readonly idle = new IdlePause();
+  private readonly stopListening: () => void;
+
+  constructor(private readonly ctx: SyncContext) {
+    this.stopListening = ctx.events.on('loyaltyCardsDeferred', () => this.idle.wake());
+  }
+
+  wake(): void {
+    this.idle.wake();
+  }
+
+  async run(signal: AbortSignal, opts: { mode: EngineMode; upstreamDone: () => boolean; onFatal: (err: Error) => void }): Promise<void> {
+    const { ctx } = this;
+    try {
+      while (!signal.aborted) {
+        try {
+          await ctx.database.waitUntilAvailable(signal);
+          await ctx.fence.waitUntilHeld(signal);
+          const read = await this.readBatch(signal);
+          if (read > 0) continue;
+          if (opts.mode === 'once') {
+            // Done when nothing upstream can still mirror a person: the property streams are
+            // caught up and no PMS reservation waits to be fetched.
+            if (
+              opts.upstreamDone() &&
+              (await pendingCount(ctx.db, 'pms_reservation_queue', { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0
+            ) {
+              if ((await this.readBatch(signal)) === 0) return;
+              continue;
+            }
+            await this.idle.pause(signal, 1_000);
+            continue;
+          }
+          await this.idle.pause(signal, Infinity);
+        } catch (err) {
+          if (signal.aborted) return;
+          const verdict = classify(err, signal, ctx);
+          if (verdict.kind === 'fatal' || verdict.kind === 'continueTokenLost') return opts.onFatal(verdict.error);
+          if (verdict.kind !== 'database' && verdict.kind !== 'lease' && verdict.kind !== 'stopped')
+            ctx.logger.warn({ component: 'pms', reason: verdict.reason }, 'loyalty cards: a read failed; the pass tries again in a minute');
+          await this.idle.pause(signal, 60_000);
+        }
+      }
+    } finally {
+      this.stopListening();
     }
-    let progressed = false;
-    for (const p of batch) {
-      if (signal.aborted) return;
+  }
+
+  /** Reads one batch of persons; returns how many were read (0: none left, or none of the batch could be). */
+  private async readBatch(signal: AbortSignal): Promise<number> {
+    const { ctx } = this;
+    const propertyIds = ctx.config.propertyIds.length > 0 ? [...ctx.config.propertyIds] : await activePropertyIds(ctx.db, ctx.connection);
+    let read = 0;
+    for (const p of await personsWithUnreadLoyaltyCards(ctx.db, propertyIds, BATCH)) {
+      if (signal.aborted) break;
       const cards = await fetchLoyaltyCards(ctx, p.propertyId, p.personId, signal, PASS_PRIORITY);
+      // Refused or in a circle: the next pass (a later deferral, a restart) tries again.
       if (cards === null) continue;
       const readAt = new Date(ctx.clock.now());
       await ctx.write(async (trx) => {
@@ -107,22 +152,17 @@ async function readUnreadCards(ctx: SyncContext, signal: AbortSignal, only: read
         ]);
         await replaceLoyaltyCards(trx, p.propertyId, p.personId, kept!.cards, readAt);
       });
-      progressed = true;
       read += 1;
     }
-    // A batch of persons none of whose cards could be read (refused, in a circle) is not read
-    // again at once: the next pass tries them.
-    if (!progressed) break;
+    if (read > 0) ctx.counters.pmsLoyaltyCardsRead += read;
+    return read;
   }
-  if (read > 0) ctx.logger.info({ component: 'pms', persons: read }, `loyalty cards read for ${read} PMS persons`);
 }
 
-/** Registered with the refreshes, last: at start it waits for the PMS backfill it follows. */
-export const pmsLoyaltyCardsStream: RefreshStream = {
+/** Registered with the queues: it drains the persons whose cards a backfill left to it. */
+export const pmsLoyaltyCardsStream: QueueStream = {
   name: streamNames.pmsLoyaltyCards,
   area: 'pms',
   enabled: (config) => config.pms.enabled && config.pms.loyaltyCards,
-  cron: (config) => config.content.refreshCron,
-  run: readUnreadCards,
-  discoversProperties: false,
+  create: (ctx) => new LoyaltyCardsDrain(ctx),
 };

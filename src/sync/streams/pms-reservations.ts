@@ -313,6 +313,8 @@ export interface FetchedReservation {
   guests: Erasable<NewPmsGuest | null>[];
   /** The loyalty cards read, by person (pms.loyaltyCards). */
   loyaltyCards: Erasable<PersonLoyaltyCards>[];
+  /** The persons' cards are left to the pass after the backfill (pms-loyalty-cards.ts). */
+  cardsDeferred: boolean;
   /** When the reservation was read: its persons' cards count as read then. */
   readAt: Date;
   rawBody: string;
@@ -382,14 +384,15 @@ export async function fetchPmsReservation(
   // During a backfill, the cards wait for the pass after it (pms-loyalty-cards.ts): the
   // reservations and their money first, then one request per person.
   const loyaltyCards: Erasable<PersonLoyaltyCards>[] = [];
-  if (ctx.config.pms.loyaltyCards && priority !== PMS_PRIORITY.backfill) {
+  const cardsDeferred = ctx.config.pms.loyaltyCards && priority === PMS_PRIORITY.backfill;
+  if (ctx.config.pms.loyaltyCards && !cardsDeferred) {
     const persons = [...(customerId ? [customerId] : []), ...referenced.filter((id) => !unread.has(id))];
     for (const personId of await loyaltyCardsToRead(ctx.db, propertyId, number, rows.reservation.modified_at, persons)) {
       const cards = await fetchLoyaltyCards(ctx, propertyId, personId, signal, priority);
       if (cards) loyaltyCards.push(erasableLoyaltyCards(propertyId, personId, cards === 'gone' ? [] : cards, ctx.config.pms.personalData));
     }
   }
-  return { reservation, guests, loyaltyCards, readAt: res.fetchedAt, rawBody: JSON.stringify(stored) };
+  return { reservation, guests, loyaltyCards, cardsDeferred, readAt: res.fetchedAt, rawBody: JSON.stringify(stored) };
 }
 
 /**
@@ -482,6 +485,7 @@ class PmsReservationFetches implements FetchHandler {
         return w;
       });
       if (written) ctx.counters.pmsReservationsWritten += 1;
+      if (fetched.cardsDeferred) ctx.events.emit('loyaltyCardsDeferred');
     } catch (err) {
       await this.outcomes.writeFailed(item, err, fetched.rawBody);
     }

@@ -17,10 +17,10 @@ import { retentionStream } from './retention.js';
 import { accommodationInventoryStream, roomTypeInventoryStream, stayUnitsStream } from './room-inventory.js';
 import type { StreamRegistry } from './types.js';
 
-/** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close after the statistics it compares with; the loyalty cards last, as they wait for the PMS backfill). */
+/** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close after the statistics it compares with). */
 export const registeredStreams: StreamRegistry = {
   property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
-  queues: [bookingDetailsStream, pmsReservationQueueStream, webhookEventsStream],
+  queues: [bookingDetailsStream, pmsReservationQueueStream, pmsLoyaltyCardsStream, webhookEventsStream],
   refreshes: [
     contentStream,
     pmsRoomsStream,
@@ -31,6 +31,5 @@ export const registeredStreams: StreamRegistry = {
     stayUnitsStream,
     dayCloseStream,
     retentionStream,
-    pmsLoyaltyCardsStream,
   ],
 };
