@@ -1,7 +1,8 @@
 -- Loyalty cards of PMS persons (issue 27): GET …/guests/{pmsPersonId}/loyalty-cards, read with
--- the person's profile (a reservation's customer, a room stay's guest) when the person is new to
--- the mirror or a newer version of one of their reservations is fetched, and replaced whole in
--- the reservation's transaction.
+-- the person's profile (a reservation's customer, a room stay's guest) when a reservation is
+-- fetched as it changes (the person new to the mirror, or a newer version of one of their
+-- reservations), and replaced whole in the reservation's transaction; a backfill leaves them to
+-- the pass after it.
 --
 -- A card number is personal data: kept only with pms.personalData (NULL otherwise), withheld
 -- from readers without --personal-data, cleared when its person is erased (forget-guest,
@@ -26,6 +27,12 @@ COMMENT ON COLUMN pms_guest_loyalty_cards.synced_at IS 'When staysync last wrote
 
 ALTER TABLE pms_guests ADD COLUMN loyalty_cards_read_at timestamptz;
 COMMENT ON COLUMN pms_guests.loyalty_cards_read_at IS 'When the person''s loyalty cards (pms_guest_loyalty_cards) were last read; NULL: not read yet (a person mirrored before 0.2.0 until a newer version of one of their reservations, or pms.loyaltyCards off).';
+
+-- What a backfill leaves for the pass after it (src/sync/streams/pms-deferred-reads.ts): the
+-- reservations whose invoices and the persons whose cards were not read. Partial indexes: the
+-- pass's read stays small however large the mirror.
+CREATE INDEX pms_reservations_invoices_unread ON pms_reservations (property_id, number) WHERE invoices_read_at IS NULL;
+CREATE INDEX pms_guests_cards_unread ON pms_guests (property_id, pms_person_id) WHERE loyalty_cards_read_at IS NULL;
 
 ALTER TABLE quarantine DROP CONSTRAINT quarantine_stream_check;
 ALTER TABLE quarantine

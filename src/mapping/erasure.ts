@@ -10,7 +10,7 @@
 import { parseJsonLossless } from '../provider/json.js';
 import type { Booking, BookingSummary } from '../provider/schemas/bookings.js';
 import type { PmsInvoice, PmsLoyaltyCard, PmsPerson, PmsReservation, StorageBooking } from '../provider/schemas/pms.js';
-import type { BookingRows, NewPmsGuest, NewPmsGuestLoyaltyCard, StorageBookingRows, SummaryRow } from '../store/schema.js';
+import type { BookingRows, NewPmsGuest, NewPmsGuestLoyaltyCard, NewPmsInvoice, NewPmsInvoiceItem, StorageBookingRows, SummaryRow } from '../store/schema.js';
 import { streamNames, type IdentityKind } from '../store/states.js';
 import { bookingToRows, summaryToRow } from './bookings.js';
 import { GUEST_STREAMS, isObject, keptPayload, keptPerson, NAME_FIELDS, PERSON_KEYS, quarantinedBody, type PersonalDataPolicy } from './personal-data.js';
@@ -193,6 +193,31 @@ export function erasableReservation(
     identities: pmsPersonIdentities(r.customer),
     withErasures: () =>
       withInvoices(reservationRows(propertyId, reservationWithErasedCustomer(r), reservationWithErasedCustomer(rawReservation), policy, fetchedAt), true),
+  };
+}
+
+/**
+ * A reservation's invoices read apart from it (the pass after a backfill, the quarantine retry),
+ * erasable by its customer's person id: the payers erased as erasableReservation erases them.
+ */
+export function erasableInvoices(
+  propertyId: string,
+  number: string,
+  reservation: { customerPersonId: string | null; customerCompanyName: string | null; currencyCode: string | null },
+  read: ReadInvoices,
+): Erasable<{ invoices: NewPmsInvoice[]; items: NewPmsInvoiceItem[] }> {
+  const company = reservation.customerCompanyName;
+  return {
+    rows: invoicesToRows(propertyId, number, read.parsed, read.raw, reservation.currencyCode),
+    identities: reservation.customerPersonId ? [{ kind: 'person', value: reservation.customerPersonId }] : [],
+    withErasures: () =>
+      invoicesToRows(
+        propertyId,
+        number,
+        read.parsed.map((i) => invoiceWithErasedPayer(i, company)),
+        read.raw.map((i) => invoiceWithErasedPayer(i, company)),
+        reservation.currencyCode,
+      ),
   };
 }
 

@@ -51,17 +51,17 @@ import {
 import {
   erasableBooking,
   erasableGuest,
+  erasableInvoices,
   erasableLoyaltyCards,
   erasableReservation,
   erasableStorageBooking,
   erasableSummary,
-  invoiceWithErasedPayer,
 } from '../mapping/erasure.js';
 import { lockForGuestWrite, rowsAfterErasures } from '../store/repositories/erasures.js';
 import { quarantineAgain, quarantineGuestPayload } from '../privacy/guest-writes.js';
 import { bookingHistoryOf } from '../mapping/history.js';
 import { REFERENCE_LISTS } from '../mapping/content.js';
-import { companyToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
+import { companyToRow, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
 import { inventoryBlockToRows } from '../mapping/integration-storage.js';
 import { saveInventoryBlock, saveStorageBooking } from '../store/repositories/integration-storage.js';
 import { GUEST_STREAMS, keptPayload, type PersonalDataPolicy } from '../mapping/personal-data.js';
@@ -283,23 +283,10 @@ const handlers: Record<string, Handler> = {
     const reservation = await reservationOfInvoices(trx, q.property_id, q.entity_key);
     if (!reservation) return notReplayable(`reservation ${q.entity_key} is not mirrored`);
     if (reservation.invoicesReadAt !== null && reservation.invoicesReadAt > q.last_seen_at) return superseded;
-    const [propertyId, number, company] = [q.property_id, q.entity_key, reservation.customerCompanyName];
     const raw = ((isObject(body) ? body.invoices : null) as unknown[] | null) ?? [];
-    const kept = raw.map((i) => keptPayload(i, policy.personalData));
-    const [rows] = await rowsAfterErasures(trx, [
-      {
-        rows: invoicesToRows(propertyId, number, page.value.invoices, kept, reservation.currencyCode),
-        identities: reservation.customerPersonId ? [{ kind: 'person' as const, value: reservation.customerPersonId }] : [],
-        withErasures: () =>
-          invoicesToRows(
-            propertyId,
-            number,
-            page.value.invoices.map((i) => invoiceWithErasedPayer(i, company)),
-            kept.map((i) => invoiceWithErasedPayer(i, company)),
-            reservation.currencyCode,
-          ),
-      },
-    ]);
+    const read = { parsed: page.value.invoices, raw: raw.map((i) => keptPayload(i, policy.personalData)) };
+    const [propertyId, number] = [q.property_id, q.entity_key];
+    const [rows] = await rowsAfterErasures(trx, [erasableInvoices(propertyId, number, reservation, read)]);
     await replaceInvoicesReadAt(trx, propertyId, number, rows!, q.last_seen_at);
     return mirrored;
   },

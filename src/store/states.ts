@@ -26,6 +26,8 @@ export const streamNames = {
   pmsGuests: 'pms_guests',
   /** The invoices of PMS reservations (fetched with each newer version of their reservation). */
   pmsInvoices: 'pms_invoices',
+  /** The invoices and loyalty cards a PMS backfill leaves for later (a queue of the rows not read). */
+  pmsDeferredReads: 'pms_deferred_reads',
   /** The loyalty cards of PMS persons (read with their profiles). */
   pmsLoyaltyCards: 'pms_loyalty_cards',
   /** The companies of each property in the PMS (a refresh). */

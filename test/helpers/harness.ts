@@ -199,8 +199,8 @@ export async function syncOnce(
       : opts.streams === 'pms'
         ? {
             property: all.property.filter((s) => s.name === 'pms_reservations'),
-            // With the pass that reads the cards of the persons a backfill mirrored.
-            queues: all.queues.filter((q) => q.name === 'pms_reservation_queue' || q.name === 'pms_loyalty_cards'),
+            // With the pass that reads the invoices and cards a backfill left.
+            queues: all.queues.filter((q) => q.name === 'pms_reservation_queue' || q.name === 'pms_deferred_reads'),
             refreshes: [],
           }
         : bookingStreams;

@@ -96,9 +96,12 @@ describe('PMS invoices', () => {
          FROM pms_reservations r WHERE invoices_read_at IS NULL ORDER BY number`,
     );
     expect(unread).toEqual([gone!, refused!, circle!].sort((a, b) => a.localeCompare(b)).map((number) => ({ number, invoices: 0 })));
-    // The circle was asked twice (the first page, then the page it named, which names itself), not for ever.
+    // Each read of the circle asks twice (the first page, then the page it named, which names
+    // itself) and stops: the pass after the backfill tries it again a few times, not for ever.
     const circleRequests = h.sim.stats.requestLog.filter((e) => e.path === invoicesPath(circle!));
-    expect(circleRequests.length).toBe(2);
+    expect(circleRequests.length % 2).toBe(0);
+    expect(circleRequests.length).toBeGreaterThanOrEqual(2);
+    expect(circleRequests.length).toBeLessThanOrEqual(12);
     expect(h.logLines.some((l) => l.includes(`invoices of PMS reservation ${circle}: not read`) && l.includes('a second time'))).toBe(true);
     // A 403 of the invoices alone is not the PMS area refused: the other streams and reservations went on.
     expect(await h.sql(`SELECT count(*)::int AS n FROM sync_cursors WHERE state <> 'active'`)).toEqual([{ n: 0 }]);

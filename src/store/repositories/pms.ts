@@ -213,22 +213,93 @@ export async function loyaltyCardsReadAt(db: Executor, propertyId: string, perso
   return row && { readAt: row.loyalty_cards_read_at };
 }
 
-/** Persons of these properties whose loyalty cards were never read and whose last answer is not in quarantine, in key order. */
-export async function personsWithUnreadLoyaltyCards(
+/**
+ * Persons of these properties after `after` (key order) whose loyalty cards were never read and
+ * whose last answer is not in quarantine (the partial index pms_guests_cards_unread keeps it a
+ * small read).
+ */
+export async function personsWithUnreadLoyaltyCardsAfter(
   db: Executor,
   propertyIds: readonly string[],
+  after: readonly [string, string] | null,
   limit: number,
 ): Promise<{ propertyId: string; personId: string }[]> {
   if (propertyIds.length === 0) return [];
   const r = await sql<{ property_id: string; pms_person_id: string }>`
     SELECT g.property_id, g.pms_person_id FROM pms_guests g
      WHERE g.property_id = ANY(${[...propertyIds]}::text[]) AND g.loyalty_cards_read_at IS NULL
+       AND (g.property_id, g.pms_person_id) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
        AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.stream = 'pms_loyalty_cards' AND q.property_id = g.property_id AND q.entity_key = g.pms_person_id)
      ORDER BY g.property_id, g.pms_person_id LIMIT ${limit}`.execute(db);
   return r.rows.map((x) => ({ propertyId: x.property_id, personId: x.pms_person_id }));
 }
 
-/** A person's loyalty cards as read at `readAt`, replacing the mirrored ones; the person's row (written before, in the same transaction) records the read. */
+/** A reservation whose invoices were not read with its version, with what writing them needs. */
+export interface UnreadInvoices {
+  propertyId: string;
+  number: string;
+  customerPersonId: string | null;
+  customerCompanyName: string | null;
+  currencyCode: string | null;
+}
+
+/**
+ * Reservations of these properties after `after` (key order) whose invoices were not read with
+ * their version and whose last invoices answer is not in quarantine (the partial index
+ * pms_reservations_invoices_unread keeps it a small read).
+ */
+export async function invoicesUnreadAfter(
+  db: Executor,
+  propertyIds: readonly string[],
+  after: readonly [string, string] | null,
+  limit: number,
+): Promise<UnreadInvoices[]> {
+  if (propertyIds.length === 0) return [];
+  const r = await sql<{
+    property_id: string;
+    number: string;
+    customer_person_id: string | null;
+    customer_company_name: string | null;
+    currency_code: string | null;
+  }>`
+    SELECT r.property_id, r.number, r.customer_person_id, r.customer_company_name, r.currency_code FROM pms_reservations r
+     WHERE r.property_id = ANY(${[...propertyIds]}::text[]) AND r.invoices_read_at IS NULL
+       AND (r.property_id, r.number) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
+       AND NOT EXISTS (SELECT 1 FROM quarantine q WHERE q.stream = 'pms_invoices' AND q.property_id = r.property_id AND q.entity_key = r.number)
+     ORDER BY r.property_id, r.number LIMIT ${limit}`.execute(db);
+  return r.rows.map((x) => ({
+    propertyId: x.property_id,
+    number: x.number,
+    customerPersonId: x.customer_person_id,
+    customerCompanyName: x.customer_company_name,
+    currencyCode: x.currency_code,
+  }));
+}
+
+/**
+ * A reservation's invoices as read at `readAt` by the pass after a backfill, written only when
+ * the mirrored version still waits for them and was fetched before the read: a newer version
+ * fetched meanwhile, or invoices read with one, win.
+ */
+export async function replaceInvoicesIfUnread(
+  trx: Transaction<Database>,
+  propertyId: string,
+  number: string,
+  invoices: { invoices: NewPmsInvoice[]; items: NewPmsInvoiceItem[] },
+  readAt: Date,
+): Promise<boolean> {
+  const r = await sql`UPDATE pms_reservations SET invoices_read_at = ${readAt}, synced_at = now()
+     WHERE property_id = ${propertyId} AND number = ${number} AND invoices_read_at IS NULL AND fetched_at <= ${readAt}`.execute(trx);
+  if (Number(r.numAffectedRows ?? 0) === 0) return false;
+  await replaceInvoices(trx, propertyId, number, invoices);
+  return true;
+}
+
+/**
+ * A person's loyalty cards as read at `readAt`, replacing the mirrored ones; the person's row
+ * (written before, in the same transaction) records the read. Cards read before the mirrored
+ * ones (the pass after a backfill, beside a fetch that read them with a change) are not written.
+ */
 export async function replaceLoyaltyCards(
   trx: Executor,
   propertyId: string,
@@ -236,6 +307,14 @@ export async function replaceLoyaltyCards(
   cards: readonly NewPmsGuestLoyaltyCard[],
   readAt: Date,
 ): Promise<void> {
+  const newer = await trx
+    .selectFrom('pms_guests')
+    .select('pms_person_id')
+    .where('property_id', '=', propertyId)
+    .where('pms_person_id', '=', personId)
+    .where('loyalty_cards_read_at', '>', readAt)
+    .executeTakeFirst();
+  if (newer) return;
   await trx.deleteFrom('pms_guest_loyalty_cards').where('property_id', '=', propertyId).where('pms_person_id', '=', personId).execute();
   if (cards.length > 0)
     await trx

@@ -19,6 +19,8 @@ export class SyncCounters {
   occupancyWindows = 0;
   pmsRoomsRefreshed = 0;
   pmsCompaniesRefreshed = 0;
+  /** Read by the pass after the backfill (pms-deferred-reads.ts). */
+  pmsInvoicesRead = 0;
   pmsLoyaltyCardsRead = 0;
   /** Accommodation inventories read (rooms by type). */
   accommodationInventories = 0;

@@ -8,8 +8,8 @@
 export interface SyncEventMap {
   /** Work was enqueued (a page of the list, a sweep, a PMS search, a change event): idle queue drains look at once. */
   enqueued: [];
-  /** A PMS reservation fetched during a backfill left its persons' loyalty cards to the pass after it (pms-loyalty-cards.ts). */
-  loyaltyCardsDeferred: [];
+  /** A PMS reservation fetched during a backfill left its invoices or its persons' loyalty cards to the pass after it (pms-deferred-reads.ts). */
+  readsDeferred: [];
   /** A change event's refresh committed, `seconds` after the provider created it (`eventType`: a documented type, or `other`). */
   eventProcessed: [eventType: string, seconds: number];
   /** A fresh change of `propertyId` is in the mirror, `seconds` after it was made at the provider. */

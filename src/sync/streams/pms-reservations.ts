@@ -36,15 +36,12 @@ import type { NewPmsGuest, NewPmsGuestLoyaltyCard } from '../../store/schema.js'
 import { streamNames } from '../../store/states.js';
 import { AccessRefusedError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { apiAreas, type ApiArea } from '../../provider/api-access.js';
-import { PageLoopError, PageTokens } from '../../provider/paging.js';
-import { fetchLoyaltyCards } from './pms-loyalty-cards.js';
-import { parseGuestResponse, parseInvoicesPage, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
+import { fetchInvoices, fetchLoyaltyCards } from './pms-deferred-reads.js';
+import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
-import { erasableGuest, erasableLoyaltyCards, erasableReservation, type Erasable, type ReadInvoices } from '../../mapping/erasure.js';
-import { keptPayload } from '../../mapping/personal-data.js';
-import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
+import { erasableGuest, erasableLoyaltyCards, erasableReservation, type Erasable } from '../../mapping/erasure.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { type PmsReservationRows } from '../../store/schema.js';
 import type { EngineMode, PropertyStream, QueueStream } from './types.js';
@@ -313,8 +310,8 @@ export interface FetchedReservation {
   guests: Erasable<NewPmsGuest | null>[];
   /** The loyalty cards read, by person (pms.loyaltyCards). */
   loyaltyCards: Erasable<PersonLoyaltyCards>[];
-  /** The persons' cards are left to the pass after the backfill (pms-loyalty-cards.ts). */
-  cardsDeferred: boolean;
+  /** The invoices or the persons' cards are left to the pass after the backfill (pms-deferred-reads.ts). */
+  deferred: boolean;
   /** When the reservation was read: its persons' cards count as read then. */
   readAt: Date;
   rawBody: string;
@@ -344,9 +341,12 @@ export async function fetchPmsReservation(
     throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId, bookingNumber: number }, { status: res.status, path });
   const policy = { personalData: ctx.config.pms.personalData, pseudonymKey: ctx.config.privacy.pseudonymKey };
   const rawReservation = (res.body as { reservation?: unknown }).reservation;
-  const invoices = (await invoicesToFetch(ctx.db, propertyId, number, parsed.value.modifyDateTime))
-    ? await fetchInvoices(ctx, propertyId, number, signal, priority)
-    : undefined;
+  // During a backfill, the invoices and the persons' loyalty cards wait for the pass after it
+  // (pms-deferred-reads.ts): the budget goes to the reservations and their guests first.
+  const backfill = priority === PMS_PRIORITY.backfill;
+  const invoicesDue = await invoicesToFetch(ctx.db, propertyId, number, parsed.value.modifyDateTime);
+  // null: not read with this version (invoices_read_at NULL), which the pass reads.
+  const invoices = !invoicesDue ? undefined : backfill ? null : await fetchInvoices(ctx, propertyId, number, signal, priority);
   const reservation = erasableReservation(propertyId, parsed.value, rawReservation, policy, res.fetchedAt, invoices);
   const { rows, stored } = reservation.rows;
 
@@ -381,66 +381,16 @@ export async function fetchPmsReservation(
   }
   // The cards of the persons whose row this write leaves in pms_guests (not of a profile that
   // could not be read: its cards would have no person to be erased with).
-  // During a backfill, the cards wait for the pass after it (pms-loyalty-cards.ts): the
-  // reservations and their money first, then one request per person.
   const loyaltyCards: Erasable<PersonLoyaltyCards>[] = [];
-  const cardsDeferred = ctx.config.pms.loyaltyCards && priority === PMS_PRIORITY.backfill;
-  if (ctx.config.pms.loyaltyCards && !cardsDeferred) {
+  const deferred = backfill && (invoicesDue || ctx.config.pms.loyaltyCards);
+  if (ctx.config.pms.loyaltyCards && !backfill) {
     const persons = [...(customerId ? [customerId] : []), ...referenced.filter((id) => !unread.has(id))];
     for (const personId of await loyaltyCardsToRead(ctx.db, propertyId, number, rows.reservation.modified_at, persons)) {
       const cards = await fetchLoyaltyCards(ctx, propertyId, personId, signal, priority);
       if (cards) loyaltyCards.push(erasableLoyaltyCards(propertyId, personId, cards === 'gone' ? [] : cards, ctx.config.pms.personalData));
     }
   }
-  return { reservation, guests, loyaltyCards, cardsDeferred, readAt: res.fetchedAt, rawBody: JSON.stringify(stored) };
-}
-
-/**
- * The invoices of a reservation, every page, as read with the version just fetched; null when
- * they are not there to read (the reservation is gone, the API refuses them) or do not parse
- * (the answer is quarantined): the mirrored ones then stay, and are read again with the next
- * fetch of the reservation. One request for most reservations (up to 100 invoices a page).
- */
-async function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
-  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/${encodeURIComponent(number)}/invoices`;
-  const out: ReadInvoices = { parsed: [], raw: [] };
-  const tokens = new PageTokens();
-  let pageToken: string | null = null;
-  do {
-    let res;
-    try {
-      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
-    } catch (err) {
-      if (err instanceof NotFoundError || err instanceof RequestRejectedError) return null;
-      throw err;
-    }
-    const page = parseInvoicesPage(res.body);
-    if (!page.ok) {
-      ctx.counters.quarantined += 1;
-      await ctx.write((trx) =>
-        quarantineGuestPayload(
-          trx,
-          { stream: streamNames.pmsInvoices, propertyId, entityKey: number, reason: page.reason, rawBody: res.rawBody },
-          ctx.config.pms.personalData,
-        ),
-      );
-      return null;
-    }
-    const raw = (res.body as { invoices?: unknown[] | null }).invoices ?? [];
-    out.parsed.push(...page.value.invoices);
-    out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
-    try {
-      pageToken = tokens.next(page.value);
-    } catch (err) {
-      if (!(err instanceof PageLoopError)) throw err;
-      ctx.logger.warn(
-        { component: 'pms', propertyId, number, reason: err.message },
-        `invoices of PMS reservation ${number}: not read (${err.message}); read again with its next version`,
-      );
-      return null;
-    }
-  } while (pageToken);
-  return out;
+  return { reservation, guests, loyaltyCards, deferred, readAt: res.fetchedAt, rawBody: JSON.stringify(stored) };
 }
 
 /** Writes a fetched reservation and its guests; returns whether the reservation was newer than the mirror's. */
@@ -485,7 +435,7 @@ class PmsReservationFetches implements FetchHandler {
         return w;
       });
       if (written) ctx.counters.pmsReservationsWritten += 1;
-      if (fetched.cardsDeferred) ctx.events.emit('loyaltyCardsDeferred');
+      if (fetched.deferred) ctx.events.emit('readsDeferred');
     } catch (err) {
       await this.outcomes.writeFailed(item, err, fetched.rawBody);
     }

@@ -11,7 +11,7 @@ import { contentStream } from './content.js';
 import { dayCloseStream } from './day-close.js';
 import { webhookEventsStream } from './events.js';
 import { dailyOccupancyStream, pmsCompaniesStream, pmsRoomsStream } from './pms-refreshes.js';
-import { pmsLoyaltyCardsStream } from './pms-loyalty-cards.js';
+import { pmsDeferredReadsStream } from './pms-deferred-reads.js';
 import { pmsReservationQueueStream, pmsReservationsStream } from './pms-reservations.js';
 import { retentionStream } from './retention.js';
 import { accommodationInventoryStream, roomTypeInventoryStream, stayUnitsStream } from './room-inventory.js';
@@ -20,7 +20,7 @@ import type { StreamRegistry } from './types.js';
 /** In order: at start, the refreshes run one after the other in this order (content first, whose time zones the others use; the day close after the statistics it compares with). */
 export const registeredStreams: StreamRegistry = {
   property: [bookingSummariesStream, bookingSweepStream, pmsReservationsStream],
-  queues: [bookingDetailsStream, pmsReservationQueueStream, pmsLoyaltyCardsStream, webhookEventsStream],
+  queues: [bookingDetailsStream, pmsReservationQueueStream, pmsDeferredReadsStream, webhookEventsStream],
   refreshes: [
     contentStream,
     pmsRoomsStream,

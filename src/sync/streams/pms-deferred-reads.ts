@@ -1,0 +1,247 @@
+/**
+ * PMS reads a backfill leaves for later: the invoices of its reservations and the loyalty cards
+ * of their persons. A reservation fetched as it changes reads both with it
+ * (pms-reservations.ts); one fetched by a backfill does not: the standard budget goes to the
+ * reservations and their guests first, and this pass, below the backfill's priority, reads
+ * what they left with the budget the backfill leaves: first the invoices of every reservation
+ * whose invoices were not read with its version (pms_reservations.invoices_read_at NULL), then
+ * the cards of every person whose cards were never read (pms_guests.loyalty_cards_read_at NULL),
+ * each in key order and at most once a pass, leaving out those whose last answer is in
+ * quarantine. Reservations and persons mirrored before 0.2.0 are read the same way.
+ *
+ * The pass is a queue drain whose queue is those rows. It looks at start and when a backfill
+ * fetch leaves a read to it (`readsDeferred`), and not otherwise: idle, it costs the database
+ * nothing. `sync --once` waits for it until the PMS queue is done and nothing is left.
+ */
+import { activePropertyIds } from '../../store/repositories/content.js';
+import { pendingCount } from '../../store/repositories/fetch-queue.js';
+import {
+  invoicesUnreadAfter,
+  personsWithUnreadLoyaltyCardsAfter,
+  replaceInvoicesIfUnread,
+  replaceLoyaltyCards,
+  type UnreadInvoices,
+} from '../../store/repositories/pms.js';
+import { rowsAfterErasures } from '../../store/repositories/erasures.js';
+import { streamNames } from '../../store/states.js';
+import { NotFoundError, RequestRejectedError } from '../../provider/errors.js';
+import { PageLoopError, PageTokens } from '../../provider/paging.js';
+import { parseInvoicesPage, parseLoyaltyCardsPage, type PmsLoyaltyCard } from '../../provider/schemas/pms.js';
+import { erasableInvoices, erasableLoyaltyCards, type ReadInvoices } from '../../mapping/erasure.js';
+import { keptPayload } from '../../mapping/personal-data.js';
+import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
+import { IdlePause } from '../../util/wait-list.js';
+import type { SyncContext } from '../runtime/context.js';
+import { classify } from '../runtime/failures.js';
+import { ONCE_MAX_ATTEMPTS } from '../runtime/fetch-drain.js';
+import type { EngineMode, QueueDrain, QueueStream } from './types.js';
+
+/** Below the PMS backfill (5): the pass takes what budget the backfill leaves. */
+const PASS_PRIORITY = 6;
+/** Rows read from the database at a time. */
+const BATCH = 200;
+
+/**
+ * The invoices of a reservation, every page; null when they are not there to read (the
+ * reservation is gone, the API refuses them) or do not parse (the answer is quarantined): the
+ * mirrored ones then stay, and are read again (by the pass, or with the reservation's next
+ * version). One request for most reservations (up to 100 invoices a page).
+ */
+export async function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
+  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/${encodeURIComponent(number)}/invoices`;
+  const out: ReadInvoices = { parsed: [], raw: [] };
+  const tokens = new PageTokens();
+  let pageToken: string | null = null;
+  do {
+    let res;
+    try {
+      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
+    } catch (err) {
+      if (err instanceof NotFoundError || err instanceof RequestRejectedError) return null;
+      throw err;
+    }
+    const page = parseInvoicesPage(res.body);
+    if (!page.ok) {
+      ctx.counters.quarantined += 1;
+      await ctx.write((trx) =>
+        quarantineGuestPayload(
+          trx,
+          { stream: streamNames.pmsInvoices, propertyId, entityKey: number, reason: page.reason, rawBody: res.rawBody },
+          ctx.config.pms.personalData,
+        ),
+      );
+      return null;
+    }
+    const raw = (res.body as { invoices?: unknown[] | null }).invoices ?? [];
+    out.parsed.push(...page.value.invoices);
+    out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
+    try {
+      pageToken = tokens.next(page.value);
+    } catch (err) {
+      if (!(err instanceof PageLoopError)) throw err;
+      ctx.logger.warn(
+        { component: 'pms', propertyId, number, reason: err.message },
+        `invoices of PMS reservation ${number}: not read (${err.message}); read again later`,
+      );
+      return null;
+    }
+  } while (pageToken);
+  return out;
+}
+
+/** What a read of a person's cards found: the cards, the person gone at the provider (no cards), or nothing usable. */
+export type LoyaltyCardsRead = PmsLoyaltyCard[] | 'gone' | null;
+
+/**
+ * A person's loyalty cards, every page: 'gone' on a 404 (read: the person has none); null when
+ * refused (403 of this call), paged in a circle or not parseable (the answer is quarantined):
+ * the mirrored ones stay, and are read again later.
+ */
+export async function fetchLoyaltyCards(
+  ctx: SyncContext,
+  propertyId: string,
+  personId: string,
+  signal: AbortSignal,
+  priority: number,
+): Promise<LoyaltyCardsRead> {
+  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/guests/${encodeURIComponent(personId)}/loyalty-cards`;
+  const cards: PmsLoyaltyCard[] = [];
+  const tokens = new PageTokens();
+  let pageToken: string | null = null;
+  do {
+    let res;
+    try {
+      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
+    } catch (err) {
+      if (err instanceof NotFoundError) return 'gone';
+      if (err instanceof RequestRejectedError) return null;
+      throw err;
+    }
+    const page = parseLoyaltyCardsPage(res.body);
+    if (!page.ok) {
+      ctx.counters.quarantined += 1;
+      await ctx.write((trx) =>
+        quarantineGuestPayload(
+          trx,
+          { stream: streamNames.pmsLoyaltyCards, propertyId, entityKey: personId, reason: page.reason, rawBody: res.rawBody },
+          ctx.config.pms.personalData,
+        ),
+      );
+      return null;
+    }
+    cards.push(...page.value.loyaltyCards);
+    try {
+      pageToken = tokens.next(page.value);
+    } catch (err) {
+      if (!(err instanceof PageLoopError)) throw err;
+      ctx.logger.warn({ component: 'pms', propertyId, personId, reason: err.message }, `loyalty cards of PMS person ${personId}: not read (${err.message})`);
+      return null;
+    }
+  } while (pageToken);
+  return cards;
+}
+
+class DeferredReadsDrain implements QueueDrain {
+  private readonly idle = new IdlePause();
+  private readonly stopListening: () => void;
+
+  constructor(private readonly ctx: SyncContext) {
+    this.stopListening = ctx.events.on('readsDeferred', () => this.idle.wake());
+  }
+
+  wake(): void {
+    this.idle.wake();
+  }
+
+  async run(signal: AbortSignal, opts: { mode: EngineMode; upstreamDone: () => boolean; onFatal: (err: Error) => void }): Promise<void> {
+    const { ctx } = this;
+    try {
+      while (!signal.aborted) {
+        try {
+          await ctx.database.waitUntilAvailable(signal);
+          await ctx.fence.waitUntilHeld(signal);
+          const read = await this.pass(signal);
+          if (read > 0) continue;
+          if (opts.mode === 'once') {
+            // Done when nothing upstream can still leave a read: the property streams are
+            // caught up and no PMS reservation waits to be fetched (then one last pass).
+            if (
+              opts.upstreamDone() &&
+              (await pendingCount(ctx.db, 'pms_reservation_queue', { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0
+            ) {
+              if ((await this.pass(signal)) === 0) return;
+              continue;
+            }
+            await this.idle.pause(signal, 1_000);
+            continue;
+          }
+          await this.idle.pause(signal, Infinity);
+        } catch (err) {
+          if (signal.aborted) return;
+          const verdict = classify(err, signal, ctx);
+          if (verdict.kind === 'fatal' || verdict.kind === 'continueTokenLost') return opts.onFatal(verdict.error);
+          if (verdict.kind !== 'database' && verdict.kind !== 'lease' && verdict.kind !== 'stopped')
+            ctx.logger.warn({ component: 'pms', reason: verdict.reason }, 'PMS reads after the backfill: a read failed; the pass tries again in a minute');
+          await this.idle.pause(signal, 60_000);
+        }
+      }
+    } finally {
+      this.stopListening();
+    }
+  }
+
+  /** One pass: the invoices, then the cards, each row at most once; returns how many were read. */
+  private async pass(signal: AbortSignal): Promise<number> {
+    const { ctx } = this;
+    const propertyIds = ctx.config.propertyIds.length > 0 ? [...ctx.config.propertyIds] : await activePropertyIds(ctx.db, ctx.connection);
+    let read = 0;
+    for (let after: [string, string] | null = null; !signal.aborted;) {
+      const batch: UnreadInvoices[] = await invoicesUnreadAfter(ctx.db, propertyIds, after, BATCH);
+      if (batch.length === 0) break;
+      for (const r of batch) {
+        if (signal.aborted) break;
+        const invoices = await fetchInvoices(ctx, r.propertyId, r.number, signal, PASS_PRIORITY);
+        if (invoices === null) continue;
+        const readAt = new Date(ctx.clock.now());
+        await ctx.write(async (trx) => {
+          const [rows] = await rowsAfterErasures(trx, [erasableInvoices(r.propertyId, r.number, r, invoices)]);
+          await replaceInvoicesIfUnread(trx, r.propertyId, r.number, rows!, readAt);
+        });
+        read += 1;
+        ctx.counters.pmsInvoicesRead += 1;
+      }
+      const last = batch[batch.length - 1]!;
+      after = [last.propertyId, last.number];
+    }
+    if (!ctx.config.pms.loyaltyCards) return read;
+    for (let after: [string, string] | null = null; !signal.aborted;) {
+      const batch: { propertyId: string; personId: string }[] = await personsWithUnreadLoyaltyCardsAfter(ctx.db, propertyIds, after, BATCH);
+      if (batch.length === 0) break;
+      for (const p of batch) {
+        if (signal.aborted) break;
+        const cards = await fetchLoyaltyCards(ctx, p.propertyId, p.personId, signal, PASS_PRIORITY);
+        if (cards === null) continue;
+        const readAt = new Date(ctx.clock.now());
+        await ctx.write(async (trx) => {
+          const [kept] = await rowsAfterErasures(trx, [
+            erasableLoyaltyCards(p.propertyId, p.personId, cards === 'gone' ? [] : cards, ctx.config.pms.personalData),
+          ]);
+          await replaceLoyaltyCards(trx, p.propertyId, p.personId, kept!.cards, readAt);
+        });
+        read += 1;
+        ctx.counters.pmsLoyaltyCardsRead += 1;
+      }
+      const last = batch[batch.length - 1]!;
+      after = [last.propertyId, last.personId];
+    }
+    return read;
+  }
+}
+
+/** Registered with the queues: it drains the reads a backfill left. */
+export const pmsDeferredReadsStream: QueueStream = {
+  name: streamNames.pmsDeferredReads,
+  area: 'pms',
+  enabled: (config) => config.pms.enabled,
+  create: (ctx) => new DeferredReadsDrain(ctx),
+};
