@@ -37,3 +37,9 @@ CREATE INDEX pms_guests_cards_unread ON pms_guests (property_id, pms_person_id) 
 ALTER TABLE quarantine DROP CONSTRAINT quarantine_stream_check;
 ALTER TABLE quarantine
   ADD CONSTRAINT quarantine_stream_check CHECK (stream IN ('booking_summaries', 'booking_details', 'content', 'pms_reservations', 'pms_rooms', 'pms_guests', 'pms_invoices', 'pms_companies', 'pms_loyalty_cards', 'daily_occupancy', 'webhook_events', 'webhook_receiver', 'accommodation_inventory', 'room_type_inventory', 'stay_units'));
+
+-- The PMS rooms, companies and accommodation inventory get a cursor per property: when each was
+-- last read and whether its refresh fails, in status and /metrics, as for the other streams.
+ALTER TABLE sync_cursors DROP CONSTRAINT sync_cursors_stream_check;
+ALTER TABLE sync_cursors
+  ADD CONSTRAINT sync_cursors_stream_check CHECK (stream IN ('booking_summaries', 'booking_sweep', 'pms_reservations', 'daily_occupancy', 'room_type_inventory', 'stay_units', 'pms_rooms', 'pms_companies', 'accommodation_inventory'));

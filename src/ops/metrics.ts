@@ -410,6 +410,30 @@ export function createMetrics(sources: MetricSources): client.Registry {
     },
   });
   new client.Gauge({
+    name: 'staysync_stream_last_read_timestamp_seconds',
+    help: 'When each stream with a cursor per property last read the property successfully (unix seconds; sync_cursors.last_poll_at): the booking list and sweep, the PMS search, and the PMS refreshes (rooms, companies, accommodation inventory, daily occupancy, inventory by room type, stay units).',
+    labelNames: ['property_id', 'stream'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const c of (await tables())?.cursors ?? [])
+        if (c.lastPollAt) this.set({ property_id: c.propertyId, stream: c.stream }, c.lastPollAt.getTime() / 1000);
+    },
+  });
+  new client.Gauge({
+    name: 'staysync_pms_unread',
+    help: 'What a PMS backfill left for the pass after it, by property: data="invoices", reservations whose invoices are not read yet; data="loyalty_cards", persons whose loyalty cards are not read yet.',
+    labelNames: ['property_id', 'data'],
+    registers: [register],
+    async collect() {
+      this.reset();
+      for (const u of (await tables())?.pmsUnread ?? []) {
+        this.set({ property_id: u.propertyId, data: 'invoices' }, u.invoices);
+        this.set({ property_id: u.propertyId, data: 'loyalty_cards' }, u.loyaltyCards);
+      }
+    },
+  });
+  new client.Gauge({
     name: 'staysync_newest_change_age_seconds',
     help: 'Age of the newest booking modification mirrored in bookings, by property (absent while none is).',
     labelNames: ['property_id'],

@@ -6,6 +6,7 @@ import { streamNames } from '../store/states.js';
 import type { Config } from '../config/config.js';
 import type { Db } from '../store/types.js';
 import { queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
+import { unreadPmsReads } from '../store/repositories/pms.js';
 import { lastContentRefresh } from '../store/repositories/content.js';
 import { listCursors } from '../store/repositories/cursors.js';
 import { connectionStatus, replicaStatus, type ConnectionStatusRow } from '../store/repositories/connections.js';
@@ -60,6 +61,10 @@ export interface PmsPropertyStatus {
   roomInventoryRefreshedAt: string | null;
   stayUnitsState: string;
   stayUnitsRefreshedAt: string | null;
+  /** Each PMS refresh of the property (rooms, companies, accommodation inventory, occupancy, inventory by room type, stay units): its state and when it last read the property. */
+  reads: Record<string, { state: string; readAt: string | null; lastError: string | null }>;
+  /** What waits for the pass after the backfill: reservations whose invoices, and persons whose loyalty cards, are not read yet. */
+  unread: { invoices: number; loyaltyCards: number };
 }
 
 export interface StatusReport {
@@ -119,7 +124,15 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   const roomInventory = new Map((await listCursors(db, streamNames.roomTypeInventory)).map((c) => [c.propertyId, c]));
   const stayUnits = new Map((await listCursors(db, streamNames.stayUnits)).map((c) => [c.propertyId, c]));
   const pmsDepth = new Map((await queueDepthByProperty(db, 'pms_reservation_queue')).map((d) => [d.propertyId, d]));
-  const pmsIds = [...new Set([...pmsCursors.keys(), ...occupancy.keys(), ...pmsDepth.keys()])].sort();
+  const refreshCursors = new Map<string, Map<string, Awaited<ReturnType<typeof listCursors>>[number]>>();
+  for (const stream of PMS_REFRESH_STREAMS)
+    for (const c of await listCursors(db, stream)) {
+      let byStream = refreshCursors.get(c.propertyId);
+      if (!byStream) refreshCursors.set(c.propertyId, (byStream = new Map()));
+      byStream.set(stream, c);
+    }
+  const unread = new Map((await unreadPmsReads(db)).map((u) => [u.propertyId, u]));
+  const pmsIds = [...new Set([...pmsCursors.keys(), ...occupancy.keys(), ...pmsDepth.keys(), ...refreshCursors.keys()])].sort();
   const pms: PmsPropertyStatus[] = pmsIds.map((id) => {
     const c = pmsCursors.get(id);
     const o = occupancy.get(id);
@@ -141,6 +154,13 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       roomInventoryRefreshedAt: roomInventory.get(id)?.lastPollAt?.toISOString() ?? null,
       stayUnitsState: stayUnits.get(id)?.state ?? 'not refreshed',
       stayUnitsRefreshedAt: stayUnits.get(id)?.lastPollAt?.toISOString() ?? null,
+      reads: Object.fromEntries(
+        [...(refreshCursors.get(id) ?? [])].map(([stream, c]) => [
+          stream,
+          { state: c.state, readAt: c.lastPollAt?.toISOString() ?? null, lastError: c.lastError },
+        ]),
+      ),
+      unread: { invoices: unread.get(id)?.invoices ?? 0, loyaltyCards: unread.get(id)?.loyaltyCards ?? 0 },
     };
   });
   return {
@@ -220,6 +240,7 @@ export function formatStatus(r: StatusReport): string[] {
       ),
     );
   }
+  out.push(...pmsReadLines(r.pms));
   if (r.events.length > 0) {
     const byState = new Map<string, number>();
     for (const e of r.events) byState.set(e.state, (byState.get(e.state) ?? 0) + e.n);
@@ -298,4 +319,46 @@ function tableLines(header: string[], rows: string[][]): string[] {
       .join('  ')
       .trimEnd();
   return [fmt(header), ...rows.map(fmt)];
+}
+
+/** The PMS refreshes of a property, by stream, in the order status names them. */
+const PMS_REFRESH_STREAMS = [
+  streamNames.pmsRooms,
+  streamNames.pmsCompanies,
+  streamNames.accommodationInventory,
+  streamNames.dailyOccupancy,
+  streamNames.roomTypeInventory,
+  streamNames.stayUnits,
+] as const;
+
+const READ_NAMES: Record<string, string> = {
+  pms_rooms: 'rooms',
+  pms_companies: 'companies',
+  accommodation_inventory: 'where rooms are',
+  daily_occupancy: 'occupancy',
+  room_type_inventory: 'inventory by room type',
+  stay_units: 'stay units',
+};
+
+/** One line per PMS property: when each of its refreshes last read it, and what the pass after the backfill has still to read. */
+export function pmsReadLines(pms: readonly PmsPropertyStatus[]): string[] {
+  const out: string[] = [];
+  for (const p of pms) {
+    const reads = PMS_REFRESH_STREAMS.flatMap((stream) => {
+      const r = p.reads[stream];
+      if (!r) return [];
+      const state = r.state === 'active' ? '' : ` ${stateLabel[r.state] ?? r.state}`;
+      return [`${READ_NAMES[stream]} ${r.readAt ?? 'never'}${state}`];
+    });
+    const unread = [
+      p.unread.invoices > 0 ? `invoices of ${p.unread.invoices} reservations` : '',
+      p.unread.loyaltyCards > 0 ? `loyalty cards of ${p.unread.loyaltyCards} persons` : '',
+    ].filter(Boolean);
+    if (reads.length === 0 && unread.length === 0) continue;
+    out.push(
+      `PMS property ${p.propertyId} read: ${reads.length > 0 ? reads.join(', ') : 'no refresh yet'}` +
+        (unread.length > 0 ? `; not read yet: ${unread.join(', ')}` : ''),
+    );
+  }
+  return out;
 }

@@ -27,6 +27,7 @@ import { countEvents, pendingEventsByProperty } from '../store/repositories/webh
 import { newestChangeByProperty } from '../store/repositories/freshness.js';
 import { largestReconciliationGaps, propertyTimeZones } from '../store/repositories/day-close.js';
 import { listSweeps } from '../store/repositories/sweeps.js';
+import { unreadPmsReads } from '../store/repositories/pms.js';
 import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
 import { isKnownTimeZone, localDate } from '../util/local-time.js';
 
@@ -46,6 +47,8 @@ export interface TableSnapshot {
   newestChanges: Awaited<ReturnType<typeof newestChangeByProperty>>;
   reconciliation: Awaited<ReturnType<typeof largestReconciliationGaps>>;
   sweeps: Awaited<ReturnType<typeof listSweeps>>;
+  /** What waits for the PMS pass after the backfill, by property. */
+  pmsUnread: Awaited<ReturnType<typeof unreadPmsReads>>;
 }
 
 /** A snapshot as served: the tables, and when their read began (epoch ms). */
@@ -141,6 +144,7 @@ async function readTablesIn(db: Executor): Promise<TableSnapshot> {
     newestChanges: await newestChangeByProperty(db),
     reconciliation: await largestReconciliationGaps(db, await propertyTodays(db)),
     sweeps: await listSweeps(db),
+    pmsUnread: await unreadPmsReads(db),
   };
 }
 

@@ -59,6 +59,10 @@ export const cursorStreams = [
   streamNames.dailyOccupancy,
   streamNames.roomTypeInventory,
   streamNames.stayUnits,
+  // Refreshes of a property whose last read and state show in status and /metrics.
+  streamNames.pmsRooms,
+  streamNames.pmsCompanies,
+  streamNames.accommodationInventory,
 ] as const;
 export type CursorStream = (typeof cursorStreams)[number];
 

@@ -234,6 +234,20 @@ export async function personsWithUnreadLoyaltyCardsAfter(
   return r.rows.map((x) => ({ propertyId: x.property_id, personId: x.pms_person_id }));
 }
 
+/**
+ * Per property the mirror follows, what waits for the pass after the backfill: reservations
+ * whose invoices and persons whose loyalty cards are not read (0 when none: a gauge that stays,
+ * for alerts). The partial indexes answer each count.
+ */
+export async function unreadPmsReads(db: Executor): Promise<{ propertyId: string; invoices: number; loyaltyCards: number }[]> {
+  const r = await sql<{ property_id: string; invoices: string; cards: string }>`
+    SELECT p.property_id,
+           (SELECT count(*) FROM pms_reservations r WHERE r.property_id = p.property_id AND r.invoices_read_at IS NULL) AS invoices,
+           (SELECT count(*) FROM pms_guests g WHERE g.property_id = p.property_id AND g.loyalty_cards_read_at IS NULL) AS cards
+      FROM properties p WHERE p.removed_at IS NULL ORDER BY p.property_id`.execute(db);
+  return r.rows.map((x) => ({ propertyId: x.property_id, invoices: Number(x.invoices), loyaltyCards: Number(x.cards) }));
+}
+
 /** A reservation whose invoices were not read with its version, with what writing them needs. */
 export interface UnreadInvoices {
   propertyId: string;

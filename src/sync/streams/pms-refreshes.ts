@@ -139,9 +139,12 @@ async function refreshList<T>(ctx: SyncContext, propertyId: string, signal: Abor
     }
   } while (pageToken && !signal.aborted);
   if (signal.aborted) return;
+  const now = new Date(ctx.clock.now());
   await ctx.write(async (trx) => {
     await upsertChanged(trx, list.table, rows);
     await markMissingRemoved(trx, list.table, seen, { propertyId });
+    // When the list was last read, in the same transaction: its freshness in status and /metrics.
+    await saveCursorAfterPage(trx, { propertyId, stream: list.stream, cursor: null, position: now, caughtUp: true, rows: rows.length, polledAt: now });
   });
   list.count(ctx);
 }
@@ -178,7 +181,7 @@ export const pmsRoomsStream: RefreshStream = {
   area: 'pms',
   enabled: (config) => config.pms.enabled,
   cron: (config) => config.content.refreshCron,
-  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS rooms refresh', null, (id) => refreshList(ctx, id, signal, roomsList)),
+  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS rooms refresh', streamNames.pmsRooms, (id) => refreshList(ctx, id, signal, roomsList)),
   discoversProperties: false,
 };
 
@@ -188,7 +191,8 @@ export const pmsCompaniesStream: RefreshStream = {
   area: 'pms',
   enabled: (config) => config.pms.enabled,
   cron: (config) => config.content.refreshCron,
-  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'PMS companies refresh', null, (id) => refreshList(ctx, id, signal, companiesList)),
+  run: (ctx, signal, only) =>
+    eachProperty(ctx, signal, only, 'PMS companies refresh', streamNames.pmsCompanies, (id) => refreshList(ctx, id, signal, companiesList)),
   discoversProperties: false,
 };
 

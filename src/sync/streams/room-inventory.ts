@@ -73,7 +73,12 @@ async function horizonOf(ctx: SyncContext, propertyId: string, signal: AbortSign
 }
 
 /** Marks the property's cursor of a stream caught up (its freshness in status and /metrics). */
-async function refreshed(ctx: SyncContext, propertyId: string, stream: typeof streamNames.roomTypeInventory | typeof streamNames.stayUnits, rows: number) {
+async function refreshed(
+  ctx: SyncContext,
+  propertyId: string,
+  stream: typeof streamNames.roomTypeInventory | typeof streamNames.stayUnits | typeof streamNames.accommodationInventory,
+  rows: number,
+) {
   const now = new Date(ctx.clock.now());
   await ctx.write((trx) => saveCursorAfterPage(trx, { propertyId, stream, cursor: null, position: now, caughtUp: true, rows, polledAt: now }));
 }
@@ -91,6 +96,7 @@ async function refreshAccommodation(ctx: SyncContext, propertyId: string, signal
   if ((await accommodationHash(ctx.db, propertyId)) !== rows.contentHash) {
     await ctx.write((trx) => replaceAccommodation(trx, propertyId, rows, parsed.value.raw, new Date(ctx.clock.now())));
   }
+  await refreshed(ctx, propertyId, streamNames.accommodationInventory, 1);
   ctx.counters.accommodationInventories += 1;
 }
 
@@ -100,7 +106,8 @@ export const accommodationInventoryStream: RefreshStream = {
   area: 'pms',
   enabled: (config) => config.pms.enabled,
   cron: (config) => config.content.refreshCron,
-  run: (ctx, signal, only) => eachProperty(ctx, signal, only, 'accommodation inventory refresh', null, (id) => refreshAccommodation(ctx, id, signal)),
+  run: (ctx, signal, only) =>
+    eachProperty(ctx, signal, only, 'accommodation inventory refresh', streamNames.accommodationInventory, (id) => refreshAccommodation(ctx, id, signal)),
   discoversProperties: false,
 };
 
