@@ -36,8 +36,11 @@ import { classify } from '../runtime/failures.js';
 import { ONCE_MAX_ATTEMPTS } from '../runtime/fetch-drain.js';
 import type { EngineMode, QueueDrain, QueueStream } from './types.js';
 
-/** Below the PMS backfill (5): the pass takes what budget the backfill leaves. */
-const PASS_PRIORITY = 6;
+/**
+ * Below the PMS backfill (5) and the PMS refreshes (8: rooms, occupancy, a few requests every few
+ * hours), above content (10): the pass takes what budget those leave.
+ */
+const PASS_PRIORITY = 9;
 /** Rows read from the database at a time. */
 const BATCH = 200;
 
