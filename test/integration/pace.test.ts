@@ -6,11 +6,8 @@
  * it, read back by pace (source snapshot), equal to history; and the reconciliation gap against
  * the PMS statistics that /metrics shows.
  */
+import { oneRoomBooking, writeBookingVersion, type OneRoomVersion } from '../helpers/booking-versions.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bookingToRows } from '../../src/mapping/bookings.js';
-import { bookingHistoryOf } from '../../src/mapping/history.js';
-import { parseGetBookingResponse } from '../../src/provider/schemas/bookings.js';
-import { saveBookingVersion } from '../../src/store/repositories/bookings.js';
 import { largestReconciliationGaps, recordDayCloses } from '../../src/store/repositories/day-close.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
 import { query } from '../helpers/database.js';
@@ -24,49 +21,11 @@ afterEach(async () => {
 
 const P = '700100';
 
-/** A booking of one room at property P as the provider sends it: its nights at their prices, no taxes. */
-function booking(number: string, v: { created: string; modified?: string; cancelled?: string; nights: [string, string][] }) {
-  const total = v.nights.reduce((a, [, price]) => a + Number(price), 0).toFixed(2);
-  const arrival = v.nights[0]![0];
-  const departure = new Date(Date.parse(`${v.nights.at(-1)![0]}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-  return {
-    booking: {
-      propertyId: P,
-      number,
-      status: v.cancelled ? 'Cancelled' : 'Active',
-      createdDateTime: v.created,
-      modifiedDateTime: v.modified ?? v.created,
-      currencyCode: 'EUR',
-      roomStays: [
-        {
-          stayDates: { arrivalDateTime: `${arrival}T14:00`, departureDateTime: `${departure}T12:00` },
-          ratePlans: [{ id: 'RP1', name: 'Flexible' }],
-          roomType: { id: 'DBL', name: 'Double' },
-          guestCount: { adultCount: 2, childAges: [] },
-          guests: [],
-          dailyRates: v.nights.map(([date, price]) => ({ ratePlanId: 'RP1', priceBeforeTax: price, date })),
-          total: { priceBeforeTax: total, priceAfterTax: total, taxAmount: '0', taxes: [], discounts: [] },
-          services: [],
-          extraStayCharges: { earlyArrival: null, lateDeparture: null },
-        },
-      ],
-      services: [],
-      total: { priceBeforeTax: total, priceAfterTax: total, taxAmount: '0', taxes: [], discounts: [] },
-      taxes: [],
-      cancellation: v.cancelled ? { penaltyAmount: '0', cancelledDateTime: v.cancelled } : null,
-      source: { type: 'Channel', code: 'BGC' },
-      customer: null,
-    },
-  };
-}
+/** A booking of one room at property P (test/helpers/booking-versions.ts). */
+const booking = (number: string, v: OneRoomVersion) => oneRoomBooking(P, number, v);
 
 /** Writes a version as the booking details stream does. */
-async function write(ctx: SyncContext, body: ReturnType<typeof booking>): Promise<void> {
-  const parsed = parseGetBookingResponse(body);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  const rows = bookingToRows(P, parsed.value, body, new Date(parsed.value.modifiedDateTime), false);
-  await ctx.write((trx) => saveBookingVersion(trx, rows, bookingHistoryOf(rows)));
-}
+const write = (ctx: SyncContext, body: ReturnType<typeof booking>) => writeBookingVersion(ctx, P, body);
 
 /** The example of docs/history.md, version by version in the order they happened. */
 async function writeExample(ctx: SyncContext): Promise<void> {

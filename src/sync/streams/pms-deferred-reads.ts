@@ -27,6 +27,7 @@ import { streamNames } from '../../store/states.js';
 import { NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { PageLoopError, PageTokens } from '../../provider/paging.js';
 import { parseInvoicesPage, parseLoyaltyCardsPage, type PmsLoyaltyCard } from '../../provider/schemas/pms.js';
+import type { ParseResult } from '../../provider/schemas/bookings.js';
 import { erasableInvoices, erasableLoyaltyCards, type ReadInvoices } from '../../mapping/erasure.js';
 import { keptPayload } from '../../mapping/personal-data.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
@@ -44,52 +45,84 @@ const PASS_PRIORITY = 9;
 /** Rows read from the database at a time. */
 const BATCH = 200;
 
+/** One paged list of one thing (a reservation's invoices, a person's cards), as read here. */
+interface PagedRead<T> {
+  path: string;
+  parse: (body: unknown) => ParseResult<{ items: T[]; hasNextPage: boolean; nextPageToken: string | null }>;
+  /** The list's key in the answer: its items as received. */
+  listKey: string;
+  /** Where an answer that does not parse goes: its stream and the thing's key. */
+  quarantine: { stream: typeof streamNames.pmsInvoices | typeof streamNames.pmsLoyaltyCards; propertyId: string; entityKey: string };
+  /** For the log: "invoices of PMS reservation 123". */
+  what: string;
+}
+
 /**
- * The invoices of a reservation, every page; null when they are not there to read (the
- * reservation is gone, the API refuses them) or do not parse (the answer is quarantined): the
- * mirrored ones then stay, and are read again (by the pass, or with the reservation's next
- * version). One request for most reservations (up to 100 invoices a page).
+ * Every page of a list: its items parsed and as received (with the personal-data policy
+ * applied); 'gone' on a 404; null when refused (403), paged in a circle, or not parseable (the
+ * answer is quarantined): what is mirrored then stays, and is read again later.
  */
-export async function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
-  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/${encodeURIComponent(number)}/invoices`;
-  const out: ReadInvoices = { parsed: [], raw: [] };
+async function readPages<T>(
+  ctx: SyncContext,
+  read: PagedRead<T>,
+  signal: AbortSignal,
+  priority: number,
+): Promise<{ parsed: T[]; raw: unknown[] } | 'gone' | null> {
+  const out: { parsed: T[]; raw: unknown[] } = { parsed: [], raw: [] };
   const tokens = new PageTokens();
   let pageToken: string | null = null;
   do {
     let res;
     try {
-      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
+      res = await ctx.client.requestJson('standard', 'provider', read.path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
     } catch (err) {
-      if (err instanceof NotFoundError || err instanceof RequestRejectedError) return null;
+      if (err instanceof NotFoundError) return 'gone';
+      if (err instanceof RequestRejectedError) return null;
       throw err;
     }
-    const page = parseInvoicesPage(res.body);
+    const page = read.parse(res.body);
     if (!page.ok) {
       ctx.counters.quarantined += 1;
-      await ctx.write((trx) =>
-        quarantineGuestPayload(
-          trx,
-          { stream: streamNames.pmsInvoices, propertyId, entityKey: number, reason: page.reason, rawBody: res.rawBody },
-          ctx.config.pms.personalData,
-        ),
-      );
+      await ctx.write((trx) => quarantineGuestPayload(trx, { ...read.quarantine, reason: page.reason, rawBody: res.rawBody }, ctx.config.pms.personalData));
       return null;
     }
-    const raw = (res.body as { invoices?: unknown[] | null }).invoices ?? [];
-    out.parsed.push(...page.value.invoices);
+    const raw = ((res.body as Record<string, unknown[] | null | undefined>)[read.listKey] ?? []) as unknown[];
+    out.parsed.push(...page.value.items);
     out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
     try {
       pageToken = tokens.next(page.value);
     } catch (err) {
       if (!(err instanceof PageLoopError)) throw err;
-      ctx.logger.warn(
-        { component: 'pms', propertyId, number, reason: err.message },
-        `invoices of PMS reservation ${number}: not read (${err.message}); read again later`,
-      );
+      ctx.logger.warn({ component: 'pms', ...read.quarantine, reason: err.message }, `${read.what}: not read (${err.message}); read again later`);
       return null;
     }
   } while (pageToken);
   return out;
+}
+
+/**
+ * The invoices of a reservation, every page (one request for most: up to 100 invoices a page);
+ * null when they are not there to read (the reservation is gone, the API refuses them), paged in
+ * a circle, or do not parse (the answer is quarantined): the mirrored ones then stay, and are
+ * read again (by the pass, or with the reservation's next version).
+ */
+export async function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
+  const read = await readPages(
+    ctx,
+    {
+      path: `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/${encodeURIComponent(number)}/invoices`,
+      parse: (body) => {
+        const p = parseInvoicesPage(body);
+        return p.ok ? { ok: true, value: { ...p.value, items: p.value.invoices } } : p;
+      },
+      listKey: 'invoices',
+      quarantine: { stream: streamNames.pmsInvoices, propertyId, entityKey: number },
+      what: `invoices of PMS reservation ${number}`,
+    },
+    signal,
+    priority,
+  );
+  return read === 'gone' ? null : read;
 }
 
 /** What a read of a person's cards found: the cards, the person gone at the provider (no cards), or nothing usable. */
@@ -107,41 +140,22 @@ export async function fetchLoyaltyCards(
   signal: AbortSignal,
   priority: number,
 ): Promise<LoyaltyCardsRead> {
-  const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/guests/${encodeURIComponent(personId)}/loyalty-cards`;
-  const cards: PmsLoyaltyCard[] = [];
-  const tokens = new PageTokens();
-  let pageToken: string | null = null;
-  do {
-    let res;
-    try {
-      res = await ctx.client.requestJson('standard', 'provider', path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
-    } catch (err) {
-      if (err instanceof NotFoundError) return 'gone';
-      if (err instanceof RequestRejectedError) return null;
-      throw err;
-    }
-    const page = parseLoyaltyCardsPage(res.body);
-    if (!page.ok) {
-      ctx.counters.quarantined += 1;
-      await ctx.write((trx) =>
-        quarantineGuestPayload(
-          trx,
-          { stream: streamNames.pmsLoyaltyCards, propertyId, entityKey: personId, reason: page.reason, rawBody: res.rawBody },
-          ctx.config.pms.personalData,
-        ),
-      );
-      return null;
-    }
-    cards.push(...page.value.loyaltyCards);
-    try {
-      pageToken = tokens.next(page.value);
-    } catch (err) {
-      if (!(err instanceof PageLoopError)) throw err;
-      ctx.logger.warn({ component: 'pms', propertyId, personId, reason: err.message }, `loyalty cards of PMS person ${personId}: not read (${err.message})`);
-      return null;
-    }
-  } while (pageToken);
-  return cards;
+  const read = await readPages(
+    ctx,
+    {
+      path: `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/guests/${encodeURIComponent(personId)}/loyalty-cards`,
+      parse: (body) => {
+        const p = parseLoyaltyCardsPage(body);
+        return p.ok ? { ok: true, value: { ...p.value, items: p.value.loyaltyCards } } : p;
+      },
+      listKey: 'loyaltyCards',
+      quarantine: { stream: streamNames.pmsLoyaltyCards, propertyId, entityKey: personId },
+      what: `loyalty cards of PMS person ${personId}`,
+    },
+    signal,
+    priority,
+  );
+  return read === 'gone' || read === null ? read : read.parsed;
 }
 
 class DeferredReadsDrain implements QueueDrain {
