@@ -86,7 +86,7 @@ async function readPages<T>(
       await ctx.write((trx) => quarantineGuestPayload(trx, { ...read.quarantine, reason: page.reason, rawBody: res.rawBody }, ctx.config.pms.personalData));
       return null;
     }
-    const raw = ((res.body as Record<string, unknown[] | null | undefined>)[read.listKey] ?? []) as unknown[];
+    const raw = (res.body as Record<string, unknown[] | null | undefined>)[read.listKey] ?? [];
     out.parsed.push(...page.value.items);
     out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
     try {
