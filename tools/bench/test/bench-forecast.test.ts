@@ -1,10 +1,10 @@
 /**
  * Scenario "forecast" (tools/bench/forecast.ts): the simulated hotel has the shape the backtest
- * relies on, the error arithmetic is the one printed, and the scenario runs end to end on a
- * small hotel in a real PostgreSQL (the history it loads reads back as what it sold).
+ * relies on, and the error arithmetic is the one printed. The scenario end to end on a real
+ * PostgreSQL: test/integration/forecast-bench.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { forecastErrors, forecastLines, runForecastBench, simulateHotel, type ForecastPoint } from '../forecast.js';
+import { forecastErrors, simulateHotel, type ForecastPoint } from '../forecast.js';
 
 const small = { rooms: 30, seed: 5, firstNight: '2024-01-01', now: '2026-01-01T08:00', nightsAhead: 60 };
 
@@ -78,24 +78,5 @@ describe('the error arithmetic', () => {
     expect(e!.revenue.otb).toBeCloseTo(27.5, 9);
     expect(e!.revenue.stly).toBeCloseTo(5, 9);
     expect(e!.pickupBias.rooms).toBeCloseTo(0, 9);
-  });
-});
-
-describe('scenario forecast on a real PostgreSQL', () => {
-  it('loads the history the simulation made, backtests and times forecast_at', async () => {
-    const r = await runForecastBench({ databaseUrl: process.env.DATABASE_URL!, rooms: 40, evaluatedNights: 56 });
-    expect(r.check).toMatchObject({ ok: true });
-    expect(r.errors.map((e) => [e.lead, e.nights])).toEqual([
-      [7, 56],
-      [14, 56],
-      [30, 56],
-    ]);
-    // A month ahead, the books alone are far short; the pickup forecast is not.
-    const month = r.errors.find((e) => e.lead === 30)!;
-    expect(month.rooms.otb).toBeGreaterThan(2 * month.rooms.pickup);
-    expect(r.forecastRows).toBe(90);
-    expect(r.forecastMs).toHaveLength(5);
-    const { lines } = forecastLines(r);
-    expect(lines.map((l) => l.label)).toContain('30 days ahead, revenue');
   });
 });
