@@ -485,7 +485,12 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
       );
       // The reconciliation gauge needs the PMS statistics, whose refresh comes after the content,
       // rooms, companies and accommodation refreshes at start (later on a loaded machine).
-      await waitFor('the daily occupancy refreshed', async () => (await count(`SELECT count(*) AS n FROM occupancy_refreshes`)) > 0, 45_000);
+      // Its cursor is written once every window of the horizon is.
+      await waitFor(
+        'the daily occupancy refreshed',
+        async () => (await count(`SELECT count(*) AS n FROM sync_cursors WHERE stream = 'daily_occupancy' AND last_poll_at IS NOT NULL`)) > 0,
+        45_000,
+      );
       // Two more scrapes after the table gauges' one-second cache.
       await new Promise((r) => setTimeout(r, 2500));
     } finally {

@@ -302,7 +302,9 @@ export async function replaceInvoicesIfUnread(
   invoices: { invoices: NewPmsInvoice[]; items: NewPmsInvoiceItem[] },
   readAt: Date,
 ): Promise<boolean> {
-  const r = await sql`UPDATE pms_reservations SET invoices_read_at = ${readAt}, synced_at = now()
+  // synced_at stays: the reservation's data did not change (its room stays share its synced_at);
+  // the invoices written are new rows, with their own.
+  const r = await sql`UPDATE pms_reservations SET invoices_read_at = ${readAt}
      WHERE property_id = ${propertyId} AND number = ${number} AND invoices_read_at IS NULL AND fetched_at <= ${readAt}`.execute(trx);
   if (Number(r.numAffectedRows ?? 0) === 0) return false;
   await replaceInvoices(trx, propertyId, number, invoices);
