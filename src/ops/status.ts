@@ -120,9 +120,6 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   });
   const total = await pendingCount(db, 'booking_detail_queue');
   const pmsCursors = new Map((await listCursors(db, 'pms_reservations')).map((c) => [c.propertyId, c]));
-  const occupancy = new Map((await listCursors(db, streamNames.dailyOccupancy)).map((c) => [c.propertyId, c]));
-  const roomInventory = new Map((await listCursors(db, streamNames.roomTypeInventory)).map((c) => [c.propertyId, c]));
-  const stayUnits = new Map((await listCursors(db, streamNames.stayUnits)).map((c) => [c.propertyId, c]));
   const pmsDepth = new Map((await queueDepthByProperty(db, 'pms_reservation_queue')).map((d) => [d.propertyId, d]));
   const refreshCursors = new Map<string, Map<string, Awaited<ReturnType<typeof listCursors>>[number]>>();
   for (const stream of PMS_REFRESH_STREAMS)
@@ -132,11 +129,15 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       byStream.set(stream, c);
     }
   const unread = new Map((await unreadPmsReads(db)).map((u) => [u.propertyId, u]));
-  const pmsIds = [...new Set([...pmsCursors.keys(), ...occupancy.keys(), ...pmsDepth.keys(), ...refreshCursors.keys()])].sort();
+  const pmsIds = [...new Set([...pmsCursors.keys(), ...pmsDepth.keys(), ...refreshCursors.keys()])].sort();
   const pms: PmsPropertyStatus[] = pmsIds.map((id) => {
     const c = pmsCursors.get(id);
-    const o = occupancy.get(id);
     const d = pmsDepth.get(id);
+    // Each refresh's cursor, read once above for `reads` as for the fields of its own.
+    const refreshes = refreshCursors.get(id);
+    const o = refreshes?.get(streamNames.dailyOccupancy);
+    const roomInventory = refreshes?.get(streamNames.roomTypeInventory);
+    const stayUnits = refreshes?.get(streamNames.stayUnits);
     return {
       propertyId: id,
       state: c ? c.state : 'not started',
@@ -150,15 +151,12 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       occupancyState: o ? o.state : 'not refreshed',
       occupancyRefreshedAt: o?.lastPollAt?.toISOString() ?? null,
       occupancyError: o?.lastError ?? null,
-      roomInventoryState: roomInventory.get(id)?.state ?? 'not refreshed',
-      roomInventoryRefreshedAt: roomInventory.get(id)?.lastPollAt?.toISOString() ?? null,
-      stayUnitsState: stayUnits.get(id)?.state ?? 'not refreshed',
-      stayUnitsRefreshedAt: stayUnits.get(id)?.lastPollAt?.toISOString() ?? null,
+      roomInventoryState: roomInventory?.state ?? 'not refreshed',
+      roomInventoryRefreshedAt: roomInventory?.lastPollAt?.toISOString() ?? null,
+      stayUnitsState: stayUnits?.state ?? 'not refreshed',
+      stayUnitsRefreshedAt: stayUnits?.lastPollAt?.toISOString() ?? null,
       reads: Object.fromEntries(
-        [...(refreshCursors.get(id) ?? [])].map(([stream, c]) => [
-          stream,
-          { state: c.state, readAt: c.lastPollAt?.toISOString() ?? null, lastError: c.lastError },
-        ]),
+        [...(refreshes ?? [])].map(([stream, c]) => [stream, { state: c.state, readAt: c.lastPollAt?.toISOString() ?? null, lastError: c.lastError }]),
       ),
       unread: { invoices: unread.get(id)?.invoices ?? 0, loyaltyCards: unread.get(id)?.loyaltyCards ?? 0 },
     };
@@ -341,7 +339,7 @@ const READ_NAMES: Record<string, string> = {
 };
 
 /** One line per PMS property: when each of its refreshes last read it, and what the pass after the backfill has still to read. */
-export function pmsReadLines(pms: readonly PmsPropertyStatus[]): string[] {
+function pmsReadLines(pms: readonly PmsPropertyStatus[]): string[] {
   const out: string[] = [];
   for (const p of pms) {
     const reads = PMS_REFRESH_STREAMS.flatMap((stream) => {

@@ -126,7 +126,7 @@ export async function fetchInvoices(ctx: SyncContext, propertyId: string, number
 }
 
 /** What a read of a person's cards found: the cards, the person gone at the provider (no cards), or nothing usable. */
-export type LoyaltyCardsRead = PmsLoyaltyCard[] | 'gone' | null;
+type LoyaltyCardsRead = PmsLoyaltyCard[] | 'gone' | null;
 
 /**
  * A person's loyalty cards, every page: 'gone' on a 404 (read: the person has none); null when
