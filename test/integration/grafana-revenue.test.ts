@@ -91,7 +91,7 @@ interface Expansion {
 /**
  * Grafana's PostgreSQL macros and variables, as far as the dashboard uses them:
  * `$__timeFrom()` and `$__timeTo()` become the range's bounds as quoted UTC timestamps
- * ('2026-03-01T00:00:00Z'); `${name}` (a single value, no format) is the value as is (the
+ * ('2026-03-01T00:00:00Z', as the data source's macro engine formats them); `${name}` (a single value, no format) is the value as is (the
  * reporting schema); `${name:sqlstring}` is the value quoted as an SQL string, quotes doubled.
  * Anything else with a `$` fails: a macro or format Grafana expands in a way not checked here.
  */
@@ -205,9 +205,10 @@ afterAll(async () => {
 /** Runs a dashboard SQL as the reader, expanded for property P and the nights T to T+89. */
 async function run(sql: string, property = P): Promise<Record<string, string | null>[]> {
   const expanded = expand(sql, {
-    // As Grafana sends "now/d" to "now+89d/d" with the browser in UTC.
+    // As Grafana's PostgreSQL data source writes "now/d" to "now+89d/d" with the browser in UTC
+    // (RFC 3339 in UTC, fractions of a second when there are some).
     from: `${d(0)}T00:00:00Z`,
-    to: `${d(89)}T23:59:59Z`,
+    to: `${d(89)}T23:59:59.999Z`,
     variables: { reporting: h.config.database.reportingSchema, property },
   });
   return (await reader.query<Record<string, string | null>>(expanded)).rows;
