@@ -45,6 +45,9 @@ describe('npm run demo', () => {
     expect(url).toBe(`postgres://staysync_reader@127.0.0.1:${pgPort}/postgres`);
     expect(passwordFile).toBe(join(dataDir, 'reader.credentials'));
     expect(output).toContain(`PGPASSWORD="$(cat ${passwordFile})" psql '${url}' -c 'select * from reporting.daily_kpis limit 5'`);
+    // Where the revenue dashboard is, and the data source Grafana imports it with: the same login.
+    expect(output).toContain('the dashboard config/grafana/staysync-revenue.json. In Grafana, Dashboards → Import');
+    expect(output).toContain(`host 127.0.0.1:${pgPort}, database postgres, user staysync_reader, its password in ${passwordFile}`);
     const password = readFileSync(passwordFile, 'utf8').trim();
     const superuserPassword = readFileSync(join(dataDir, 'postgres.credentials'), 'utf8').trim();
 

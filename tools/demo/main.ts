@@ -7,7 +7,9 @@
  * Nothing leaves this machine: the simulator and the database listen on 127.0.0.1.
  */
 import { openConfiguredDatabase } from '../../src/local-pg/open-database.js';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadConfig, type RateWindow } from '../../src/config/config.js';
 import { ExitCode } from '../../src/cli/exit.js';
 import { syncCommand } from '../../src/cli/commands/sync.js';
@@ -157,6 +159,7 @@ then query with psql, Metabase, Grafana or Power BI (see docs/tables-and-reporti
     process.once('SIGTERM', interrupt);
     const query = `-c 'select * from ${config.database.reportingSchema}.daily_kpis limit 5'`;
     const reader = h.localServer?.reader;
+    const grafana = grafanaHowTo(config.database.reportingSchema, reader);
     console.log(
       reader
         ? `
@@ -164,6 +167,7 @@ The daemon now follows the provider (which changes a few bookings every 10 s). F
 terminal, while it runs, with the read-only login for reporting tools (the superuser, whose
 password is in postgres.credentials, is for administration only):
   PGPASSWORD="$(cat ${shellWord(shownPath(reader.passwordFile))})" psql '${reader.url}' ${query}
+${grafana}
 Ctrl-C stops the daemon, the simulator and the database server.
 DEMO_DATABASE_URL=${reader.url}
 DEMO_PASSWORD_FILE=${reader.passwordFile}
@@ -172,6 +176,7 @@ DEMO_PASSWORD_FILE=${reader.passwordFile}
 The daemon now follows the provider (which changes a few bookings every 10 s). From another
 terminal, while it runs (\`staysync grant-reader <role>\` makes a read-only login for reporting tools):
   psql "$DATABASE_URL" ${query}
+${grafana}
 Ctrl-C stops the daemon and the simulator.
 `,
     );
@@ -181,6 +186,29 @@ Ctrl-C stops the daemon and the simulator.
     await h.close();
     await sim.close();
   }
+}
+
+/**
+ * Where the revenue dashboard is and how Grafana loads it: imported from its file, on a
+ * PostgreSQL data source that logs in as the reader. The file is found from this module's
+ * place (tools/demo/, or its build in dist-tools/tools/demo/), whatever the current directory.
+ */
+function grafanaHowTo(reportingSchema: string, reader: { url: string; passwordFile: string } | undefined): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  let file: string | undefined;
+  for (let up = 0; up < 5 && !file; up++, dir = dirname(dir)) {
+    const candidate = join(dir, 'config', 'grafana', 'staysync-revenue.json');
+    if (existsSync(candidate)) file = candidate;
+  }
+  if (!file) return '';
+  const login = reader ? new URL(reader.url) : undefined;
+  const source = login
+    ? `host ${login.host}, database ${login.pathname.slice(1)}, user ${decodeURIComponent(login.username)}, its password in ${shownPath(reader!.passwordFile)}, TLS disabled`
+    : 'the login of `staysync grant-reader <role>`';
+  const schema = reportingSchema === 'reporting' ? '' : `; set the dashboard's hidden variable "reporting" to ${reportingSchema}`;
+  return `
+Revenue at a glance in Grafana: the dashboard ${shownPath(file)}. In Grafana, Dashboards → Import,
+upload that file and pick a PostgreSQL data source that reads the mirror: ${source}${schema}.`;
 }
 
 /** A path as the user typed it: relative to the current directory when inside it. */
