@@ -30,7 +30,8 @@
  * | L2 | EUR | BGC | T-362 | T-359 90.00 | |
  * | L3 | EUR | BGC | T-400 | T-344 (= T+20 - 364) 100.00 | cancelled T-350 |
  *
- * Property Q: one booking made T-5 for T+5 at 500.00, in no figure of P.
+ * Property Q ("Other Hotel", in Asia/Tokyo, 9 hours ahead of UTC): Q1 made T-5 for T+5 at
+ * 500.00, Q0 made T-30 for T-1 at 60.00 (its local dates); in no figure of P.
  *
  * The time range holds the nights T to T+89: F (T-1) and E's second night (T+90) are outside.
  * "Same time last year" is the night 364 days earlier as it stood 364 days ago (at T-364 and
@@ -166,6 +167,7 @@ beforeAll(async () => {
   await write(P, 'D', { created: at(-10), nights: [[d(20), '90.00']], source: ENGINE });
   await write(P, 'H', { created: at(-7), nights: [[d(30), '95.00']], source: EXP });
   await write(P, 'H', { created: at(-7), modified: at(-6), cancelled: at(-6), nights: [[d(30), '95.00']], source: EXP });
+  await write(Q, 'Q0', { created: at(-30), nights: [[d(-1), '60.00']], source: BGC });
   await write(Q, 'Q1', { created: at(-5), nights: [[d(5), '500.00']], source: BGC });
   await write(P, 'B', { created: at(-3), nights: [[d(5), '120.00']], source: EXP });
   await write(P, 'D', { created: at(-10), modified: at(-2), nights: [[d(20), '110.00']], source: ENGINE });
@@ -179,6 +181,7 @@ beforeAll(async () => {
     source: EXP,
   });
   await h.sql(`INSERT INTO properties (property_id, name, raw, content_hash) VALUES ($1, 'Hotel Example', '{}', 'x'), ($2, 'Other Hotel', '{}', 'x')`, [P, Q]);
+  await h.sql(`UPDATE properties SET time_zone = 'Asia/Tokyo' WHERE property_id = $1`, [Q]);
   await h.sql(`INSERT INTO pms_rooms (property_id, room_id, raw, content_hash) SELECT $1, 'R' || i, '{}', 'x' FROM generate_series(1, 10) i`, [P]);
 
   // The login a reporting tool gets from `staysync grant-reader <role>`: no personal data, every property.
@@ -202,15 +205,17 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Runs a dashboard SQL as the reader, expanded for property P and the nights T to T+89. */
-async function run(sql: string, property = P): Promise<Record<string, string | null>[]> {
-  const expanded = expand(sql, {
-    // As Grafana's PostgreSQL data source writes "now/d" to "now+89d/d" with the browser in UTC
-    // (RFC 3339 in UTC, fractions of a second when there are some).
-    from: `${d(0)}T00:00:00Z`,
-    to: `${d(89)}T23:59:59.999Z`,
-    variables: { reporting: h.config.database.reportingSchema, property },
-  });
+/**
+ * The time range "now/d" to "now+89d/d" (the nights T to T+89) as Grafana's PostgreSQL data
+ * source writes it (RFC 3339 in UTC, fractions of a second when there are some), with the
+ * browser in UTC; and with the browser in Tokyo, whose day starts at 15:00 UTC the day before.
+ */
+const inUtc = () => ({ from: `${d(0)}T00:00:00Z`, to: `${d(89)}T23:59:59.999Z` });
+const inTokyo = () => ({ from: `${d(-1)}T15:00:00Z`, to: `${d(89)}T14:59:59.999Z` });
+
+/** Runs a dashboard SQL as the reader, expanded for a property (P) and a time range (T to T+89 in UTC). */
+async function run(sql: string, property = P, range = inUtc()): Promise<Record<string, string | null>[]> {
+  const expanded = expand(sql, { ...range, variables: { reporting: h.config.database.reportingSchema, property } });
   return (await reader.query<Record<string, string | null>>(expanded)).rows;
 }
 
@@ -395,9 +400,11 @@ describe('the revenue dashboard (config/grafana/staysync-revenue.json)', () => {
     ]);
   });
 
-  it('shows another property its own figures only', async () => {
-    // Q: Q1, one room on T+5 at 500.00, made T-5 (within the last 7 days), nothing last year.
-    const totals = await run(panelSql('On the books against same time last year, in total'), Q);
+  it('shows another property its own figures only, its nights in its own time zone', async () => {
+    // Q, looked at from Tokyo: the range starts at T 00:00 in Tokyo (15:00 UTC on T-1), the
+    // night T for Q. Q1, one room on T+5 at 500.00, made T-5 (within the last 7 days); Q0's
+    // night T-1 is before the range (it would be in if the range's start were read as a UTC date).
+    const totals = await run(panelSql('On the books against same time last year, in total'), Q, inTokyo());
     expect(totals).toEqual([
       {
         Currency: 'EUR',
@@ -408,7 +415,7 @@ describe('the revenue dashboard (config/grafana/staysync-revenue.json)', () => {
         'Room revenue vs STLY': '500.00',
       },
     ]);
-    expect(await run(panelSql('Pickup of the last 7 days, by night'), Q)).toEqual([{ time: night(5), 'Rooms picked up': '1' }]);
+    expect(await run(panelSql('Pickup of the last 7 days, by night'), Q, inTokyo())).toEqual([{ time: night(5), 'Rooms picked up': '1' }]);
     // The day did not change while the test ran (T would be stale: run it again).
     const [{ t }] = (await h.sql<{ t: string }>(`SELECT (now() AT TIME ZONE 'UTC')::date::text AS t`)) as [{ t: string }];
     expect(t).toBe(T);
