@@ -31,14 +31,17 @@ export interface CodeBlock {
   text: string;
 }
 
+/** A fenced code block: its language and text. A fence left open runs to the end of the page, as CommonMark has it. */
+const FENCED = /^```([a-z]*)\n([\s\S]*?)(?:^```$|(?![\s\S]))/gm;
+
 /** The fenced code blocks of a page. */
 export function codeBlocks(page: DocPage): CodeBlock[] {
-  return [...page.text.matchAll(/^```([a-z]*)\n([\s\S]*?)^```$/gm)].map((m) => ({ page: page.path, lang: m[1]!, text: m[2]! }));
+  return [...page.text.matchAll(FENCED)].map((m) => ({ page: page.path, lang: m[1]!, text: m[2]! }));
 }
 
 /** The page without its fenced code blocks (the prose, its tables and their backtick spans). */
 export function prose(page: DocPage): string {
-  return page.text.replace(/^```[a-z]*\n[\s\S]*?^```$/gm, '');
+  return page.text.replace(FENCED, '');
 }
 
 /** The backtick spans of the prose (what is between single backticks). */

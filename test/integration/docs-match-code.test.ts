@@ -1,0 +1,179 @@
+/**
+ * The tables, views and functions the documentation names exist in a freshly migrated
+ * database, and every one of the mirror is documented: docs/tables-and-reporting.md is their
+ * home. (Commands, flags, variables and metrics: test/unit/docs-match-code.test.ts.)
+ *
+ * The catalog: the relations (tables, views) and functions of the mirror's schema, of its
+ * reporting schema and of its secret schema, after `migrate()` (which also applies the
+ * reporting views and the readers' policy). The readable schema's views are generated, one per
+ * relation of the mirror, and are not listed again.
+ *
+ * What counts as naming an object, strictly (a new kind of mention gets a rule here):
+ * - a row of a Markdown table whose first header cell is `table`, `view` or `helper` (any
+ *   page): every backticked name of its first cell (`name`, `name(args)`, `schema.name`);
+ * - a schema-qualified name anywhere in the pages, code blocks included: `reporting.x`,
+ *   `staysync.x`, `staysync_readable.x`, `staysync_secret.x` (the default schema names); not
+ *   a file name (`reporting.ts`, `staysync.dump`) nor a quoted setting (`'staysync.connection'`);
+ * - in an `sql` block, its `--` comments left out: the name after FROM or JOIN (not a function
+ *   call, nor `EXTRACT(x FROM y)` or `IS DISTINCT FROM y`), unless the block defines it
+ *   (WITH … AS), and the table of dbt's `source('staysync', 'x')`;
+ * - in the `yaml` block of docs/dbt.md: every `- name:` of a source's `tables:`.
+ * Documented: a name in the first cell of such a table row in docs/tables-and-reporting.md.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
+import { openDatabase } from '../../src/store/database.js';
+import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
+import { createLogger } from '../../src/util/log.js';
+import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
+import { cellNames, codeBlocks, docPages, tables, type DocPage } from '../helpers/docs.js';
+
+/** The default schema names the pages use, and the test's own schema each stands for. */
+type SchemaKind = 'mirror' | 'reporting' | 'secret' | 'readable';
+const DOC_SCHEMAS: Record<string, SchemaKind> = { staysync: 'mirror', reporting: 'reporting', staysync_secret: 'secret', staysync_readable: 'readable' };
+
+/** Objects issue 27 added: the test must see them in the catalog and in the documentation. */
+const ISSUE_27 = [
+  'pms_invoices',
+  'pms_invoice_items',
+  'pms_companies',
+  'pms_guest_loyalty_cards',
+  'room_type_inventory_days',
+  'stay_units',
+  'pms_accommodation_inventories',
+  'daily_occupancy_history',
+  'receivables',
+  'receivables_aging',
+  'forecast',
+  'forecast_at',
+  'segment_mix',
+  'segment_mix_monthly',
+  'block_pickup',
+  'daily_kpis_by_room_type',
+  'stay_units_reconciliation',
+  'occupancy_as_of',
+  'occupancy_pace',
+];
+
+const pages = docPages();
+const reference = pages.find((p) => p.path === 'docs/tables-and-reporting.md')!;
+
+/** Tables whose rows are objects of the database. */
+const objectTables = (page: DocPage) => tables(page).filter((t) => ['table', 'view', 'helper'].includes(t.header[0]!));
+
+interface Mention {
+  page: string;
+  /** The schema kind when the page qualified the name. */
+  schema?: SchemaKind;
+  name: string;
+  how: string;
+}
+
+function qualified(schema: string, name: string): { schema?: SchemaKind; name: string } {
+  return schema in DOC_SCHEMAS ? { schema: DOC_SCHEMAS[schema]!, name } : { name };
+}
+
+/** Every mention of an object in the pages, by the rules of the header comment. */
+function mentions(): Mention[] {
+  const out: Mention[] = [];
+  for (const page of pages) {
+    for (const t of objectTables(page)) {
+      for (const row of t.rows) {
+        for (const n of cellNames(row[0]!)) {
+          const [a, b] = n.split('.');
+          out.push({ page: page.path, ...(b === undefined ? { name: a! } : qualified(a!, b)), how: `table row (line ${t.line})` });
+        }
+      }
+    }
+    for (const m of page.text.matchAll(/(?<![\w./='-])(staysync_readable|staysync_secret|staysync|reporting)\.([a-z_][a-z0-9_]*)\b/g)) {
+      if (/^(ts|js|sql|md|json|yaml|dump)$/.test(m[2]!)) continue;
+      out.push({ page: page.path, ...qualified(m[1]!, m[2]!), how: `qualified name ${m[0]}` });
+    }
+    for (const block of codeBlocks(page)) {
+      if (block.lang === 'sql') {
+        // Comments are prose ("-- from property_clock.today").
+        const sql = block.text.replace(/--.*$/gm, '');
+        const defined = new Set([...sql.matchAll(/\b([a-z_][a-z0-9_]*)\s+AS\s+(?:MATERIALIZED\s+)?\(/gi)].map((m) => m[1]!.toLowerCase()));
+        for (const m of sql.matchAll(/(?<!\(\s*\w+\s+|DISTINCT\s+)\b(?:FROM|JOIN)\s+([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?)(?![\w.(]|\s*\()/gi)) {
+          const [a, b] = m[1]!.split('.');
+          if (b === undefined && defined.has(a!.toLowerCase())) continue;
+          out.push({ page: page.path, ...(b === undefined ? { name: a! } : qualified(a!, b)), how: `sql: ${m[0].replace(/\s+/g, ' ')}` });
+        }
+        for (const m of sql.matchAll(/source\('staysync', '([a-z_0-9]+)'\)/g)) out.push({ page: page.path, name: m[1]!, how: `dbt ${m[0]}` });
+      }
+      if (block.lang === 'yaml' && page.path === 'docs/dbt.md') {
+        // `tables:` then its `- name:` items, deeper than it; a line back at its depth or above ends it.
+        let depth: number | undefined;
+        for (const line of block.text.split('\n')) {
+          const indent = line.length - line.trimStart().length;
+          if (/^\s*tables:\s*$/.test(line)) depth = indent;
+          else if (depth !== undefined && line.trim() !== '' && indent <= depth) depth = undefined;
+          const m = /^\s*- name: ([a-z_0-9]+)\s*$/.exec(line);
+          if (m && depth !== undefined) out.push({ page: page.path, name: m[1]!, how: 'dbt sources.yml table' });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+describe('the documentation and the database', () => {
+  let url: string;
+  let schema: string;
+  /** Names of the relations and functions by schema kind. */
+  const catalog: Record<SchemaKind, Set<string>> = { mirror: new Set(), reporting: new Set(), secret: new Set(), readable: new Set() };
+
+  beforeAll(async () => {
+    url = await testDatabaseUrl();
+    schema = uniqueSchema('docs');
+    const config = loadConfig({ env: {}, overrides: { database: { url, schema, reportingSchema: reportingSchemaOf(schema) } } });
+    const h = await openDatabase(config, createLogger('silent'));
+    try {
+      await h.migrate();
+    } finally {
+      await h.close();
+    }
+    const kinds: Record<string, SchemaKind> = {
+      [schema]: 'mirror',
+      [reportingSchemaOf(schema)]: 'reporting',
+      [secretSchemaOf(schema)]: 'secret',
+      [readableSchemaOf(schema)]: 'readable',
+    };
+    const rows = await query<{ schema: string; name: string }>(
+      url,
+      schema,
+      `SELECT n.nspname AS schema, c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = ANY ($1) AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+       UNION
+       SELECT n.nspname, p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ANY ($1)`,
+      [Object.keys(kinds)],
+    );
+    for (const r of rows) catalog[kinds[r.schema]!].add(r.name);
+  });
+
+  afterAll(async () => {
+    if (schema) await dropSchema(url, schema);
+  });
+
+  it('the catalog holds what issue 27 added (the checks below go over it)', () => {
+    const all = new Set([...catalog.mirror, ...catalog.reporting]);
+    expect(ISSUE_27.filter((n) => !all.has(n))).toEqual([]);
+    expect(catalog.mirror.size).toBeGreaterThan(70);
+    expect(catalog.reporting.size).toBeGreaterThan(30);
+  });
+
+  it('every table, view and function the pages name exists', () => {
+    const found = mentions();
+    expect(found.length).toBeGreaterThan(200);
+    const any = new Set([...catalog.mirror, ...catalog.reporting, ...catalog.secret]);
+    const missing = found.filter((m) => !(m.schema === undefined ? any.has(m.name) : catalog[m.schema].has(m.name)));
+    expect(missing.map((m) => `${m.page}: ${m.schema ? `${m.schema} ` : ''}${m.name} (${m.how})`)).toEqual([]);
+  });
+
+  it('every table, view and function of the mirror is documented in docs/tables-and-reporting.md', () => {
+    const documented = new Set(objectTables(reference).flatMap((t) => t.rows.flatMap((r) => cellNames(r[0]!).map((n) => n.split('.').pop()!))));
+    const undocumented = (['mirror', 'reporting', 'secret'] as const).flatMap((k) => [...catalog[k]].filter((n) => !documented.has(n)).map((n) => `${k} ${n}`));
+    expect(undocumented).toEqual([]);
+    expect(ISSUE_27.filter((n) => !documented.has(n))).toEqual([]);
+  });
+});
