@@ -19,14 +19,23 @@
  *   (WITH … AS), and the table of dbt's `source('staysync', 'x')`;
  * - in the `yaml` block of docs/dbt.md: every `- name:` of a source's `tables:`.
  * Documented: a name in the first cell of such a table row in docs/tables-and-reporting.md.
+ *
+ * And the example queries work for whom they are written: every SELECT (or WITH) of an `sql`
+ * block is planned (EXPLAIN) by a reader without personal data, on the search path
+ * `staysync_readable, reporting` (what `grant-reader <role>` gives); one that names the mirror's
+ * schema (`staysync.x`) is for a reader granted --personal-data, and is planned by one. A
+ * column a reader may not read, a view that is not there, fails. dbt's templates (`{{ … }}`)
+ * and the statements that are not queries (SET, UPDATE) are left out.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { openDatabase } from '../../src/store/database.js';
 import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
+import { grantReader } from '../../src/store/reader-role.js';
 import { createLogger } from '../../src/util/log.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
 import { cellNames, codeBlocks, docPages, tables, type DocPage } from '../helpers/docs.js';
+import { connectAs, dropRoles } from '../helpers/readers.js';
 
 /** The default schema names the pages use, and the test's own schema each stands for. */
 type SchemaKind = 'mirror' | 'reporting' | 'secret' | 'readable';
@@ -56,6 +65,7 @@ const ISSUE_27 = [
 ];
 
 const pages = docPages();
+const PASSWORD = 'docs-reader-secret';
 const reference = pages.find((p) => p.path === 'docs/tables-and-reporting.md')!;
 
 /** Tables whose rows are objects of the database. */
@@ -120,6 +130,7 @@ function mentions(): Mention[] {
 describe('the documentation and the database', () => {
   let url: string;
   let schema: string;
+  const roles: string[] = [];
   /** Names of the relations and functions by schema kind. */
   const catalog: Record<SchemaKind, Set<string>> = { mirror: new Set(), reporting: new Set(), secret: new Set(), readable: new Set() };
 
@@ -130,6 +141,13 @@ describe('the documentation and the database', () => {
     const h = await openDatabase(config, createLogger('silent'));
     try {
       await h.migrate();
+      for (const [role, personalData] of [
+        [`${schema}_plain`, false],
+        [`${schema}_personal`, true],
+      ] as const) {
+        roles.push(role);
+        await grantReader(h.db, { role, schema, reportingSchema: reportingSchemaOf(schema), password: PASSWORD, personalData });
+      }
     } finally {
       await h.close();
     }
@@ -152,7 +170,9 @@ describe('the documentation and the database', () => {
   });
 
   afterAll(async () => {
-    if (schema) await dropSchema(url, schema);
+    if (!schema) return;
+    await dropRoles((text) => query(url, schema, text), roles);
+    await dropSchema(url, schema);
   });
 
   it('the catalog holds what issue 27 added (the checks below go over it)', () => {
@@ -175,5 +195,43 @@ describe('the documentation and the database', () => {
     const undocumented = (['mirror', 'reporting', 'secret'] as const).flatMap((k) => [...catalog[k]].filter((n) => !documented.has(n)).map((n) => `${k} ${n}`));
     expect(undocumented).toEqual([]);
     expect(ISSUE_27.filter((n) => !documented.has(n))).toEqual([]);
+  });
+
+  it('every example query is planned by the reader it is written for', async () => {
+    const names: Record<string, string> = {
+      reporting: reportingSchemaOf(schema),
+      staysync_readable: readableSchemaOf(schema),
+      staysync: schema,
+    };
+    // Unquoted in the connection options (a space would split them): the test schemas are plain identifiers.
+    const path = `${readableSchemaOf(schema)},${reportingSchemaOf(schema)}`;
+    const plain = await connectAs(url, `${schema}_plain`, PASSWORD, path);
+    const personal = await connectAs(url, `${schema}_personal`, PASSWORD, path);
+    const problems: string[] = [];
+    let planned = 0;
+    try {
+      for (const block of pages.flatMap(codeBlocks).filter((b) => b.lang === 'sql' && !b.text.includes('{{'))) {
+        const statements = block.text
+          .replace(/--.*$/gm, '')
+          .split(/;\s*$/m)
+          .map((t) => t.trim())
+          .filter((t) => /^(SELECT|WITH)\b/i.test(t));
+        for (const text of statements) {
+          const forPersonal = /(?<![\w./'-])staysync\./.test(text);
+          const sql = text.replace(/(?<![\w./'-])(staysync_readable|staysync|reporting)\.(?=[a-z_])/g, (_, s: string) => `"${names[s]}".`);
+          planned += 1;
+          await (forPersonal ? personal : plain)
+            .query(`EXPLAIN ${sql}`)
+            .catch((err: Error) =>
+              problems.push(`${block.page}: ${err.message} (as a reader ${forPersonal ? 'with' : 'without'} personal data): ${text.slice(0, 160)}`),
+            );
+        }
+      }
+    } finally {
+      await plain.end();
+      await personal.end();
+    }
+    expect(planned).toBeGreaterThan(40);
+    expect(problems).toEqual([]);
   });
 });
