@@ -19,13 +19,15 @@
  *   Every metric /metrics exports is in a row of the metrics table of operations.md ("Health
  *   and metrics"), and every name in that table is exported;
  * - an exit status: a row of the exit status table of operations.md, both ways with ExitCode;
+ * - the other way for commands: every command and flag of the code's help text (`usage`) is in
+ *   the first column of operations.md's table of commands;
  * - a personal column: a row of README.md's table of them, both ways with PERSONAL_COLUMNS;
  * - the example of a configuration error (docs/configuration.md) is what loadConfig prints.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseArgs, UsageError } from '../../src/cli/args.js';
+import { parseArgs, usage, UsageError } from '../../src/cli/args.js';
 import { ExitCode } from '../../src/cli/exit.js';
 import { loadConfig } from '../../src/config/config.js';
 import { environment, environmentVariableNames } from '../../src/config/environment.js';
@@ -100,7 +102,10 @@ function knownFlag(flag: string): boolean {
   }
 }
 
-const COMMANDS = ['run', 'sync', 'migrate', 'status', 'rebuild', 'quarantine', 'grant-reader', 'forget-guest'];
+/** The commands of the code's own help text (src/cli/args.ts `usage`): `run`, `sync`, `quarantine`, … */
+const COMMANDS = [...(/^commands:\n([\s\S]*?)\n\n/m.exec(usage)?.[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((m) => m[1]!);
+/** The flags of that help text. */
+const FLAGS = [...new Set(usage.match(/--[a-z][a-z-]*/g) ?? [])];
 
 describe('the documentation names what the code has', () => {
   it('every command line parses, every command and flag exists', () => {
@@ -129,6 +134,18 @@ describe('the documentation names what the code has', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  it("every command and flag of the code's help is in operations.md's table of commands", () => {
+    expect(COMMANDS).toEqual(expect.arrayContaining(['run', 'sync', 'quarantine', 'grant-reader', 'forget-guest']));
+    const operations = pages.find((p) => p.path === 'docs/operations.md')!;
+    const table = tables(operations).find((t) => t.header[0] === 'command');
+    const firstCells = table!.rows.map((r) => r[0]!).join('\n');
+    // Each command parses (with what it needs): the help names none that parseArgs refuses.
+    const needs: Record<string, string[]> = { sync: ['--once'], quarantine: ['retry'], 'grant-reader': ['r'], 'forget-guest': ['--email', 'a@b.c'] };
+    for (const c of COMMANDS) expect(() => parseArgs([c, ...(needs[c] ?? [])]), c).not.toThrow();
+    expect(COMMANDS.filter((c) => !firstCells.includes(`\`staysync ${c}`))).toEqual([]);
+    expect(FLAGS.filter((f) => f !== '--help' && !firstCells.includes(f))).toEqual([]);
   });
 
   it('every environment variable named is one the daemon reads (or a secret file, or the deployment files)', () => {
