@@ -17,7 +17,8 @@
  *   docs/configuration.md holds the table.)
  * - a metric: every `staysync_…` word but the schema, role and database names of NOT_METRICS.
  *   Every metric /metrics exports is in a row of the metrics table of operations.md ("Health
- *   and metrics"), and every name in that table is exported;
+ *   and metrics"), and every name in that table is exported, with the labels it gives
+ *   (`name{a,b}`) when it gives them;
  * - an exit status: a row of the exit status table of operations.md, both ways with ExitCode;
  * - the other way for commands: every command and flag of the code's help text (`usage`) is in
  *   the first column of operations.md's table of commands;
@@ -184,10 +185,11 @@ describe('the documentation names what the code has', () => {
       tokenCapacity: 0,
       transactions: () => 0,
     };
-    const exported = createMetrics(sources)
+    const metrics = createMetrics(sources)
       .getMetricsAsArray()
-      .map((m) => m.name)
-      .filter((n) => n.startsWith('staysync_'));
+      .filter((m) => m.name.startsWith('staysync_'));
+    const exported = metrics.map((m) => m.name);
+    const labelsOf = new Map(metrics.map((m) => [m.name, [...((m as unknown as { labelNames?: string[] }).labelNames ?? [])].sort()]));
     expect(exported).toContain('staysync_reconciliation_rooms_difference_max');
     expect(exported).toContain('staysync_summaries_total');
 
@@ -203,6 +205,15 @@ describe('the documentation names what the code has', () => {
     const documented = new Set(metricsTable!.rows.flatMap((r) => cellNames(r[0]!)));
     for (const name of exported) if (!documented.has(name)) problems.push(`docs/operations.md: the metrics table lacks ${name}`);
     for (const name of documented) if (name.startsWith('staysync_') && !exported.includes(name)) problems.push(`docs/operations.md: ${name} is not exported`);
+    // A name the table gives with its labels (`name{a,b}`) has exactly those.
+    for (const m of metricsTable!.rows.flatMap((r) => [...r[0]!.matchAll(/`(staysync_[a-z0-9_]+)\{([^}]*)\}`/g)])) {
+      const documentedLabels = m[2]!
+        .split(',')
+        .map((l) => l.trim())
+        .sort();
+      if (labelsOf.has(m[1]!) && JSON.stringify(labelsOf.get(m[1]!)) !== JSON.stringify(documentedLabels))
+        problems.push(`docs/operations.md: ${m[1]} has the labels ${labelsOf.get(m[1]!)!.join(',')}, not ${documentedLabels.join(',')}`);
+    }
     expect(problems).toEqual([]);
   });
 
