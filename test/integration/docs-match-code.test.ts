@@ -19,6 +19,8 @@
  *   (WITH … AS), and the table of dbt's `source('staysync', 'x')`;
  * - in the `yaml` block of docs/dbt.md: every `- name:` of a source's `tables:`.
  * Documented: a name in the first cell of such a table row in docs/tables-and-reporting.md.
+ * Which tables have `synced_at`: the list of those without it in tables-and-reporting.md is the
+ * catalog's, and the tables dbt.md's two lists name have it, or have not, as they say.
  *
  * And the example queries work for whom they are written: every SELECT (or WITH) of an `sql`
  * block is planned (EXPLAIN) by a reader without personal data, on the search path
@@ -131,6 +133,9 @@ describe('the documentation and the database', () => {
   let url: string;
   let schema: string;
   const roles: string[] = [];
+  /** The mirror's tables with and without a synced_at column. */
+  const synced = new Set<string>();
+  const notSynced = new Set<string>();
   /** Names of the relations and functions by schema kind. */
   const catalog: Record<SchemaKind, Set<string>> = { mirror: new Set(), reporting: new Set(), secret: new Set(), readable: new Set() };
 
@@ -167,6 +172,15 @@ describe('the documentation and the database', () => {
       [Object.keys(kinds)],
     );
     for (const r of rows) catalog[kinds[r.schema]!].add(r.name);
+    for (const r of await query<{ name: string; synced: boolean }>(
+      url,
+      schema,
+      `SELECT t.table_name AS name, EXISTS (SELECT 1 FROM information_schema.columns c
+                 WHERE c.table_schema = t.table_schema AND c.table_name = t.table_name AND c.column_name = 'synced_at') AS synced
+         FROM information_schema.tables t WHERE t.table_schema = $1 AND t.table_type = 'BASE TABLE'`,
+      [schema],
+    ))
+      (r.synced ? synced : notSynced).add(r.name);
   });
 
   afterAll(async () => {
@@ -195,6 +209,28 @@ describe('the documentation and the database', () => {
     const undocumented = (['mirror', 'reporting', 'secret'] as const).flatMap((k) => [...catalog[k]].filter((n) => !documented.has(n)).map((n) => `${k} ${n}`));
     expect(undocumented).toEqual([]);
     expect(ISSUE_27.filter((n) => !documented.has(n))).toEqual([]);
+  });
+
+  it('the pages say which tables have synced_at as the catalog has it', () => {
+    /** The backticked names of the page from `from` to `to` that are tables of the mirror. */
+    const tablesBetween = (page: DocPage, from: string, to: string) => {
+      const start = page.text.indexOf(from);
+      const end = page.text.indexOf(to, start + from.length);
+      expect(start, `${page.path}: "${from}"`).toBeGreaterThanOrEqual(0);
+      expect(end, `${page.path}: "${to}"`).toBeGreaterThan(start);
+      return [...page.text.slice(start, end).matchAll(/`([a-z_0-9]+)`/g)].map((m) => m[1]!).filter((n) => synced.has(n) || notSynced.has(n));
+    };
+    // tables-and-reporting.md names every table without it (kysely's own two aside: the migrator's, not staysync's).
+    const without = tablesBetween(reference, 'Every table that mirrors the provider', 'has `synced_at`');
+    expect(new Set(without)).toEqual(new Set([...notSynced].filter((n) => !n.startsWith('kysely_'))));
+    // dbt.md: the tables its two lists name.
+    const dbt = pages.find((p) => p.path === 'docs/dbt.md')!;
+    const have = tablesBetween(dbt, 'These have `synced_at`:', 'These do not:');
+    const haveNot = tablesBetween(dbt, 'These do not:', 'How it is kept:');
+    expect(have.length).toBeGreaterThan(5);
+    expect(have.filter((n) => !synced.has(n))).toEqual([]);
+    expect(haveNot.length).toBeGreaterThan(5);
+    expect(haveNot.filter((n) => !notSynced.has(n))).toEqual([]);
   });
 
   it('every example query is planned by the reader it is written for', async () => {
