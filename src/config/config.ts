@@ -397,6 +397,15 @@ function variableValue(v: EnvironmentVariable, text: string): unknown {
   }
 }
 
+/**
+ * What a zod issue expected, without the heading zod 4 puts before it ("Invalid input: ", "Invalid option: ",
+ * "Too small: ", "Too big: "): the sentence then reads "key: expected number to be >0", as
+ * docs/configuration.md shows (test/unit/docs-match-code.test.ts prints it from here).
+ */
+export function zodProblem(message: string): string {
+  return message.replace(/^(Invalid input|Invalid option|Too small|Too big): /, '');
+}
+
 function describeIssue(issue: z.core.$ZodIssue, env: Json): string {
   const key = issue.path.map(String).join('.');
   const top = issue.path.slice(0, 2).map(String).join('.');
@@ -409,7 +418,10 @@ function describeIssue(issue: z.core.$ZodIssue, env: Json): string {
     return `${key ? key + ': ' : ''}unknown key(s) ${issue.keys.join(', ')}: expected only the documented keys`;
   }
   if (issue.code === 'invalid_type') expected = `expected ${issue.expected}`;
-  else if (!/^expected/i.test(expected)) expected = `expected ${expected.replace(/^Invalid input: /, '')}`;
+  else {
+    expected = zodProblem(expected);
+    if (!/^expected/i.test(expected)) expected = `expected ${expected}`;
+  }
   return `${key || '(top level)'}${where}: ${expected}`;
 }
 

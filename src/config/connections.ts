@@ -15,7 +15,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import { ConfigError, connectionSpecSchema, parseJsonObject, rateLimitScopes, type Config, type ConnectionSpec } from './config.js';
+import { ConfigError, connectionSpecSchema, parseJsonObject, rateLimitScopes, zodProblem, type Config, type ConnectionSpec } from './config.js';
 
 export interface Connection {
   name: string;
@@ -160,7 +160,7 @@ function describeSpecIssues(error: z.ZodError): string {
       const key = i.path.map(String).join('.');
       if (i.code === 'unrecognized_keys')
         return `unknown key(s) ${i.keys.join(', ')}: expected name, clientId(File|Env), clientSecret(File|Env), propertyIds, rateLimits (${rateLimitScopes.filter((x) => x !== 'token').join(', ')}; the token endpoint's limit is per IP address, set in rateLimits.token of the configuration)`;
-      return `${key || '(top level)'}: ${i.message.replace(/^Invalid input: /, '')}`;
+      return `${key || '(top level)'}: ${zodProblem(i.message)}`;
     })
     .join('; ');
 }

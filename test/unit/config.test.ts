@@ -59,7 +59,15 @@ describe('configuration', () => {
       [{ STAYSYNC_CONFIG: file({ sync: { detailConcurrency: 'many' } }) }, /sync\.detailConcurrency: expected number/],
       [{ STAYSYNC_CONFIG: file({ surprise: true }) }, /unknown key\(s\) surprise/],
       [{ STAYSYNC_RETAIN_PERSONAL_DATA_DAYS: '0' }, /privacy\.retainPersonalDataDays \(from STAYSYNC_RETAIN_PERSONAL_DATA_DAYS\)/],
-      [{ STAYSYNC_RETAIN_PERSONAL_DATA_DAYS: '40000' }, /privacy\.retainPersonalDataDays/],
+      [
+        { STAYSYNC_RETAIN_PERSONAL_DATA_DAYS: '40000' },
+        /privacy\.retainPersonalDataDays \(from STAYSYNC_RETAIN_PERSONAL_DATA_DAYS\): expected number to be <=\d+$/m,
+      ],
+      // zod 4's headings ("Too small: ", "Too big: ") are not repeated before "expected".
+      [
+        { STAYSYNC_CONFIG: file({ rateLimits: { bookingList: [{ limit: 0, windowMs: 1000 }] } }) },
+        /rateLimits\.bookingList\.0\.limit: expected number to be >0$/m,
+      ],
       [{ STAYSYNC_PSEUDONYM_KEY: 'short' }, /privacy\.pseudonymKey \(from STAYSYNC_PSEUDONYM_KEY\): expected at least 32 characters/],
       [{ STAYSYNC_CONFIG: file('{not json') }, /STAYSYNC_CONFIG: .* is not a JSON object: line 1, column 2: /],
     ];
