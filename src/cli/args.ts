@@ -39,8 +39,9 @@ export const commands = {
     synopsis: 'forget-guest --email <e-mail> | --phone <phone> | --person <PMS person id>\n           | --booking <propertyId>/<number>  [--dry-run]',
     summary: "erase one guest's personal data everywhere in the mirror, now and\nin the versions fetched later; --dry-run shows what would change",
     options: ['--email <e-mail>', '--phone <phone>', '--person <PMS person id>', '--booking <propertyId>/<number>', '--dry-run'],
+    exit: 'exit status: 0 erased (with --dry-run: found), 1 failure, 2 bad usage or configuration,\n4 nobody in the mirror matched (an e-mail, phone or person id still joins the erasure list)',
   },
-} as const satisfies Record<string, { synopsis: string; summary: string; options: readonly string[] }>;
+} as const satisfies Record<string, { synopsis: string; summary: string; options: readonly string[]; exit?: string }>;
 
 export type CommandName = keyof typeof commands;
 
@@ -70,7 +71,7 @@ function entry(name: string, text: string): string {
   return [head, ...more.map((l) => `${pad}${l}`)].join('\n');
 }
 
-const EXIT_STATUS = 'exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost';
+const EXIT_STATUS = 'exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost, 4 forget-guest found nobody';
 
 export const usage = `usage: staysync <command> [options]
 
@@ -90,7 +91,7 @@ ${EXIT_STATUS}`;
 
 /** The usage of one command: how to type it, what it does, its options and the common ones. */
 export function commandUsage(name: CommandName): string {
-  const c = commands[name];
+  const c: { synopsis: string; summary: string; options: readonly string[]; exit?: string } = commands[name];
   const own = c.options.map((o) => entry(o, optionHelp[o]!));
   const common = ['--config <path>', '--help, -h'].map((o) => entry(o, optionHelp[o]!));
   return `usage: staysync ${c.synopsis}
@@ -100,7 +101,7 @@ ${c.summary}
 options:
 ${[...own, ...common].join('\n')}
 
-${EXIT_STATUS}`;
+${c.exit ?? EXIT_STATUS}`;
 }
 
 export class UsageError extends Error {}
