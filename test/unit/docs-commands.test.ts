@@ -45,6 +45,11 @@ const notChecked: Record<string, string> = {
   pg_dumpall: "needs a production server's superuser: test/integration/backup.test.ts covers the roles",
   pg_restore: 'restores into a production server: test/integration/backup.test.ts runs it',
   createdb: 'creates a database on a production server (the restore above)',
+  curl: "asks a running daemon's ops or webhook port: test/integration/cli.test.ts and the webhook tests ask them",
+  openssl: 'makes a random key (e.g. for STAYSYNC_PSEUDONYM_KEY): nothing of staysync',
+  mkdir: 'shell housekeeping: a folder for the files the next commands use',
+  printf: 'shell housekeeping: writes a file (a secret) the next commands use',
+  chmod: 'shell housekeeping: the mode of a file the next commands use',
 };
 
 /** Each npm script the docs name: why the integration test does not run it (none is cheap and harmless beside other test files). */
@@ -224,7 +229,17 @@ function checkCommand(c: DocsCommand): void {
       } else if (sub === 'run') checkDockerRun(c);
       else if (sub === 'exec') checkDockerExec(c);
       else if (sub === 'compose') checkCompose(c);
-      else expect.fail(`${where(c)}: docker ${sub} is not checked by this test: add it`);
+      else if (['logs', 'stop', 'start', 'restart', 'inspect', 'rm', 'kill'].includes(sub!)) {
+        const container = afterOptions(
+          c.words.slice(2),
+          new Set(['--since', '--tail', '-n', '--until', '-t', '--time', '-s', '--signal', '--format']),
+          new Set(['-f', '--follow', '--timestamps']),
+        )[0];
+        expect(
+          containerNames.has(container!) || /^<[^>]+>$/.test(container!),
+          `${where(c)}: the container ${container} is one the docs start (docker run --name)`,
+        ).toBe(true);
+      } else expect.fail(`${where(c)}: docker ${sub} is not checked by this test: add it`);
       return;
     case 'kubectl': {
       const f = c.words.indexOf('-f');
@@ -295,6 +310,8 @@ describe('the checks themselves', () => {
     expect(() => checkCommand(one('staysync grant-reader')[0]!)).toThrow();
     expect(() => checkCommand(one('export STAYSYNC_NO_SUCH=1')[0]!)).toThrow(/not read by staysync/);
     expect(() => checkCommand(one('npm run no-such-script')[0]!)).toThrow();
-    expect(() => checkCommand(one('curl http://127.0.0.1:9464/metrics')[0]!)).toThrow(/neither checked nor classed/);
+    expect(() => checkCommand(one('wget http://127.0.0.1:9464/metrics')[0]!)).toThrow(/neither checked nor classed/);
+    expect(() => checkCommand(one('docker logs nobody')[0]!)).toThrow(/one the docs start/);
+    expect(() => checkCommand(one('docker logs -f staysync')[0]!)).not.toThrow();
   });
 });
