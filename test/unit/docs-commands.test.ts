@@ -6,11 +6,11 @@
  * A program this test does not know fails it: a new kind of command is checked or classed
  * here, with a reason. test/integration/docs-commands.test.ts runs those that can run here.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { parseArgs } from '../../src/cli/args.js';
 import { loadConfig } from '../../src/config/config.js';
 import { environmentVariableNames } from '../../src/config/environment.js';
@@ -95,6 +95,15 @@ const containerNames = new Set(
 const imageTags = new Set(
   docsCommands.filter((c) => c.words[0] === 'docker' && c.words[1] === 'build').flatMap((c) => c.words.flatMap((w, i) => (c.words[i - 1] === '-t' ? [w] : []))),
 );
+
+/** The Deployments of the Kubernetes manifests (config/deploy/kubernetes/). */
+const deployments = readdirSync('config/deploy/kubernetes')
+  .filter((f) => /\.ya?ml$/.test(f))
+  .flatMap((f) =>
+    parseAllDocuments(readFileSync(join('config/deploy/kubernetes', f), 'utf8')).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } }),
+  )
+  .filter((d) => d?.kind === 'Deployment')
+  .map((d) => d.metadata?.name);
 
 const tmp = mkdtempSync(join(tmpdir(), 'staysync-docs-commands-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -244,6 +253,15 @@ function checkCommand(c: DocsCommand): void {
     case 'kubectl': {
       const f = c.words.indexOf('-f');
       if (f >= 0) expect(existsSync(c.words[f + 1]!), where(c)).toBe(true);
+      if (sub === 'exec') {
+        // `kubectl exec deploy/<name> -- staysync …`: a Deployment of the manifest, a command on the image's PATH.
+        const target = c.words.slice(2).find((w) => !w.startsWith('-'))!;
+        const [kind, name] = target.includes('/') ? target.split('/') : ['pod', target];
+        if (kind === 'deploy' || kind === 'deployment') expect(deployments, where(c)).toContain(name);
+        const dashes = c.words.indexOf('--');
+        expect(dashes, `${where(c)}: the command after --`).toBeGreaterThan(0);
+        expect(commandInImage(layout, c.words[dashes + 1]!), `${where(c)}: ${c.words[dashes + 1]} is not on the image's PATH`).toBeDefined();
+      }
       return;
     }
     default:
@@ -313,5 +331,8 @@ describe('the checks themselves', () => {
     expect(() => checkCommand(one('wget http://127.0.0.1:9464/metrics')[0]!)).toThrow(/neither checked nor classed/);
     expect(() => checkCommand(one('docker logs nobody')[0]!)).toThrow(/one the docs start/);
     expect(() => checkCommand(one('docker logs -f staysync')[0]!)).not.toThrow();
+    expect(() => checkCommand(one('kubectl exec deploy/nobody -- staysync status')[0]!)).toThrow();
+    expect(() => checkCommand(one('kubectl exec deploy/staysync -- node dist/cli/main.js status')[0]!)).toThrow(/PATH/);
+    expect(() => checkCommand(one('docker compose -f config/deploy/compose.yaml exec nobody staysync status')[0]!)).toThrow();
   });
 });
