@@ -29,11 +29,16 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY config ./config
 COPY migrations ./migrations
+# One command name everywhere: `docker exec <container> staysync status`, as the docs write it.
+# A symlink to the entry point (its shebang is `#!/usr/bin/env node`); chmod so that it runs
+# whatever mode the build left it with.
+RUN chmod 0755 /app/dist/cli/main.js && ln -s /app/dist/cli/main.js /usr/local/bin/staysync
 USER node
 # 9464: the ops port (/healthz, /readyz, /metrics), for the cluster and its monitoring only.
 # 9465: the webhook receiver (STAYSYNC_WEBHOOKS_ENABLED=true), the one port for the provider.
 EXPOSE 9464 9465
 # On the ops port: a flood of webhook requests cannot make the container unhealthy.
 HEALTHCHECK --interval=30s --timeout=5s CMD node -e "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["node", "dist/cli/main.js"]
+# The same program as `staysync` on the PATH; `docker run <image> status` runs `staysync status`.
+ENTRYPOINT ["staysync"]
 CMD ["run"]

@@ -2,40 +2,107 @@
 import type { Recovery } from '../sync/runtime/recovery.js';
 import { PROPERTY_ID, PROPERTY_ID_SHAPE } from '../config/config.js';
 
+/**
+ * The commands as a user types them, each with its usage, what it does and the options it
+ * takes: the global usage lists them, and `staysync <command> --help` prints one of them.
+ */
+export const commands = {
+  run: {
+    synopsis: 'run [--recover[=<ISO>]]',
+    summary: 'follow every change until stopped (SIGTERM or SIGINT)',
+    options: ['--recover[=<ISO>]'],
+  },
+  sync: {
+    synopsis: 'sync --once [--recover[=<ISO>]]',
+    summary: 'sync until caught up and the detail queue is drained, then exit',
+    options: ['--once', '--recover[=<ISO>]'],
+  },
+  migrate: { synopsis: 'migrate', summary: 'apply database migrations and exit', options: [] },
+  status: { synopsis: 'status [--json]', summary: 'show where each property stands', options: ['--json'] },
+  rebuild: {
+    synopsis: 'rebuild',
+    summary: 'derive every typed table again from the raw payloads the mirror\nkeeps (after a mapping fix, instead of a re-sync); no provider request',
+    options: [],
+  },
+  'quarantine retry': {
+    synopsis: 'quarantine retry',
+    summary: 'parse the quarantined payloads again with the current schemas and\nmirror those that now pass; no provider request',
+    options: [],
+  },
+  'grant-reader': {
+    synopsis: 'grant-reader <role> [--personal-data] [--properties <ids> | --all-properties]',
+    summary:
+      "create (if needed) a read-only role for reporting tools: the mirror\nwithout the columns of guests' personal data and the reporting\nviews, also those added later; its password from\nSTAYSYNC_READER_PASSWORD, else generated and printed",
+    options: ['--personal-data', '--properties <ids>', '--all-properties'],
+  },
+  'forget-guest': {
+    synopsis: 'forget-guest --email <e-mail> | --phone <phone> | --person <PMS person id>\n           | --booking <propertyId>/<number>  [--dry-run]',
+    summary: "erase one guest's personal data everywhere in the mirror, now and\nin the versions fetched later; --dry-run shows what would change",
+    options: ['--email <e-mail>', '--phone <phone>', '--person <PMS person id>', '--booking <propertyId>/<number>', '--dry-run'],
+    exit: 'exit status: 0 erased (with --dry-run: found), 1 failure, 2 bad usage or configuration,\n4 nobody in the mirror matched (an e-mail, phone or person id still joins the erasure list)',
+  },
+} as const satisfies Record<string, { synopsis: string; summary: string; options: readonly string[]; exit?: string }>;
+
+export type CommandName = keyof typeof commands;
+
+/** What each option means, for the usages (one entry per option a command lists). */
+const optionHelp: Record<string, string> = {
+  '--config <path>': 'JSON file overriding config/default.json (or STAYSYNC_CONFIG)',
+  '--recover[=<ISO>]': 'after a lost token: resume from the last mirrored modification\nminus two days, or from the given time (run and sync only)',
+  '--once': 'sync: stop when caught up (required: `run` is the daemon)',
+  '--json': 'status: one JSON document instead of a table',
+  '--personal-data': 'grant-reader: the personal columns too (names, contact data, raw)',
+  '--properties <ids>': 'grant-reader: only the rows of these properties (e.g. 1024,7291)',
+  '--all-properties': "grant-reader: the rows of every property (a new role's default)",
+  '--email <e-mail>': 'forget-guest: the guest with this e-mail',
+  '--phone <phone>': 'forget-guest: the guest with this phone number',
+  '--person <PMS person id>': 'forget-guest: the PMS person with this id',
+  '--booking <propertyId>/<number>': 'forget-guest: the customer and guests of this booking',
+  '--dry-run': 'forget-guest: show what would be erased, change nothing',
+  '--version, -V': 'print the release, the last migration it applies and its mapping\nversion (a newer mapping rebuilds the typed tables at the next start)',
+  '--help, -h': "this text; after a command, that command's usage",
+};
+
+/** `  name   text`, the text's further lines (and a long or multi-line name's) aligned under its first. */
+function entry(name: string, text: string): string {
+  const pad = ' '.repeat(22);
+  const [first, ...more] = text.split('\n');
+  const head = name.length < 20 && !name.includes('\n') ? `  ${name.padEnd(20)}${first}` : `${name.replace(/^/gm, '  ')}\n${pad}${first}`;
+  return [head, ...more.map((l) => `${pad}${l}`)].join('\n');
+}
+
+const EXIT_STATUS = 'exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost, 4 forget-guest found nobody';
+
 export const usage = `usage: staysync <command> [options]
 
 commands:
-  run                 follow every change until stopped (SIGTERM or SIGINT)
-  sync --once         sync until caught up and the detail queue is drained, then exit
-  migrate             apply database migrations and exit
-  status [--json]     show where each property stands
-  rebuild             derive every typed table again from the raw payloads the mirror
-                      keeps (after a mapping fix, instead of a re-sync); no provider request
-  quarantine retry    parse the quarantined payloads again with the current schemas and
-                      mirror those that now pass; no provider request
-  grant-reader <role> [--personal-data] [--properties <ids> | --all-properties]
-                      create (if needed) a read-only role for reporting tools: the mirror
-                      without the columns of guests' personal data and the reporting
-                      views, also those added later; its password from
-                      STAYSYNC_READER_PASSWORD, else generated and printed
-  forget-guest --email <e-mail> | --phone <phone> | --person <PMS person id>
-             | --booking <propertyId>/<number>  [--dry-run]
-                      erase one guest's personal data everywhere in the mirror, now and
-                      in the versions fetched later; --dry-run shows what would change
+${Object.values(commands)
+  .map((c) => entry(c.synopsis, c.summary))
+  .join('\n')}
 
 options:
-  --config <path>     JSON file overriding config/default.json (or STAYSYNC_CONFIG)
-  --recover[=<ISO>]   after a lost token: resume from the last mirrored modification
-                      minus two days, or from the given time (run and sync only)
-  --personal-data     grant-reader: the personal columns too (names, contact data, raw)
-  --properties <ids>  grant-reader: only the rows of these properties (e.g. 1024,7291)
-  --all-properties    grant-reader: the rows of every property (a new role's default)
-  --dry-run           forget-guest: show what would be erased, change nothing
-  --version, -V       print the release, the last migration it applies and its mapping
-                      version (a newer mapping rebuilds the typed tables at the next start)
-  --help              this text
+${['--config <path>', '--recover[=<ISO>]', '--personal-data', '--properties <ids>', '--all-properties', '--dry-run', '--version, -V', '--help, -h']
+  .map((o) => entry(o, optionHelp[o]!))
+  .join('\n')}
 
-exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost`;
+\`staysync <command> --help\` shows one command's usage.
+
+${EXIT_STATUS}`;
+
+/** The usage of one command: how to type it, what it does, its options and the common ones. */
+export function commandUsage(name: CommandName): string {
+  const c: { synopsis: string; summary: string; options: readonly string[]; exit?: string } = commands[name];
+  const own = c.options.map((o) => entry(o, optionHelp[o]!));
+  const common = ['--config <path>', '--help, -h'].map((o) => entry(o, optionHelp[o]!));
+  return `usage: staysync ${c.synopsis}
+
+${c.summary}
+
+options:
+${[...own, ...common].join('\n')}
+
+${c.exit ?? EXIT_STATUS}`;
+}
 
 export class UsageError extends Error {}
 
@@ -63,6 +130,8 @@ const SELECTORS = ['email', 'phone', 'person', 'booking'] as const;
 
 export interface Args {
   command: 'run' | 'sync' | 'migrate' | 'status' | 'rebuild' | 'quarantine-retry' | 'grant-reader' | 'forget-guest' | 'help' | 'version';
+  /** help: the command whose usage to print (`staysync status --help`, `staysync help status`); absent: the global usage. */
+  helpFor?: CommandName;
   /** The person forget-guest erases: one of --email, --phone, --person, --booking. */
   selector?: { kind: 'email' | 'phone' | 'person' | 'booking'; value: string };
   /** forget-guest --dry-run. */
@@ -79,14 +148,35 @@ export interface Args {
   recovery: Recovery;
 }
 
+/**
+ * The command a word names, as a user types it (`quarantine` stands for its one subcommand,
+ * `quarantine retry`); undefined for any other word.
+ */
+function commandNamed(word: string): CommandName | undefined {
+  if (word === 'quarantine') return 'quarantine retry';
+  return Object.hasOwn(commands, word) ? (word as CommandName) : undefined;
+}
+
+/**
+ * `--help` (or `-h`) anywhere: the usage of the first command named on the line, else the
+ * global one. The other words are not checked: whoever asks for help may have typed them wrong.
+ */
+function helpArgs(argv: string[], base: Args): Args {
+  const named = argv.filter((a) => !a.startsWith('-')).map(commandNamed);
+  const helpFor = named.find((c) => c !== undefined);
+  return helpFor === undefined ? { ...base, command: 'help' } : { ...base, command: 'help', helpFor };
+}
+
 export function parseArgs(argv: string[]): Args {
   const args: Args = { command: 'help', once: false, json: false, personalData: false, dryRun: false, recovery: { mode: 'none' } };
+  // The first of --help and --version decides, before any other word can be a usage error.
+  const asked = argv.find((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V');
+  if (asked === '--help' || asked === '-h') return helpArgs(argv, args);
+  if (asked !== undefined) return { ...args, command: 'version' };
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--help' || a === '-h') return { ...args, command: 'help' };
-    else if (a === '--version' || a === '-V') return { ...args, command: 'version' };
-    else if (a === '--once') args.once = true;
+    if (a === '--once') args.once = true;
     else if (a === '--json') args.json = true;
     else if (a === '--personal-data') args.personalData = true;
     else if (a === '--dry-run') args.dryRun = true;
@@ -142,12 +232,22 @@ export function parseArgs(argv: string[]): Args {
     if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
     if (!args.selector) throw new UsageError('forget-guest needs the guest: --email, --phone, --person or --booking');
     args.command = 'forget-guest';
+  } else if (command === 'help') {
+    // `staysync help <command>`: that command's usage, as `staysync <command> --help`.
+    if (rest.length === 0) return args;
+    const helpFor = commandNamed(rest[0]!);
+    if (helpFor === undefined) throw new UsageError(`help ${rest[0]}: unknown command (expected one of: ${Object.keys(commands).join(', ')})`);
+    if (rest.length > (helpFor === 'quarantine retry' && rest[1] === 'retry' ? 2 : 1)) throw new UsageError(`unexpected argument ${rest.at(-1)}`);
+    return { ...args, helpFor };
   } else {
-    if (!['run', 'sync', 'migrate', 'status', 'rebuild', 'help'].includes(command)) throw new UsageError(`unknown command ${command}`);
+    if (!['run', 'sync', 'migrate', 'status', 'rebuild'].includes(command)) throw new UsageError(`unknown command ${command}`);
     if (rest.length > 0) throw new UsageError(`unexpected argument ${rest[0]}`);
     args.command = command as Args['command'];
   }
   if (args.command === 'sync' && !args.once) throw new UsageError('sync needs --once (use run for the daemon)');
+  // An option of another command is a mistake: it would be ignored, and the command would run.
+  if (args.once && args.command !== 'sync') throw new UsageError('--once goes with sync');
+  if (args.json && args.command !== 'status') throw new UsageError('--json goes with status');
   if (args.personalData && args.command !== 'grant-reader') throw new UsageError('--personal-data goes with grant-reader');
   if (args.properties !== undefined && args.command !== 'grant-reader')
     throw new UsageError(`--${args.properties === null ? 'all-properties' : 'properties'} goes with grant-reader`);

@@ -10,8 +10,13 @@
  *   staysync rebuild                        typed tables derived again from raw (no provider request)
  *   staysync quarantine retry               quarantined payloads parsed again, mirrored when they pass
  *   staysync grant-reader <role>            a read-only role for reporting tools
+ *   staysync forget-guest --email <e-mail>  erase one guest's personal data
  *   staysync --version                      the release, its last migration and mapping version
+ *   staysync <command> --help               that command's usage (args.ts)
  *   common: --config <path>
+ *
+ * `staysync` is this file: on the image's PATH (/usr/local/bin/staysync, see the Dockerfile),
+ * and `npx staysync` in a checkout after `npm run build` (package.json's bin).
  *
  * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost.
  *
@@ -30,7 +35,7 @@ import { quarantineRetryCommand, rebuildCommand } from './commands/replay.js';
 import { statusCommand } from './commands/status.js';
 import { syncCommand } from './commands/sync.js';
 import { versionLine } from './commands/version.js';
-import { parseArgs, usage, UsageError, type Args } from './args.js';
+import { commandUsage, parseArgs, usage, UsageError, type Args } from './args.js';
 import { createLogger } from '../util/log.js';
 
 /** Before the grace time ends, the command stops waiting for in-flight work and closes its run. */
@@ -40,7 +45,7 @@ const GRACE_MARGIN_MS = 750;
 function unsupportedRuntime(): string | undefined {
   const json = JSON as unknown as { rawJSON?: unknown };
   if (typeof json.rawJSON === 'function') return undefined;
-  return `needs Node.js 22 or later (it reads provider numbers exactly with JSON.rawJSON); this is Node.js ${process.versions.node}. Use \`npm start\`, \`npx node dist/cli/main.js\` (the project's own Node.js 24) or the container image`;
+  return `needs Node.js 22 or later (it reads provider numbers exactly with JSON.rawJSON); this is Node.js ${process.versions.node}. Use \`npx staysync\` in the checkout (the project's own Node.js 24), \`npm start\` or the container image`;
 }
 
 async function main(): Promise<number> {
@@ -54,11 +59,13 @@ async function main(): Promise<number> {
     args = parseArgs(process.argv.slice(2));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`staysync: ${err.message}\n\n${usage}\n`);
+    // The usage of the command that was mistyped, when one is named: shorter, and to the point.
+    const { helpFor } = parseArgs([...process.argv.slice(2), '--help']);
+    process.stderr.write(`staysync: ${err.message}\n\n${helpFor ? commandUsage(helpFor) : usage}\n`);
     return ExitCode.usage;
   }
   if (args.command === 'help') {
-    process.stdout.write(`${usage}\n`);
+    process.stdout.write(`${args.helpFor ? commandUsage(args.helpFor) : usage}\n`);
     return ExitCode.ok;
   }
   // Before the configuration: the version of an installation whose settings are not ready yet.

@@ -97,7 +97,7 @@ export const connectionSpecSchema = z.strictObject({
 });
 export type ConnectionSpec = z.infer<typeof connectionSpecSchema>;
 
-const configSchema = z.strictObject({
+export const configSchema = z.strictObject({
   database: z.strictObject({
     /** postgres:// URL; absent means a local PostgreSQL server that staysync starts itself, with its data under dataDir. */
     url: z

@@ -89,6 +89,31 @@ export const environment: readonly EnvironmentVariable[] = [
     key: 'sync.pollIntervalMs.max',
     meaning: 'adaptive polling: no property waits longer than this when the budget allows it',
   },
+  {
+    name: 'STAYSYNC_SWEEP_ENABLED',
+    kind: 'boolean',
+    key: 'sync.sweep.enabled',
+    meaning: 'run the reconciliation sweep: each caught-up property re-reads the last two days of its booking list every hour',
+  },
+  { name: 'STAYSYNC_CONTENT_ENABLED', kind: 'boolean', key: 'content.enabled', meaning: 'mirror content and reference data' },
+  {
+    name: 'STAYSYNC_PMS_ENABLED',
+    kind: 'boolean',
+    key: 'pms.enabled',
+    meaning: 'mirror PMS reservations, guests and rooms (the API connection needs the PMS API)',
+  },
+  {
+    name: 'STAYSYNC_PMS_BACKFILL_FROM',
+    kind: 'text',
+    key: 'pms.backfillFrom',
+    meaning: 'first day of the PMS backfill, by modification (YYYY-MM-DD)',
+  },
+  {
+    name: 'STAYSYNC_PMS_PERSONAL_DATA',
+    kind: 'boolean',
+    key: 'pms.personalData',
+    meaning: "mirror guests' e-mails, phones, birth dates, citizenship, documents, comments and loyalty card numbers (names always)",
+  },
   { name: 'STAYSYNC_CONTENT_CRON', kind: 'text', key: 'content.refreshCron', meaning: 'when content and reference data are refreshed (also at start)' },
   { name: 'STAYSYNC_PMS_POLL_CRON', kind: 'text', key: 'pms.pollCron', meaning: "when a caught-up property's PMS reservations are searched again" },
   {
@@ -97,7 +122,19 @@ export const environment: readonly EnvironmentVariable[] = [
     key: 'pms.loyaltyCards',
     meaning: "read the loyalty cards of the PMS reservations' persons (card numbers only with pms.personalData)",
   },
+  {
+    name: 'STAYSYNC_OCCUPANCY_ENABLED',
+    kind: 'boolean',
+    key: 'occupancy.enabled',
+    meaning: 'mirror the daily occupancy statistics (needs the PMS analytics API)',
+  },
   { name: 'STAYSYNC_OCCUPANCY_CRON', kind: 'text', key: 'occupancy.refreshCron', meaning: 'when the daily occupancy is refreshed (also at start)' },
+  {
+    name: 'STAYSYNC_ROOM_INVENTORY_ENABLED',
+    kind: 'boolean',
+    key: 'roomInventory.enabled',
+    meaning: 'mirror the inventory per PMS room type and night and the stay units per rate plan (needs the PMS integration storage API)',
+  },
   {
     name: 'STAYSYNC_ROOM_INVENTORY_CRON',
     kind: 'text',
@@ -112,6 +149,13 @@ export const environment: readonly EnvironmentVariable[] = [
   },
   { name: 'STAYSYNC_WEBHOOK_HOST', kind: 'text', key: 'webhooks.host', meaning: 'address of the webhook receiver: the one port that faces the provider' },
   { name: 'STAYSYNC_WEBHOOK_PORT', kind: 'integer', key: 'webhooks.port', meaning: 'port of the webhook receiver' },
+  { name: 'STAYSYNC_WEBHOOK_PATH', kind: 'text', key: 'webhooks.path', meaning: 'path of the webhook receiver (the URL given to the provider ends with it)' },
+  {
+    name: 'STAYSYNC_WEBHOOK_RETAIN_EVENTS_DAYS',
+    kind: 'integer',
+    key: 'webhooks.retainEventsDays',
+    meaning: 'change events no longer pending are deleted this many days after they arrived',
+  },
   {
     name: 'STAYSYNC_WEBHOOK_AUTH',
     kind: 'text',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseArgs, UsageError } from '../../src/cli/args.js';
+import { commands, commandUsage, parseArgs, usage, UsageError, type CommandName } from '../../src/cli/args.js';
 
 describe('command-line arguments', () => {
   it('parses commands and options', () => {
@@ -30,6 +30,8 @@ describe('command-line arguments', () => {
       ['run', 'extra'],
       ['--config'],
       ['run', '--personal-data'],
+      ['run', '--once'],
+      ['grant-reader', 'metabase', '--json'],
       ['status', '--properties', '1024'],
       ['migrate', '--all-properties'],
       ['grant-reader', 'r', '--properties'],
@@ -42,6 +44,71 @@ describe('command-line arguments', () => {
       ['grant-reader', 'r', '--all-properties', '--properties', '1024'],
     ]) {
       expect(() => parseArgs(argv), argv.join(' ')).toThrow(UsageError);
+    }
+  });
+
+  /** One line a user may type for each command, with every option it takes (as its usage lists them). */
+  const examples: Record<CommandName, string[][]> = {
+    run: [['run'], ['run', '--recover'], ['run', '--recover=2024-05-01T00:00:00Z']],
+    sync: [
+      ['sync', '--once'],
+      ['sync', '--once', '--recover'],
+    ],
+    migrate: [['migrate']],
+    status: [['status'], ['status', '--json']],
+    rebuild: [['rebuild']],
+    'quarantine retry': [['quarantine', 'retry']],
+    'grant-reader': [
+      ['grant-reader', 'metabase', '--personal-data'],
+      ['grant-reader', 'metabase', '--properties', '1024'],
+      ['grant-reader', 'metabase', '--all-properties'],
+    ],
+    'forget-guest': [
+      ['forget-guest', '--email', 'a@example.com', '--dry-run'],
+      ['forget-guest', '--phone', '+41 79 000 01 23'],
+      ['forget-guest', '--person', '45'],
+      ['forget-guest', '--booking', '500100/7'],
+    ],
+  };
+
+  it('--help after any command gives that command, also with other words or mistakes on the line', () => {
+    for (const name of Object.keys(commands) as CommandName[]) {
+      const words = name.split(' ');
+      expect(parseArgs([...words, '--help']), name).toMatchObject({ command: 'help', helpFor: name });
+      expect(parseArgs(['-h', ...words]), name).toMatchObject({ command: 'help', helpFor: name });
+      expect(parseArgs(['help', ...words]), name).toMatchObject({ command: 'help', helpFor: name });
+      // A line that would be a usage error still gets its command's help.
+      expect(parseArgs(['--config', 'x.json', ...words, '--frob', '--help']), name).toMatchObject({ command: 'help', helpFor: name });
+    }
+    expect(parseArgs(['quarantine', '--help'])).toMatchObject({ helpFor: 'quarantine retry' });
+    expect(parseArgs(['--help'])).toMatchObject({ command: 'help' });
+    expect(parseArgs(['--help']).helpFor).toBeUndefined();
+    expect(parseArgs(['nope', '--help']).helpFor).toBeUndefined();
+    expect(() => parseArgs(['help', 'nope'])).toThrow(UsageError);
+    // The first of --help and --version decides.
+    expect(parseArgs(['status', '--version', '--help'])).toMatchObject({ command: 'version' });
+    expect(parseArgs(['status', '--help', '--version'])).toMatchObject({ command: 'help', helpFor: 'status' });
+  });
+
+  it("each command's usage names it, shows its options, and every example of it parses", () => {
+    for (const [name, c] of Object.entries(commands) as [CommandName, (typeof commands)[CommandName]][]) {
+      const text = commandUsage(name);
+      expect(text.startsWith(`usage: staysync ${c.synopsis}\n`), name).toBe(true);
+      for (const option of [...c.options, '--config <path>', '--help, -h']) expect(text, name).toContain(`  ${option}`);
+      // No other command's own option is offered.
+      const others = Object.values(commands).flatMap((o) => o.options.filter((x) => !(c.options as readonly string[]).includes(x)));
+      for (const option of others) expect(text, `${name} offers ${option}`).not.toContain(`  ${option} `);
+      expect(usage, name).toContain(`  ${c.synopsis.split('\n')[0]}`);
+      const parsed = examples[name].map((argv) => parseArgs(argv).command);
+      expect(new Set(parsed), name).toEqual(new Set([name === 'quarantine retry' ? 'quarantine-retry' : name]));
+      // Each option the usage lists is used by some example of the command.
+      for (const option of c.options) {
+        const flag = option.split(/[ [=]/)[0]!;
+        expect(
+          examples[name].some((argv) => argv.some((a) => a === flag || a.startsWith(`${flag}=`))),
+          `${name}: an example with ${flag}`,
+        ).toBe(true);
+      }
     }
   });
 });

@@ -6,8 +6,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.js';
-import { environment, environmentVariableNames } from '../../src/config/environment.js';
+import type { z } from 'zod';
+import { configSchema, loadConfig } from '../../src/config/config.js';
+import { environment, environmentVariableNames, variableOfKey } from '../../src/config/environment.js';
 import { environmentTable } from '../../tools/docs/environment-table.js';
 
 /** Every `'STAYSYNC_…'` or `'DATABASE_URL'` literal of the sources. */
@@ -21,7 +22,77 @@ function namesInSources(): Set<string> {
   return names;
 }
 
+/**
+ * The boolean keys of the configuration's schema (`pms.enabled`, `sync.sweep.enabled`, …),
+ * found by walking it, so that a switch added later is seen without a list to keep up.
+ */
+function booleanKeys(schema: z.ZodType, path: string[] = []): string[] {
+  const def = (schema as unknown as { _zod: { def: { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType } } })._zod.def;
+  switch (def.type) {
+    case 'boolean':
+      return [path.join('.')];
+    case 'object':
+      return Object.entries(def.shape!).flatMap(([k, child]) => booleanKeys(child, [...path, k]));
+    case 'optional':
+    case 'default':
+    case 'nullable':
+      return booleanKeys(def.innerType!, path);
+    case 'pipe':
+      return booleanKeys(def.in!, path);
+    default:
+      return [];
+  }
+}
+
+/**
+ * Switches that are set in a config file only, each with the reason. None today: a first user
+ * flips them in a container, where a variable is the easy way (see docs/configuration.md).
+ */
+const fileOnlySwitches: Record<string, string> = {};
+
+/** Settings besides the switches that a first user changes: each needs a variable too. */
+const firstUserKeys = [
+  'pms.backfillFrom',
+  'privacy.retainPersonalDataDays',
+  'privacy.pseudonymKey',
+  'webhooks.path',
+  'webhooks.retainEventsDays',
+  'webhooks.auth',
+  'propertyIds',
+  'connectionsDir',
+];
+
 describe('environment variables', () => {
+  it('every switch of the configuration has a variable (or is file-only, with a reason), which flips it', () => {
+    const switches = booleanKeys(configSchema);
+    // The walk finds them (a schema refactoring that hid them would leave nothing to check).
+    expect(switches).toEqual(expect.arrayContaining(['pms.enabled', 'occupancy.enabled', 'content.enabled', 'webhooks.enabled', 'sync.sweep.enabled']));
+    const defaults = loadConfig({ env: {} });
+    for (const key of switches) {
+      if (Object.hasOwn(fileOnlySwitches, key)) {
+        expect(variableOfKey(key), `${key} is listed as file-only but has a variable`).toBeUndefined();
+        continue;
+      }
+      const variable = variableOfKey(key);
+      expect(
+        variable,
+        `${key}: a boolean switch without an environment variable (add one to src/config/environment.ts, or list it as file-only with a reason)`,
+      ).toBeDefined();
+      expect(variable!.kind, key).toBe('boolean');
+      const before = key.split('.').reduce<unknown>((node, k) => (node as Record<string, unknown>)[k], defaults);
+      const flipped = String(!(before as boolean));
+      // webhooks.allowUnauthenticated is true only with webhooks.auth none, the default.
+      const config = loadConfig({ env: { [variable!.name]: flipped } });
+      const after = key.split('.').reduce<unknown>((node, k) => (node as Record<string, unknown>)[k], config);
+      expect(after, variable!.name).toBe(!(before as boolean));
+    }
+    for (const key of Object.keys(fileOnlySwitches)) expect(switches, `file-only ${key} is no switch of the configuration`).toContain(key);
+  });
+
+  it('the settings a first user changes have variables', () => {
+    for (const key of firstUserKeys) expect(variableOfKey(key), key).toBeDefined();
+  });
+
   it('every variable the sources name is in the table', () => {
     const named = [...namesInSources()].filter((n) => !environmentVariableNames.includes(n));
     expect(named).toEqual([]);

@@ -107,7 +107,7 @@ async function main(): Promise<void> {
       `  STAYSYNC_CONFIG=${configPath} \\`,
       `  STAYSYNC_PROVIDER_URL=${sim.url} STAYSYNC_REFERENCE_DATA_URL=${sim.url} \\`,
       `  STAYSYNC_CLIENT_ID=${clientId} STAYSYNC_CLIENT_SECRET=${clientSecret} STAYSYNC_PROPERTY_IDS=${sim.propertyIds().join(',')} \\`,
-      '  node dist/cli/main.js sync --once      # or: run (the daemon; /metrics on :9464)',
+      '  npx staysync sync --once      # or: run (the daemon; /metrics on :9464)',
       '',
     ].join('\n') + '\n',
   );

@@ -35,7 +35,7 @@ describe('the simulator recipe', () => {
       sim.kill('SIGTERM');
       await exited;
     });
-    await waitFor('the simulator to print the daemon command', () => out.includes('node dist/cli/main.js'), 15_000);
+    await waitFor('the simulator to print the daemon command', () => out.includes('npx staysync sync --once'), 15_000);
 
     // The windows written for the daemon: the production ones, 60 times shorter.
     const written = JSON.parse(readFileSync(configPath, 'utf8')) as { rateLimits: Record<string, { limit: number; windowMs: number }[]> };
