@@ -9,6 +9,7 @@
  *   The URL reaches the test workers as DATABASE_URL (they start after this setup).
  */
 import { execFileSync } from 'node:child_process';
+import { chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startPostgresServer } from './helpers/postgres-server.js';
@@ -18,6 +19,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   execFileSync(process.execPath, [tsc, '-p', 'tools/tsconfig.json'], { stdio: 'inherit' });
+  // The program the image and `npx staysync` run by its shebang: tsc writes it without the execute bit.
+  chmodSync('dist/cli/main.js', 0o755);
 
   if (process.env.DATABASE_URL) {
     say(`tests use the PostgreSQL server of DATABASE_URL (${redact(process.env.DATABASE_URL)})`);

@@ -54,6 +54,7 @@ const NOT_METRICS: Record<string, string> = {
   staysync_reporting: 'a reporting schema in an example',
   staysync_restored: 'the database of the restore example',
   staysync_fixture_reader: 'the reader of the upgrade fixture (tools/upgrade-fixture)',
+  staysync_client_secret: 'the secret file of the container examples (/run/secrets/staysync_client_secret)',
 };
 
 /** Pages whose lone flags are the bench's, not staysync's. */
