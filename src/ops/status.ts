@@ -15,7 +15,8 @@ import { countQuarantined, quarantineByStream } from '../store/repositories/quar
 import { recentRuns, type RunRow } from '../store/repositories/runs.js';
 import { countEvents } from '../store/repositories/webhook-events.js';
 import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
-import { formatDuration, queueEtaSeconds } from '../sync/runtime/progress.js';
+import { estimateFirstSync, firstSyncTotals, formatDuration, queueEtaSeconds, type FirstSyncEstimate } from '../sync/runtime/progress.js';
+import { listedSoFar } from '../store/repositories/booking-summaries.js';
 import { gatherSweeps, sweepLines, type PropertySweepStatus } from './sweep-status.js';
 import { freshnessByProperty } from '../store/repositories/freshness.js';
 import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './freshness.js';
@@ -39,6 +40,8 @@ export interface PropertyStatus {
   queueEta: string;
   /** Last poll, newest mirrored change, data as of, lag of the last hour's fresh changes; null before the first page. */
   freshness: FreshnessStatus | null;
+  /** While the booking list has not caught up (a first full sync, or a catch-up after a long stop): bookings listed, the estimate of the total, when it ends. */
+  firstSync: FirstSyncEstimate | null;
 }
 
 /** The PMS side of a property: search position, fetch queue, occupancy refresh. */
@@ -87,6 +90,8 @@ export interface StatusReport {
   lastContentRefresh: Awaited<ReturnType<typeof lastContentRefresh>> | null;
   /** The reconciliation sweep per property: last pass and what it found, next due. */
   sweeps: PropertySweepStatus[];
+  /** The properties whose list has not caught up, together: details still to read, and when the last one ends at the shared budgets (null while one has no estimate yet). */
+  firstSync: { properties: number; detailsLeft: number; endsInSeconds: number | null; endsIn: string | null };
 }
 
 export async function gatherStatus(db: Db, config: Config): Promise<StatusReport> {
@@ -98,9 +103,31 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   const freshness = new Map((await freshnessByProperty(db)).map((f) => [f.propertyId, f]));
   const ids = [...new Set([...config.propertyIds, ...cursors.map((c) => c.propertyId)])].sort();
   const windows = config.rateLimits.bookingDetails;
+  // Read only for the lists that have not caught up: it counts their rows.
+  const behind = cursors.filter((c) => !c.caughtUp && c.state !== 'token_lost').map((c) => c.propertyId);
+  const listed = new Map((await listedSoFar(db, behind)).map((l) => [l.propertyId, l]));
+  const now = Date.now();
+  const estimates: Parameters<typeof firstSyncTotals>[0][number][] = [];
   const properties: PropertyStatus[] = ids.map((id) => {
     const c = cursors.find((x) => x.propertyId === id);
     const d = depth.get(id);
+    let firstSync: FirstSyncEstimate | null = null;
+    if (c && behind.includes(id)) {
+      const l = listed.get(id);
+      const input = {
+        found: l?.bookings ?? 0,
+        firstModification: l?.firstModification ?? null,
+        position: c.position,
+        caughtUp: false,
+        pendingDetails: d?.pending ?? 0,
+        now,
+        pageSize: config.sync.summariesPageSize,
+        listWindows: config.rateLimits.bookingList,
+        detailWindows: windows,
+      };
+      firstSync = estimateFirstSync(input);
+      estimates.push({ input, estimate: firstSync });
+    }
     return {
       propertyId: id,
       state: c ? c.state : 'not started',
@@ -116,8 +143,10 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       quarantined: quarantined.get(id) ?? 0,
       queueEta: formatDuration(queueEtaSeconds(d?.pending ?? 0, windows)),
       freshness: toFreshnessStatus(freshness.get(id)),
+      firstSync,
     };
   });
+  const totals = firstSyncTotals(estimates);
   const total = await pendingCount(db, 'booking_detail_queue');
   const pmsCursors = new Map((await listCursors(db, 'pms_reservations')).map((c) => [c.propertyId, c]));
   const pmsDepth = new Map((await queueDepthByProperty(db, 'pms_reservation_queue')).map((d) => [d.propertyId, d]));
@@ -174,6 +203,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     lastRun: (await recentRuns(db, 1))[0] ?? null,
     lastContentRefresh: (await lastContentRefresh(db)) ?? null,
     sweeps: await gatherSweeps(db, config, ids),
+    firstSync: { ...totals, endsIn: totals.endsInSeconds === null ? null : formatDuration(totals.endsInSeconds) },
   };
 }
 
@@ -215,6 +245,7 @@ export function formatStatus(r: StatusReport): string[] {
     out.push(...tableLines(header, rows));
     out.push('');
   }
+  out.push(...firstSyncLines(r));
   out.push(...freshnessLines(r.properties));
   out.push(`Detail queue: ${r.queuePending} pending, ETA ${r.queueEta} at the details budget.`);
   out.push(...sweepLines(r.sweeps));
@@ -305,6 +336,33 @@ export function formatStatus(r: StatusReport): string[] {
       'Not granted is not a failure: the API connection may not use that API. To mirror it, tick the API in the extranet ' +
         '(Property settings > API connections > the connection > Public APIs tab); a running daemon starts its streams at its next access token (within about 15 minutes).',
     );
+  return out;
+}
+
+/**
+ * One line per property whose booking list has not caught up: what it has listed, the estimate,
+ * when it ends; and the time for all of them when there are several (they share the budgets).
+ */
+function firstSyncLines(r: StatusReport): string[] {
+  const out: string[] = [];
+  for (const p of r.properties) {
+    const f = p.firstSync;
+    if (!f) continue;
+    const found = `${f.found.toLocaleString('en')} booking${f.found === 1 ? '' : 's'} listed so far${p.position ? ` (modified up to ${p.position})` : ''}`;
+    out.push(
+      f.estimatedTotal === null || f.endsInSeconds === null
+        ? `First sync of property ${p.propertyId}: ${found}; no estimate until the list has read more than one modification second.`
+        : `First sync of property ${p.propertyId}: ${found}, about ${f.estimatedTotal.toLocaleString('en')} in all; ` +
+            `ends in about ${formatDuration(f.endsInSeconds)} at the list and details budgets. Figures in the mirror are partial until then.`,
+    );
+  }
+  const t = r.firstSync;
+  if (t.properties > 1)
+    out.push(
+      `First syncs together: ${t.properties} properties, about ${t.detailsLeft.toLocaleString('en')} booking details still to read; ` +
+        (t.endsIn === null ? 'no estimate yet.' : `the last ends in about ${t.endsIn} (they share the budgets).`),
+    );
+  if (out.length > 0) out.push('');
   return out;
 }
 

@@ -170,10 +170,15 @@ export async function queueDepthByProperty(db: Executor, queue: FetchQueue): Pro
  * that failed fewer times: `sync --once` does not wait for fetches that keep failing (they stay
  * queued for the next run and are reported). With `connection`, only that connection's.
  */
-export async function pendingCount(db: Executor, queue: FetchQueue, opts: { maxAttempts?: number; connection?: string } = {}): Promise<number> {
+export async function pendingCount(
+  db: Executor,
+  queue: FetchQueue,
+  opts: { maxAttempts?: number; connection?: string; propertyId?: string } = {},
+): Promise<number> {
   const attempts = opts.maxAttempts === undefined ? sql`` : sql`AND attempts < ${opts.maxAttempts}`;
   const mine = opts.connection === undefined ? sql`` : sql`AND connection = ${opts.connection}`;
-  const r = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(queue)} WHERE state = 'pending' ${attempts} ${mine}`.execute(db);
+  const property = opts.propertyId === undefined ? sql`` : sql`AND property_id = ${opts.propertyId}`;
+  const r = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(queue)} WHERE state = 'pending' ${attempts} ${mine} ${property}`.execute(db);
   return Number(r.rows[0]?.n ?? 0);
 }
 
