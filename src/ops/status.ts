@@ -5,7 +5,7 @@
 import { streamNames } from '../store/states.js';
 import type { Config } from '../config/config.js';
 import type { Db } from '../store/types.js';
-import { queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
+import { backfillPendingByProperty, queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
 import { unreadPmsReads } from '../store/repositories/pms.js';
 import { lastContentRefresh } from '../store/repositories/content.js';
 import { listCursors } from '../store/repositories/cursors.js';
@@ -40,7 +40,11 @@ export interface PropertyStatus {
   queueEta: string;
   /** Last poll, newest mirrored change, data as of, lag of the last hour's fresh changes; null before the first page. */
   freshness: FreshnessStatus | null;
-  /** While the booking list has not caught up (a first full sync, or a catch-up after a long stop): bookings listed, the estimate of the total, when it ends. */
+  /**
+   * While the property is in a first sync (its booking list has not caught up, or the details of
+   * what it listed are still being read; also a catch-up after a long stop or a recovery): bookings
+   * listed, the estimate of the total (exact once the list caught up), when the last detail is read.
+   */
   firstSync: FirstSyncEstimate | null;
 }
 
@@ -103,8 +107,10 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   const freshness = new Map((await freshnessByProperty(db)).map((f) => [f.propertyId, f]));
   const ids = [...new Set([...config.propertyIds, ...cursors.map((c) => c.propertyId)])].sort();
   const windows = config.rateLimits.bookingDetails;
-  // Read only for the lists that have not caught up: it counts their rows.
-  const behind = cursors.filter((c) => !c.caughtUp && c.state !== 'token_lost').map((c) => c.propertyId);
+  // In a first sync: the list has not caught up, or it has and the details it listed are still
+  // being read. Counted only for those properties: it reads their rows.
+  const backfill = await backfillPendingByProperty(db);
+  const behind = cursors.filter((c) => c.state !== 'token_lost' && (!c.caughtUp || (backfill.get(c.propertyId) ?? 0) > 0)).map((c) => c.propertyId);
   const listed = new Map((await listedSoFar(db, behind)).map((l) => [l.propertyId, l]));
   const now = Date.now();
   const estimates: Parameters<typeof firstSyncTotals>[0][number][] = [];
@@ -118,7 +124,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
         found: l?.bookings ?? 0,
         firstModification: l?.firstModification ?? null,
         position: c.position,
-        caughtUp: false,
+        caughtUp: c.caughtUp,
         pendingDetails: d?.pending ?? 0,
         now,
         pageSize: config.sync.summariesPageSize,
@@ -349,11 +355,15 @@ function firstSyncLines(r: StatusReport): string[] {
     const f = p.firstSync;
     if (!f) continue;
     const found = `${f.found.toLocaleString('en')} booking${f.found === 1 ? '' : 's'} listed so far${p.position ? ` (modified up to ${p.position})` : ''}`;
+    const ends = f.endsInSeconds === null ? '' : `ends in about ${formatDuration(f.endsInSeconds)}`;
     out.push(
       f.estimatedTotal === null || f.endsInSeconds === null
         ? `First sync of property ${p.propertyId}: ${found}; no estimate until the list has read more than one modification second.`
-        : `First sync of property ${p.propertyId}: ${found}, about ${f.estimatedTotal.toLocaleString('en')} in all; ` +
-            `ends in about ${formatDuration(f.endsInSeconds)} at the list and details budgets. Figures in the mirror are partial until then.`,
+        : p.caughtUp
+          ? `First sync of property ${p.propertyId}: all ${f.found.toLocaleString('en')} bookings listed, the details of ${p.queuePending.toLocaleString('en')} still to read; ` +
+            `${ends} at the details budget. Figures in the mirror are partial until then.`
+          : `First sync of property ${p.propertyId}: ${found}, about ${f.estimatedTotal.toLocaleString('en')} in all; ` +
+            `${ends} at the list and details budgets. Figures in the mirror are partial until then.`,
     );
   }
   const t = r.firstSync;

@@ -112,4 +112,34 @@ describe('first sync estimate', () => {
     const listed = await h.sql<{ n: string }>('SELECT count(*) AS n FROM booking_summaries WHERE property_id = $1', [BIG]);
     expect(Number(listed[0]!.n)).toBe(modified.length);
   }, 90_000);
+
+  it('once the list has caught up, shows every booking listed and the details still to read, as the simulator and the mirror count them', async () => {
+    h = await startHarness({ sim: { properties: [{ id: BIG, bookingCount: 60 }] } });
+    const env = daemonEnv(h, {
+      config: {
+        pms: { enabled: false },
+        occupancy: { enabled: false },
+        // Ten details a second: the 60 take 6 s, the list one page.
+        rateLimits: { ...fastRateLimits, bookingDetails: [{ limit: 1, windowMs: 100 }] },
+      },
+    });
+    const daemon = startCli(['run'], env);
+    const fetched = async () => Number((await h!.sql<{ n: string }>('SELECT count(*) AS n FROM bookings'))[0]!.n);
+    await waitFor('the list caught up and some details read', async () => (await fetched()) >= 10, 30_000, 50);
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.done).code).toBe(0);
+
+    const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as StatusJson;
+    const big = status.properties.find((p) => p.propertyId === BIG)!;
+    expect(big.caughtUp).toBe(true);
+    const left = h.sim.bookings(BIG).length - (await fetched());
+    expect(left).toBeGreaterThan(0);
+    expect(big.queuePending).toBe(left);
+    expect(big.firstSync).toMatchObject({ found: h.sim.bookings(BIG).length, estimatedTotal: h.sim.bookings(BIG).length, endsInSeconds: Math.ceil(left / 10) });
+    expect(status.firstSync).toMatchObject({ properties: 1, detailsLeft: left, endsInSeconds: Math.ceil(left / 10) });
+    const text = (await runCli(['status'], env)).stdout;
+    expect(text).toContain(
+      `First sync of property ${BIG}: all 60 bookings listed, the details of ${left} still to read; ends in about ${Math.ceil(left / 10)}s`,
+    );
+  }, 60_000);
 });

@@ -182,6 +182,17 @@ export async function pendingCount(
   return Number(r.rows[0]?.n ?? 0);
 }
 
+/**
+ * Pending fetches of booking_detail_queue that a backfill enqueued (priority 1 and 2, see
+ * FRESH_CHANGE_PRIORITY in src/sync/streams/booking-summaries.ts), per property: a property
+ * whose list has caught up is still in its first sync while it has some.
+ */
+export async function backfillPendingByProperty(db: Executor): Promise<Map<string, number>> {
+  const r = await sql<{ property_id: string; n: string }>`
+    SELECT property_id, count(*) AS n FROM booking_detail_queue WHERE state = 'pending' AND priority >= 1 GROUP BY property_id`.execute(db);
+  return new Map(r.rows.map((row) => [row.property_id, Number(row.n)]));
+}
+
 /** Fetches that `sync --once` leaves for later, by state (for its closing line). */
 export async function leftoverFetches(
   db: Executor,
