@@ -315,7 +315,8 @@ function constsOf(tokens: readonly Token[]): Map<string, Token[]> {
   return new Map([...found].filter((e): e is [string, Token[]] => e[1] !== null));
 }
 
-const LOGGER = /^(log|logger|\w*Log)$/;
+/** The names a logger goes by in src/ (rule 1). */
+export const LOGGER = /^(log|logger|\w*Log)$/;
 const isPunct = (t: Token | undefined, text: string) => t?.kind === 'punct' && t.text === text;
 const nameOf = (t: Token | undefined) => (t?.kind === 'name' ? t.text : null);
 

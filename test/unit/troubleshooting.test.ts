@@ -7,9 +7,10 @@
  * A row of the page is a table row whose first cell is a code span: the message, with
  * `<name>` where the code puts a value.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { failureMessages, normalise } from '../helpers/failure-messages.js';
+import { failureMessages, LOGGER, normalise } from '../helpers/failure-messages.js';
 
 const page = readFileSync(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8');
 /** Read once: the sources take a second to tokenize. */
@@ -44,6 +45,20 @@ describe('the failure messages of the code', () => {
     // `logger.error(err.message)` passes an error's message on: no pattern of its own.
     expect(found).not.toContain('<>');
     expect(found.length).toBeGreaterThan(150);
+  });
+
+  it('miss no warn, error or fatal call: each is made on a name the rule reads as a logger', () => {
+    // Every `<x>.warn(`, `<x>.error(`, `<x>.fatal(` in src/, with what comes before the dot.
+    const calls = readdirSync('src', { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+      .flatMap((e) =>
+        [...readFileSync(join(e.parentPath, e.name), 'utf8').matchAll(/([\w$)\]]+)\??\.(?:warn|error|fatal)\(/g)].map((m) => ({
+          file: e.name,
+          receiver: m[1]!,
+        })),
+      );
+    expect(calls.length).toBeGreaterThan(80);
+    expect(calls.filter((c) => !LOGGER.test(c.receiver))).toEqual([]);
   });
 });
 
