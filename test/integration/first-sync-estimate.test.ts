@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonEnv, logRecords, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { fastRateLimits, startHarness, type Harness } from '../helpers/harness.js';
+import { ESTIMATE_AFTER_PAGES } from '../../src/sync/runtime/progress.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -111,6 +112,14 @@ describe('first sync estimate', () => {
     expect(after.firstSync).toMatchObject({ properties: 0, detailsLeft: 0 });
     const listed = await h.sql<{ n: string }>('SELECT count(*) AS n FROM booking_summaries WHERE property_id = $1', [BIG]);
     expect(Number(listed[0]!.n)).toBe(modified.length);
+
+    // A burst of changes fills several pages of the caught-up list: no first sync, no estimate.
+    h.sim.mutate({ count: 15 * PAGE, propertyId: BIG });
+    const burst = await runCli(['sync', '--once'], env);
+    expect(burst.code).toBe(0);
+    const pages = await pagesOf(BIG);
+    expect(pages - modified.length / PAGE).toBeGreaterThan(ESTIMATE_AFTER_PAGES + 1);
+    expect(logRecords(burst.stdout).filter((r) => r.msg === ESTIMATE_LINE)).toEqual([]);
   }, 90_000);
 
   it('once the list has caught up, shows every booking listed and the details still to read, as the simulator and the mirror count them', async () => {
