@@ -110,7 +110,9 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   // In a first sync: the list has not caught up, or it has and the details it listed are still
   // being read. Counted only for those properties: it reads their rows.
   const backfill = await backfillPendingByProperty(db);
-  const behind = cursors.filter((c) => c.state !== 'token_lost' && (!c.caughtUp || (backfill.get(c.propertyId) ?? 0) > 0)).map((c) => c.propertyId);
+  // A list that is not syncing (not granted, failing, token lost) has no end to estimate.
+  const syncing = (c: (typeof cursors)[number]) => c.state === 'active' || c.state === 'retrying';
+  const behind = cursors.filter((c) => syncing(c) && (!c.caughtUp || (backfill.get(c.propertyId) ?? 0) > 0)).map((c) => c.propertyId);
   const listed = new Map((await listedSoFar(db, behind)).map((l) => [l.propertyId, l]));
   const now = Date.now();
   const estimates: Parameters<typeof firstSyncTotals>[0][number][] = [];
