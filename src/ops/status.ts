@@ -5,7 +5,7 @@
 import { streamNames } from '../store/states.js';
 import type { Config } from '../config/config.js';
 import type { Db } from '../store/types.js';
-import { queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
+import { backfillPendingByProperty, queueDepthByProperty, pendingCount } from '../store/repositories/fetch-queue.js';
 import { unreadPmsReads } from '../store/repositories/pms.js';
 import { lastContentRefresh } from '../store/repositories/content.js';
 import { listCursors } from '../store/repositories/cursors.js';
@@ -15,7 +15,8 @@ import { countQuarantined, quarantineByStream } from '../store/repositories/quar
 import { recentRuns, type RunRow } from '../store/repositories/runs.js';
 import { countEvents } from '../store/repositories/webhook-events.js';
 import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
-import { formatDuration, queueEtaSeconds } from '../sync/runtime/progress.js';
+import { estimateFirstSync, firstSyncTotals, formatDuration, queueEtaSeconds, type FirstSyncEstimate } from '../sync/runtime/progress.js';
+import { listedSoFar } from '../store/repositories/booking-summaries.js';
 import { gatherSweeps, sweepLines, type PropertySweepStatus } from './sweep-status.js';
 import { freshnessByProperty } from '../store/repositories/freshness.js';
 import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './freshness.js';
@@ -39,6 +40,12 @@ export interface PropertyStatus {
   queueEta: string;
   /** Last poll, newest mirrored change, data as of, lag of the last hour's fresh changes; null before the first page. */
   freshness: FreshnessStatus | null;
+  /**
+   * While the property is in a first sync (its booking list has not caught up, or the details of
+   * what it listed are still being read; also a catch-up after a long stop or a recovery): bookings
+   * listed, the estimate of the total (exact once the list caught up), when the last detail is read.
+   */
+  firstSync: FirstSyncEstimate | null;
 }
 
 /** The PMS side of a property: search position, fetch queue, occupancy refresh. */
@@ -87,6 +94,8 @@ export interface StatusReport {
   lastContentRefresh: Awaited<ReturnType<typeof lastContentRefresh>> | null;
   /** The reconciliation sweep per property: last pass and what it found, next due. */
   sweeps: PropertySweepStatus[];
+  /** The properties whose list has not caught up, together: details still to read, and when the last one ends at the shared budgets (null while one has no estimate yet). */
+  firstSync: { properties: number; detailsLeft: number; endsInSeconds: number | null; endsIn: string | null };
 }
 
 export async function gatherStatus(db: Db, config: Config): Promise<StatusReport> {
@@ -98,9 +107,35 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   const freshness = new Map((await freshnessByProperty(db)).map((f) => [f.propertyId, f]));
   const ids = [...new Set([...config.propertyIds, ...cursors.map((c) => c.propertyId)])].sort();
   const windows = config.rateLimits.bookingDetails;
+  // In a first sync: the list has not caught up, or it has and the details it listed are still
+  // being read. Counted only for those properties: it reads their rows.
+  const backfill = await backfillPendingByProperty(db);
+  // A list that is not syncing (not granted, failing, token lost) has no end to estimate.
+  const syncing = (c: (typeof cursors)[number]) => c.state === 'active' || c.state === 'retrying';
+  const behind = cursors.filter((c) => syncing(c) && (!c.caughtUp || (backfill.get(c.propertyId) ?? 0) > 0)).map((c) => c.propertyId);
+  const listed = new Map((await listedSoFar(db, behind)).map((l) => [l.propertyId, l]));
+  const now = Date.now();
+  const estimates: Parameters<typeof firstSyncTotals>[0][number][] = [];
   const properties: PropertyStatus[] = ids.map((id) => {
     const c = cursors.find((x) => x.propertyId === id);
     const d = depth.get(id);
+    let firstSync: FirstSyncEstimate | null = null;
+    if (c && behind.includes(id)) {
+      const l = listed.get(id);
+      const input = {
+        found: l?.bookings ?? 0,
+        firstModification: l?.firstModification ?? null,
+        position: c.position,
+        caughtUp: c.caughtUp,
+        pendingDetails: d?.pending ?? 0,
+        now,
+        pageSize: config.sync.summariesPageSize,
+        listWindows: config.rateLimits.bookingList,
+        detailWindows: windows,
+      };
+      firstSync = estimateFirstSync(input);
+      estimates.push({ input, estimate: firstSync });
+    }
     return {
       propertyId: id,
       state: c ? c.state : 'not started',
@@ -116,8 +151,10 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       quarantined: quarantined.get(id) ?? 0,
       queueEta: formatDuration(queueEtaSeconds(d?.pending ?? 0, windows)),
       freshness: toFreshnessStatus(freshness.get(id)),
+      firstSync,
     };
   });
+  const totals = firstSyncTotals(estimates);
   const total = await pendingCount(db, 'booking_detail_queue');
   const pmsCursors = new Map((await listCursors(db, 'pms_reservations')).map((c) => [c.propertyId, c]));
   const pmsDepth = new Map((await queueDepthByProperty(db, 'pms_reservation_queue')).map((d) => [d.propertyId, d]));
@@ -174,6 +211,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     lastRun: (await recentRuns(db, 1))[0] ?? null,
     lastContentRefresh: (await lastContentRefresh(db)) ?? null,
     sweeps: await gatherSweeps(db, config, ids),
+    firstSync: { ...totals, endsIn: totals.endsInSeconds === null ? null : formatDuration(totals.endsInSeconds) },
   };
 }
 
@@ -215,6 +253,7 @@ export function formatStatus(r: StatusReport): string[] {
     out.push(...tableLines(header, rows));
     out.push('');
   }
+  out.push(...firstSyncLines(r));
   out.push(...freshnessLines(r.properties));
   out.push(`Detail queue: ${r.queuePending} pending, ETA ${r.queueEta} at the details budget.`);
   out.push(...sweepLines(r.sweeps));
@@ -305,6 +344,37 @@ export function formatStatus(r: StatusReport): string[] {
       'Not granted is not a failure: the API connection may not use that API. To mirror it, tick the API in the extranet ' +
         '(Property settings > API connections > the connection > Public APIs tab); a running daemon starts its streams at its next access token (within about 15 minutes).',
     );
+  return out;
+}
+
+/**
+ * One line per property whose booking list has not caught up: what it has listed, the estimate,
+ * when it ends; and the time for all of them when there are several (they share the budgets).
+ */
+function firstSyncLines(r: StatusReport): string[] {
+  const out: string[] = [];
+  for (const p of r.properties) {
+    const f = p.firstSync;
+    if (!f) continue;
+    const found = `${f.found.toLocaleString('en')} booking${f.found === 1 ? '' : 's'} listed so far${p.position ? ` (modified up to ${p.position})` : ''}`;
+    const ends = f.endsInSeconds === null ? '' : `ends in about ${formatDuration(f.endsInSeconds)}`;
+    out.push(
+      f.estimatedTotal === null || f.endsInSeconds === null
+        ? `First sync of property ${p.propertyId}: ${found}; no estimate until the list has read more than one modification second.`
+        : p.caughtUp
+          ? `First sync of property ${p.propertyId}: all ${f.found.toLocaleString('en')} bookings listed, the details of ${p.queuePending.toLocaleString('en')} still to read; ` +
+            `${ends} at the details budget. Figures in the mirror are partial until then.`
+          : `First sync of property ${p.propertyId}: ${found}, about ${f.estimatedTotal.toLocaleString('en')} in all; ` +
+            `${ends} at the list and details budgets. Figures in the mirror are partial until then.`,
+    );
+  }
+  const t = r.firstSync;
+  if (t.properties > 1)
+    out.push(
+      `First syncs together: ${t.properties} properties, about ${t.detailsLeft.toLocaleString('en')} booking details still to read; ` +
+        (t.endsIn === null ? 'no estimate yet.' : `the last ends in about ${t.endsIn} (they share the budgets).`),
+    );
+  if (out.length > 0) out.push('');
   return out;
 }
 

@@ -101,3 +101,26 @@ export async function enqueueDetailFetches(
     RETURNING q.number`.execute(trx);
   return enqueued.rows.length;
 }
+
+/** What the booking list has listed of a property so far: how many bookings, and the earliest modification among them. */
+export interface ListedSoFar {
+  propertyId: string;
+  bookings: number;
+  firstModification: Date | null;
+}
+
+/**
+ * The bookings listed so far of each property in `propertyIds`, for the estimate of a first
+ * full sync (src/sync/runtime/progress.ts). Asked only for the properties whose list is still
+ * reading its history: it reads each one's rows (the primary key's range of the property).
+ */
+export async function listedSoFar(db: Executor, propertyIds: readonly string[]): Promise<ListedSoFar[]> {
+  if (propertyIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('booking_summaries')
+    .select(['property_id', (eb) => eb.fn.countAll<string>().as('n'), (eb) => eb.fn.min('modified_at').as('first')])
+    .where('property_id', 'in', [...propertyIds])
+    .groupBy('property_id')
+    .execute();
+  return rows.map((r) => ({ propertyId: r.property_id, bookings: Number(r.n), firstModification: r.first ?? null }));
+}

@@ -170,11 +170,27 @@ export async function queueDepthByProperty(db: Executor, queue: FetchQueue): Pro
  * that failed fewer times: `sync --once` does not wait for fetches that keep failing (they stay
  * queued for the next run and are reported). With `connection`, only that connection's.
  */
-export async function pendingCount(db: Executor, queue: FetchQueue, opts: { maxAttempts?: number; connection?: string } = {}): Promise<number> {
+export async function pendingCount(
+  db: Executor,
+  queue: FetchQueue,
+  opts: { maxAttempts?: number; connection?: string; propertyId?: string } = {},
+): Promise<number> {
   const attempts = opts.maxAttempts === undefined ? sql`` : sql`AND attempts < ${opts.maxAttempts}`;
   const mine = opts.connection === undefined ? sql`` : sql`AND connection = ${opts.connection}`;
-  const r = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(queue)} WHERE state = 'pending' ${attempts} ${mine}`.execute(db);
+  const property = opts.propertyId === undefined ? sql`` : sql`AND property_id = ${opts.propertyId}`;
+  const r = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(queue)} WHERE state = 'pending' ${attempts} ${mine} ${property}`.execute(db);
   return Number(r.rows[0]?.n ?? 0);
+}
+
+/**
+ * Pending fetches of booking_detail_queue that a backfill enqueued (priority 1 and 2, see
+ * FRESH_CHANGE_PRIORITY in src/sync/streams/booking-summaries.ts), per property: a property
+ * whose list has caught up is still in its first sync while it has some.
+ */
+export async function backfillPendingByProperty(db: Executor): Promise<Map<string, number>> {
+  const r = await sql<{ property_id: string; n: string }>`
+    SELECT property_id, count(*) AS n FROM booking_detail_queue WHERE state = 'pending' AND priority >= 1 GROUP BY property_id`.execute(db);
+  return new Map(r.rows.map((row) => [row.property_id, Number(row.n)]));
 }
 
 /** Fetches that `sync --once` leaves for later, by state (for its closing line). */

@@ -3,8 +3,9 @@
  * booking list stands in time, rows read, the detail queue and its ETA at the budget.
  */
 import { streamNames } from '../../store/states.js';
-import { listCursors } from '../../store/repositories/cursors.js';
+import { findCursor, listCursors } from '../../store/repositories/cursors.js';
 import { pendingCount } from '../../store/repositories/fetch-queue.js';
+import { listedSoFar } from '../../store/repositories/booking-summaries.js';
 import type { RateWindow } from '../../config/config.js';
 import type { SyncContext } from './context.js';
 
@@ -24,6 +25,141 @@ export function formatDuration(seconds: number): string {
   if (m < 60) return `${m}m${String(seconds % 60).padStart(2, '0')}s`;
   const h = Math.floor(m / 60);
   return `${h}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+/**
+ * The estimate of a property's first full sync, made from what its booking list has listed so
+ * far. The booking list gives no total (a page says only hasMoreData), and it lists bookings in
+ * modification order, from the property's first one: so the bookings listed between the first
+ * modification and the list's position, spread over the whole time from the first modification
+ * to now, give the total. Histories grow towards recent years, so an early estimate is low; it
+ * rises with every page, and is exact once the list has caught up.
+ */
+export interface FirstSyncEstimate {
+  /** Bookings listed so far. */
+  found: number;
+  /** Bookings expected in all; null while the pages so far cover no time (one modification second). */
+  estimatedTotal: number | null;
+  /** Seconds until the last booking's details are read, at the list and details budgets; null without an estimate. */
+  endsInSeconds: number | null;
+  /** When the estimate was made (UTC). */
+  asOf: string;
+}
+
+export interface FirstSyncInput {
+  found: number;
+  firstModification: Date | null;
+  /** The latest modification listed (the cursor's position). */
+  position: Date | null;
+  caughtUp: boolean;
+  /** The property's detail fetches still waiting in the queue. */
+  pendingDetails: number;
+  now: number;
+  /** Summaries per list page (sync.summariesPageSize). */
+  pageSize: number;
+  listWindows: readonly RateWindow[];
+  detailWindows: readonly RateWindow[];
+}
+
+/**
+ * The estimate (see FirstSyncEstimate). The time is that of the slower of the two budgets, as if
+ * the property had them alone: the list pages still to read, and the details of every booking
+ * still to list plus those waiting in the queue. Properties in their first sync share both
+ * budgets; firstSyncTotals gives the time for all of them.
+ */
+export function estimateFirstSync(i: FirstSyncInput): FirstSyncEstimate {
+  const asOf = new Date(i.now).toISOString();
+  let total: number | null = null;
+  if (i.caughtUp) total = i.found;
+  else if (i.found > 0 && i.firstModification && i.position) {
+    const covered = i.position.getTime() - i.firstModification.getTime();
+    const whole = i.now - i.firstModification.getTime();
+    if (covered > 0) total = Math.max(i.found, Math.round((i.found * whole) / covered));
+  }
+  if (total === null) return { found: i.found, estimatedTotal: null, endsInSeconds: null, asOf };
+  const left = firstSyncWork(i, total);
+  return { found: i.found, estimatedTotal: total, endsInSeconds: workSeconds(left, i.listWindows, i.detailWindows), asOf };
+}
+
+/** The requests a first sync has still to make: list pages and booking details. */
+interface FirstSyncWork {
+  listPages: number;
+  details: number;
+}
+
+function firstSyncWork(i: Pick<FirstSyncInput, 'found' | 'caughtUp' | 'pendingDetails' | 'pageSize'>, total: number): FirstSyncWork {
+  const unlisted = total - i.found;
+  return { listPages: i.caughtUp ? 0 : Math.ceil(unlisted / i.pageSize), details: unlisted + i.pendingDetails };
+}
+
+function workSeconds(w: FirstSyncWork, listWindows: readonly RateWindow[], detailWindows: readonly RateWindow[]): number {
+  return Math.ceil(Math.max(w.listPages / sustainedRate(listWindows), w.details / sustainedRate(detailWindows)));
+}
+
+/**
+ * All properties in their first sync together: the bookings still to list or to read, and the
+ * seconds until the last one ends, with the budgets shared (one list budget and one details
+ * budget per API connection's client).
+ */
+export function firstSyncTotals(inputs: readonly { input: FirstSyncInput; estimate: FirstSyncEstimate }[]): {
+  properties: number;
+  detailsLeft: number;
+  endsInSeconds: number | null;
+} {
+  const work = { listPages: 0, details: 0 };
+  let known = true;
+  for (const { input, estimate } of inputs) {
+    if (estimate.estimatedTotal === null) known = false;
+    else {
+      const w = firstSyncWork(input, estimate.estimatedTotal);
+      work.listPages += w.listPages;
+      work.details += w.details;
+    }
+  }
+  const first = inputs[0]?.input;
+  return {
+    properties: inputs.length,
+    detailsLeft: work.details,
+    endsInSeconds: first && known ? workSeconds(work, first.listWindows, first.detailWindows) : null,
+  };
+}
+
+/**
+ * The backfill pages of a property after which the daemon logs the estimate of its first sync:
+ * enough for the pages to span some time, and once per backfill (not at every page: with a
+ * thousand hotels that would be a thousand lines a minute).
+ */
+export const ESTIMATE_AFTER_PAGES = 3;
+
+/** Logs the estimate of a property's first sync (one info line); a failure to read it costs only the line. */
+export async function logFirstSyncEstimate(ctx: SyncContext, propertyId: string, log: SyncContext['logger']): Promise<void> {
+  try {
+    const [listed] = await listedSoFar(ctx.db, [propertyId]);
+    const cursor = await findCursor(ctx.db, propertyId, streamNames.bookingSummaries);
+    const estimate = estimateFirstSync({
+      found: listed?.bookings ?? 0,
+      firstModification: listed?.firstModification ?? null,
+      position: cursor?.position ?? null,
+      caughtUp: cursor?.caughtUp ?? false,
+      pendingDetails: await pendingCount(ctx.db, 'booking_detail_queue', { propertyId }),
+      now: ctx.clock.now(),
+      pageSize: ctx.config.sync.summariesPageSize,
+      listWindows: ctx.config.rateLimits.bookingList,
+      detailWindows: ctx.config.rateLimits.bookingDetails,
+    });
+    log.info(
+      {
+        found: estimate.found,
+        estimatedTotal: estimate.estimatedTotal,
+        listedTo: cursor?.position?.toISOString() ?? null,
+        endsInSeconds: estimate.endsInSeconds,
+        endsIn: estimate.endsInSeconds === null ? null : formatDuration(estimate.endsInSeconds),
+      },
+      'first sync: estimate from the first pages (see staysync status as it goes on)',
+    );
+  } catch (err) {
+    log.debug({ err: (err as Error).message }, 'first sync estimate not available');
+  }
 }
 
 export class ProgressReporter {

@@ -21,6 +21,7 @@ import type { SyncContext } from '../runtime/context.js';
 import { ContinueTokenLostError } from '../runtime/errors.js';
 import type { PropertyStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
+import { ESTIMATE_AFTER_PAGES, logFirstSyncEstimate } from '../runtime/progress.js';
 
 /** The provider's lower bound for bookings. */
 export const EARLIEST_MODIFICATION = new Date('2009-01-01T00:00:00Z');
@@ -68,10 +69,16 @@ export async function pollSummariesUntilCaughtUp(ctx: SyncContext, propertyId: s
 async function readPages(ctx: SyncContext, propertyId: string, start: SummariesStart, signal: AbortSignal, log: SyncContext['logger']): Promise<PollResult> {
   const result: PollResult = { pages: 0, summaries: 0, changes: 0, enqueued: 0 };
   let recoverFrom = start.recoverFrom;
+  // Pages of history (not polls) read by this call: the estimate is logged at the third, when the
+  // call began behind (a first sync, or its continuation after a restart), not for a burst of
+  // changes that fills several pages of a caught-up list.
+  let backfillPages = 0;
+  let startedBehind: boolean | undefined;
 
   while (!signal.aborted) {
     // As this process last wrote it (read from the database once per lease): a quiet poll reads nothing first.
     const cursor = await ctx.cursors.get(propertyId, streamNames.bookingSummaries);
+    startedBehind ??= cursor?.caughtUp !== true;
     // Recovery clears the token before the first page; a token here means a recovery page
     // already committed (before a failure or a restart of this loop): follow it instead.
     if (recoverFrom && cursor?.cursor && cursor.state === 'active') recoverFrom = undefined;
@@ -146,6 +153,7 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
     ctx.counters.detailsEnqueued += enqueued;
     ctx.counters.quarantined += badReasons.length;
     if (enqueued > 0) ctx.events.emit('enqueued');
+    if (startedBehind && !fresh && page.hasMoreData && ++backfillPages === ESTIMATE_AFTER_PAGES) await logFirstSyncEstimate(ctx, propertyId, log);
     if (!page.hasMoreData) break;
     if (page.continueToken === null) {
       // More data but no token to ask for it with: asking again now would return this page.
