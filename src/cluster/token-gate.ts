@@ -37,6 +37,7 @@ export const TOKEN_GATE_GUARD_MS = 250;
  * at once (with the others of the same turn of the event loop); one that comes within 5 s of
  * the last admission waits for the next, with the others of those 5 s. Tokens are renewed a
  * minute before they expire (provider.tokenRenewBeforeExpiryMs), so the wait costs nothing.
+ * The daemon takes it from replicas.tokenGateSpacingMs (default this).
  */
 export const TOKEN_GATE_SPACING_MS = 5_000;
 

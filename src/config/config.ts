@@ -125,6 +125,11 @@ export const configSchema = z.strictObject({
   replicas: z.strictObject({
     /** A dead replica's connections are synced by another within this time; a clean stop hands them over within a quarter of it. */
     takeoverMs: z.number().int().min(400),
+    /**
+     * At most one admission transaction of the shared token gate per process in this time
+     * (src/cluster/token-gate.ts): a token request that comes sooner waits for the next turn.
+     */
+    tokenGateSpacingMs: z.number().int().min(0),
   }),
   provider: z.strictObject({
     url: providerUrl,

@@ -74,6 +74,8 @@ export function daemonEnv(
       ops: { port: 0 },
       ...opts.config,
       sync: { pollIntervalMs: TEST_POLL_INTERVAL, ...(opts.config?.sync as object | undefined) },
+      // A token request after another (a second connection, a retry) goes within 100 ms, not 5 s.
+      replicas: { tokenGateSpacingMs: 100, ...(opts.config?.replicas as object | undefined) },
     }),
     STAYSYNC_LOG_LEVEL: 'warn',
     ...opts.env,

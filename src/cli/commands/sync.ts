@@ -60,6 +60,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     windows: config.rateLimits.token,
     clock: systemClock,
     logger: logger.child({ component: 'tokens' }),
+    spacingMs: config.replicas.tokenGateSpacingMs,
   });
   const fleet = new Fleet({ config, handle: h, logger, mode, recovery, stopSignal: env.signal, replica, tokenGate });
   let registered = false;
