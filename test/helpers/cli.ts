@@ -76,6 +76,8 @@ export function daemonEnv(
       sync: { pollIntervalMs: TEST_POLL_INTERVAL, ...(opts.config?.sync as object | undefined) },
       // A token request after another (a second connection, a retry) goes within 100 ms, not 5 s.
       replicas: { tokenGateSpacingMs: 100, ...(opts.config?.replicas as object | undefined) },
+      // A process that finds the schema's lock taken (another's migration) asks again within 250 ms, not 5 s.
+      database: { leaseRetryMs: 250, ...(opts.config?.database as object | undefined) },
     }),
     STAYSYNC_LOG_LEVEL: 'warn',
     ...opts.env,
