@@ -18,14 +18,19 @@ afterEach(async () => {
 const GRACE_MS = 3_000;
 const count = async (sql: string): Promise<number> => Number((await h!.sql<{ n: string }>(sql))[0]!.n);
 
-/** Starts `run` with the grace time and a request log; returns the daemon and its ops port. */
-async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
+/** Starts `run` with the grace time (GRACE_MS unless given) and a request log; returns the daemon and its ops port. */
+async function startDaemon(harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown>; graceMs?: number } = {}) {
   harness.sim.stats.requestLog = [];
   const port = await freePort();
   const daemon = startCli(
     ['run'],
     daemonEnv(harness, {
-      env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_SHUTDOWN_GRACE_MS: String(GRACE_MS), STAYSYNC_LOG_LEVEL: 'info', ...opts.env },
+      env: {
+        STAYSYNC_OPS_PORT: String(port),
+        STAYSYNC_SHUTDOWN_GRACE_MS: String(opts.graceMs ?? GRACE_MS),
+        STAYSYNC_LOG_LEVEL: 'info',
+        ...opts.env,
+      },
       config: opts.config,
     }),
   );
@@ -84,14 +89,19 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     h.sim.faults.tokenStatus = 503;
     const { daemon } = await startDaemon(h);
-    await waitFor('token retries', () => h!.sim.stats.requestLog!.filter((e) => e.path === '/auth/token').length >= 2);
+    // The first request refused: the daemon is in its retry (the 503's retry-after, then the
+    // token gate, which admits a process's token requests at most every 5 s). Waiting for a
+    // second request only waited out that spacing (TOKEN_GATE_SPACING_MS, src/cluster/token-gate.ts).
+    await waitFor('a refused token request', () => h!.sim.stats.requestLog!.filter((e) => e.path === '/auth/token').length >= 1);
     await stopAndCheck(daemon);
   });
 
   it('during a page write held up by a lock: the page commits when the lock goes, within the grace time', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
+    // Five bookings: the first sync only has to end before the held page write (the phase under
+    // test); each booking costs about eight PMS requests too, all of which the first sync waits for.
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
-    await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
+    await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 5);
     const lock = await holdNextPageWrite(h, 4, daemon.child.pid!);
     try {
       const signalledAt = Date.now();
@@ -106,14 +116,17 @@ describe('SIGTERM in each phase', () => {
       await lock.release();
     }
     // The page committed with its cursor: the new bookings are listed (their details come next time).
-    expect(await count('SELECT count(*) AS n FROM booking_summaries')).toBe(24);
+    expect(await count('SELECT count(*) AS n FROM booking_summaries')).toBe(9);
     expect((await h.sql<{ outcome: string }>('SELECT outcome FROM sync_runs')).map((x) => x.outcome)).toEqual(['stopped']);
   });
 
   it('during a page write held past the grace time: exit 0 at the grace time, the page rolled back, done again next time', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
-    const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
-    await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
+    // As above, five bookings; and a grace time of 1.5 s, which this test waits out (the same
+    // margins around it as at 3 s: exit within 200 ms after it, not before half of it).
+    const graceMs = 1_500;
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
+    const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } }, graceMs });
+    await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 5);
     const lock = await holdNextPageWrite(h, 4, daemon.child.pid!);
     let took = 0;
     try {
@@ -122,12 +135,12 @@ describe('SIGTERM in each phase', () => {
       const r = await daemon.done;
       took = Date.now() - signalledAt;
       expect(r.code).toBe(0);
-      expect(logRecords(r.stdout).map((l) => l.msg)).toContainEqual(expect.stringMatching(/shutdown grace time \(3000 ms, shutdown\.graceMs\) is over/));
+      expect(logRecords(r.stdout).map((l) => l.msg)).toContainEqual(expect.stringMatching(/shutdown grace time \(1500 ms, shutdown\.graceMs\) is over/));
     } finally {
       await lock.release();
     }
-    expect(took).toBeLessThanOrEqual(GRACE_MS + 200);
-    expect(took).toBeGreaterThan(GRACE_MS / 2);
+    expect(took).toBeLessThanOrEqual(graceMs + 200);
+    expect(took).toBeGreaterThan(graceMs / 2);
     // The session died with the process: its page was rolled back, and the run row is closed.
     // This daemon's sessions only (other test files' daemons share the server).
     const own = `staysync % pid ${daemon.child.pid}`;
@@ -135,11 +148,11 @@ describe('SIGTERM in each phase', () => {
       'the page session to end',
       async () => (await count(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE '${own}'`)) === 0,
     );
-    expect(await count('SELECT count(*) AS n FROM booking_summaries')).toBe(20);
+    expect(await count('SELECT count(*) AS n FROM booking_summaries')).toBe(5);
     expect(await h.sql('SELECT outcome, error FROM sync_runs')).toEqual([{ outcome: 'stopped', error: 'stopped at the end of the grace time' }]);
     const again = await runCli(['sync', '--once'], daemonEnv(h));
     expect(again.code).toBe(0);
-    expect(await count('SELECT count(*) AS n FROM bookings')).toBe(24);
+    expect(await count('SELECT count(*) AS n FROM bookings')).toBe(9);
   });
 
   it('during the detail drain, with requests in flight', async () => {
@@ -166,7 +179,9 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
     h.sim.faults.error5xxRate = 1;
     const { daemon } = await startDaemon(h);
-    await waitFor('a few 5xx answers', () => (h!.sim.stats.byStatus[500] ?? 0) + (h!.sim.stats.byStatus[503] ?? 0) >= 3);
+    // The rate hits the token endpoint too: two 5xx answers and the daemon is in its second
+    // wait. (A third came only after another 5 s of the token gate's spacing, TOKEN_GATE_SPACING_MS.)
+    await waitFor('5xx answers', () => (h!.sim.stats.byStatus[500] ?? 0) + (h!.sim.stats.byStatus[503] ?? 0) >= 2);
     await new Promise((r) => setTimeout(r, 500));
     await stopAndCheck(daemon);
   });
@@ -174,9 +189,10 @@ describe('SIGTERM in each phase', () => {
 
 describe('ending at once', () => {
   it('a second signal exits at once; the run left open is closed as killed by the next start', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
+    // Five bookings, as above: the first sync and the last sync --once each fetch them all.
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
-    await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 20);
+    await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 5);
     const lock = await holdNextPageWrite(h, 2, daemon.child.pid!);
     try {
       daemon.child.kill('SIGTERM');
