@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/sync/runtime/engine.js';
 import { OLDER_COPY_RETRIES } from '../../src/sync/streams/booking-details.js';
 import { waitFor } from '../helpers/cli.js';
+import { skippingBackoffs } from '../helpers/skip-backoffs.js';
 import { bookingStreams, mirrorSnapshot, simulatorSnapshot, startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -52,37 +53,6 @@ async function caughtUpMirror() {
   const ctx = await h.context();
   await syncOnce(ctx);
   return { clock, ctx };
-}
-
-/**
- * Runs `sync` while making due at once every detail fetch that waits out a backoff. The
- * backoff an older copy waits (fetchRetryDelayMs: 5, 10, 20 s, test/unit/priority-and-eta.test.ts)
- * is not what these tests prove, and `sync --once` looks at its queue every second: the
- * retries are the same, sooner. Returns the waits it cut short (ms), so that a test still
- * sees each retry put off rather than spun.
- */
-async function skippingBackoffs<T>(sync: () => Promise<T>): Promise<{ result: T; skipped: number[] }> {
-  const skipped: number[] = [];
-  let done = false;
-  const cutting = (async () => {
-    while (!done) {
-      const rows = await h!.sql<{ wait_ms: number }>(
-        `WITH waiting AS (
-           SELECT property_id, number, extract(epoch FROM next_attempt_at - now()) * 1000 AS wait_ms FROM booking_detail_queue
-            WHERE state = 'pending' AND attempts > 0 AND next_attempt_at > now() FOR UPDATE)
-         UPDATE booking_detail_queue q SET next_attempt_at = now() FROM waiting w
-          WHERE q.property_id = w.property_id AND q.number = w.number RETURNING w.wait_ms::float8 AS wait_ms`,
-      );
-      skipped.push(...rows.map((r) => r.wait_ms));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  try {
-    return { result: await sync(), skipped };
-  } finally {
-    done = true;
-    await cutting;
-  }
 }
 
 /** Detail calls the simulator answered for one booking. */
@@ -136,7 +106,7 @@ describe('no version missed', () => {
 
     h!.sim.faults.staleDetailReads = 1;
     clock.at(600, () => h!.sim.amendBooking(PROPERTY, number, 'upgrade'));
-    const { skipped } = await skippingBackoffs(() => syncOnce(ctx));
+    const { skipped } = await skippingBackoffs(h!, () => syncOnce(ctx));
     expect(h!.sim.stats.staleServed).toBe(1);
     // The older copy (equal to what was stored) was not believed: asked again, after a backoff
     // (5 s, cut short here).
@@ -158,7 +128,7 @@ describe('no version missed', () => {
     clock.at(400, () => h!.sim.amendBooking(PROPERTY, number, 'cancel'));
     h!.sim.faults.staleDetailReads = 1;
     const calls = callsFor(number);
-    const { skipped } = await skippingBackoffs(() => syncOnce(ctx));
+    const { skipped } = await skippingBackoffs(h!, () => syncOnce(ctx));
     expect(h!.sim.stats.staleServed).toBe(1);
     expect(callsFor(number) - calls).toBe(2);
     expect(skipped).toHaveLength(1);
@@ -181,7 +151,7 @@ describe('no version missed', () => {
     clock.at(500, () => h!.sim.amendBooking(PROPERTY, number, 'reinstate'));
     expect(served(number)).toEqual(repriced);
     const calls = callsFor(number);
-    const { skipped } = await skippingBackoffs(() => syncOnce(ctx));
+    const { skipped } = await skippingBackoffs(h!, () => syncOnce(ctx));
     expect(callsFor(number) - calls).toBe(OLDER_COPY_RETRIES + 1);
     // Each time after a backoff (5, 10, 20 s, cut short here), not in a tight loop.
     expect(skipped).toHaveLength(OLDER_COPY_RETRIES);
