@@ -26,6 +26,8 @@ afterEach(async () => {
 const PROPERTIES = 10;
 const QUIET_MS = 1_500;
 const WINDOW_MS = 10 * QUIET_MS;
+/** How late a loaded test process may date a request's arrival (see the gaps below). */
+const ARRIVAL_JITTER_MS = 400;
 
 describe('a quiet hotel', () => {
   it('costs a poll per quiet interval and, ten of them together, under a database transaction a second; its first change is mirrored within the interval', async () => {
@@ -70,7 +72,13 @@ describe('a quiet hotel', () => {
         expect(polls.length, `${id}: ${figures}`).toBeLessThanOrEqual(Math.ceil(WINDOW_MS / QUIET_MS) + 1);
         expect(polls.length, `${id}: ${figures}`).toBeGreaterThanOrEqual(Math.floor(WINDOW_MS / QUIET_MS) - 2);
         const gaps = polls.slice(1).map((t, k) => t - polls[k]!);
-        expect(Math.min(...gaps), `${id}: ${figures}`).toBeGreaterThanOrEqual(QUIET_MS - 100);
+        // The daemon grants a property's polls a quiet interval apart; the simulator dates each
+        // request when it arrives, in this test's process, which a loaded machine delays by
+        // a few hundred ms now and then (measured: a gap of 2,861 ms at 3 s): such a request
+        // shortens the next gap by as much. So the gaps are a quiet interval on average, and
+        // none near the budget's rate (pollIntervalMs.min, 250 ms).
+        expect(gaps.reduce((a, b) => a + b, 0) / gaps.length, `${id}: ${figures}`).toBeGreaterThanOrEqual(QUIET_MS - 100);
+        expect(Math.min(...gaps), `${id}: ${figures}`).toBeGreaterThanOrEqual(QUIET_MS - ARRIVAL_JITTER_MS);
       }
       // The whole replica: its heartbeat and the quiet polls written together; no poll, queue or timer of its own.
       expect(transactions / seconds, figures).toBeLessThan(1);
