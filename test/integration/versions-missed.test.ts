@@ -210,17 +210,12 @@ describe('no version missed', () => {
     try {
       await waitFor('the first sync', async () => Number((await h!.sql<{ n: string }>('SELECT count(*) AS n FROM bookings'))[0]!.n) === 40, 30_000);
       fetchedBefore = ctx.counters.detailsFetched;
-      // One change at a time: each in the mirror (found by a poll of its own) before the next,
-      // and never two in one second.
+      // One change at a time: each fetched (found by a poll of its own) before the next, and
+      // never two in one second.
       for (let i = 0; i < CHANGES; i++) {
         const changedAt = Date.now();
         h.sim.mutate({ count: 1 });
-        await waitFor(
-          'the change in the mirror',
-          async () => JSON.stringify(await mirrorSnapshot(h!)) === JSON.stringify(simulatorSnapshot(h!.sim)),
-          30_000,
-          100,
-        );
+        await waitFor('the change fetched', () => ctx.counters.detailsFetched - fetchedBefore > i, 30_000, 50);
         await new Promise((r) => setTimeout(r, Math.max(0, Math.floor(changedAt / 1000) * 1000 + 1_100 - Date.now())));
       }
       await waitFor(
