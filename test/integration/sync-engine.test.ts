@@ -92,22 +92,23 @@ describe('sync engine against the simulator', () => {
       );
       return Number(r!.n);
     };
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 45 }] }, config: { sync: { vacuumQueueEveryRows: 20 } } });
+    // 25 rows, a VACUUM every 10: two, and a remainder that makes none, as 45 every 20 did.
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 25 }] }, config: { sync: { vacuumQueueEveryRows: 10 } } });
     await h.migrate();
     const before = await vacuums();
     const ctx = await h.context();
     await syncOnce(ctx);
-    expect(await h.sql(`SELECT 1 FROM bookings`)).toHaveLength(45);
-    // 45 rows taken: a VACUUM after the 20th and the 40th.
+    expect(await h.sql(`SELECT 1 FROM bookings`)).toHaveLength(25);
+    // 25 rows taken: a VACUUM after the 10th and the 20th.
     await expect.poll(vacuums, { timeout: 5_000 }).toBe(before + 2);
     await h.close();
 
     // 0: never (autovacuum's job).
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 45 }] }, config: { sync: { vacuumQueueEveryRows: 0 } } });
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 25 }] }, config: { sync: { vacuumQueueEveryRows: 0 } } });
     await h.migrate();
     const off = await h.context();
     await syncOnce(off);
-    expect(off.counters.detailsFetched).toBe(45);
+    expect(off.counters.detailsFetched).toBe(25);
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await vacuums()).toBe(0);
   });
