@@ -51,7 +51,8 @@ async function start(): Promise<{ provider: ConformanceProvider; h: Harness; cli
 /**
  * Summaries and details that belong together: booking i is listed by summary i, under the
  * same (unique) number, and its details carry the summary's modification time when the
- * summary gives one, as the provider's do. Pages get the summaries in order; every tenth page
+ * summary gives one, and the summary the details' status when both give one, as the
+ * provider's do. Pages get the summaries in order; every tenth page
  * is empty; each page but the last links to the next.
  */
 function bookingStream(count: number, pageCount: number): { pages: Payload[]; summaries: Any[]; bookings: Payload[] } {
@@ -63,6 +64,11 @@ function bookingStream(count: number, pageCount: number): { pages: Payload[]; su
     s.number = number;
     b.value.booking.number = number;
     if (typeof s.modifiedDateTime === 'string') b.value.booking.modifiedDateTime = s.modifiedDateTime;
+    // And the same status, as the provider's list and details of one version have: a summary
+    // of another status for the same second says the details are the version before a
+    // same-second change, asked for again after 5, 10 and 20 s (versions-missed.test.ts), which
+    // made this test wait 35 s for nothing it checks.
+    if (typeof s.status === 'string' && typeof b.value.booking.status === 'string') s.status = b.value.booking.status;
     summaries.push(s);
     bookings.push(withValue(b, b.value));
   });
@@ -123,6 +129,8 @@ describe('conformance with the OpenAPI document: booking list and details', () =
         .map((s) => s.body)
         .slice(0, PAGES),
     ).toEqual(pages.map((p) => p.body));
+    // And every booking's details once: none was taken for an older copy and asked for again.
+    expect(provider.served.filter((s) => s.path.startsWith(`${LIST}/`))).toHaveLength(BOOKINGS);
 
     const checks = new Checks();
     const summaryRows = byKey(await rowsOf(client, 'SELECT * FROM booking_summaries WHERE property_id = $1', [PROPERTY]), (r) => textOf(r.number)!);

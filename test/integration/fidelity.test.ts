@@ -71,7 +71,8 @@ describe('the booking list', () => {
   });
 
   it('keeps its position when pages come without a continueToken, and does not stop the property', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 120 }] }, config: { sync: { summariesPageSize: 50 } } });
+    // 30 bookings in pages of 12: three pages' worth, as 120 in pages of 50 were.
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] }, config: { sync: { summariesPageSize: 12 } } });
     h.sim.stats.requestLog = [];
     h.sim.faults.rewriteBody = (path, body) => {
       if (!LIST.test(path)) return undefined;

@@ -7,8 +7,9 @@
  * /metrics still show each poll; the first change after the quiet spell is mirrored within the
  * quiet interval.
  *
- * The quiet interval is scaled down for the test (3 s; production 30 s), the measured window is
- * 30 s. sync.quietAfterMs keeps its default (10 min): the first sync is history, not a change,
+ * The quiet interval is scaled down for the test (1.5 s; production 30 s), the measured window
+ * is ten of them, 15 s (the polls are written by the ledger's flush, every 5 s, however often
+ * they come: the transaction rate does not depend on the interval). sync.quietAfterMs keeps its default (10 min): the first sync is history, not a change,
  * so every property is quiet from its end (a fleet that counted it polled every hotel at the
  * budget's floor for ten minutes after each start).
  */
@@ -23,8 +24,10 @@ afterEach(async () => {
 });
 
 const PROPERTIES = 10;
-const QUIET_MS = 3_000;
-const WINDOW_MS = 30_000;
+const QUIET_MS = 1_500;
+const WINDOW_MS = 10 * QUIET_MS;
+/** How late a loaded test process may date a request's arrival (see the gaps below). */
+const ARRIVAL_JITTER_MS = 400;
 
 describe('a quiet hotel', () => {
   it('costs a poll per quiet interval and, ten of them together, under a database transaction a second; its first change is mirrored within the interval', async () => {
@@ -38,11 +41,22 @@ describe('a quiet hotel', () => {
     const daemon = startCli(['run'], env);
     try {
       await waitFor('the first sync', async () => Number((await h!.sql<{ n: string }>('SELECT count(*) AS n FROM bookings'))[0]!.n) === PROPERTIES * 3, 60_000);
-      // Quiet from now on; the start-up refreshes and the first PMS searches settle.
-      await new Promise((r) => setTimeout(r, 8_000));
+      const transactionsNow = async () => metricValue((await opsGet(port, '/metrics')).body, 'staysync_database_transactions_total')!;
+      // Quiet from now on, once the start-up refreshes and the first PMS searches are over:
+      // waited for (a flush interval with fewer transactions than it has seconds), not slept
+      // on, so that a loaded machine's slower start-up does not fall into the window.
+      await waitFor(
+        'the start-up work to settle',
+        async () => {
+          const from = await transactionsNow();
+          await new Promise((r) => setTimeout(r, 5_000));
+          return (await transactionsNow()) - from < 5;
+        },
+        90_000,
+        0,
+      );
 
       h.sim.stats.requestLog = [];
-      const transactionsNow = async () => metricValue((await opsGet(port, '/metrics')).body, 'staysync_database_transactions_total')!;
       const before = await transactionsNow();
       const startedAt = Date.now();
       await new Promise((r) => setTimeout(r, WINDOW_MS));
@@ -58,7 +72,13 @@ describe('a quiet hotel', () => {
         expect(polls.length, `${id}: ${figures}`).toBeLessThanOrEqual(Math.ceil(WINDOW_MS / QUIET_MS) + 1);
         expect(polls.length, `${id}: ${figures}`).toBeGreaterThanOrEqual(Math.floor(WINDOW_MS / QUIET_MS) - 2);
         const gaps = polls.slice(1).map((t, k) => t - polls[k]!);
-        expect(Math.min(...gaps), `${id}: ${figures}`).toBeGreaterThanOrEqual(QUIET_MS - 100);
+        // The daemon grants a property's polls a quiet interval apart; the simulator dates each
+        // request when it arrives, in this test's process, which a loaded machine delays by
+        // a few hundred ms now and then (measured: a gap of 2,861 ms at 3 s): such a request
+        // shortens the next gap by as much. So the gaps are a quiet interval on average, and
+        // none near the budget's rate (pollIntervalMs.min, 250 ms).
+        expect(gaps.reduce((a, b) => a + b, 0) / gaps.length, `${id}: ${figures}`).toBeGreaterThanOrEqual(QUIET_MS - 100);
+        expect(Math.min(...gaps), `${id}: ${figures}`).toBeGreaterThanOrEqual(QUIET_MS - ARRIVAL_JITTER_MS);
       }
       // The whole replica: its heartbeat and the quiet polls written together; no poll, queue or timer of its own.
       expect(transactions / seconds, figures).toBeLessThan(1);
