@@ -187,6 +187,18 @@ async function figures(number: string): Promise<unknown> {
   };
 }
 
+/**
+ * Whether a session waits for this mirror's erasure lock (pg_locks: an advisory lock of the two
+ * keys, not granted): what a fixed sleep used to give the erasure or the write time to reach.
+ */
+async function waitingForErasureLock(): Promise<boolean> {
+  const rows = await h!.sql(
+    `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND classid = hashtext('staysync:erasures')::oid AND objid = hashtext(current_schema())::oid AND objsubid = 2`,
+  );
+  return rows.length > 0;
+}
+
 describe('forget-guest', () => {
   it('by e-mail erases the guest from every table, keeps the figures, logs a keyed hash, and a new version does not bring the guest back', async () => {
     const { number } = await mirrorWithGuest(true);
@@ -331,7 +343,7 @@ describe('forget-guest', () => {
       await writer.query(`SELECT pg_advisory_xact_lock_shared(hashtext('staysync:erasures'), hashtext(current_schema()))`);
       let settled = false;
       const erasing = forgetGuest(db.db, parseSelector('person', 'no-such-person'), { dryRun: false }).finally(() => (settled = true));
-      await new Promise((r) => setTimeout(r, 700));
+      await waitFor('the erasure waiting for the erasure lock', () => waitingForErasureLock());
       expect(settled).toBe(false);
       await writer.query('COMMIT');
       expect((await erasing).erasureId).toBeGreaterThan(0);
@@ -342,7 +354,7 @@ describe('forget-guest', () => {
       let written = false;
       const ctx = await h!.context();
       const write = ctx.write((trx) => erasedAmong(trx, [{ kind: 'person', value: 'x' }])).finally(() => (written = true));
-      await new Promise((r) => setTimeout(r, 700));
+      await waitFor('the write waiting for the erasure lock', () => waitingForErasureLock());
       expect(written).toBe(false);
       await writer.query('COMMIT');
       expect(await write).toEqual([false]);
@@ -550,7 +562,10 @@ describe('forget-guest', () => {
       await other.query('LOCK TABLE pms_guests IN ACCESS EXCLUSIVE MODE');
       let erased = false;
       const erasing = forgetGuest(db.db, parseSelector('email', GUEST.email), { dryRun: false }).finally(() => (erased = true));
-      await new Promise((r) => setTimeout(r, 700));
+      await waitFor(
+        'the erasure waiting for pms_guests',
+        async () => (await h!.sql(`SELECT 1 FROM pg_locks WHERE relation = 'pms_guests'::regclass AND NOT granted`)).length > 0,
+      );
       const ctx = await h!.context();
       expect(
         await settles(

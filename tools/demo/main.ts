@@ -3,7 +3,8 @@
  * local PostgreSQL server that staysync runs (or DATABASE_URL when set), a look at what was
  * mirrored and how to query it, then the daemon following the provider's changes until Ctrl-C,
  * with how psql and reporting tools connect meanwhile: the read-only login, its password read
- * from its file (the demo prints no password) (`--exit` ends after the look).
+ * from its file (the demo prints no password) (`--exit` ends after the look; `--bookings <n>`
+ * makes the provider smaller or larger than its 600 bookings).
  * Nothing leaves this machine: the simulator and the database listen on 127.0.0.1.
  */
 import { openConfiguredDatabase } from '../../src/local-pg/open-database.js';
@@ -93,12 +94,29 @@ function printTable(rows: Record<string, unknown>[]): void {
   for (const r of rows) console.log('  ' + cols.map((c, i) => cell(r[c]).padEnd(widths[i]!)).join('  '));
 }
 
+/** The provider's bookings in all; half, a third and a sixth of them in its three properties. */
+const DEFAULT_BOOKINGS = 600;
+
+/**
+ * `--bookings <n>`: how many bookings the simulated provider has (default 600). Fewer make a
+ * quicker first sync (the demo's test runs it with 60); the steps and what they print are the same.
+ */
+function bookingsOption(): number {
+  const at = process.argv.indexOf('--bookings');
+  if (at < 0) return DEFAULT_BOOKINGS;
+  const n = Number(process.argv[at + 1]);
+  if (!Number.isInteger(n) || n < 6 || n > 100_000)
+    throw new Error(`--bookings needs a whole number from 6 to 100000, not ${process.argv[at + 1] ?? 'nothing'}`);
+  return n;
+}
+
 async function main(): Promise<number> {
+  const total = bookingsOption();
   const sim = await startSimulator({
     properties: [
-      { id: '500100', bookingCount: 300 },
-      { id: '500200', bookingCount: 200 },
-      { id: '7291', bookingCount: 100 },
+      { id: '500100', bookingCount: Math.round(total / 2) },
+      { id: '500200', bookingCount: Math.round(total / 3) },
+      { id: '7291', bookingCount: total - Math.round(total / 2) - Math.round(total / 3) },
     ],
     rateLimits: scaled,
   });
@@ -125,8 +143,11 @@ async function main(): Promise<number> {
     console.log(`rate limits scaled 1/${SCALE} (an hour lasts a minute); database: ${h.description}\n`);
     let code = await syncCommand(env, 'once', { mode: 'none' });
     if (code !== ExitCode.ok) return code;
-    console.log('\nThe provider changes 40 bookings and takes 10 new ones; the next sync fetches only those:\n');
-    sim.mutate({ count: 40, newCount: 10 });
+    // 40 changed and 10 new of the default 600: the same share of another size.
+    const changed = Math.max(1, Math.round(total / 15));
+    const created = Math.max(1, Math.round(total / 60));
+    console.log(`\nThe provider changes ${changed} bookings and takes ${created} new one${created === 1 ? '' : 's'}; the next sync fetches only those:\n`);
+    sim.mutate({ count: changed, newCount: created });
     code = await syncCommand(env, 'once', { mode: 'none' });
     if (code !== ExitCode.ok) return code;
 
