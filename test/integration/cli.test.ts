@@ -17,7 +17,7 @@ let h: Harness | undefined;
  * waiting the gate's 5 s spacing (TOKEN_GATE_SPACING_MS, not configurable) when it follows
  * another within 5 s, as the second connection's does.
  */
-const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token] };
+const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token!] };
 afterEach(async () => {
   await h?.close();
   h = undefined;

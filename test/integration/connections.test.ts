@@ -32,7 +32,7 @@ const A_BOOKINGS = 240;
  * waiting the gate's 5 s spacing (TOKEN_GATE_SPACING_MS, not configurable) when it follows
  * another connection's within 5 s.
  */
-const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token] };
+const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token!] };
 
 function writeConnection(name: string, c: { clientId: string; clientSecret: string; propertyIds: string[] }, extra: Record<string, unknown> = {}): void {
   writeFileSync(join(dir!, `${name}.json`), JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, ...extra }));

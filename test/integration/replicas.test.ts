@@ -64,7 +64,7 @@ const TAKEOVER_MS = 2000;
  * waiting the gate's 5 s spacing (TOKEN_GATE_SPACING_MS, not configurable) when it follows
  * another connection's within 5 s.
  */
-const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token] };
+const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token!] };
 
 /** A connections directory with one file per connection. */
 function connectionsDir(list: typeof CONNECTIONS): string {

@@ -176,7 +176,9 @@ describe('the shared token budget', () => {
 
   it('is said at start: how many connections the egress keeps authenticated, and a warning when this process follows more', async () => {
     // Two schemas and simulators, so that the two runs go at once (on one schema the second would wait for the first's lock).
-    [h, other] = await Promise.all([1, 2].map(() => startHarness({ sim: { properties: [{ id: '500100', bookingCount: 3 }] } })));
+    const [one, two] = await Promise.all([1, 2].map(() => startHarness({ sim: { properties: [{ id: '500100', bookingCount: 3 }] } })));
+    h = one!;
+    other = two!;
     const said = async (harness: Harness, config: Record<string, unknown>, egress: string) => {
       const r = await runCli(['sync', '--once'], daemonEnv(harness, { config, env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_EGRESS: egress } }));
       expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -184,9 +186,9 @@ describe('the shared token budget', () => {
     };
     const [[info], [warn]] = await Promise.all([
       // The test limits: 3 token requests per 600 ms or so, far more than one connection needs.
-      said(h, {}, '10.0.0.1'),
+      said(one!, {}, '10.0.0.1'),
       // One token request an hour per IP holds no connection with 15-minute tokens: said as a warning.
-      said(other, { rateLimits: { ...fastRateLimits, token: [{ limit: 1, windowMs: 3_600_000 }] } }, '10.0.0.2'),
+      said(two!, { rateLimits: { ...fastRateLimits, token: [{ limit: 1, windowMs: 3_600_000 }] } }, '10.0.0.2'),
     ]);
     expect(info).toMatchObject({ level: 'info', egress: '10.0.0.1', connections: 1 });
     expect(Number(info!['capacity'])).toBeGreaterThan(1);
