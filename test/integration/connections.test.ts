@@ -62,7 +62,10 @@ describe('several API connections in one daemon', () => {
     writeConnection('hotel-b', B);
     const port = await freePort();
     const env = daemonEnv(h, {
-      config: { ops: { port }, sync: { failingRecheckMs: 600_000 } },
+      // 16 details in flight (default 4): at 30 a second that is 4 round trips a second each,
+      // so that the budget, not the round trip of a loaded machine (over 133 ms with 4), sets
+      // the pace the test measures.
+      config: { ops: { port }, sync: { failingRecheckMs: 600_000, detailConcurrency: 16 } },
       env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' },
     });
     const { child, done, output } = startCli(['run'], env);
