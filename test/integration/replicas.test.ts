@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
-import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
+import { fastRateLimits, mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 
 let h: Harness | undefined;
@@ -42,15 +42,29 @@ async function installAudit(harness: Harness): Promise<void> {
   }
 }
 
+/**
+ * 15 details a second per connection: 150 bookings take each connection 10 s at its budget,
+ * well past the kill (A holds the four, B starts and takes two, a sync --once runs: a few
+ * seconds), as 700 at 60 a second did, with a fifth of the rows for the machine to write.
+ */
+const DETAILS_PER_SECOND = 15;
 const CONNECTIONS = ['c1', 'c2', 'c3', 'c4'].map((name, i) => ({
   name,
   clientId: `client-${name}`,
   clientSecret: `secret-${name}`,
   propertyIds: [String(500100 + i * 100)],
   // A contracted details budget of its own: slow enough that a takeover happens mid-sync.
-  rateLimits: { bookingDetails: [{ limit: 60, windowMs: 1000 }] },
+  rateLimits: { bookingDetails: [{ limit: DETAILS_PER_SECOND, windowMs: 1000 }] },
 }));
 const TAKEOVER_MS = 2000;
+
+/**
+ * The test's token windows with one of a single request first: each token request is then a
+ * full batch of the shared token gate (src/cluster/token-gate.ts) and goes at once, instead of
+ * waiting the gate's 5 s spacing (TOKEN_GATE_SPACING_MS, not configurable) when it follows
+ * another connection's within 5 s.
+ */
+const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token!] };
 
 /** A connections directory with one file per connection. */
 function connectionsDir(list: typeof CONNECTIONS): string {
@@ -78,7 +92,7 @@ describe('replicas sharing the connections of a schema', () => {
       databaseUrl: server.url,
       sim: {
         clients: CONNECTIONS.map((c) => ({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, rateLimits: c.rateLimits })),
-        properties: CONNECTIONS.map((c) => ({ id: c.propertyIds[0]!, bookingCount: 700 })),
+        properties: CONNECTIONS.map((c) => ({ id: c.propertyIds[0]!, bookingCount: 10 * DETAILS_PER_SECOND })),
       },
     });
     await h.migrate();
@@ -86,6 +100,7 @@ describe('replicas sharing the connections of a schema', () => {
     const dir = connectionsDir(CONNECTIONS);
     const env = (port: number) =>
       daemonEnv(h!, {
+        config: { rateLimits: oneTokenAtATime },
         env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(TAKEOVER_MS) },
       });
     const [portA, portB] = [await freePort(), await freePort()];
@@ -158,7 +173,10 @@ describe('replicas sharing the connections of a schema', () => {
     });
     const dir = connectionsDir(CONNECTIONS.slice(0, 2));
     const takeover = 8000;
-    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(takeover) } });
+    const env = daemonEnv(h, {
+      config: { rateLimits: oneTokenAtATime },
+      env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(takeover) },
+    });
     const a = startCli(['run'], env);
     let b: ReturnType<typeof startCli> | undefined;
     try {
@@ -186,12 +204,14 @@ describe('replicas sharing the connections of a schema', () => {
           clientId: c.clientId,
           clientSecret: c.clientSecret,
           propertyIds: c.propertyIds,
-          rateLimits: { bookingDetails: [{ limit: 100, windowMs: 1000 }] },
+          rateLimits: c.rateLimits,
         })),
-        properties: CONNECTIONS.slice(0, 3).map((c) => ({ id: c.propertyIds[0]!, bookingCount: 300 })),
+        // The sync --once follows 500100: 45 bookings at its 15 details a second, 2 to 3 s,
+        // several times a lease. The daemon's properties need only be synced, not long.
+        properties: CONNECTIONS.slice(0, 3).map((c, i) => ({ id: c.propertyIds[0]!, bookingCount: i === 0 ? 3 * DETAILS_PER_SECOND : 20 })),
       },
     });
-    // Leases of 600 ms (takeover 800 ms): the sync takes about 3 s, so only renewals keep it going.
+    // Leases of 600 ms (takeover 800 ms): the sync takes 2 to 3 s, so only renewals keep it going.
     const once = connectionsDir(CONNECTIONS.slice(0, 1));
     const env = (dir: string) => daemonEnv(h!, { env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: '800' } });
     // The daemon follows two other connections: had it counted sync --once as a replica, it would hand one over.
@@ -200,7 +220,7 @@ describe('replicas sharing the connections of a schema', () => {
       await waitFor('the daemon to hold its connections', async () => (await holders()).size === 2);
       const r = await runCli(['sync', '--once'], env(once));
       expect(r.code, r.stdout.slice(-2000)).toBe(0);
-      expect(await count(`SELECT count(*) AS n FROM bookings WHERE property_id = '500100'`)).toBe(300);
+      expect(await count(`SELECT count(*) AS n FROM bookings WHERE property_id = '500100'`)).toBe(3 * DETAILS_PER_SECOND);
       expect(logRecords(daemon.output()).filter((l) => l.msg.startsWith('handing '))).toEqual([]);
       for (const name of ['c2', 'c3']) expect((await holders()).get(name)).toMatch(new RegExp(`pid ${daemon.child.pid}$`));
     } finally {

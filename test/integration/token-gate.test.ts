@@ -11,14 +11,17 @@ import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 
 let h: Harness | undefined;
+let other: Harness | undefined;
 let db: DatabaseHandle | undefined;
 let server: PostgresServer | undefined;
 afterEach(async () => {
   await db?.close();
   await h?.close();
+  await other?.close();
   await server?.close();
   db = undefined;
   h = undefined;
+  other = undefined;
   server = undefined;
 });
 
@@ -126,14 +129,18 @@ describe('the shared token budget', () => {
     expect(Date.now() - t1).toBeLessThan(4_000);
     expect(catchUp.stats.admitted).toBe(9);
 
-    // A request that gives up while it waits leaves the gate; the others are admitted.
+    // A request that gives up while it waits leaves the gate; the others are admitted. Two
+    // requests just after an admission wait for the spacing: 1 s on a gate of their own (on
+    // `tight` they waited its 5 s).
+    const spaced = new TokenGate({ db: db.control, egress: 'spaced', windows: WINDOWS, clock: systemClock, logger: h.logger, spacingMs: 1_000 });
+    await spaced.admit(signal);
     const stop = new AbortController();
-    const given = tight.admit(stop.signal);
-    const kept = tight.admit(signal);
+    const given = spaced.admit(stop.signal);
+    const kept = spaced.admit(signal);
     stop.abort(new Error('stopped'));
     await expect(given).rejects.toThrow('stopped');
     await kept;
-    expect(tight.stats.admitted).toBe(11);
+    expect(spaced.stats.admitted).toBe(2);
   });
 
   it("lets token requests go on the process's own budget while the database is down, says so once, and counts again when it is back", async () => {
@@ -168,22 +175,26 @@ describe('the shared token budget', () => {
   });
 
   it('is said at start: how many connections the egress keeps authenticated, and a warning when this process follows more', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 3 }] } });
-    const said = async (config: Record<string, unknown>, egress: string) => {
-      const r = await runCli(['sync', '--once'], daemonEnv(h!, { config, env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_EGRESS: egress } }));
+    // Two schemas and simulators, so that the two runs go at once (on one schema the second would wait for the first's lock).
+    const [one, two] = await Promise.all([1, 2].map(() => startHarness({ sim: { properties: [{ id: '500100', bookingCount: 3 }] } })));
+    h = one!;
+    other = two!;
+    const said = async (harness: Harness, config: Record<string, unknown>, egress: string) => {
+      const r = await runCli(['sync', '--once'], daemonEnv(harness, { config, env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_EGRESS: egress } }));
       expect(r.code, r.stdout + r.stderr).toBe(0);
       return logRecords(r.stdout).filter((x) => x['capacity'] !== undefined);
     };
-    // The test limits: 3 token requests per 600 ms or so, far more than one connection needs.
-    const [info] = await said({}, '10.0.0.1');
+    const [[info], [warn]] = await Promise.all([
+      // The test limits: 3 token requests per 600 ms or so, far more than one connection needs.
+      said(one!, {}, '10.0.0.1'),
+      // One token request an hour per IP holds no connection with 15-minute tokens: said as a warning.
+      said(two!, { rateLimits: { ...fastRateLimits, token: [{ limit: 1, windowMs: 3_600_000 }] } }, '10.0.0.2'),
+    ]);
     expect(info).toMatchObject({ level: 'info', egress: '10.0.0.1', connections: 1 });
     expect(Number(info!['capacity'])).toBeGreaterThan(1);
     expect(info!.msg).toMatch(
       /^token endpoint: .* a token every \d+ (min|s) per connection: at most \d+ connections behind egress 10\.0\.0\.1, shared by every replica/,
     );
-    // One token request an hour per IP holds no connection with 15-minute tokens: said as a warning
-    // (another egress: the first run's request is in 10.0.0.1's shared budget for the hour).
-    const [warn] = await said({ rateLimits: { ...fastRateLimits, token: [{ limit: 1, windowMs: 3_600_000 }] } }, '10.0.0.2');
     expect(warn).toMatchObject({ level: 'warn', connections: 1, capacity: 0 });
     expect(warn!.msg).toContain('1 connection needs more access tokens than the token endpoint gives one IP address');
   }, 60_000);
