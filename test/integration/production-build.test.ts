@@ -11,7 +11,7 @@
  * the source's side: every file of src/ is reached from the entry point, none imports a tool.)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -130,7 +130,9 @@ describe('production build', () => {
 
   it('the npm scripts and the Dockerfile use the right build, and the tools build (global setup) holds the tools', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(pkg.scripts['build']).toBe('tsc -p tsconfig.build.json');
+    // The production build, then the execute bit tsc does not set: the image and `npx staysync` run the entry point by its shebang.
+    expect(pkg.scripts['build']).toBe(`tsc -p tsconfig.build.json && node -e "require('node:fs').chmodSync('dist/cli/main.js', 0o755)"`);
+    expect(statSync(join(root, 'dist', 'cli', 'main.js')).mode & 0o111).toBe(0o111);
     expect(pkg.scripts['build:tools']).toBe('npm run build && tsc -p tools/tsconfig.json');
     for (const tool of ['demo', 'bench', 'simulator']) expect(pkg.scripts[tool]).toMatch(/^npm run build:tools && node dist-tools\/tools\//);
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
