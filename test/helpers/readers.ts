@@ -4,6 +4,7 @@
  * the catalog, then read every column listed.
  */
 import pg from 'pg';
+import type { Harness } from './harness.js';
 
 /** A client connected as `role` with its password (the test server may also trust local connections). */
 export async function connectAs(url: string, role: string, password: string, searchPath?: string): Promise<pg.Client> {
@@ -75,4 +76,11 @@ export async function dropRoles(sql: (text: string) => Promise<unknown>, roles: 
     await sql(`DROP OWNED BY ${q(role)}`).catch(() => undefined);
     await sql(`DROP ROLE IF EXISTS ${q(role)}`);
   }
+}
+
+/** After a test: the reader roles it made dropped (roles are the server's, not the schema's), then its harness closed. */
+export async function closeWithRoles(h: Harness | undefined, roles: string[]): Promise<void> {
+  if (!h) return;
+  await dropRoles((text) => h.sql(text), roles);
+  await h.close();
 }

@@ -10,15 +10,12 @@ import { readableSchemaOf } from '../../src/store/reader-policy.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
-import { connectAs, dropRoles } from '../helpers/readers.js';
+import { closeWithRoles, connectAs } from '../helpers/readers.js';
 
 let h: Harness | undefined;
 const roles: string[] = [];
 afterEach(async () => {
-  if (h) {
-    await dropRoles((text) => h!.sql(text), roles);
-    await h.close();
-  }
+  await closeWithRoles(h, roles);
   h = undefined;
 });
 

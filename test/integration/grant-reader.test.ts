@@ -12,15 +12,12 @@ import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
-import { connectAs, dropRoles, errorCode, reflect } from '../helpers/readers.js';
+import { closeWithRoles, connectAs, errorCode, reflect } from '../helpers/readers.js';
 
 let h: Harness | undefined;
 const roles: string[] = [];
 afterEach(async () => {
-  if (h) {
-    await dropRoles((text) => h!.sql(text), roles);
-    await h.close();
-  }
+  await closeWithRoles(h, roles);
   h = undefined;
 });
 
