@@ -11,13 +11,6 @@ import { fastRateLimits, mirrorSnapshot, SIM_CLIENT_ID, SIM_CLIENT_SECRET, simul
 
 let h: Harness | undefined;
 
-/**
- * The test's token windows with one of a single request first: each token request is then a
- * full batch of the shared token gate (src/cluster/token-gate.ts) and goes at once, instead of
- * waiting the gate's 5 s spacing (TOKEN_GATE_SPACING_MS, not configurable) when it follows
- * another within 5 s, as the second connection's does.
- */
-const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token!] };
 afterEach(async () => {
   await h?.close();
   h = undefined;
@@ -88,7 +81,7 @@ describe('configuration and usage errors', () => {
     writeFileSync(join(dir, 'hotel-a.json'), JSON.stringify({ clientId: SIM_CLIENT_ID, clientSecretFile: join(dir, 'secret-a'), propertyIds: ['500100'] }));
     // The shorthand's variables are ignored once connections are defined: wrong ones prove it.
     const env = {
-      ...daemonEnv(h, { config: { rateLimits: oneTokenAtATime } }),
+      ...daemonEnv(h),
       STAYSYNC_CONNECTIONS_DIR: dir,
       STAYSYNC_CLIENT_SECRET: 'not-the-secret',
       STAYSYNC_PROPERTY_IDS: '999',

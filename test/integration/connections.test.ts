@@ -26,14 +26,6 @@ const B = { clientId: 'conn-b', clientSecret: 'secret-b', propertyIds: ['500200'
 const A_DETAILS_PER_SECOND = 30;
 const A_BOOKINGS = 240;
 
-/**
- * The test's token windows with one of a single request first: each token request is then a
- * full batch of the shared token gate (src/cluster/token-gate.ts) and goes at once, instead of
- * waiting the gate's 5 s spacing (TOKEN_GATE_SPACING_MS, not configurable) when it follows
- * another connection's within 5 s.
- */
-const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token!] };
-
 function writeConnection(name: string, c: { clientId: string; clientSecret: string; propertyIds: string[] }, extra: Record<string, unknown> = {}): void {
   writeFileSync(join(dir!, `${name}.json`), JSON.stringify({ clientId: c.clientId, clientSecret: c.clientSecret, propertyIds: c.propertyIds, ...extra }));
 }
@@ -130,7 +122,7 @@ describe('several API connections in one daemon', () => {
     dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
     writeConnection('hotel-a', A);
     const port = await freePort();
-    const env = daemonEnv(h, { config: { ops: { port }, rateLimits: oneTokenAtATime }, env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' } });
+    const env = daemonEnv(h, { config: { ops: { port } }, env: { STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_LOG_LEVEL: 'info' } });
     const { child, done, output } = startCli(['run'], env);
     try {
       await waitFor('hotel-a caught up', async () => (await bookingCount('500100')) === 30, 30_000);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
-import { fastRateLimits, mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
+import { mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 
 let h: Harness | undefined;
@@ -58,14 +58,6 @@ const CONNECTIONS = ['c1', 'c2', 'c3', 'c4'].map((name, i) => ({
 }));
 const TAKEOVER_MS = 2000;
 
-/**
- * The test's token windows with one of a single request first: each token request is then a
- * full batch of the shared token gate (src/cluster/token-gate.ts) and goes at once, instead of
- * waiting the gate's 5 s spacing (TOKEN_GATE_SPACING_MS, not configurable) when it follows
- * another connection's within 5 s.
- */
-const oneTokenAtATime = { ...fastRateLimits, token: [{ limit: 1, windowMs: 10 }, ...fastRateLimits.token!] };
-
 /** A connections directory with one file per connection. */
 function connectionsDir(list: typeof CONNECTIONS): string {
   const dir = mkdtempSync(join(tmpdir(), 'staysync-replicas-'));
@@ -100,7 +92,6 @@ describe('replicas sharing the connections of a schema', () => {
     const dir = connectionsDir(CONNECTIONS);
     const env = (port: number) =>
       daemonEnv(h!, {
-        config: { rateLimits: oneTokenAtATime },
         env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(TAKEOVER_MS) },
       });
     const [portA, portB] = [await freePort(), await freePort()];
@@ -174,7 +165,6 @@ describe('replicas sharing the connections of a schema', () => {
     const dir = connectionsDir(CONNECTIONS.slice(0, 2));
     const takeover = 8000;
     const env = daemonEnv(h, {
-      config: { rateLimits: oneTokenAtATime },
       env: { STAYSYNC_LOG_LEVEL: 'info', STAYSYNC_CONNECTIONS_DIR: dir, STAYSYNC_TAKEOVER_MS: String(takeover) },
     });
     const a = startCli(['run'], env);
