@@ -112,15 +112,15 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   const backfill = await backfillPendingByProperty(db);
   // A list that is not syncing (not granted, failing, token lost) has no end to estimate.
   const syncing = (c: (typeof cursors)[number]) => c.state === 'active' || c.state === 'retrying';
-  const behind = cursors.filter((c) => syncing(c) && (!c.caughtUp || (backfill.get(c.propertyId) ?? 0) > 0)).map((c) => c.propertyId);
-  const listed = new Map((await listedSoFar(db, behind)).map((l) => [l.propertyId, l]));
+  const behind = new Set(cursors.filter((c) => syncing(c) && (!c.caughtUp || (backfill.get(c.propertyId) ?? 0) > 0)).map((c) => c.propertyId));
+  const listed = new Map((await listedSoFar(db, [...behind])).map((l) => [l.propertyId, l]));
   const now = Date.now();
   const estimates: Parameters<typeof firstSyncTotals>[0][number][] = [];
   const properties: PropertyStatus[] = ids.map((id) => {
     const c = cursors.find((x) => x.propertyId === id);
     const d = depth.get(id);
     let firstSync: FirstSyncEstimate | null = null;
-    if (c && behind.includes(id)) {
+    if (c && behind.has(id)) {
       const l = listed.get(id);
       const input = {
         found: l?.bookings ?? 0,
