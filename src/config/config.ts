@@ -128,8 +128,9 @@ export const configSchema = z.strictObject({
     /**
      * At most one admission transaction of the shared token gate per process in this time
      * (src/cluster/token-gate.ts): a token request that comes sooner waits for the next turn.
+     * At most 30 s: well inside the minute ahead of expiry that tokens are renewed in.
      */
-    tokenGateSpacingMs: z.number().int().min(0),
+    tokenGateSpacingMs: z.number().int().min(0).max(30_000),
   }),
   provider: z.strictObject({
     url: providerUrl,

@@ -58,6 +58,7 @@ describe('configuration', () => {
       [{ STAYSYNC_CONFIG: file({ rateLimits: { token: [] } }) }, /rateLimits\.token/],
       [{ STAYSYNC_CONFIG: file({ sync: { detailConcurrency: 'many' } }) }, /sync\.detailConcurrency: expected number/],
       [{ STAYSYNC_CONFIG: file({ surprise: true }) }, /unknown key\(s\) surprise/],
+      [{ STAYSYNC_CONFIG: file({ replicas: { tokenGateSpacingMs: 3_600_000 } }) }, /replicas\.tokenGateSpacingMs: expected number to be <=30000$/m],
       [{ STAYSYNC_RETAIN_PERSONAL_DATA_DAYS: '0' }, /privacy\.retainPersonalDataDays \(from STAYSYNC_RETAIN_PERSONAL_DATA_DAYS\)/],
       [
         { STAYSYNC_RETAIN_PERSONAL_DATA_DAYS: '40000' },
