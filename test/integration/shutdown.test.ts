@@ -60,19 +60,32 @@ async function stopAndCheck(daemon: ReturnType<typeof startCli>) {
  * test files' daemons share the server, and wait on advisory locks too); `release` commits the
  * lock away.
  */
-async function holdNextPageWrite(harness: Harness, newBookings: number, pid: number): Promise<{ release: () => Promise<void> }> {
+async function holdNextPageWrite(harness: Harness, newBookings: number, daemon: ReturnType<typeof startCli>): Promise<{ release: () => Promise<void> }> {
   const locker = new pg.Client({ connectionString: harness.dbUrl, options: `-c search_path=${harness.schema}` });
   await locker.connect();
   await locker.query('BEGIN');
   await locker.query('LOCK TABLE booking_summaries IN SHARE ROW EXCLUSIVE MODE');
   harness.sim.mutate({ count: 0, newCount: newBookings, propertyId: '500100' });
-  await waitFor('the page write to wait for the lock', async () => {
-    const rows = await locker.query(
-      `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE $1 AND wait_event_type = 'Lock' AND wait_event = 'relation'`,
-      [`staysync % pid ${pid}`],
+  const own = `staysync % pid ${daemon.child.pid}`;
+  try {
+    await waitFor('the page write to wait for the lock', async () => {
+      const rows = await locker.query(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name LIKE $1 AND wait_event_type = 'Lock' AND wait_event = 'relation'`,
+        [own],
+      );
+      return Number(rows.rows[0].n) > 0;
+    });
+  } catch (err) {
+    // Say what the daemon was doing instead, and let go of the table (a held lock would keep
+    // the schema from being dropped after the test).
+    const sessions = await locker.query(
+      `SELECT state, wait_event_type, wait_event, left(query, 120) AS query FROM pg_stat_activity WHERE application_name LIKE $1`,
+      [own],
     );
-    return Number(rows.rows[0].n) > 0;
-  });
+    await locker.query('ROLLBACK');
+    await locker.end();
+    throw new Error(`${(err as Error).message}; the daemon's sessions: ${JSON.stringify(sessions.rows)}; its last output: ${daemon.output().slice(-3000)}`);
+  }
   let released = false;
   return {
     release: async () => {
@@ -102,7 +115,7 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 5);
-    const lock = await holdNextPageWrite(h, 4, daemon.child.pid!);
+    const lock = await holdNextPageWrite(h, 4, daemon);
     try {
       const signalledAt = Date.now();
       daemon.child.kill('SIGTERM');
@@ -127,7 +140,7 @@ describe('SIGTERM in each phase', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } }, graceMs });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 5);
-    const lock = await holdNextPageWrite(h, 4, daemon.child.pid!);
+    const lock = await holdNextPageWrite(h, 4, daemon);
     let took = 0;
     try {
       const signalledAt = Date.now();
@@ -193,7 +206,7 @@ describe('ending at once', () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const { daemon } = await startDaemon(h, { config: { sync: { pollCron: '* * * * * *' } } });
     await waitFor('the first sync', async () => (await count('SELECT count(*) AS n FROM bookings')) === 5);
-    const lock = await holdNextPageWrite(h, 2, daemon.child.pid!);
+    const lock = await holdNextPageWrite(h, 2, daemon);
     try {
       daemon.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 200));
