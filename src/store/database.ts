@@ -14,11 +14,11 @@
  * - `metrics`: one connection of its own for /metrics' reads of the bookkeeping tables, so that
  *   a slow read (a lock, a busy server) holds no connection that the heartbeat or the sync needs.
  */
-import { resolve } from 'node:path';
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import type { Db, Trx } from './types.js';
 import pg from 'pg';
-import { packageRoot, type Config } from '../config/config.js';
+import type { Config } from '../config/config.js';
+import { migrationsFolder } from './migration-files.js';
 import type { Logger } from '../util/log.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { DatabaseAvailability } from './availability.js';
@@ -123,9 +123,6 @@ export const exactTypes = {
     }
   },
 };
-
-/** The release's migrations (migrations/*.sql), applied in name order by `migrate()`. */
-export const migrationsFolder = resolve(packageRoot, 'migrations');
 
 /** How long a new connection may take before it counts as a failure (a black-holed network never answers). */
 const CONNECT_TIMEOUT_MS = 10_000;

@@ -3,7 +3,7 @@
  * Migrator (which records them in kysely_migration and holds a lock while it runs). Each
  * file runs with search_path set to the configured schema, so files use unqualified names.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   Kysely,
@@ -19,6 +19,7 @@ import {
   type TableMetadata,
 } from 'kysely';
 import { MigrationError } from './errors.js';
+import { migrationNames } from './migration-files.js';
 
 class SqlFileMigrationProvider implements MigrationProvider {
   constructor(
@@ -39,14 +40,6 @@ class SqlFileMigrationProvider implements MigrationProvider {
     }
     return migrations;
   }
-}
-
-/** The migrations of `folder` by name (the file name without `.sql`), in the order they run. */
-export async function migrationNames(folder: string): Promise<string[]> {
-  return (await readdir(folder))
-    .filter((f) => f.endsWith('.sql'))
-    .map((f) => f.replace(/\.sql$/, ''))
-    .sort();
 }
 
 /**

@@ -8,8 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { packageRoot } from '../../config/config.js';
 import { MAPPING_VERSION } from '../../mapping/version.js';
-import { migrationsFolder } from '../../store/database.js';
-import { migrationNames } from '../../store/migrator.js';
+import { migrationNames, migrationsFolder } from '../../store/migration-files.js';
 
 /** `staysync 0.2.0 (migrations up to 0017_pseudonyms, mapping version 4)`. */
 export async function versionLine(): Promise<string> {
