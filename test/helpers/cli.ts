@@ -55,11 +55,21 @@ export function configFile(content: unknown): string {
  * The environment of a daemon pointed at the harness's simulator and schema, with the
  * harness's short windows. `config` adds keys to the config file; `env` overrides variables
  * (an empty STAYSYNC_PROPERTY_IDS lets the content API decide).
+ *
+ * The daemon follows the bookings and the content only, unless `allStreams`: the PMS streams
+ * cost about eight requests a booking, and the occupancy and room-inventory refreshes 26 a
+ * property, none of which a test of the daemon's machinery (stopping, retries, leases, the
+ * ports) is about; on two cores they made a third of such a test's CPU. The tests of those
+ * streams, and of what the whole daemon costs or keeps (a quiet hotel, a backup, erasure, the
+ * API areas), pass `allStreams`.
  */
 export function daemonEnv(
   harness: Pick<Harness, 'dbUrl' | 'schema' | 'sim'>,
-  opts: { config?: Record<string, unknown>; env?: Record<string, string> } = {},
+  opts: { config?: Record<string, unknown>; env?: Record<string, string>; allStreams?: boolean } = {},
 ): Record<string, string> {
+  const bookingsAndContent: Record<string, string> = opts.allStreams
+    ? {}
+    : { STAYSYNC_PMS_ENABLED: 'false', STAYSYNC_OCCUPANCY_ENABLED: 'false', STAYSYNC_ROOM_INVENTORY_ENABLED: 'false' };
   return {
     DATABASE_URL: harness.dbUrl,
     STAYSYNC_DB_SCHEMA: harness.schema,
@@ -80,6 +90,7 @@ export function daemonEnv(
       database: { leaseRetryMs: 250, ...(opts.config?.database as object | undefined) },
     }),
     STAYSYNC_LOG_LEVEL: 'warn',
+    ...bookingsAndContent,
     ...opts.env,
   };
 }
@@ -160,7 +171,7 @@ function parseSample(sample: string): { name: string; labels: Map<string, string
  */
 export async function startReceivingDaemon(
   harness: Harness,
-  opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {},
+  opts: { env?: Record<string, string>; config?: Record<string, unknown>; allStreams?: boolean } = {},
 ): Promise<{ daemon: ReturnType<typeof startCli>; port: number; hooks: number }> {
   const port = await freePort();
   const hooks = await freePort();
@@ -172,7 +183,7 @@ export async function startReceivingDaemon(
     STAYSYNC_LOG_LEVEL: 'info',
     ...opts.env,
   };
-  const daemon = startCli(['run'], daemonEnv(harness, { env, config: opts.config ?? {} }));
+  const daemon = startCli(['run'], daemonEnv(harness, { env, config: opts.config ?? {}, allStreams: opts.allStreams }));
   await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200, 60_000);
   return { daemon, port, hooks };
 }

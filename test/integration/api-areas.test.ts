@@ -41,7 +41,7 @@ describe('API areas the connection may not use', () => {
     const sim = h.sim;
     const ids = sim.propertyIds();
     sim.stats.requestLog = [];
-    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info' } });
+    const env = daemonEnv(h, { allStreams: true, env: { STAYSYNC_LOG_LEVEL: 'info' } });
 
     const once = await runCli(['sync', '--once'], env);
     expect(once.code, once.stdout + once.stderr).toBe(0);
@@ -76,7 +76,7 @@ describe('API areas the connection may not use', () => {
 
     // The daemon: the same streams wait, shown as not granted; the hotel ticks the PMS APIs.
     const port = await freePort();
-    const { child, done, output } = startCli(['run'], daemonEnv(h, { config: { ops: { port } }, env: { STAYSYNC_LOG_LEVEL: 'info' } }));
+    const { child, done, output } = startCli(['run'], daemonEnv(h, { allStreams: true, config: { ops: { port } }, env: { STAYSYNC_LOG_LEVEL: 'info' } }));
     try {
       const scrape = () => opsGet(port, '/metrics').then((r) => r.body);
       const before = await waitFor('metrics of the areas', async () => {
@@ -134,7 +134,7 @@ describe('API areas the connection may not use', () => {
     sim.faults.propertyStatus.set('500200', { status: 403, scopes: ['standard'] });
     sim.stats.requestLog = [];
     const port = await freePort();
-    const { child, done, output } = startCli(['run'], daemonEnv(h, { config: { ops: { port } }, env: { STAYSYNC_LOG_LEVEL: 'info' } }));
+    const { child, done, output } = startCli(['run'], daemonEnv(h, { allStreams: true, config: { ops: { port } }, env: { STAYSYNC_LOG_LEVEL: 'info' } }));
     try {
       const scrape = () => opsGet(port, '/metrics').then((r) => r.body);
       const pmsOf = async (id: string) =>
@@ -186,7 +186,7 @@ describe('API areas the connection may not use', () => {
       },
     });
     h.sim.stats.requestLog = [];
-    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info' } });
+    const env = daemonEnv(h, { allStreams: true, env: { STAYSYNC_LOG_LEVEL: 'info' } });
     const once = await runCli(['sync', '--once'], env);
     expect(once.code, once.stdout + once.stderr).toBe(0);
     expect(await count('properties')).toBe(1);
@@ -218,7 +218,7 @@ describe('API areas the connection may not use', () => {
       },
     });
     h.sim.stats.requestLog = [];
-    const env = daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info' } });
+    const env = daemonEnv(h, { allStreams: true, env: { STAYSYNC_LOG_LEVEL: 'info' } });
     const once = await runCli(['sync', '--once'], env);
     expect(once.code, once.stdout + once.stderr).toBe(0);
     expect(await count('bookings')).toBe(3);

@@ -107,7 +107,7 @@ describe('a backup of the mirror', () => {
 
       // A daemon syncs the mirror; the provider changes some bookings: history.
       const port = await freePort();
-      const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info' }, config }));
+      const daemon = startCli(['run'], daemonEnv(h, { allStreams: true, env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_LOG_LEVEL: 'info' }, config }));
       cleanups.push(() => void daemon.child.kill('SIGKILL'));
       await waitFor('the daemon to be ready', async () => (await opsGet(port, '/readyz')).status === 200, 60_000);
       await waitFor('the first sync', equalToProvider(h), 60_000);
@@ -161,7 +161,7 @@ describe('a backup of the mirror', () => {
       await onDatabase(keyless.url, `CREATE SCHEMA "${h.schema}"`);
       const partial = spawnSync('pg_restore', ['--dbname', keyless.url, '--no-owner', `--schema=${h.schema}`, file], { encoding: 'utf8' });
       expect(partial.status, partial.stderr).toBe(0);
-      const refused = await runCli(['sync', '--once'], daemonEnv({ dbUrl: keyless.url, schema: h.schema, sim: h.sim }, { config }));
+      const refused = await runCli(['sync', '--once'], daemonEnv({ dbUrl: keyless.url, schema: h.schema, sim: h.sim }, { allStreams: true, config }));
       expect(refused.code).toBe(1);
       expect(refused.stdout + refused.stderr).toContain(`the erasure key is missing: ${secretSchemaOf(h.schema)}.erasure_key is not in`);
       expect(await versions(keyless.url, h.schema)).toEqual(atDump);
@@ -186,7 +186,7 @@ describe('a backup of the mirror', () => {
       expect(await versions(restored.url, h.schema)).toEqual(atDump);
 
       // What `status` says there before the daemon runs: the mirror as it was at the dump.
-      const env = daemonEnv(there, { env: { STAYSYNC_LOG_LEVEL: 'info' }, config });
+      const env = daemonEnv(there, { allStreams: true, env: { STAYSYNC_LOG_LEVEL: 'info' }, config });
       const before = await runCli(['status', '--json'], env);
       expect(before.code, before.stderr).toBe(0);
       const statusBefore = JSON.parse(before.stdout) as Record<string, any>;

@@ -263,7 +263,7 @@ describe('forget-guest', () => {
     // With personal data off, no e-mail, phone, birth date or comment was stored anywhere.
     expect(await traces([GUEST.email, GUEST.phone, GUEST.birthDate])).toEqual({});
 
-    const env = daemonEnv(h!);
+    const env = daemonEnv(h!, { allStreams: true });
     const dry = await runCli(['forget-guest', '--booking', `${P}/${number}`, '--dry-run'], env);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toMatch(/^Dry run: nothing was changed\. Erasing the guests of booking .* would change \d+ rows/m);
@@ -405,7 +405,7 @@ describe('forget-guest', () => {
     expect(Object.keys(await traces(VALUES))).toEqual(
       expect.arrayContaining(['bookings', 'booking_summaries', 'integration_storage_bookings', 'pms_guests', 'pms_reservations']),
     );
-    const env = daemonEnv(h!, { config: { pms: { personalData: true } } });
+    const env = daemonEnv(h!, { allStreams: true, config: { pms: { personalData: true } } });
     const run = await runCli(['forget-guest', '--booking', `${P}/${number}`], env);
     expect(run.code).toBe(0);
     // The reservation `other` names the same PMS person: a past stay, which never changes again.
@@ -424,7 +424,7 @@ describe('forget-guest', () => {
     expect(await traces(VALUES)).toEqual({});
 
     // Change events received by the daemon: one naming the guest in its payload, and a body that is no event at all.
-    const { daemon, hooks } = await startReceivingDaemon(h!, { config: { pms: { personalData: true } } });
+    const { daemon, hooks } = await startReceivingDaemon(h!, { allStreams: true, config: { pms: { personalData: true } } });
     try {
       const person = {
         personName: { firstName: GUEST.firstName, lastName: GUEST.lastName },
@@ -531,7 +531,7 @@ describe('forget-guest', () => {
 
   it('finds an e-mail stored with a tab, a no-break space and capitals outside ASCII, and says with its own exit status that it found nobody', async () => {
     await mirrorWithGuest(true, undefined, { storedEmail: '\tZÉPHYRINE.Q+Stay@EXAMPLE.ORG\u00a0' });
-    const env = daemonEnv(h!, { config: { pms: { personalData: true } } });
+    const env = daemonEnv(h!, { allStreams: true, config: { pms: { personalData: true } } });
     const run = await runCli(['forget-guest', '--email', 'zéphyrine.q+stay@example.org'], env);
     expect(run.stdout).toMatch(/\(1 persons found\)/);
     expect(run.code).toBe(0);

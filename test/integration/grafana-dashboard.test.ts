@@ -416,7 +416,7 @@ describe('Grafana dashboard against a live /metrics scrape', () => {
     // A sweep every few seconds, so that its families have samples once a late write is found.
     const sweep = { enabled: true, everyMs: 3_000, lookbackMs: 3_600_000 };
     const webhooks = { enabled: true, host: '127.0.0.1', port: hooks };
-    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) }, config: { sync: { sweep }, webhooks } }));
+    const daemon = startCli(['run'], daemonEnv(h, { allStreams: true, env: { STAYSYNC_OPS_PORT: String(port) }, config: { sync: { sweep }, webhooks } }));
     stopDaemon = async () => {
       daemon.child.kill('SIGTERM');
       await daemon.done;

@@ -39,7 +39,8 @@ describe('a permanent error on one property', () => {
     });
     h.sim.faults.propertyStatus.set('500200', { status: 403 });
     h.sim.stats.requestLog = [];
-    const env = daemonEnv(h);
+    // With the PMS streams: a 403 of the PMS API is a stream not granted, not a failure.
+    const env = daemonEnv(h, { allStreams: true });
     const started = Date.now();
     const r = await runCli(['sync', '--once'], env);
     expect(r.code, r.stdout.slice(-2000)).toBe(1);

@@ -35,9 +35,7 @@ describe('a quiet hotel', () => {
       sim: { properties: Array.from({ length: PROPERTIES }, (_, i) => ({ id: String(500100 + i * 100), bookingCount: 3 })) },
     });
     const port = await freePort();
-    const env = daemonEnv(h, {
-      env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_POLL_QUIET_MS: String(QUIET_MS) },
-    });
+    const env = daemonEnv(h, { allStreams: true, env: { STAYSYNC_OPS_PORT: String(port), STAYSYNC_POLL_QUIET_MS: String(QUIET_MS) } });
     const daemon = startCli(['run'], env);
     try {
       await waitFor('the first sync', async () => Number((await h!.sql<{ n: string }>('SELECT count(*) AS n FROM bookings'))[0]!.n) === PROPERTIES * 3, 60_000);

@@ -118,7 +118,10 @@ async function propertyTables(): Promise<string[]> {
 async function reader(flags: string[]): Promise<{ role: string; client: pg.Client }> {
   const role = `reader_${randomBytes(4).toString('hex')}`;
   roles.push(role);
-  const granted = await runCli(['grant-reader', role, ...flags], { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: PASSWORD });
+  const granted = await runCli(['grant-reader', role, ...flags], {
+    ...daemonEnv(h, { allStreams: true }),
+    STAYSYNC_READER_PASSWORD: PASSWORD,
+  });
   expect(granted.code, granted.stdout + granted.stderr).toBe(0);
   return { role, client: await connectAs(h.dbUrl, role, PASSWORD) };
 }

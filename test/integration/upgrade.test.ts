@@ -10,8 +10,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { keptPayload } from '../../src/mapping/personal-data.js';
 import { MAPPING_VERSION } from '../../src/mapping/version.js';
-import { migrationsFolder } from '../../src/store/database.js';
-import { migrationNames } from '../../src/store/migrator.js';
+import { migrationNames, migrationsFolder } from '../../src/store/migration-files.js';
 import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
 import { mirrorPmsVersions, mirrorSnapshot, simulatorPmsVersions, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 import { restoreRelease, type RestoredRelease } from '../helpers/upgrade.js';

@@ -35,7 +35,7 @@ async function post(port: number, body: unknown, headers: Record<string, string>
 
 /** A daemon receiving events, polling rarely. */
 const startDaemon = (harness: Harness, opts: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) =>
-  startReceivingDaemon(harness, { env: opts.env ?? {}, config: { ...NO_POLLING, ...opts.config } });
+  startReceivingDaemon(harness, { env: opts.env ?? {}, config: { ...NO_POLLING, ...opts.config }, allStreams: true });
 
 function event(type: string, payload: Record<string, unknown>, id = crypto.randomUUID()) {
   return { eventId: id, eventType: type, creationTime: new Date().toISOString(), payload };
@@ -96,7 +96,7 @@ describe('change events', () => {
       const fetches = h.sim.stats.requestLog.filter((e) => e.path.endsWith(`/reservations/${number}`));
       expect(fetches).toHaveLength(1);
       // status shows the PMS side and the events.
-      const env = daemonEnv(h, { env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
+      const env = daemonEnv(h, { allStreams: true, env: { STAYSYNC_WEBHOOK_AUTH: 'apiKey', STAYSYNC_WEBHOOK_API_KEY: 'k3y-of-the-hotel' } });
       const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as {
         pms: { propertyId: string; state: string; caughtUp: boolean; occupancyState: string }[];
         events: unknown[];
