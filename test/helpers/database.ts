@@ -60,6 +60,24 @@ export async function createScratchDatabase(serverUrl: string, prefix: string): 
   return { name, url: u.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
+/**
+ * Connections for a test's assertions in `schema`, with the search path of the daemon's (its
+ * secret schema too). A connection that breaks (a test restarts its server) is dropped and the
+ * next query opens another.
+ */
+export function assertionPool(url: string, schema: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    options: `-c search_path=${schema},${secretSchemaOf(schema)},public`,
+    types: exactTypes,
+    max: 2,
+    idleTimeoutMillis: 5_000,
+  });
+  // An idle connection the server ended: the pool drops it; nothing to report.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 /** Runs one query against the test server in `schema` (for assertions), as the daemon's connections do (its secret schema on the path). */
 export async function query<T extends pg.QueryResultRow = Record<string, unknown>>(
   url: string,

@@ -18,7 +18,7 @@ import type { StreamRegistry } from '../../src/sync/streams/types.js';
 import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../tools/simulator/index.js';
 import type { Clock } from '../../src/util/clock.js';
-import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from './database.js';
+import { assertionPool, dropSchema, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from './database.js';
 import { copyMirrorTemplate, MIRROR_SCHEMA } from './mirror-template.js';
 
 export const SIM_CLIENT_ID = 'sim-client';
@@ -143,6 +143,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
   });
   const logger = createLogger(config.log.level, sink);
+  // The test's own queries share two connections: a connection per query (a session started
+  // and ended on the server each time a test polls the mirror) made a tenth of the server's CPU.
+  const assertions = assertionPool(dbUrl, schema);
   const handles: DatabaseHandle[] = [];
   const byContext = new Map<SyncContext, DatabaseHandle>();
   const clients: ProviderClient[] = [];
@@ -175,10 +178,11 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         await h.close();
       }
     },
-    sql: (text, params) => query(dbUrl, schema, text, params),
+    sql: async (text, params = []) => (await assertions.query(text, params)).rows,
     async close() {
       for (const c of clients) await c.close();
       for (const h of handles) await h.close();
+      await assertions.end();
       await sim.close();
       if (copy) await copy.drop();
       else await dropSchema(dbUrl, schema);
