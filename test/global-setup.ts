@@ -10,7 +10,7 @@
  * - migrates a mirror once, the template every test's harness copies (helpers/mirror-template.ts);
  * - vacuums that server's system catalogs while the tests run (helpers/catalog-vacuum.ts).
  */
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -21,13 +21,17 @@ import { startPostgresServer } from './helpers/postgres-server.js';
 export default async function setup(): Promise<() => Promise<void>> {
   const require = createRequire(import.meta.url);
   const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-  execFileSync(process.execPath, [tsc, '-p', 'tools/tsconfig.json'], { stdio: 'inherit' });
+  // The two builds side by side (each mostly one core's work); the tools' goes on while the
+  // server is chosen and the template migrated.
+  const tools = compile(tsc, 'tools/tsconfig.json');
+  tools.catch(() => undefined); // reported where it is awaited, below
+  await compile(tsc, 'tsconfig.build.json');
   // The program the image and `npx staysync` run by its shebang: tsc writes it without the execute bit.
   chmodSync('dist/cli/main.js', 0o755);
 
   const server = await chooseServer();
   const template = await createMirrorTemplate(process.env.DATABASE_URL!);
+  await tools;
   if ('refused' in template)
     say(`each test migrates a schema of its own: the server refused a database for the migrated mirror's template (${template.refused})`);
   const stopVacuum = await startCatalogVacuum(process.env.DATABASE_URL!);
@@ -36,6 +40,15 @@ export default async function setup(): Promise<() => Promise<void>> {
     if ('drop' in template) await template.drop();
     await server.stop();
   };
+}
+
+/** `tsc -p project`, its output shown; rejects when it fails. */
+function compile(tsc: string, project: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [tsc, '-p', project], { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tsc -p ${project} failed (exit ${code})`))));
+  });
 }
 
 /** The server of DATABASE_URL, else a container, else an embedded server; exported as DATABASE_URL. */
