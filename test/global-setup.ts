@@ -1,7 +1,7 @@
 /**
  * Once before the tests:
- * - builds dist/ (the production build: the CLI tests run the real entry point,
- *   `node dist/cli/main.js`, as a child process, as the container does) and dist-tools/ (the
+ * - builds dist/ (the production build, its entry point bundled: the CLI tests run the real
+ *   entry point, `node dist/cli/main.js`, as a child process, as the container does) and dist-tools/ (the
  *   simulator, bench and demo, tools/tsconfig.json), so that a test may also run those;
  * - chooses the PostgreSQL server every database test uses, and says which on one line:
  *   DATABASE_URL when set; else a container through testcontainers when a container runtime
@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { bundleEntryPoint } from './helpers/bundle.js';
 import { startCatalogVacuum } from './helpers/catalog-vacuum.js';
 import { createMirrorTemplate } from './helpers/mirror-template.js';
 import { startPostgresServer } from './helpers/postgres-server.js';
@@ -26,6 +27,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   const tools = compile(tsc, 'tools/tsconfig.json');
   tools.catch(() => undefined); // reported where it is awaited, below
   await compile(tsc, 'tsconfig.build.json');
+  // The entry point bundled, as `npm run build` does (rolldown.config.mjs).
+  await bundleEntryPoint();
   // The program the image and `npx staysync` run by its shebang: tsc writes it without the execute bit.
   chmodSync('dist/cli/main.js', 0o755);
 

