@@ -200,24 +200,26 @@ export const bookingStreams: StreamRegistry = {
 /**
  * `sync --once` through the engine, in-process, with a choice of streams: the booking list
  * and details (default; the other streams have tests of their own), the PMS streams (with the
- * loyalty cards' pass), or all.
+ * loyalty cards' pass), all, or those of a registry given.
  */
 export async function syncOnce(
   ctx: SyncContext,
-  opts: { recoverFrom?: ReadonlyMap<string, Date>; recovery?: Recovery; streams?: 'bookings' | 'pms' | 'all'; signal?: AbortSignal } = {},
+  opts: { recoverFrom?: ReadonlyMap<string, Date>; recovery?: Recovery; streams?: 'bookings' | 'pms' | 'all' | StreamRegistry; signal?: AbortSignal } = {},
 ): Promise<EngineResult> {
   const all = registeredStreams;
   const streams: StreamRegistry =
-    opts.streams === 'all'
-      ? all
-      : opts.streams === 'pms'
-        ? {
-            property: all.property.filter((s) => s.name === 'pms_reservations'),
-            // With the pass that reads the invoices and cards a backfill left.
-            queues: all.queues.filter((q) => q.name === 'pms_reservation_queue' || q.name === 'pms_deferred_reads'),
-            refreshes: [],
-          }
-        : bookingStreams;
+    typeof opts.streams === 'object'
+      ? opts.streams
+      : opts.streams === 'all'
+        ? all
+        : opts.streams === 'pms'
+          ? {
+              property: all.property.filter((s) => s.name === 'pms_reservations'),
+              // With the pass that reads the invoices and cards a backfill left.
+              queues: all.queues.filter((q) => q.name === 'pms_reservation_queue' || q.name === 'pms_deferred_reads'),
+              refreshes: [],
+            }
+          : bookingStreams;
   let recovery: Recovery = opts.recovery ?? { mode: 'none' };
   // A fixed restart point per property: reset those cursors as --recover=<time> would.
   if (opts.recoverFrom && opts.recoverFrom.size > 0) {
