@@ -266,8 +266,8 @@ describe('the reporting layer', () => {
     h = await startHarness({
       sim: {
         properties: [
-          { id: '500100', bookingCount: 250 },
-          { id: '500200', bookingCount: 350 },
+          { id: '500100', bookingCount: 100 },
+          { id: '500200', bookingCount: 140 },
         ],
       },
       config: { occupancy: { daysBack: 1, daysAhead: 14 } },
