@@ -10,8 +10,9 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 120_000,
     // Four files at a time on two cores: most files wait (for a daemon, a timeout, a restart)
-    // as much as they compute, and two workers left a quarter of the CPU idle (552 s against
-    // 310 s for the suite). The tests that time a daemon's answers allow for a machine this busy.
+    // as much as they compute, and two workers left 22 % of the CPU idle. The same tree took
+    // 521 s with two and 443 s with four. The tests that time a daemon's answers allow for a
+    // machine this busy (they passed in every run with four).
     maxWorkers: 4,
     // In CI a JSON report too, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
