@@ -52,8 +52,9 @@ afterAll(async () => {
  * row it must not.
  */
 async function fillEmptyTables(): Promise<void> {
-  const [day] = await h.sql<{ d: string }>(`SELECT min(snapshot_date)::text AS d FROM otb_snapshot_days`);
   for (const p of [A, B]) {
+    // The property's own first day close (its local day: the properties' time zones differ).
+    const [day] = await h.sql<{ d: string }>(`SELECT min(snapshot_date)::text AS d FROM otb_snapshot_days WHERE property_id = $1`, [p]);
     const statements = [
       `INSERT INTO booking_detail_queue (property_id, number, generation) VALUES ('${p}', 'filled-${p}', 1)`,
       `INSERT INTO booking_sweeps (property_id, watching_since) VALUES ('${p}', now())`,
