@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/helpers/long-first-sequencer.js';
 
 /**
  * Integration tests sync thousands of bookings through restarts and lease changes on two
@@ -16,8 +17,15 @@ export default defineConfig({
       // The pure tests share their workers' modules (none mocks a module, changes a global or
       // the environment): src/ is loaded once per worker instead of once per file.
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'tools/**/test/*.test.ts'], isolate: false, ...timeouts } },
-      // Every other file gets fresh modules.
-      { test: { name: 'integration', include: ['test/integration/**/*.test.ts', 'test/conformance/**/*.test.ts'], ...timeouts } },
+      // Every other file gets fresh modules; the longest start first (helpers/long-first-sequencer.ts).
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', 'test/conformance/**/*.test.ts'],
+          sequence: { sequencer: LongestFirstSequencer },
+          ...timeouts,
+        },
+      },
     ],
     // Four files at a time on two cores: most files wait (for a daemon, a timeout, a restart)
     // as much as they compute, and two workers left 22 % of the CPU idle. The same tree took
