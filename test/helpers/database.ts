@@ -39,25 +39,32 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   }
 }
 
+/** Runs one statement on the server of `serverUrl` (in its database), on a connection of its own. */
+export async function onServer(serverUrl: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The URL of database `name` on the server of `serverUrl`. */
+export function databaseUrlOf(serverUrl: string, name: string): string {
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
 /**
  * A database of its own on the test server (for what a schema cannot hold: a restored dump, whose
  * schema names are its own), and how to drop it (connections still open to it are ended).
  */
 export async function createScratchDatabase(serverUrl: string, prefix: string): Promise<{ name: string; url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(5).toString('hex')}`;
-  const onServer = async (text: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  await onServer(`CREATE DATABASE "${name}"`);
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return { name, url: u.toString(), drop: () => onServer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  await onServer(serverUrl, `CREATE DATABASE "${name}"`);
+  return { name, url: databaseUrlOf(serverUrl, name), drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
 /**

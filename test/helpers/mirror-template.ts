@@ -13,30 +13,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import pg from 'pg';
-import { reportingSchemaOf } from './database.js';
+import { databaseUrlOf, onServer, reportingSchemaOf } from './database.js';
 
 /** The mirror schema of every copy (its reporting schema: reportingSchemaOf(MIRROR_SCHEMA)). */
 export const MIRROR_SCHEMA = 't_mirror';
 
 /** How the global setup tells the test workers the template's name. */
 const TEMPLATE_VARIABLE = 'STAYSYNC_TEST_MIRROR_TEMPLATE';
-
-async function onServer(serverUrl: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
-
-function databaseUrl(serverUrl: string, name: string): string {
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 /**
  * For the global setup: a database with a mirror migrated by the built CLI (`staysync migrate`,
@@ -55,7 +38,7 @@ export async function createMirrorTemplate(serverUrl: string): Promise<{ drop: (
     execFileSync(process.execPath, ['dist/cli/main.js', 'migrate'], {
       env: {
         PATH: process.env.PATH ?? '',
-        DATABASE_URL: databaseUrl(serverUrl, name),
+        DATABASE_URL: databaseUrlOf(serverUrl, name),
         STAYSYNC_DB_SCHEMA: MIRROR_SCHEMA,
         STAYSYNC_REPORTING_SCHEMA: reportingSchemaOf(MIRROR_SCHEMA),
         STAYSYNC_LOG_LEVEL: 'warn',
@@ -79,5 +62,5 @@ export async function copyMirrorTemplate(serverUrl: string): Promise<{ url: stri
   if (!template) return undefined;
   const name = `t_${randomBytes(5).toString('hex')}`;
   await onServer(serverUrl, `CREATE DATABASE "${name}" TEMPLATE "${template}"`);
-  return { url: databaseUrl(serverUrl, name), drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+  return { url: databaseUrlOf(serverUrl, name), drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
