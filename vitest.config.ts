@@ -13,16 +13,17 @@ export default defineConfig({
     // Once for the whole run (the projects below do not extend this file, or it would run once
     // per project): builds, chooses the server, migrates the mirror's template.
     globalSetup: ['test/global-setup.ts'],
+    // The longest integration files start first (helpers/long-first-sequencer.ts).
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       // The pure tests share their workers' modules (none mocks a module, changes a global or
       // the environment): src/ is loaded once per worker instead of once per file.
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'tools/**/test/*.test.ts'], isolate: false, ...timeouts } },
-      // Every other file gets fresh modules; the longest start first (helpers/long-first-sequencer.ts).
+      // Every other file gets fresh modules.
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/conformance/**/*.test.ts'],
-          sequence: { sequencer: LongestFirstSequencer },
           ...timeouts,
         },
       },
