@@ -125,8 +125,9 @@ async function main(): Promise<number> {
 
   const env = { config, logger, signal: stop.signal, graceSignal: grace.signal, out: (line: string) => process.stdout.write(`${line}\n`), onReload };
   try {
-    // Each command loads its own modules: the database, HTTP and metrics libraries are most of
-    // a start's time (0.3 s of CPU), which --help, --version and a usage error do not need.
+    // Each command loads its own modules when it runs (the bundle keeps them unevaluated until
+    // then): the database, HTTP and metrics libraries are most of a start's work, which --help,
+    // --version and a usage error do not need.
     switch (args.command) {
       case 'migrate':
         return await (await import('./commands/migrate.js')).migrateCommand(env);
