@@ -166,7 +166,11 @@ describe('synced_at', () => {
   it('is set on every row a sync writes, between its start and its end, and a parent’s children share it', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] }, config: { occupancy: { daysBack: 10, daysAhead: 10 } } });
     const ctx = await h.context();
-    await announceStorage(h, ctx, '500100');
+    // Every integration-storage booking, so that one from a channel fills its channels table
+    // whatever the simulator's day (the first three alone may all be direct).
+    const storage = h.sim.integrationStorageBookings('500100');
+    expect(storage.some((b) => b.bookingChannels.length > 0)).toBe(true);
+    await announceStorage(h, ctx, '500100', { storage: storage.length, blocks: 2 });
     const started = await databaseNow(h);
     const synced = await syncOnce(ctx, { streams: 'all' });
     expect(synced.failed).toEqual([]);
