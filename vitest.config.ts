@@ -19,11 +19,15 @@ export default defineConfig({
       // The pure tests share their workers' modules (none mocks a module, changes a global or
       // the environment): src/ is loaded once per worker instead of once per file.
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'tools/**/test/*.test.ts'], isolate: false, ...timeouts } },
-      // Every other file gets fresh modules.
+      // The integration files share their modules too. Module state of src/ is keyed by the
+      // objects a test creates (contexts, engines) or shared on purpose (the scheduler's cron
+      // jobs, the in-process local servers); the per-file hooks are in the setup file.
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/conformance/**/*.test.ts'],
+          isolate: false,
+          setupFiles: ['test/helpers/file-setup.ts'],
           ...timeouts,
         },
       },

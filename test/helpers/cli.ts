@@ -1,5 +1,4 @@
 /** Running the real entry point (`node dist/cli/main.js`) as a child process, as the container does. */
-import { afterAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,11 +17,14 @@ export interface Run {
 }
 
 const live = new Set<ChildProcess>();
-// After each test file (whatever pool runs it), and at the worker's exit.
-const killLeftovers = () => {
+/**
+ * Kills the CLI processes a test left running. After each test file (test/helpers/file-setup.ts:
+ * the integration files share their modules, so a hook registered here would run after the
+ * first file only), and at the worker's exit.
+ */
+export const killLeftovers = () => {
   for (const child of live) child.kill('SIGKILL');
 };
-afterAll(killLeftovers);
 process.once('exit', killLeftovers);
 
 /** Starts the CLI with only PATH and `env` in its environment. */
