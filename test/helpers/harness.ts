@@ -184,8 +184,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       for (const h of handles) await h.close();
       await assertions.end();
       await sim.close();
-      if (copy) await copy.drop();
-      else await dropSchema(dbUrl, schema);
+      // A copy of the template is dropped at the end of the run (helpers/mirror-template.ts).
+      if (!copy) await dropSchema(dbUrl, schema);
     },
   };
 }
