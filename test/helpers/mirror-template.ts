@@ -44,12 +44,7 @@ export async function createMirrorTemplate(serverUrl: string): Promise<{ drop: (
   } catch (err) {
     return { refused: (err as Error).message };
   }
-  // Copies left by a run that was killed: their template is gone.
-  await dropDatabases(
-    serverUrl,
-    (n) => /^t_[0-9a-f]{8}_[0-9a-f]{10}$/.test(n),
-    (n, all) => !all.has(`${TEMPLATE_PREFIX}${n.slice(2, 10)}`),
-  );
+  await dropOrphanCopies(serverUrl);
   const drop = async () => {
     await dropDatabases(serverUrl, (n) => n.startsWith(copyPrefixOf(name)));
     await onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
@@ -83,6 +78,15 @@ export async function copyMirrorTemplate(serverUrl: string): Promise<{ url: stri
   const name = `${copyPrefixOf(template)}${randomBytes(5).toString('hex')}`;
   await onServer(serverUrl, `CREATE DATABASE "${name}" TEMPLATE "${template}"`);
   return { url: databaseUrlOf(serverUrl, name) };
+}
+
+/** Drops the copies a run that was killed left: those whose template is gone. */
+export async function dropOrphanCopies(serverUrl: string): Promise<void> {
+  await dropDatabases(
+    serverUrl,
+    (n) => /^t_[0-9a-f]{8}_[0-9a-f]{10}$/.test(n),
+    (n, all) => !all.has(`${TEMPLATE_PREFIX}${n.slice(2, 10)}`),
+  );
 }
 
 /**

@@ -1,12 +1,13 @@
 /**
  * The tests' migrated template (helpers/mirror-template.ts) on a server whose login may not
  * create databases: refused with the server's reason, nothing named for the workers, so each
- * harness migrates a schema of its own instead.
+ * harness migrates a schema of its own instead. And the copies a killed run left behind, which the
+ * next run's setup drops.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onServer, testDatabaseUrl } from '../helpers/database.js';
-import { createMirrorTemplate } from '../helpers/mirror-template.js';
+import { onServer, query, testDatabaseUrl } from '../helpers/database.js';
+import { copyMirrorTemplate, createMirrorTemplate, dropOrphanCopies } from '../helpers/mirror-template.js';
 import { startHarness } from '../helpers/harness.js';
 import { migrationNames, migrationsFolder } from '../../src/store/migration-files.js';
 
@@ -42,5 +43,18 @@ describe('the mirror template', () => {
     } finally {
       process.env.STAYSYNC_TEST_MIRROR_TEMPLATE = named;
     }
+  });
+
+  it("drops the copies whose template is gone (a run that was killed), and no other run's", async () => {
+    const server = await testDatabaseUrl();
+    const orphan = `t_00000000_${randomBytes(5).toString('hex')}`;
+    await onServer(server, `CREATE DATABASE "${orphan}"`);
+    const live = await copyMirrorTemplate(server);
+    expect(live).toBeDefined();
+    const liveName = new URL(live!.url).pathname.slice(1);
+    const exists = async (name: string) =>
+      (await query<{ n: number }>(server, 'public', 'SELECT count(*)::int AS n FROM pg_database WHERE datname = $1', [name]))[0]!.n;
+    await dropOrphanCopies(server);
+    expect({ orphan: await exists(orphan), live: await exists(liveName) }).toEqual({ orphan: 0, live: 1 });
   });
 });
