@@ -11,14 +11,14 @@
  * The copies are dropped at the end of the run, with the template, not after each test:
  * PostgreSQL 15 makes every DROP DATABASE wait for an immediate checkpoint, which wrote out every
  * other test's changed pages (about 180 checkpoints and 1.9 GB of writes a run). A run that was
- * killed leaves its copies; the next run's setup drops them, as the copies of a template that no
- * longer exists.
+ * killed leaves its template and its copies: the next run's setup drops them (dropLeftovers).
  *
  * A server where the tests' login may not create databases gets no template: the global setup
  * says so, and each harness migrates a schema of its own in the test database, as before.
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { hostname } from 'node:os';
 import pg from 'pg';
 import { databaseUrlOf, onServer, reportingSchemaOf } from './database.js';
 
@@ -44,9 +44,14 @@ export async function createMirrorTemplate(serverUrl: string): Promise<{ drop: (
   } catch (err) {
     return { refused: (err as Error).message };
   }
-  await dropOrphanCopies(serverUrl);
+  const owner: TemplateOwner = { host: hostname(), pid: process.pid, at: new Date().toISOString() };
+  await onServer(serverUrl, `COMMENT ON DATABASE "${name}" IS '${JSON.stringify(owner)}'`);
+  await dropLeftovers(serverUrl);
   const drop = async () => {
-    await dropDatabases(serverUrl, (n) => n.startsWith(copyPrefixOf(name)));
+    await dropDatabases(
+      serverUrl,
+      [...(await databaseNotes(serverUrl)).keys()].filter((n) => n.startsWith(copyPrefixOf(name))),
+    );
     await onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   };
   try {
@@ -80,26 +85,68 @@ export async function copyMirrorTemplate(serverUrl: string): Promise<{ url: stri
   return { url: databaseUrlOf(serverUrl, name) };
 }
 
-/** Drops the copies a run that was killed left: those whose template is gone. */
-export async function dropOrphanCopies(serverUrl: string): Promise<void> {
-  await dropDatabases(
-    serverUrl,
-    (n) => /^t_[0-9a-f]{8}_[0-9a-f]{10}$/.test(n),
-    (n, all) => !all.has(`${TEMPLATE_PREFIX}${n.slice(2, 10)}`),
-  );
+/** Who made a template, in its comment: a run's setup process on a machine, and when. */
+interface TemplateOwner {
+  host: string;
+  pid: number;
+  at: string;
 }
 
+/** No test run lasts this long: a template older than this is a killed run's, wherever it ran. */
+const RUN_AT_MOST_MS = 12 * 3600_000;
+
 /**
- * Drops the server's databases whose name `matches` (and, given `also`, for which it holds over
- * all the names), a few at a time: each drop mostly waits for its checkpoint and for the removal
- * of its files.
+ * Drops what killed runs left: the templates of runs that are over (made on this machine by a
+ * process that is gone, or more than RUN_AT_MOST_MS ago) with their copies, and the copies whose
+ * template is gone. A template without an owner's comment is left alone.
  */
-async function dropDatabases(serverUrl: string, matches: (name: string) => boolean, also?: (name: string, all: Set<string>) => boolean): Promise<void> {
+export async function dropLeftovers(serverUrl: string): Promise<void> {
+  const notes = await databaseNotes(serverUrl);
+  const over = [...notes].filter(([name, note]) => new RegExp(`^${TEMPLATE_PREFIX}[0-9a-f]{8}$`).test(name) && runIsOver(note)).map(([name]) => name);
+  const left = new Set([...notes.keys()].filter((n) => !over.includes(n)));
+  const orphans = [...left].filter((n) => /^t_[0-9a-f]{8}_[0-9a-f]{10}$/.test(n) && !left.has(`${TEMPLATE_PREFIX}${n.slice(2, 10)}`));
+  await dropDatabases(serverUrl, orphans);
+  await dropDatabases(serverUrl, over);
+}
+
+function runIsOver(note: string | null): boolean {
+  let owner: Partial<TemplateOwner>;
+  try {
+    owner = JSON.parse(note ?? '') as Partial<TemplateOwner>;
+  } catch {
+    return false;
+  }
+  if (typeof owner.at !== 'string' || typeof owner.pid !== 'number') return false;
+  if (Date.now() - Date.parse(owner.at) > RUN_AT_MOST_MS) return true;
+  if (owner.host !== hostname()) return false;
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** The server's databases and their comments. */
+async function databaseNotes(serverUrl: string): Promise<Map<string, string | null>> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const rows = (
+      await client.query<{ datname: string; note: string | null }>(`SELECT datname, shobj_description(oid, 'pg_database') AS note FROM pg_database`)
+    ).rows;
+    return new Map(rows.map((r) => [r.datname, r.note]));
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops `names`, a few at a time: each drop mostly waits for its checkpoint and for the removal of its files. */
+async function dropDatabases(serverUrl: string, names: string[]): Promise<void> {
+  if (names.length === 0) return;
   const pool = new pg.Pool({ connectionString: serverUrl, max: 8 });
   try {
-    const all = new Set((await pool.query<{ datname: string }>('SELECT datname FROM pg_database')).rows.map((r) => r.datname));
-    const doomed = [...all].filter((name) => matches(name) && (!also || also(name, all)));
-    await Promise.all(doomed.map((name) => pool.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
+    await Promise.all(names.map((name) => pool.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
   } finally {
     await pool.end();
   }
