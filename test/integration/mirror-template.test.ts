@@ -60,7 +60,7 @@ describe('the mirror template', () => {
       return [name, copy];
     };
     const now = new Date().toISOString();
-    const gonePid = spawnSync(process.execPath, ['-e', '']).pid!;
+    const gonePid = spawnSync(process.execPath, ['-e', '']).pid;
     const killedHere = await template({ host: hostname(), pid: gonePid, at: now });
     const longAgo = await template({ host: 'elsewhere', pid: 1, at: new Date(Date.now() - 13 * 3600_000).toISOString() });
     const elsewhereNow = await template({ host: 'elsewhere', pid: 1, at: now });
