@@ -102,15 +102,25 @@ describe('replicas sharing the connections of a schema', () => {
       b = startCli(['run'], env(portB));
       const pidA = `pid ${a.child.pid}`;
       const pidB = `pid ${b.child.pid}`;
-      // Balanced by count: A hands two over, B takes them.
+      // Balanced by count: A hands two over, B takes them. The wait allows for the busiest minute
+      // of a run (this file starts with the three other longest, and its own server); on a
+      // timeout it says who holds what and what each replica logged.
       await waitFor(
         'two connections each',
         async () => {
           const held = [...(await holders()).values()];
           return held.filter((x) => x.endsWith(pidA)).length === 2 && held.filter((x) => x.endsWith(pidB)).length === 2;
         },
-        20_000,
-      );
+        60_000,
+      ).catch(async (err: Error) => {
+        const tail = (out: string) =>
+          logRecords(out)
+            .map((r) => String(r.msg))
+            .slice(-15);
+        throw new Error(
+          `${err.message}; holders: ${JSON.stringify(Object.fromEntries(await holders()))}; A (${pidA}): ${JSON.stringify(tail(a.output()))}; B (${pidB}): ${JSON.stringify(tail(b!.output()))}`,
+        );
+      });
       expect((await opsGet(portB, '/readyz')).status).toBe(200);
       expect(logRecords(a.output()).some((r) => /^handing (connection c\d|\d+ connections) over to another replica/.test(r.msg))).toBe(true);
       // sync --once does not wait: it names the holder of each connection and exits 1.
