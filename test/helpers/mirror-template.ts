@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { databaseUrlOf, onServer, reportingSchemaOf } from './database.js';
+import { databaseUrlOf, onServer, query, reportingSchemaOf } from './database.js';
 
 /** The mirror schema of every copy (its reporting schema: reportingSchemaOf(MIRROR_SCHEMA)). */
 export const MIRROR_SCHEMA = 't_mirror';
@@ -30,7 +30,14 @@ const TEMPLATE_VARIABLE = 'STAYSYNC_TEST_MIRROR_TEMPLATE';
 
 /** The template is `staysync_template_<id>`; its copies are `t_<id>_<their own id>`. */
 const TEMPLATE_PREFIX = 'staysync_template_';
+const TEMPLATE_NAME = /^staysync_template_([0-9a-f]{8})$/;
+const COPY_NAME = /^t_([0-9a-f]{8})_[0-9a-f]{10}$/;
 const copyPrefixOf = (template: string) => `t_${template.slice(TEMPLATE_PREFIX.length)}_`;
+/** The template a copy was made from, by its name; undefined for a database that is no copy. */
+const templateOfCopy = (name: string): string | undefined => {
+  const id = COPY_NAME.exec(name)?.[1];
+  return id === undefined ? undefined : `${TEMPLATE_PREFIX}${id}`;
+};
 
 /**
  * For the global setup: a database with a mirror migrated by the built CLI (`staysync migrate`,
@@ -102,9 +109,12 @@ const RUN_AT_MOST_MS = 12 * 3600_000;
  */
 export async function dropLeftovers(serverUrl: string): Promise<void> {
   const notes = await databaseNotes(serverUrl);
-  const over = [...notes].filter(([name, note]) => new RegExp(`^${TEMPLATE_PREFIX}[0-9a-f]{8}$`).test(name) && runIsOver(note)).map(([name]) => name);
+  const over = [...notes].filter(([name, note]) => TEMPLATE_NAME.test(name) && runIsOver(note)).map(([name]) => name);
   const left = new Set([...notes.keys()].filter((n) => !over.includes(n)));
-  const orphans = [...left].filter((n) => /^t_[0-9a-f]{8}_[0-9a-f]{10}$/.test(n) && !left.has(`${TEMPLATE_PREFIX}${n.slice(2, 10)}`));
+  const orphans = [...left].filter((n) => {
+    const template = templateOfCopy(n);
+    return template !== undefined && !left.has(template);
+  });
   await dropDatabases(serverUrl, orphans);
   await dropDatabases(serverUrl, over);
 }
@@ -129,16 +139,12 @@ function runIsOver(note: string | null): boolean {
 
 /** The server's databases and their comments. */
 async function databaseNotes(serverUrl: string): Promise<Map<string, string | null>> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    const rows = (
-      await client.query<{ datname: string; note: string | null }>(`SELECT datname, shobj_description(oid, 'pg_database') AS note FROM pg_database`)
-    ).rows;
-    return new Map(rows.map((r) => [r.datname, r.note]));
-  } finally {
-    await client.end();
-  }
+  const rows = await query<{ datname: string; note: string | null }>(
+    serverUrl,
+    'public',
+    `SELECT datname, shobj_description(oid, 'pg_database') AS note FROM pg_database`,
+  );
+  return new Map(rows.map((r) => [r.datname, r.note]));
 }
 
 /** Drops `names`, a few at a time: each drop mostly waits for its checkpoint and for the removal of its files. */
