@@ -117,6 +117,12 @@ export function bookingWithErasures<T>(booking: T, isErased: (p: { firstName: un
   return out as T;
 }
 
+/** A booking (parsed, or the `booking` object as received) without its loyalty card numbers; the cards keep their programme. A copy. */
+export function bookingWithoutCardNumbers<T>(booking: T): T {
+  if (!isObject(booking) || !('guaranteeInfo' in booking)) return booking;
+  return { ...booking, guaranteeInfo: withoutCardNumbers(booking.guaranteeInfo) };
+}
+
 function withoutCardNumbers(guaranteeInfo: unknown): unknown {
   if (!isObject(guaranteeInfo) || !isObject(guaranteeInfo.loyalty) || !Array.isArray(guaranteeInfo.loyalty.cards)) return guaranteeInfo;
   const cards = guaranteeInfo.loyalty.cards.map((c: unknown) => (isObject(c) && 'cardNumber' in c ? { ...c, cardNumber: null } : c));
@@ -228,13 +234,21 @@ export interface ReadInvoices {
 }
 
 /**
- * An invoice (parsed or as received) whose payer, when it is not the reservation's customer
- * company, is taken for the customer and erased. A copy.
+ * Whether an invoice's payer may be the reservation's customer: any payer named but the
+ * customer company (a company is no person), so that an erased customer takes along every
+ * payer that may be them, whatever spelling of their name it has. The store's twin, in SQL:
+ * src/store/repositories/retention.ts invoicesPastRetention.
+ */
+export function payerMayBeCustomer(payerName: unknown, customerCompany: string | null): boolean {
+  return typeof payerName === 'string' && payerName !== '' && payerName !== ERASED_NAME && payerName !== customerCompany;
+}
+
+/**
+ * An invoice (parsed or as received) whose payer, when it may be the reservation's customer
+ * (payerMayBeCustomer), is taken for the customer and erased. A copy.
  */
 export function invoiceWithErasedPayer<T>(invoice: T, customerCompany: string | null): T {
-  if (!isObject(invoice) || !isObject(invoice.payer)) return invoice;
-  const name = invoice.payer.name;
-  if (typeof name !== 'string' || name === '' || name === customerCompany) return invoice;
+  if (!isObject(invoice) || !isObject(invoice.payer) || !payerMayBeCustomer(invoice.payer.name, customerCompany)) return invoice;
   return { ...invoice, payer: { ...invoice.payer, name: ERASED_NAME } };
 }
 

@@ -14,15 +14,18 @@ import {
   eraseSummaryPersons,
   eraseTraces,
   type BookingKey,
+  type InvoicePayer,
   type PersonKey,
   type RowsTouched,
 } from '../store/repositories/erasures.js';
 import {
   bookingWithErasures,
+  bookingWithoutCardNumbers,
   ERASED_BODY,
   erasedPerson,
   ERASED_NAME,
   erasePersonsIn,
+  payerMayBeCustomer,
   reservationWithErasedCustomer,
   type Identity,
 } from '../mapping/erasure.js';
@@ -37,13 +40,16 @@ export type BookingPick = (key: BookingKey, person: NamedPerson) => boolean;
 
 /**
  * Erases, in the bookings given, the persons `isErased` picks (a person erased before is not
- * picked again), with the hash of the current version. Returns them.
+ * picked again), with the hash of the current version. Returns them. The loyalty card numbers
+ * go with the customer (the cards are theirs), or with `everyCardNumber` whoever holds them
+ * (retention: they are as old as their booking, which may name no customer).
  */
 export function eraseBookings(
   trx: Executor,
   keys: readonly BookingKey[],
   isErased: BookingPick,
   touched: RowsTouched,
+  opts: { everyCardNumber?: boolean } = {},
 ): Promise<{ key: BookingKey; firstName: unknown; lastName: unknown }[]> {
   return eraseBookingPersons(
     trx,
@@ -56,12 +62,14 @@ export function eraseBookings(
         return yes;
       };
       const r = raw as { booking?: { customer?: NamedPerson | null } };
-      const booking = bookingWithErasures(r.booking, picked);
+      const personsErased = bookingWithErasures(r.booking, picked);
+      const booking = opts.everyCardNumber ? bookingWithoutCardNumbers(personsErased) : personsErased;
       const customer = r.booking?.customer;
       const customerErased = !!customer && persons.some((p) => p.firstName === customer.firstName && p.lastName === customer.lastName);
-      if (persons.length === 0) return null;
+      const cardsErased = customerErased || JSON.stringify(booking) !== JSON.stringify(personsErased);
+      if (persons.length === 0 && !cardsErased) return null;
       const erased = { ...r, booking };
-      return { raw: erased, contentHash: contentHashOf(erased), customerErased, persons };
+      return { raw: erased, contentHash: contentHashOf(erased), customerErased, cardsErased, persons };
     },
     ERASED_NAME,
     touched,
@@ -81,7 +89,10 @@ export function eraseSummaries(trx: Executor, keys: readonly BookingKey[], isEra
   );
 }
 
-/** Erases PMS persons (their profiles) and the customer of the PMS reservations given (with their invoices' payers). */
+/** Whether an invoice's payer may be its reservation's customer (payerMayBeCustomer), as the store gives the payer. */
+const mayBeCustomer = (p: InvoicePayer) => payerMayBeCustomer(p.payer_name, p.customer_company_name);
+
+/** Erases PMS persons (their profiles) and the customer of the PMS reservations given (with the payers of their invoices who may be them). */
 export async function erasePersons(trx: Executor, persons: readonly PersonKey[], customerOf: readonly BookingKey[], touched: RowsTouched): Promise<void> {
   await erasePmsPersonRows(
     trx,
@@ -99,7 +110,12 @@ export async function erasePersons(trx: Executor, persons: readonly PersonKey[],
     ERASED_NAME,
     touched,
   );
-  await eraseInvoicePayers(trx, customerOf, ERASED_NAME, touched);
+  await eraseCustomersPayers(trx, customerOf, touched);
+}
+
+/** Erases the payers of the invoices of the reservations given who may be their customer. */
+export function eraseCustomersPayers(trx: Executor, reservations: readonly BookingKey[], touched: RowsTouched): Promise<void> {
+  return eraseInvoicePayers(trx, reservations, mayBeCustomer, ERASED_NAME, touched);
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   bookingsPastRetention,
   eraseStorageBookings,
   expirePayloads,
+  invoicesPastRetention,
   personsPastRetention,
   reservationsPastRetention,
   storageBookingsPastRetention,
@@ -20,8 +21,8 @@ import {
 } from '../store/repositories/retention.js';
 import type { Executor } from '../store/types.js';
 import { ERASED_NAME, erasePersonsIn } from '../mapping/erasure.js';
-import { GUEST_STREAMS, keptPayload, NAME_FIELDS, PERSONAL_VALUE_KEYS } from '../mapping/personal-data.js';
-import { eraseBookings, erasePersons } from './erase.js';
+import { GUEST_STREAMS, keptPayload, NAME_FIELDS, PERSON_KEYS, PERSONAL_VALUE_KEYS } from '../mapping/personal-data.js';
+import { eraseBookings, eraseCustomersPayers, erasePersons } from './erase.js';
 
 /** What an expired quarantined body says in its place. */
 export const EXPIRED_BODY = '(expired: kept no longer than privacy.retainPersonalDataDays; the reason says what failed)';
@@ -33,12 +34,20 @@ export function retentionCutoff(now: Date, days: number): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - days * DAY_MS).toISOString().slice(0, 10);
 }
 
+/**
+ * What a pass did. The counts are the rows it read (and locked) to erase them, each erased in
+ * the same batch: none of them on a pass over a mirror the last pass left erased.
+ */
 export interface RetentionPass {
-  /** Bookings, reservations, PMS persons and integration-storage bookings erased. */
   bookings: number;
+  /** PMS reservations whose customer was erased. */
   reservations: number;
+  /** PMS reservations whose invoices' payers were erased (read after their customer was, say). */
+  invoices: number;
+  /** PMS guest profiles, with their loyalty cards. */
   persons: number;
   storageBookings: number;
+  /** The rows changed, by table. */
   rowsTouched: RowsTouched;
 }
 
@@ -53,7 +62,7 @@ export async function retentionPass(
   const batch = opts.batch ?? 200;
   const cutoff = retentionCutoff(opts.now, opts.days);
   const touched: RowsTouched = {};
-  const pass: RetentionPass = { bookings: 0, reservations: 0, persons: 0, storageBookings: 0, rowsTouched: touched };
+  const pass: RetentionPass = { bookings: 0, reservations: 0, invoices: 0, persons: 0, storageBookings: 0, rowsTouched: touched };
   const ids = opts.propertyIds;
 
   /** Batches of `find` until none is left, each erased by `erase` in its own transaction. */
@@ -79,12 +88,18 @@ export async function retentionPass(
   pass.bookings = await each(
     (trx, after) => bookingsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
     (k) => [k.property_id, k.number],
-    async (trx, keys) => void (await eraseBookings(trx, keys, () => true, touched)),
+    async (trx, keys) => void (await eraseBookings(trx, keys, () => true, touched, { everyCardNumber: true })),
   );
   pass.reservations = await each(
     (trx, after) => reservationsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
     (k) => [k.property_id, k.number],
     (trx, keys) => erasePersons(trx, [], keys, touched),
+  );
+  // The invoices of reservations whose customer is erased already: read since (the pass after a backfill).
+  pass.invoices = await each(
+    (trx, after) => invoicesPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
+    (k) => [k.property_id, k.number],
+    (trx, keys) => eraseCustomersPayers(trx, keys, touched),
   );
   pass.persons = await each(
     (trx, after) => personsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
@@ -93,7 +108,8 @@ export async function retentionPass(
   );
   // Integration-storage bookings: their persons erased, and what the policy keeps only with personal data.
   pass.storageBookings = await each(
-    (trx, after) => storageBookingsPastRetention(trx, ids, cutoff, ERASED_NAME, { names: NAME_FIELDS, values: PERSONAL_VALUE_KEYS }, after, batch),
+    (trx, after) =>
+      storageBookingsPastRetention(trx, ids, cutoff, ERASED_NAME, { persons: PERSON_KEYS, names: NAME_FIELDS, values: PERSONAL_VALUE_KEYS }, after, batch),
     (k) => [k.property_id, k.number],
     (trx, keys) =>
       eraseStorageBookings(

@@ -204,6 +204,70 @@ describe('retention', () => {
     expect(await h.sql(`SELECT count(*)::int AS n FROM bookings WHERE customer_last_name = '(erased)'`)).toEqual([{ n: 1 }]);
   });
 
+  it('reads an erased mirror no more: the next pass selects none of the rows the last one erased, and erases what the deferred PMS reads wrote since (payers, card numbers)', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] }, config: { pms: { personalData: true } } });
+    const ctx = await h.context();
+    await announceStorage(h, ctx, P, { storage: 3, blocks: 0 });
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
+    // Each storage booking names its channel, as the provider's sample does (a `name` that is no person's); one names its guest too.
+    const channel = { code: 'TA001', codeType: 'Pms', name: 'Booking.com', bookingChannelType: 'TravelAgent' };
+    const storage = await h.sql<{ booking_id: string }>(
+      `UPDATE integration_storage_bookings SET raw = jsonb_set(raw, '{bookingChannels}', $1::jsonb) RETURNING booking_id`,
+      [JSON.stringify([channel])],
+    );
+    expect(storage).toHaveLength(3);
+    await h.sql(
+      `UPDATE integration_storage_bookings SET raw = raw || '{"customer": {"firstName": "Orla", "lastName": "Storagefield"}}'::jsonb WHERE booking_id = $1`,
+      [storage[0]!.booking_id],
+    );
+    // Bookings whose loyalty cards no customer holds (the simulator's guarantee names cards on bookings without one).
+    const cardsWithoutCustomer = await h.sql(
+      `SELECT DISTINCT c.number FROM booking_loyalty_cards c JOIN bookings b USING (property_id, number) WHERE c.card_number IS NOT NULL AND b.customer_last_name IS NULL`,
+    );
+    expect(cardsWithoutCustomer.length).toBeGreaterThan(0);
+    // What a backfill leaves to the pass after it: invoices and loyalty cards, read here after the first pass erased their reservations and persons.
+    await h.sql(`DELETE FROM pms_invoice_items`);
+    await h.sql(`DELETE FROM pms_invoices`);
+    await h.sql(`UPDATE pms_reservations SET invoices_read_at = NULL`);
+    await h.sql(`DELETE FROM pms_guest_loyalty_cards`);
+    await h.sql(`UPDATE pms_guests SET loyalty_cards_read_at = NULL`);
+
+    // Every stay is past retention twenty years on.
+    const pass = () => retentionPass((fn) => ctx.write(fn), { propertyIds: [P], days: 1, now: new Date(Date.now() + 20 * 365 * 86_400_000), unrouted: true });
+    const first = await pass();
+    // Each row read was erased: the storage bookings (one named a guest), the bookings (some only held card numbers).
+    expect(first.storageBookings).toBe(1);
+    expect(first.rowsTouched.integration_storage_bookings).toBe(1);
+    expect(first.rowsTouched.bookings).toBe(first.bookings);
+    expect(await h.sql(`SELECT count(*)::int AS n FROM booking_loyalty_cards WHERE card_number IS NOT NULL`)).toEqual([{ n: 0 }]);
+    expect(await h.sql(`SELECT count(*)::int AS n FROM bookings WHERE jsonb_path_exists(raw, 'lax $.**.cardNumber ? (@ != null)')`)).toEqual([{ n: 0 }]);
+    expect(await h.sql(`SELECT count(*)::int AS n FROM pms_reservations WHERE customer_last_name IS NOT NULL AND customer_last_name <> '(erased)'`)).toEqual([
+      { n: 0 },
+    ]);
+
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+    const payersInClear = () =>
+      h!.sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pms_invoices i JOIN pms_reservations r USING (property_id, number)
+          WHERE i.payer_name <> '(erased)' AND i.payer_name IS DISTINCT FROM r.customer_company_name`,
+      );
+    const cardNumbers = () => h!.sql<{ n: number }>(`SELECT count(*)::int AS n FROM pms_guest_loyalty_cards WHERE card_number IS NOT NULL`);
+    // The pass after the backfill wrote them in clear: retention lists nobody as erased.
+    expect((await payersInClear())[0]!.n).toBeGreaterThan(0);
+    expect((await cardNumbers())[0]!.n).toBeGreaterThan(0);
+
+    const second = await pass();
+    expect(await payersInClear()).toEqual([{ n: 0 }]);
+    expect(await h.sql(`SELECT count(*)::int AS n FROM pms_invoices WHERE raw -> 'payer' ->> 'name' IS DISTINCT FROM payer_name`)).toEqual([{ n: 0 }]);
+    expect(await cardNumbers()).toEqual([{ n: 0 }]);
+    // Nothing the first pass erased is read again: no storage booking for its channel's name, no booking for its cards.
+    expect(second).toMatchObject({ bookings: 0, reservations: 0, storageBookings: 0 });
+    expect(second.invoices).toBeGreaterThan(0);
+
+    // An erased mirror: the next pass reads nothing and changes nothing.
+    expect(await pass()).toEqual({ bookings: 0, reservations: 0, invoices: 0, persons: 0, storageBookings: 0, rowsTouched: {} });
+  });
+
   it('is off by default: the refresh is not run', () => {
     expect(retentionStream.enabled({ privacy: {} } as never)).toBe(false);
     expect(retentionStream.enabled({ privacy: { retainPersonalDataDays: 30 } } as never)).toBe(true);

@@ -178,9 +178,9 @@ export interface BookingKey {
 
 /**
  * Erases persons of bookings: `erase` gives each booking's raw with its persons erased, its
- * content hash, and the persons it erased (null: none), and the typed columns and the version's
- * hash follow (the customer takes the loyalty card numbers along). Returns the persons erased,
- * by booking.
+ * content hash, the persons it erased, and whether the customer and the loyalty card numbers
+ * went (null: nothing to erase), and the typed columns and the version's hash follow. Returns
+ * the persons erased, by booking.
  */
 export async function eraseBookingPersons(
   trx: Executor,
@@ -188,7 +188,7 @@ export async function eraseBookingPersons(
   erase: (
     key: BookingKey,
     raw: unknown,
-  ) => { raw: unknown; contentHash: string; customerErased: boolean; persons: { firstName: unknown; lastName: unknown }[] } | null,
+  ) => { raw: unknown; contentHash: string; customerErased: boolean; cardsErased: boolean; persons: { firstName: unknown; lastName: unknown }[] } | null,
   marker: string,
   touched: RowsTouched,
 ): Promise<{ key: BookingKey; firstName: unknown; lastName: unknown }[]> {
@@ -200,7 +200,7 @@ export async function eraseBookingPersons(
       )
     ).rows;
     const done = row ? erase(key, stored(row.raw)) : null;
-    if (!done || done.persons.length === 0) continue;
+    if (!done) continue;
     erased.push(...done.persons.map((p) => ({ key, ...p })));
     const b = await sql`UPDATE bookings SET raw = ${JSON.stringify(done.raw)}::jsonb,
            customer_first_name = CASE WHEN ${done.customerErased} THEN ${marked('customer_first_name', marker)} ELSE customer_first_name END,
@@ -222,7 +222,7 @@ export async function eraseBookingPersons(
            AND first_name IS NOT DISTINCT FROM ${p.firstName ?? null}::text AND last_name IS NOT DISTINCT FROM ${p.lastName ?? null}::text`.execute(trx);
       add(touched, 'booking_guests', Number(r.numAffectedRows ?? 0));
     }
-    if (done.customerErased) {
+    if (done.cardsErased) {
       const r = await sql`UPDATE booking_loyalty_cards SET card_number = NULL, synced_at = now()
          WHERE property_id = ${key.property_id} AND number = ${key.number} AND card_number IS NOT NULL`.execute(trx);
       add(touched, 'booking_loyalty_cards', Number(r.numAffectedRows ?? 0));
@@ -326,24 +326,45 @@ export async function erasePmsPersonRows(
   }
 }
 
+/** An invoice's payer not erased yet, as an erasure decides on it: with the reservation's customer company (a company is no person). */
+export interface InvoicePayer {
+  property_id: string;
+  number: string;
+  position: number;
+  payer_name: string;
+  customer_company_name: string | null;
+}
+
 /**
- * Erases the payer of the invoices of the reservations given where it may be their customer:
- * every payer name but the reservation's customer company's (a company is no person), in the
- * column and in raw.
+ * Erases the payers `pick` chooses among the invoices of the reservations given that name one
+ * not erased yet: the name becomes the marker, in the column and in raw.
  */
-export async function eraseInvoicePayers(trx: Executor, keys: readonly BookingKey[], marker: string, touched: RowsTouched): Promise<void> {
+export async function eraseInvoicePayers(
+  trx: Executor,
+  keys: readonly BookingKey[],
+  pick: (payer: InvoicePayer) => boolean,
+  marker: string,
+  touched: RowsTouched,
+): Promise<void> {
   if (keys.length === 0) return;
+  const payers = await sql<InvoicePayer>`
+    SELECT i.property_id, i.number, i.position, i.payer_name, r.customer_company_name FROM pms_invoices i
+      JOIN unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS k(property_id, number)
+        ON i.property_id = k.property_id AND i.number = k.number
+      LEFT JOIN pms_reservations r ON r.property_id = i.property_id AND r.number = i.number
+     WHERE i.payer_name IS NOT NULL AND i.payer_name <> ${marker}
+       FOR UPDATE OF i`.execute(trx);
+  const picked = payers.rows.filter(pick);
+  if (picked.length === 0) return;
   const r = await sql`
     UPDATE pms_invoices i
        SET payer_name = ${marker},
            raw = CASE WHEN jsonb_typeof(i.raw -> 'payer') = 'object' AND i.raw -> 'payer' ? 'name'
                       THEN jsonb_set(i.raw, '{payer,name}', to_jsonb(${marker}::text)) ELSE i.raw END,
            synced_at = now()
-      FROM unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS k(property_id, number)
-      LEFT JOIN pms_reservations r ON r.property_id = k.property_id AND r.number = k.number
-     WHERE i.property_id = k.property_id AND i.number = k.number
-       AND i.payer_name IS NOT NULL AND i.payer_name <> ${marker}
-       AND i.payer_name IS DISTINCT FROM r.customer_company_name`.execute(trx);
+      FROM unnest(${picked.map((p) => p.property_id)}::text[], ${picked.map((p) => p.number)}::text[], ${picked.map((p) => p.position)}::int[])
+           AS p(property_id, number, position)
+     WHERE i.property_id = p.property_id AND i.number = p.number AND i.position = p.position`.execute(trx);
   add(touched, 'pms_invoices', Number(r.numAffectedRows ?? 0));
 }
 

@@ -7,8 +7,11 @@
  * "Ended before the cutoff": a booking whose departure is before the cutoff date; a PMS
  * reservation whose every room stay checks out before it; a PMS person all of whose stays (as
  * a guest of a room, or as a customer) do, so that a repeat guest keeps their profile while
- * one of their stays is recent. Each batch is read in key order after the previous one
- * (keyset), so that a row that cannot be erased further is passed, not read again.
+ * one of their stays is recent; a reservation's invoices and a booking's loyalty cards are as
+ * old as their reservation or booking. Each batch is read in key order after the previous one
+ * (keyset), so that a row that cannot be erased further is passed, not read again; and each
+ * selection asks for exactly what its erasure changes, so that the next pass (an hour later)
+ * reads none of the rows this one erased.
  */
 import { sql } from 'kysely';
 import { parseJsonLossless } from '../../provider/json.js';
@@ -72,6 +75,31 @@ export async function reservationsPastRetention(
 }
 
 /**
+ * PMS reservations that ended before `cutoff` (reservationEnd) whose invoices still name a
+ * payer who may be the customer (any but the customer company: src/mapping/erasure.ts
+ * payerMayBeCustomer, which this must equal). On their own, not only with the customer: the
+ * pass after a backfill may read the invoices after retention erased the customer.
+ */
+export async function invoicesPastRetention(
+  trx: Executor,
+  propertyIds: readonly string[],
+  cutoff: string,
+  marker: string,
+  after: After,
+  limit: number,
+): Promise<BookingKey[]> {
+  const r = await sql<BookingKey>`
+    SELECT r.property_id, r.number FROM pms_reservations r
+     WHERE r.property_id = ANY(${propertyIds}::text[])
+       AND (r.property_id, r.number) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
+       AND EXISTS (SELECT 1 FROM pms_invoices i WHERE i.property_id = r.property_id AND i.number = r.number
+                      AND i.payer_name <> '' AND ${notErased('i.payer_name', marker)} AND i.payer_name IS DISTINCT FROM r.customer_company_name)
+       AND ${reservationEnd('r')} < ${cutoff}::date
+     ORDER BY r.property_id, r.number LIMIT ${limit}`.execute(trx);
+  return r.rows;
+}
+
+/**
  * PMS persons all of whose stays (as a room's guest, or as the customer of a reservation:
  * reservationEnd) ended before `cutoff`, and who still have personal data. A person the mirror
  * holds no stay of (they left every guest list) is dated by the last fetch of their profile.
@@ -105,22 +133,26 @@ export async function personsPastRetention(
 
 /**
  * Integration-storage bookings that ended before `cutoff` (their departure; without one, their
- * last change or fetch) whose raw still holds, anywhere, a name not erased (`personal.names`:
- * the keys of a person's names) or a key the policy keeps only with personal data
- * (`personal.values`).
+ * last change or fetch) whose raw still holds, anywhere, a person (the value of a
+ * `personal.persons` key) with a name not erased (`personal.names`, on the person or in its
+ * `personName`), or a key the policy keeps only with personal data (`personal.values`). Exactly
+ * what the erasure changes, so that a row erased is not read again: a `name` outside a person
+ * (a channel's, a service's) is no one's.
  */
 export async function storageBookingsPastRetention(
   trx: Executor,
   propertyIds: readonly string[],
   cutoff: string,
   marker: string,
-  personal: { names: readonly string[]; values: readonly string[] },
+  personal: { persons: readonly string[]; names: readonly string[]; values: readonly string[] },
   after: After,
   limit: number,
 ): Promise<BookingKey[]> {
-  const key = (k: string) => `@."${k.replaceAll('"', '')}"`;
-  const named = personal.names.map((k) => `(${key(k)}.type() == "string" && ${key(k)} != $m)`);
-  const path = `lax $.** ? (${[...named, ...personal.values.map((k) => `exists(${key(k)})`)].join(' || ')})`;
+  const key = (k: string) => `"${k.replaceAll('"', '')}"`;
+  const notErasedAt = (path: string) => `(${path}.type() == "string" && ${path} != $m)`;
+  const named = personal.names.flatMap((n) => [notErasedAt(`@.${key(n)}`), notErasedAt(`@."personName".${key(n)}`)]).join(' || ');
+  const persons = personal.persons.map((p) => `exists(@.${key(p)} ? (${named}))`);
+  const path = `lax $.** ? (${[...persons, ...personal.values.map((v) => `exists(@.${key(v)})`)].join(' || ')})`;
   const r = await sql<{ property_id: string; booking_id: string }>`
     SELECT s.property_id, s.booking_id FROM integration_storage_bookings s
      WHERE s.property_id = ANY(${propertyIds}::text[])
