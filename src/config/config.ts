@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { FileReadError, readFileBounded, type ReadLimits } from '../util/bounded-file.js';
 import { jsonSyntaxError } from '../util/json-syntax.js';
 import { environment, variableOfKey, type EnvironmentVariable } from './environment.js';
 
@@ -104,6 +105,8 @@ export const configSchema = z.strictObject({
       .string()
       .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
       .optional(),
+    /** The password of url's user, for a URL without one: put into url as the configuration loads (withDatabasePassword). */
+    password: z.string().min(1).optional(),
     // The schemas named after it (<schema>_readable, <schema>_secret: src/store/reader-policy.ts)
     // must be identifiers of at most 63 characters too.
     schema: z
@@ -351,20 +354,39 @@ export function parseJsonObject(text: string, where: string, expected: string): 
   return parsed;
 }
 
-/** A secret from `NAME` or from the file named by `NAME_FILE` (container secrets). */
-function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
+/**
+ * The bounds of a secret file (a NAME_FILE variable, a connection's clientSecretFile): a secret
+ * is a line, and a path that names a FIFO, a terminal or /dev/zero by mistake must not hold up
+ * the start or fill the heap.
+ */
+export const SECRET_FILE_LIMITS: ReadLimits = { maxBytes: 65_536, timeoutMs: 10_000 };
+
+/**
+ * The secret in the file at `path`, without the white space around it (the newline `echo` and
+ * editors leave). A file that cannot be read, is longer than the limits allow, does not end in
+ * time, or holds nothing is a ConfigError that starts with `what` (the variable or key that
+ * named the file) and names the path, never the content.
+ */
+export function readSecretFile(path: string, what: string, limits: ReadLimits = SECRET_FILE_LIMITS): string {
+  let text: string;
+  try {
+    text = readFileBounded(path, limits).trim();
+  } catch (err) {
+    if (err instanceof FileReadError) throw new ConfigError(`${what}: ${err.message}`);
+    throw err;
+  }
+  if (text === '') throw new ConfigError(`${what}: ${path} is empty`);
+  return text;
+}
+
+/** A secret from `NAME` or from the file named by `NAME_FILE` (container secrets); undefined when neither is set. */
+export function secretFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const direct = env[name];
   const file = env[`${name}_FILE`];
   if (direct !== undefined && direct !== '' && file) {
     throw new ConfigError(`${name} and ${name}_FILE are both set: expected only one of them`);
   }
-  if (file) {
-    try {
-      return readFileSync(file, 'utf8').trim();
-    } catch (err) {
-      throw new ConfigError(`${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-    }
-  }
+  if (file) return readSecretFile(file, `${name}_FILE`);
   return direct === '' ? undefined : direct;
 }
 
@@ -416,9 +438,11 @@ function describeIssue(issue: z.core.$ZodIssue, env: Json): string {
   const key = issue.path.map(String).join('.');
   const top = issue.path.slice(0, 2).map(String).join('.');
   // A list's items have paths of their own (propertyIds.0): the variable is the list's.
-  const envName = (variableOfKey(key) ?? variableOfKey(top) ?? variableOfKey(String(issue.path[0] ?? '')))?.name;
-  const fromEnv = envName !== undefined && env[envName] !== undefined;
-  const where = fromEnv ? ` (from ${envName})` : '';
+  const variable = variableOfKey(key) ?? variableOfKey(top) ?? variableOfKey(String(issue.path[0] ?? ''));
+  // A secret's value may have come from its file: the message names the variable that was set.
+  const names = variable === undefined ? [] : variable.kind === 'secret' ? [variable.name, `${variable.name}_FILE`] : [variable.name];
+  const fromVariable = names.find((n) => env[n] !== undefined);
+  const where = fromVariable ? ` (from ${fromVariable})` : '';
   let expected = issue.message;
   if (issue.code === 'unrecognized_keys') {
     return `${key ? key + ': ' : ''}unknown key(s) ${issue.keys.join(', ')}: expected only the documented keys`;
@@ -452,7 +476,31 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   checkWebhookCredentials(result.data.webhooks);
+  withDatabasePassword(result.data.database);
   return deepFreeze(result.data);
+}
+
+/**
+ * database.password (STAYSYNC_DB_PASSWORD, or its _FILE) into database.url, percent-encoded.
+ * So the password can be a secret file of its own, the one a compose file hands PostgreSQL too,
+ * while the URL, which then holds none, stays a plain variable. Refused when one of the two
+ * would be ignored: a URL with a password of its own, no URL (the local server keeps its own
+ * passwords), or a URL without a host to log in to.
+ */
+function withDatabasePassword(database: z.infer<typeof configSchema>['database']): void {
+  const { url, password } = database;
+  if (password === undefined) return;
+  const what = 'database.password (STAYSYNC_DB_PASSWORD) is set';
+  if (url === undefined) throw new ConfigError(`${what}, but database.url (DATABASE_URL) is not: expected the URL it is the password of`);
+  if (!URL.canParse(url)) throw new ConfigError(`${what}, but database.url (DATABASE_URL) is not a URL it can be put into`);
+  const withPassword = new URL(url);
+  if (withPassword.password !== '') throw new ConfigError(`${what}, and database.url (DATABASE_URL) has a password too: expected only one of them`);
+  withPassword.password = encodeURIComponent(password);
+  // A URL without a host (a Unix socket in its query) takes no password: the setter leaves it out.
+  if (withPassword.password === '')
+    throw new ConfigError(`${what}, but database.url (DATABASE_URL) names no host, so it takes no password there: give it in the URL's query (password=…)`);
+  database.url = withPassword.href;
+  delete database.password;
 }
 
 /**

@@ -15,7 +15,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { z } from 'zod';
-import { ConfigError, connectionSpecSchema, parseJsonObject, rateLimitScopes, zodProblem, type Config, type ConnectionSpec } from './config.js';
+import { ConfigError, connectionSpecSchema, parseJsonObject, rateLimitScopes, readSecretFile, zodProblem, type Config, type ConnectionSpec } from './config.js';
 
 export interface Connection {
   name: string;
@@ -109,16 +109,7 @@ function credential(spec: ConnectionSpec, key: 'clientId' | 'clientSecret', sour
   if (given.length === 0) throw new ConfigError(`${where}: expected ${key}, ${key}File or ${key}Env, got none`);
   if (given.length > 1) throw new ConfigError(`${where}: expected one of ${given.join(', ')}, got ${given.length}`);
   if (inline !== undefined) return inline;
-  if (file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8').trim();
-    } catch (err) {
-      throw new ConfigError(`${where}: ${key}File: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-    }
-    if (text === '') throw new ConfigError(`${where}: ${key}File: ${file} is empty`);
-    return text;
-  }
+  if (file !== undefined) return readSecretFile(file, `${where}: ${key}File`);
   const value = env[envName!];
   if (value === undefined || value === '') throw new ConfigError(`${where}: ${key}Env: the environment variable ${envName} is not set`);
   return value.trim();

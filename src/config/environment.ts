@@ -23,9 +23,15 @@ export interface EnvironmentVariable {
 export const environment: readonly EnvironmentVariable[] = [
   {
     name: 'DATABASE_URL',
-    kind: 'text',
+    kind: 'secret',
     key: 'database.url',
     meaning: 'PostgreSQL URL; without it, the local PostgreSQL server that staysync runs (docs/operations.md)',
+  },
+  {
+    name: 'STAYSYNC_DB_PASSWORD',
+    kind: 'secret',
+    key: 'database.password',
+    meaning: "the password for `DATABASE_URL`, which then carries none: a secret of its own (any characters), such as the file PostgreSQL's container is given",
   },
   {
     name: 'STAYSYNC_DATA_DIR',
@@ -41,7 +47,7 @@ export const environment: readonly EnvironmentVariable[] = [
     meaning: 'schema of all mirror tables (at most 54 characters: readers use `<schema>_readable`, the erasure key lives in `<schema>_secret`)',
   },
   { name: 'STAYSYNC_REPORTING_SCHEMA', kind: 'text', key: 'database.reportingSchema', meaning: 'schema of the reporting views' },
-  { name: 'STAYSYNC_READER_PASSWORD', kind: 'text', meaning: 'the password `grant-reader` gives its role (else a generated one, printed once)' },
+  { name: 'STAYSYNC_READER_PASSWORD', kind: 'secret', meaning: 'the password `grant-reader` gives its role (else a generated one, printed once)' },
   {
     name: 'STAYSYNC_PROVIDER_URL',
     kind: 'text',

@@ -1,9 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, loadConfig, readSecretFile, secretFromEnv, SECRET_FILE_LIMITS } from '../../src/config/config.js';
 import { resolveConnections } from '../../src/config/connections.js';
+import { environment } from '../../src/config/environment.js';
 
 function file(content: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'staysync-config-'));
@@ -48,6 +50,94 @@ describe('configuration', () => {
       /STAYSYNC_CLIENT_SECRET and STAYSYNC_CLIENT_SECRET_FILE are both set/,
     );
     expect(() => loadConfig({ env: { STAYSYNC_CLIENT_ID_FILE: '/nonexistent/x' } })).toThrow(/STAYSYNC_CLIENT_ID_FILE: cannot read/);
+  });
+
+  it('every secret has a _FILE form that works as the others: the text without its newline; a file missing, unreadable, too long or empty, or both forms set, is an error naming NAME_FILE', () => {
+    const secrets = environment.filter((v) => v.kind === 'secret');
+    expect(secrets.map((v) => v.name)).toEqual(expect.arrayContaining(['DATABASE_URL', 'STAYSYNC_CLIENT_SECRET', 'STAYSYNC_READER_PASSWORD']));
+    // A value each key takes, and what the others it needs are set to.
+    const values: Record<string, string> = { DATABASE_URL: 'postgres://u@h:5432/d', STAYSYNC_PSEUDONYM_KEY: 'k'.repeat(40) };
+    const partners: Record<string, Record<string, string>> = {
+      STAYSYNC_DB_PASSWORD: { DATABASE_URL: 'postgres://u@h:5432/d' },
+      STAYSYNC_WEBHOOK_API_KEY: { STAYSYNC_WEBHOOK_AUTH: 'apiKey' },
+      STAYSYNC_WEBHOOK_BASIC_USER: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_PASSWORD: 'p' },
+      STAYSYNC_WEBHOOK_BASIC_PASSWORD: { STAYSYNC_WEBHOOK_AUTH: 'basic', STAYSYNC_WEBHOOK_BASIC_USER: 'u' },
+    };
+    const tooLong = file('x'.repeat(SECRET_FILE_LIMITS.maxBytes + 1));
+    for (const v of secrets) {
+      const value = values[v.name] ?? 'a-secret-of-the-operator';
+      // What the daemon makes of it: the configuration's key; the few read by one command only, as that command reads them.
+      const read = (env: Record<string, string>): unknown => {
+        if (v.key === undefined) return secretFromEnv(env, v.name);
+        const config = loadConfig({ env: { ...partners[v.name], ...env } });
+        // The database password goes into the URL.
+        if (v.name === 'STAYSYNC_DB_PASSWORD') return decodeURIComponent(new URL(config.database.url!).password);
+        return v.key.split('.').reduce<unknown>((node, k) => (node as Record<string, unknown>)[k], config);
+      };
+      const name = `${v.name}_FILE`;
+      expect(read({ [name]: file(`${value}\n`) }), name).toBe(value);
+      const bad: [string, RegExp][] = [
+        ['/nonexistent/secret', /cannot read \/nonexistent\/secret \(ENOENT\)$/],
+        [tmpdir(), /cannot read .* \(EISDIR\)$/],
+        [tooLong, /.* is longer than 65536 bytes$/],
+        [file('\n'), /.* is empty$/],
+      ];
+      for (const [path, problem] of bad) {
+        let error: unknown;
+        try {
+          read({ [name]: path });
+        } catch (err) {
+          error = err;
+        }
+        expect(error, `${name}=${path}`).toBeInstanceOf(ConfigError);
+        expect((error as Error).message, `${name}=${path}`).toMatch(new RegExp(`^${name}: ${problem.source}`));
+      }
+      expect(() => read({ [v.name]: value, [name]: file(value) })).toThrow(`${v.name} and ${name} are both set`);
+    }
+  });
+
+  it('reads a secret file within a size and a time: a FIFO nobody finishes, a device without end; a pipe whose writer finishes in time is read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'staysync-secret-fifo-'));
+    const limits = { maxBytes: 1024, timeoutMs: 300 };
+    // A writer that holds the FIFO open and never writes: the start would wait for ever.
+    const held = join(dir, 'held');
+    execFileSync('mkfifo', [held]);
+    const writer = openSync(held, constants.O_RDWR | constants.O_NONBLOCK);
+    try {
+      const started = performance.now();
+      expect(() => readSecretFile(held, 'X_FILE', limits)).toThrow(`X_FILE: ${held} did not end within 0.3 s`);
+      expect(performance.now() - started).toBeLessThan(3_000);
+    } finally {
+      closeSync(writer);
+    }
+    // /dev/zero: read up to the limit, not until the heap is full.
+    expect(() => readSecretFile('/dev/zero', 'X_FILE')).toThrow(`X_FILE: /dev/zero is longer than ${SECRET_FILE_LIMITS.maxBytes} bytes`);
+    expect(() => readSecretFile('/dev/null', 'X_FILE')).toThrow('X_FILE: /dev/null is empty');
+    // A writer that opens the FIFO after it, and writes a moment later (a secret manager piping it).
+    const piped = join(dir, 'piped');
+    execFileSync('mkfifo', [piped]);
+    const late = spawn('sh', ['-c', 'sleep 0.2; printf "s3cret\\n" > "$0"', piped]);
+    const exited = new Promise((resolve) => late.once('exit', resolve));
+    expect(readSecretFile(piped, 'X_FILE', { maxBytes: 1024, timeoutMs: 10_000 })).toBe('s3cret');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the database password: a secret file of its own, put into the URL (any characters); refused with no URL, a URL with a password, or one without a host', () => {
+    const password = 'p@ss:w/rd%41 é';
+    const c = loadConfig({ env: { DATABASE_URL: 'postgres://staysync@db:5432/mirror?sslmode=require', STAYSYNC_DB_PASSWORD_FILE: file(`${password}\n`) } });
+    expect(c.database.url).toBe(`postgres://staysync:${encodeURIComponent(password)}@db:5432/mirror?sslmode=require`);
+    expect(decodeURIComponent(new URL(c.database.url!).password)).toBe(password);
+    expect(c.database.password).toBeUndefined();
+    expect(loadConfig({ env: { DATABASE_URL_FILE: file('postgres://staysync:pw@db/mirror\n') } }).database.url).toBe('postgres://staysync:pw@db/mirror');
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ STAYSYNC_DB_PASSWORD: 'pw' }, /database\.password \(STAYSYNC_DB_PASSWORD\) is set, but database\.url \(DATABASE_URL\) is not/],
+      [{ STAYSYNC_DB_PASSWORD: 'pw', DATABASE_URL: 'postgres://u:other@h/d' }, /has a password too: expected only one of them/],
+      [{ STAYSYNC_DB_PASSWORD: 'pw', DATABASE_URL: 'postgres:///d?host=/run/postgresql' }, /names no host/],
+      // A URL from a file is named by the variable that was set.
+      [{ DATABASE_URL_FILE: file('mysql://x') }, /^invalid configuration:\n {2}database\.url \(from DATABASE_URL_FILE\): expected a postgres:\/\/ URL$/],
+    ];
+    for (const [env, message] of cases) expect(() => loadConfig({ env }), JSON.stringify(env)).toThrow(message);
   });
 
   it('names the key and what it expected', () => {

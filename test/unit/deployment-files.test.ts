@@ -246,7 +246,7 @@ describe('deployment files', () => {
       const asShipped = join(tmp, 'empty-api-key');
       writeFileSync(asShipped, '');
       expect(() => loadConfig({ env: { ...env, STAYSYNC_WEBHOOK_API_KEY_FILE: asShipped, DATABASE_URL: 'postgres://u@h:5432/d' } })).toThrow(
-        /webhooks\.apiKey/,
+        /STAYSYNC_WEBHOOK_API_KEY_FILE: .* is empty/,
       );
       files.set(env.STAYSYNC_WEBHOOK_API_KEY_FILE, 'the-key-of-the-operator\n');
     }

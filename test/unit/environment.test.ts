@@ -93,6 +93,14 @@ describe('environment variables', () => {
     for (const key of firstUserKeys) expect(variableOfKey(key), key).toBeDefined();
   });
 
+  it('every variable that can hold a password or a key is a secret, with a _FILE form: no deployment need put it in the environment', () => {
+    // By its name; and DATABASE_URL, whose URL may carry the password.
+    const holdsSecret = environment.filter((v) => /SECRET|PASSWORD|_KEY\b|TOKEN|_USER\b/.test(v.name) || v.name === 'DATABASE_URL');
+    expect(holdsSecret.map((v) => v.name)).toEqual(expect.arrayContaining(['DATABASE_URL', 'STAYSYNC_READER_PASSWORD', 'STAYSYNC_WEBHOOK_API_KEY']));
+    expect(holdsSecret.filter((v) => v.kind !== 'secret').map((v) => v.name)).toEqual([]);
+    for (const v of holdsSecret) expect(environmentVariableNames, v.name).toContain(`${v.name}_FILE`);
+  });
+
   it('every variable the sources name is in the table', () => {
     const named = [...namesInSources()].filter((n) => !environmentVariableNames.includes(n));
     expect(named).toEqual([]);

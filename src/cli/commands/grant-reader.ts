@@ -1,4 +1,5 @@
 /** `grant-reader <role>`: a read-only login for a reporting tool. */
+import { secretFromEnv } from '../../config/config.js';
 import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ExitCode } from '../exit.js';
 import { rethrowDatabase, schemaIsCurrent, type CommandEnv } from './env.js';
@@ -20,10 +21,11 @@ export interface GrantReaderArgs {
  */
 export async function grantReaderCommand(env: CommandEnv, args: GrantReaderArgs): Promise<number> {
   const { role, personalData } = args;
+  // Before the database: a password file that cannot be read is a configuration error (exit 2).
+  const password = secretFromEnv(process.env, 'STAYSYNC_READER_PASSWORD');
   const h = await openConfiguredDatabase(env.config, env.logger);
   try {
     if (!(await schemaIsCurrent(env, h))) return ExitCode.failure;
-    const password = process.env.STAYSYNC_READER_PASSWORD || undefined;
     const reportingSchema = env.config.database.reportingSchema;
     const configuredProperties = [...env.config.propertyIds, ...env.config.connections.flatMap((c) => c.propertyIds ?? [])];
     let result;
