@@ -5,9 +5,9 @@
  * every probe path is one its ops endpoint answers (on the ops port, never the webhook one),
  * the connections directory they mount is the one they point STAYSYNC_CONNECTIONS_DIR at and
  * holds valid connection files, and the stop grace outlasts the daemon's own. And that they
- * deploy it safely: no default password, webhooks only with authentication whose credentials
- * come from a secret, a pinned image, and a container that cannot gain privileges or write
- * to its image.
+ * deploy it safely: no default password, no secret in an environment variable (each is a file
+ * the daemon reads through NAME_FILE), webhooks only with authentication, a pinned image, and a
+ * container that cannot gain privileges or write to its image.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { connectionSpecSchema, loadConfig } from '../../src/config/config.js';
 import { EXAMPLE_SUFFIX, readConnectionsDir } from '../../src/config/connections.js';
-import { environmentVariableNames as environmentVariables } from '../../src/config/environment.js';
+import { environment, environmentVariableNames as environmentVariables } from '../../src/config/environment.js';
 import { OPS_PATHS } from '../../src/ops/http.js';
 
 const deploy = resolve('config/deploy');
@@ -35,8 +35,8 @@ const webhookCredentials: Record<string, string[]> = {
   apiKey: ['STAYSYNC_WEBHOOK_API_KEY'],
   basic: ['STAYSYNC_WEBHOOK_BASIC_USER', 'STAYSYNC_WEBHOOK_BASIC_PASSWORD'],
 };
-/** The variables that carry secrets (each also read from NAME_FILE): never a literal value in a deployment file. */
-const secretVariables = ['STAYSYNC_CLIENT_ID', 'STAYSYNC_CLIENT_SECRET', ...webhookCredentials.apiKey!, ...webhookCredentials.basic!];
+/** The variables that carry secrets (each also read from NAME_FILE): never set in a deployment file, only their NAME_FILE. */
+const secretVariables = environment.filter((v) => v.kind === 'secret').map((v) => v.name);
 
 const tmp = mkdtempSync(join(tmpdir(), 'staysync-deploy-files-'));
 let secretFiles = 0;
@@ -50,15 +50,25 @@ function expectConnectionFile(fileName: string, text: string): void {
   expect(parsed.success, `${fileName}: ${parsed.error?.message}`).toBe(true);
 }
 
-/**
- * What a container sees: its variables, and the secret files mounted into it (path in the
- * container → content). `fromSecret` names the variables whose value comes from a secret
- * (a Kubernetes secretKeyRef), not from the file itself.
- */
+/** What a container sees: its variables, and the secret files mounted into it (path in the container → content). */
 interface ContainerView {
   env: Record<string, string>;
   files: Map<string, string>;
-  fromSecret: Set<string>;
+}
+
+/**
+ * No secret in an environment variable of a container (child processes, crash reports and
+ * `docker inspect` see those): every secret of the daemon is given as NAME_FILE, naming a
+ * mounted secret file, and a database URL carries no password.
+ */
+function expectNoSecretInEnvironment(container: string, env: Record<string, string>): void {
+  for (const [name, value] of Object.entries(env)) {
+    expect(value, `${container}: ${name} takes a value from the shell or .env, where the passwords are`).not.toMatch(/\$\{/);
+    if (name === 'DATABASE_URL') expect(new URL(value).password, `${container}: DATABASE_URL carries a password`).toBe('');
+    else expect(secretVariables, `${container}: ${name} is a secret; expected ${name}_FILE`).not.toContain(name);
+    // PostgreSQL's image reads its password from a file too.
+    expect(name, `${container}: ${name}; expected POSTGRES_PASSWORD_FILE`).not.toBe('POSTGRES_PASSWORD');
+  }
 }
 
 /**
@@ -75,10 +85,10 @@ function daemonSettings({ env, files }: ContainerView) {
     local[name] = join(tmp, `${name}-${(secretFiles += 1)}`);
     writeFileSync(local[name], files.get(path)!);
   }
-  // Placeholders of a database URL are the file's business; the rest must load.
-  const config = loadConfig({ env: { ...local, DATABASE_URL: 'postgres://u@h:5432/d' } });
+  const config = loadConfig({ env: local });
   const webhooks = config.webhooks as AnyRecord;
   return {
+    databaseUrl: config.database.url,
     opsPort: config.ops.port,
     graceMs: config.shutdown.graceMs,
     connectionsDir: config.connectionsDir,
@@ -92,20 +102,13 @@ function daemonSettings({ env, files }: ContainerView) {
   };
 }
 
-/**
- * Webhooks are received only with authentication, whose credentials come from a secret: a
- * NAME_FILE variable naming a mounted secret file, or a Kubernetes secretKeyRef. No secret is
- * ever a literal value of the file.
- */
+/** Webhooks are received only with authentication, whose credentials come from a secret: a NAME_FILE variable naming a mounted secret file. */
 function expectWebhooksSecured(view: ContainerView, webhooks: { enabled: boolean; auth: string }): void {
-  for (const name of secretVariables) {
-    if (view.env[name] !== undefined) expect(view.fromSecret.has(name), `${name} is a literal value; expected ${name}_FILE or a secret reference`).toBe(true);
-  }
   if (!webhooks.enabled) return;
   expect(webhooks.auth, 'webhooks are enabled without authentication').not.toBe('none');
   for (const name of webhookCredentials[webhooks.auth]!) {
     const file = view.env[`${name}_FILE`];
-    expect(view.fromSecret.has(name) || (file !== undefined && view.files.has(file)), `${name}: from a secret`).toBe(true);
+    expect(file !== undefined && view.files.has(file), `${name}: from a secret file`).toBe(true);
   }
 }
 
@@ -116,21 +119,18 @@ function filesUnder(dir: string): string[] {
     .map((d) => join(d.parentPath, d.name));
 }
 
-/** `${NAME:?message}` of a compose file: the variable must be set, there is no fallback. */
-const requiredVariable = /^\$\{[A-Z][A-Z0-9_]*:\?[^}]+\}$/;
-
 describe('deployment files', () => {
-  it('no default password anywhere: database URLs carry a required variable or an obvious placeholder, no change-me', () => {
+  it('no default password anywhere: a database URL carries no password or an obvious placeholder, no change-me', () => {
     const files = filesUnder(deploy);
     expect(files.length).toBeGreaterThan(2);
     let urls = 0;
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
       expect(text, file).not.toMatch(/change-?me/i);
-      // Every password in a PostgreSQL URL: ${VAR:?…} (compose refuses to start without it) or REPLACE-ME.
-      for (const m of text.matchAll(/postgres(?:ql)?:\/\/[^\s"'@/:]*:(\$\{[^}]*\}|[^\s"'@/]*)@/g)) {
+      for (const m of text.matchAll(/postgres(?:ql)?:\/\/[^\s"']+/g)) {
         urls += 1;
-        expect(m[1] === 'REPLACE-ME' || requiredVariable.test(m[1]!), `${file}: ${m[0]}`).toBe(true);
+        const password = new URL(m[0]).password;
+        expect(password === '' || password === 'REPLACE-ME', `${file}: ${m[0]}`).toBe(true);
       }
     }
     expect(urls, 'the database URLs of compose and Kubernetes').toBeGreaterThanOrEqual(2);
@@ -147,7 +147,7 @@ describe('deployment files', () => {
     expect(lines).toContain('USER node');
   });
 
-  it('compose: two replicas of the image with the database (whose password has no default), the connections as a secret directory, the ops port and health check, the webhook port with its key from a secret', () => {
+  it('compose: two replicas of the image with the database (whose password has no default and is a secret file of both), the connections as a secret directory, the ops port and health check, the webhook port with its key from a secret', () => {
     const text = readFileSync(join(deploy, 'compose.yaml'), 'utf8');
     const compose = parse(text) as AnyRecord;
     const svc = compose.services.staysync as AnyRecord;
@@ -158,22 +158,34 @@ describe('deployment files', () => {
 
     // Compose mounts a secret at /run/secrets/<name>: a file (its content), a directory, or a
     // variable of the shell or .env (here: a value standing in for it).
-    const secretNames = (svc.secrets as (string | AnyRecord)[]).map((s) =>
-      typeof s === 'string' ? { source: s, target: s } : { source: s.source, target: s.target ?? s.source },
-    );
-    const files = new Map<string, string>();
-    const dirs = new Map<string, string>();
-    for (const { source, target } of secretNames) {
-      const secret = compose.secrets[source] as AnyRecord;
-      const path = posix.join('/run/secrets', target);
-      if (secret.environment !== undefined) files.set(path, `key from ${secret.environment}`);
-      else if (statSync(resolve(deploy, secret.file)).isDirectory()) dirs.set(path, resolve(deploy, secret.file));
-      else files.set(path, readFileSync(resolve(deploy, secret.file), 'utf8'));
-    }
+    const mounted = (service: AnyRecord) => {
+      const files = new Map<string, string>();
+      const dirs = new Map<string, string>();
+      for (const s of (service.secrets ?? []) as (string | AnyRecord)[]) {
+        const { source, target } = typeof s === 'string' ? { source: s, target: s } : { source: s.source, target: s.target ?? s.source };
+        const secret = compose.secrets[source] as AnyRecord;
+        const path = posix.join('/run/secrets', target);
+        if (secret.environment !== undefined) files.set(path, `value of ${secret.environment}`);
+        else if (statSync(resolve(deploy, secret.file)).isDirectory()) dirs.set(path, resolve(deploy, secret.file));
+        else files.set(path, readFileSync(resolve(deploy, secret.file), 'utf8'));
+      }
+      return { files, dirs };
+    };
+    const { files, dirs } = mounted(svc);
     const env = svc.environment as Record<string, string>;
-    const view: ContainerView = { env, files, fromSecret: new Set() };
-    const { opsPort, graceMs, connectionsDir, webhooks } = daemonSettings(view);
-    expect(env.DATABASE_URL).toMatch(/@postgres:5432\//);
+    const view: ContainerView = { env, files };
+    const { databaseUrl, opsPort, graceMs, connectionsDir, webhooks } = daemonSettings(view);
+    expect(databaseUrl).toMatch(/@postgres:5432\//);
+
+    // No secret in an environment variable of either container. The database password is one
+    // secret file of both: PostgreSQL's at its first start, the daemon's in its URL.
+    const postgres = compose.services.postgres as AnyRecord;
+    for (const [name, service] of Object.entries(compose.services as Record<string, AnyRecord>))
+      expectNoSecretInEnvironment(`compose service ${name}`, service.environment ?? {});
+    const passwordFile = postgres.environment.POSTGRES_PASSWORD_FILE as string;
+    expect(mounted(postgres).files.has(passwordFile), `POSTGRES_PASSWORD_FILE=${passwordFile}: a mounted secret`).toBe(true);
+    expect(env.STAYSYNC_DB_PASSWORD_FILE).toBe(passwordFile);
+    expect(decodeURIComponent(new URL(databaseUrl!).password)).toBe(mounted(postgres).files.get(passwordFile));
 
     // Both ports on the compose network only; the health check on the ops port.
     expect(svc.expose).toEqual([String(opsPort), String(webhooks.port)]);
@@ -196,10 +208,7 @@ describe('deployment files', () => {
     expectWebhooksSecured(view, webhooks);
     if (webhooks.auth === 'apiKey') expect(webhooks.apiKey).toBe(files.get(env.STAYSYNC_WEBHOOK_API_KEY_FILE!)!.trim());
 
-    // No default password: compose refuses to start without one; no variable falls back to a default.
-    expect(compose.services.postgres.environment.POSTGRES_PASSWORD).toMatch(requiredVariable);
-    const passwordVariable = /^\$\{([A-Z0-9_]+):/.exec(compose.services.postgres.environment.POSTGRES_PASSWORD)![1]!;
-    expect(env.DATABASE_URL).toContain(`:\${${passwordVariable}:?`);
+    // No default password: no variable falls back to a default.
     expect(text).not.toMatch(/\$\{[A-Za-z0-9_]+:?-/);
 
     // The daemon needs no capability and never gains one.
@@ -226,17 +235,14 @@ describe('deployment files', () => {
       if (secretName === undefined) continue;
       for (const [key, value] of Object.entries(secrets.get(secretName) ?? {})) files.set(posix.join(mount.mountPath, key), value);
     }
+    // Every Secret a mounted file: none in an environment variable (secretKeyRef, envFrom).
     const env: Record<string, string> = {};
-    const fromSecret = new Set<string>();
     for (const e of container!.env as AnyRecord[]) {
-      if (e.value !== undefined) env[e.name] = e.value;
-      else {
-        const ref = e.valueFrom.secretKeyRef;
-        expect(secrets.get(ref.name)?.[ref.key], `${e.name}: secret ${ref.name}/${ref.key}`).toBeDefined();
-        env[e.name] = secrets.get(ref.name)![ref.key]!;
-        fromSecret.add(e.name);
-      }
+      expect(e.valueFrom, `${e.name} from a Secret: mount it, and name the file with ${e.name}_FILE`).toBeUndefined();
+      env[e.name] = e.value;
     }
+    expect(container!.envFrom, 'variables from a Secret').toBeUndefined();
+    expectNoSecretInEnvironment('kubernetes', env);
 
     // The example Secrets hold placeholders, never a usable credential. The webhook key is
     // empty, so that a forgotten one stops the daemon (exit 2) instead of opening the endpoint
@@ -245,17 +251,13 @@ describe('deployment files', () => {
       for (const [key, value] of Object.entries(data))
         expect(value === '' || /REPLACE-ME|replace-with-/.test(value), `Secret ${name}/${key} holds a placeholder`).toBe(true);
     }
-    const view: ContainerView = { env, files, fromSecret };
+    const view: ContainerView = { env, files };
     if (env.STAYSYNC_WEBHOOK_API_KEY_FILE !== undefined && files.get(env.STAYSYNC_WEBHOOK_API_KEY_FILE) === '') {
-      const asShipped = join(tmp, 'empty-api-key');
-      writeFileSync(asShipped, '');
-      expect(() => loadConfig({ env: { ...env, STAYSYNC_WEBHOOK_API_KEY_FILE: asShipped, DATABASE_URL: 'postgres://u@h:5432/d' } })).toThrow(
-        /STAYSYNC_WEBHOOK_API_KEY_FILE: .* is empty/,
-      );
+      expect(() => daemonSettings(view)).toThrow(new RegExp(`STAYSYNC_WEBHOOK_API_KEY_FILE: .* is empty`));
       files.set(env.STAYSYNC_WEBHOOK_API_KEY_FILE, 'the-key-of-the-operator\n');
     }
-    const { opsPort, graceMs, connectionsDir, webhooks } = daemonSettings(view);
-    expect(env.DATABASE_URL).toMatch(/^postgres:\/\//);
+    const { databaseUrl, opsPort, graceMs, connectionsDir, webhooks } = daemonSettings(view);
+    expect(databaseUrl).toMatch(/^postgres:\/\//);
 
     // Probes and metrics on the ops port; the webhook port the daemon's default, on its own.
     const ports = new Map((container!.ports as AnyRecord[]).map((p) => [p.name as string, p.containerPort as number]));
