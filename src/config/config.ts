@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { readableSchemaOf, secretSchemaOf, SCHEMA_SUFFIX_LENGTH } from './schema-names.js';
 import { FileReadError, readFileBounded, type ReadLimits } from '../util/bounded-file.js';
 import { jsonSyntaxError } from '../util/json-syntax.js';
 import { environment, variableOfKey, type EnvironmentVariable } from './environment.js';
@@ -112,7 +113,7 @@ export const configSchema = z.strictObject({
     schema: z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
-      .max(54, 'at most 54 characters (staysync names two schemas after it: <schema>_readable and <schema>_secret)'),
+      .max(63 - SCHEMA_SUFFIX_LENGTH, `at most ${63 - SCHEMA_SUFFIX_LENGTH} characters (staysync names two schemas after it: <schema>_readable and <schema>_secret)`),
     /** Where the reporting views live (a schema of their own, beside the mirror's). */
     reportingSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
     dataDir: z.string().min(1),
@@ -476,6 +477,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   checkWebhookCredentials(result.data.webhooks);
+  checkReportingSchema(result.data.database);
   withDatabasePassword(result.data.database);
   return deepFreeze(result.data);
 }
@@ -533,6 +535,30 @@ function checkWebhookCredentials(w: z.infer<typeof configSchema>['webhooks']): v
       'webhooks.basicUser and webhooks.basicPassword (STAYSYNC_WEBHOOK_BASIC_USER, STAYSYNC_WEBHOOK_BASIC_PASSWORD, or their _FILE variants): expected both, since webhooks.auth is basic',
     );
   }
+}
+
+/**
+ * The reporting schema is one staysync empties and refills: it drops every view and function
+ * there when the layer changes (src/store/reporting.ts). So it may not be a schema of the mirror
+ * (its views would go, or the erasure key would be shown to every reader), nor one that holds
+ * the database's own objects. Whether it holds another mirror's is checked at start, in the database.
+ */
+function checkReportingSchema(d: z.infer<typeof configSchema>['database']): void {
+  const mirrors: [string, string][] = [
+    [d.schema, 'the mirror’s own schema (database.schema): its views would be dropped with the reporting layer’s'],
+    [readableSchemaOf(d.schema), 'the schema of the mirror’s tables without personal data: each would drop the other’s views at every start'],
+    [secretSchemaOf(d.schema), 'the schema of the erasure key: every reader would be granted it'],
+  ];
+  const taken = mirrors.find(([name]) => name === d.reportingSchema);
+  const why =
+    taken?.[1] ??
+    (d.reportingSchema === 'public' || d.reportingSchema === 'information_schema' || d.reportingSchema.startsWith('pg_')
+      ? 'a schema of the database itself: staysync drops every view and function of the reporting schema when it makes the layer again'
+      : undefined);
+  if (why !== undefined)
+    throw new ConfigError(
+      `database.reportingSchema (STAYSYNC_REPORTING_SCHEMA) is ${d.reportingSchema}, ${why}. Give the reporting views a schema of their own (the default: reporting)`,
+    );
 }
 
 function deepFreeze<T>(v: T): T {

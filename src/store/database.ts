@@ -25,9 +25,9 @@ import { DatabaseAvailability } from './availability.js';
 import { DatabaseConfigurationError, describeDatabaseUrl, FenceLostError, LocalServerError } from './errors.js';
 import { SchemaLock, processIdentity, type LockSession, type WriteFence } from './schema-lock.js';
 import { migrateToLatest, pendingMigrations } from './migrator.js';
-import { applyReaders } from './reader-role.js';
+import { applyReaders, closeToReaders, ReaderPolicyError, type ReaderSchemas } from './reader-role.js';
 import { erasureKeyPresent } from './repositories/erasures.js';
-import { secretSchemaOf } from './reader-policy.js';
+import { secretSchemaOf } from '../config/schema-names.js';
 import { applyReportingLayer } from './reporting.js';
 import { preparedText, preparingPool } from './prepared.js';
 import { TransactionCount } from './transaction-count.js';
@@ -278,13 +278,8 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
       // What readers are shown and which rows they see, for the tables and columns as they are
       // now (column privileges do not cover a column a migration added), every role that can
       // read the mirror brought under it: src/store/reader-role.ts.
-      const readers = await applyReaders(p.db, { schema, reportingSchema: config.database.reportingSchema }).catch((err: unknown) => {
-        logger.warn(
-          { err: (err as Error).message },
-          'could not grant the reader roles again after the migrations: run staysync grant-reader for each of them with a role that owns the schemas',
-        );
-        return undefined;
-      });
+      const schemas = { schema, reportingSchema: config.database.reportingSchema };
+      const readers = await applyReaders(p.db, schemas).catch((err: unknown) => readersClosed(p.db, schemas, err, logger));
       if (readers && readers.changed.length > 0) logger.info(`readers' policy applied: ${readers.changed.join('; ')}`);
       for (const w of readers?.warnings ?? []) logger.warn(w);
       return applied;
@@ -318,6 +313,34 @@ function handle(config: Config, logger: Logger, clock: Clock, p: HandleParts): D
       await p.destroy();
     },
   };
+}
+
+/**
+ * The readers' policy could not be applied: it fails closed. Every role but the owner loses its
+ * access to the mirror's schemas (closeToReaders), so that no reader of before goes on reading
+ * tables the daemon goes on filling, and the log says why and what to do; when even that cannot
+ * be done, the daemon stops (exit 1) with the sentence.
+ */
+async function readersClosed(db: Db, schemas: ReaderSchemas, err: unknown, logger: Logger): Promise<undefined> {
+  // A ReaderPolicyError says what to run; any other failure is the catalog refusing a change.
+  const why =
+    err instanceof ReaderPolicyError
+      ? err.message
+      : `${(err as Error).message}. Run staysync migrate as the role that owns the mirror's schemas once the cause is gone`;
+  const closed = await closeToReaders(db, schemas).catch((closing: unknown) => {
+    throw new DatabaseConfigurationError(
+      `the readers' policy could not be applied: ${why}. The roles that read the mirror could not be shut out either (${(closing as Error).message}), ` +
+        'so staysync does not go on filling tables they would read past the policy',
+      { cause: err },
+    );
+  });
+  logger.error(
+    { err: (err as Error).message, shutOut: closed },
+    `the readers' policy could not be applied: ${why}. Until it is, no role but the daemon's may use the mirror's schemas` +
+      (closed.length > 0 ? ` (${closed.join(', ')} lost their access)` : '') +
+      '; the migration that applies it grants the readers again',
+  );
+  return undefined;
 }
 
 /** Runs `SELECT 1` — for readiness checks and the outage probe. */

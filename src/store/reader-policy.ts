@@ -14,7 +14,8 @@
  * - the mirror's schema, only for readers granted --personal-data (they read every column);
  * - the reporting schema, whose views read no personal column;
  * - `<mirror>_secret` (secretSchemaOf, migrations/0018_readers.sql): the erasure key, for no
- *   role but the owner.
+ *   role but the owner; its tables have row-level security and no policy, so that even a role
+ *   that reads every table (pg_read_all_data) sees no row of it.
  *
  * Which rows: row-level security on the mirror's tables, a policy for each reader (named as
  * the role, FOR SELECT TO it) with its properties written in: a table with a property_id shows a
@@ -47,18 +48,8 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor } from './types.js';
 import { PERSONAL_COLUMNS } from './personal-columns.js';
-
-/** The schema of the mirror's tables as views without personal columns: every reader may use it. */
-export const readableSchemaOf = (schema: string): string => `${schema}_readable`;
-
-/** The schema of the mirror's secrets (the erasure key): no role but the owner may use it. */
-export const secretSchemaOf = (schema: string): string => `${schema}_secret`;
-
-/** The schemas staysync names after the mirror's (to drop with it). */
-export const schemasNamedAfter = (schema: string): string[] => [readableSchemaOf(schema), secretSchemaOf(schema)];
-
-/** What the names above add to the mirror schema's name (database.schema is kept short enough for both). */
-export const SCHEMA_SUFFIX_LENGTH = Math.max(readableSchemaOf('').length, secretSchemaOf('').length);
+import { quoteIdent, quoteLiteral } from './sql-text.js';
+import { readableSchemaOf, secretSchemaOf } from '../config/schema-names.js';
 
 /** Tables without a property that every reader reads in full: lists every property shares. */
 export const SHARED_TABLES: readonly string[] = [
@@ -75,8 +66,6 @@ export const SHARED_TABLES: readonly string[] = [
   'kysely_migration_lock',
 ];
 
-const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const MARK = /\((?:layer|policy) ([0-9a-f]{64})\)/;
 const hash = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -102,8 +91,8 @@ export function readerPolicyExpression(rows: TableRows, properties: readonly str
   if (rows === 'readers of every property') return null;
   // One property as an equality: the planner takes it and a query's own `property_id = …` as one
   // condition, where it would test `= ANY` on every row again.
-  if (properties.length === 1) return `property_id = ${literal(properties[0]!)}`;
-  return `property_id = ANY (${literal(`{${properties.join(',')}}`)}::text[])`;
+  if (properties.length === 1) return `property_id = ${quoteLiteral(properties[0]!)}`;
+  return `property_id = ANY (${quoteLiteral(`{${properties.join(',')}}`)}::text[])`;
 }
 
 interface Relation {
@@ -140,10 +129,10 @@ export async function applyReaderPolicy(db: Executor, schema: string): Promise<s
   const invoker: string[] = [];
   const enabled: string[] = [];
   const relations = await relationsOf(db, schema);
-  const M = ident(schema);
+  const M = quoteIdent(schema);
   let ownRow = false;
   for (const rel of relations) {
-    const target = `${M}.${ident(rel.name)}`;
+    const target = `${M}.${quoteIdent(rel.name)}`;
     if (rel.kind === 'v' && !rel.invoker) {
       // A migration's CREATE OR REPLACE VIEW resets the option: set again after every migration.
       await sql.raw(`ALTER VIEW ${target} SET (security_invoker = true)`).execute(db);
@@ -156,14 +145,26 @@ export async function applyReaderPolicy(db: Executor, schema: string): Promise<s
     );
     if (rows === 'shared') continue;
     if (rows === 'own row' && rel.policy === null) {
-      await sql.raw(`CREATE POLICY ${ident(OWN_ROW_POLICY)} ON ${target} AS PERMISSIVE FOR SELECT TO PUBLIC USING (role = current_user::text)`).execute(db);
-      await sql.raw(`COMMENT ON POLICY ${ident(OWN_ROW_POLICY)} ON ${target} IS 'Every role sees its own row. Made by staysync.'`).execute(db);
+      await sql
+        .raw(`CREATE POLICY ${quoteIdent(OWN_ROW_POLICY)} ON ${target} AS PERMISSIVE FOR SELECT TO PUBLIC USING (role = current_user::text)`)
+        .execute(db);
+      await sql.raw(`COMMENT ON POLICY ${quoteIdent(OWN_ROW_POLICY)} ON ${target} IS 'Every role sees its own row. Made by staysync.'`).execute(db);
       ownRow = true;
     }
     if (!rel.rowSecurity) {
       await sql.raw(`ALTER TABLE ${target} ENABLE ROW LEVEL SECURITY`).execute(db);
       enabled.push(rel.name);
     }
+  }
+  // The erasure key's tables: row-level security and no policy, so that a role that reads every
+  // table (pg_read_all_data, which a CREATEROLE role on PostgreSQL 15 can grant itself) still
+  // sees no row of the key, as it sees none of the mirror's without a policy of its own.
+  const secrets = await sql<{ name: string }>`
+    SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = ${secretSchemaOf(schema)} AND c.relkind IN ('r', 'p') AND NOT c.relrowsecurity`.execute(db);
+  for (const t of secrets.rows) {
+    await sql.raw(`ALTER TABLE ${t.name} ENABLE ROW LEVEL SECURITY`).execute(db);
+    enabled.push(t.name);
   }
   const changed: string[] = [];
   if (invoker.length > 0) changed.push(`the mirror's views ${invoker.join(', ')} run as their caller`);
@@ -205,7 +206,7 @@ export async function applyReaderRows(
   const { tables } = state ?? (await readerRowsState(db, schema));
   let changes = 0;
   for (const t of tables) {
-    const target = `${ident(schema)}.${ident(t.name)}`;
+    const target = `${quoteIdent(schema)}.${quoteIdent(t.name)}`;
     const rows = tableRows(t.name, t.hasPropertyId);
     // reader_grants has one policy of its own (OWN_ROW_POLICY), for every role: never a reader's.
     if (rows === 'own row') continue;
@@ -214,12 +215,14 @@ export async function applyReaderRows(
     const exists = role in t.policies;
     if (exists && MARK.exec(t.policies[role] ?? '')?.[1] === mark) continue;
     if (!exists && mark === null) continue;
-    if (exists) await sql.raw(`DROP POLICY ${ident(role)} ON ${target}`).execute(db);
+    if (exists) await sql.raw(`DROP POLICY ${quoteIdent(role)} ON ${target}`).execute(db);
     if (expression !== null) {
-      await sql.raw(`CREATE POLICY ${ident(role)} ON ${target} AS PERMISSIVE FOR SELECT TO ${ident(role)} USING (${expression})`).execute(db);
+      await sql.raw(`CREATE POLICY ${quoteIdent(role)} ON ${target} AS PERMISSIVE FOR SELECT TO ${quoteIdent(role)} USING (${expression})`).execute(db);
       const what = properties === null ? 'every row' : `the rows of ${properties.length === 1 ? 'property' : 'properties'} ${properties.join(', ')}`;
       await sql
-        .raw(`COMMENT ON POLICY ${ident(role)} ON ${target} IS ${literal(`The reader ${role} sees ${what} (staysync grant-reader). (policy ${mark})`)}`)
+        .raw(
+          `COMMENT ON POLICY ${quoteIdent(role)} ON ${target} IS ${quoteLiteral(`The reader ${role} sees ${what} (staysync grant-reader). (policy ${mark})`)}`,
+        )
         .execute(db);
     }
     changes++;
@@ -227,22 +230,29 @@ export async function applyReaderRows(
   return changes;
 }
 
+/** Every policy of one role on the mirror's tables dropped: it sees no row of them (a reader that lost its grants). */
+export async function dropReaderRows(db: Executor, schema: string, role: string, state: ReaderRowsState): Promise<void> {
+  for (const t of state.tables)
+    if (role in t.policies && t.name !== 'reader_grants')
+      await sql.raw(`DROP POLICY ${quoteIdent(role)} ON ${quoteIdent(schema)}.${quoteIdent(t.name)}`).execute(db);
+}
+
 /** The readable schema's views: one per relation of the mirror, same name, without the personal columns. */
 export function readableViewsSql(schema: string, relations: readonly Pick<Relation, 'name' | 'comment' | 'columns'>[]): string {
-  const R = ident(readableSchemaOf(schema));
+  const R = quoteIdent(readableSchemaOf(schema));
   const out: string[] = [];
   for (const rel of relations) {
     const personal = PERSONAL_COLUMNS[rel.name] ?? [];
     const columns = rel.columns.filter((c) => !personal.includes(c.name));
     if (columns.length === 0) continue;
-    const view = `${R}.${ident(rel.name)}`;
+    const view = `${R}.${quoteIdent(rel.name)}`;
     out.push(
-      `CREATE VIEW ${view} WITH (security_invoker = true) AS SELECT ${columns.map((c) => ident(c.name)).join(', ')} FROM ${ident(schema)}.${ident(rel.name)};`,
+      `CREATE VIEW ${view} WITH (security_invoker = true) AS SELECT ${columns.map((c) => quoteIdent(c.name)).join(', ')} FROM ${quoteIdent(schema)}.${quoteIdent(rel.name)};`,
     );
     const left = personal.filter((p) => rel.columns.some((c) => c.name === p));
     const note = left.length > 0 ? ` (Without the columns of guests' personal data: ${left.join(', ')}.)` : '';
-    out.push(`COMMENT ON VIEW ${view} IS ${literal(`${rel.comment ?? `${rel.name} of the mirror.`}${note}`)};`);
-    for (const c of columns) if (c.comment !== null) out.push(`COMMENT ON COLUMN ${view}.${ident(c.name)} IS ${literal(c.comment)};`);
+    out.push(`COMMENT ON VIEW ${view} IS ${quoteLiteral(`${rel.comment ?? `${rel.name} of the mirror.`}${note}`)};`);
+    for (const c of columns) if (c.comment !== null) out.push(`COMMENT ON COLUMN ${view}.${quoteIdent(c.name)} IS ${quoteLiteral(c.comment)};`);
   }
   return out.join('\n');
 }
@@ -267,6 +277,6 @@ async function applyReadableViews(db: Executor, schema: string, relations: reado
   const comment =
     `The tables of the staysync mirror in schema "${schema}" as views of the same names, without the columns of guests' personal data, ` +
     `for reader roles (staysync grant-reader). staysync replaces these views when the mirror's tables change: keep your own objects elsewhere. (layer ${mark})`;
-  await sql.raw(`COMMENT ON SCHEMA ${ident(readable)} IS ${literal(comment)}`).execute(db);
+  await sql.raw(`COMMENT ON SCHEMA ${quoteIdent(readable)} IS ${quoteLiteral(comment)}`).execute(db);
   return true;
 }

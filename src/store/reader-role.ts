@@ -33,7 +33,10 @@ import { sql } from 'kysely';
 import type { Db, Executor } from './types.js';
 import { PERSONAL_COLUMNS } from './personal-columns.js';
 import { DatabaseConfigurationError } from './errors.js';
-import { applyReaderPolicy, applyReaderRows, readableSchemaOf, readerRowsState, secretSchemaOf, type ReaderRowsState } from './reader-policy.js';
+import { escapeSentence, mirrorObjects, ownedObject, readerEscapes, type Escape, type MirrorObject } from './reader-escapes.js';
+import { quoteIdent } from './sql-text.js';
+import { applyReaderPolicy, applyReaderRows, dropReaderRows, readerRowsState, type ReaderRowsState } from './reader-policy.js';
+import { readableSchemaOf, secretSchemaOf } from '../config/schema-names.js';
 
 export interface ReaderSchemas {
   /** The mirror's schema (config database.schema). */
@@ -105,13 +108,14 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
       const exists = await sql<{ n: number }>`SELECT 1 AS n FROM pg_roles WHERE rolname = ${role}`.execute(trx);
       const created = exists.rows.length === 0;
       if (!created && opts.onlyLogin) await sql`ALTER ROLE ${sql.id(role)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS`.execute(trx);
-      if (!created) await refuseUnfit(trx, role, schema);
+      if (!created) await refuseUnfit(trx, opts, role);
       const properties = await scopeOf(trx, opts);
       const generatedPassword = created && opts.password === undefined ? randomBytes(18).toString('base64url') : undefined;
       const password = opts.password ?? generatedPassword;
       if (created) await sql`CREATE ROLE ${sql.id(role)} LOGIN`.execute(trx);
       // PASSWORD takes a literal, not a parameter.
       if (password !== undefined) await sql`ALTER ROLE ${sql.id(role)} PASSWORD ${sql.lit(storedPassword(password))}`.execute(trx);
+      await refuseForeignOwners(trx, opts);
       await applyReaderPolicy(trx, schema);
       const personalData = opts.personalData === true;
       await sql`INSERT INTO ${sql.id(schema, 'reader_grants')} (role, personal_data, properties) VALUES (${role}, ${personalData}, ${properties})
@@ -137,45 +141,31 @@ export async function grantReader(db: Db, opts: GrantReaderOptions): Promise<Gra
 }
 
 /**
- * A role that would read more than a reader whatever it is granted, or whose rights a grant
- * would take: the daemon's own, a superuser, one with BYPASSRLS, a member of the owner's role
- * or of pg_read_all_data. Refused, with what to do.
+ * A role that must not be a reader: the daemon's own (a grant would take its rights), or one
+ * that can lift itself over a reader's grants (src/store/reader-escapes.ts). Refused, with what
+ * to do.
  */
-async function refuseUnfit(db: Executor, role: string, schema: string): Promise<void> {
-  const r = await sql<{
-    owner: string;
-    is_owner: boolean;
-    is_self: boolean;
-    rolsuper: boolean;
-    rolbypassrls: boolean;
-    owner_member: boolean;
-    reads_all: boolean;
-  }>`
-    SELECT pg_get_userbyid(n.nspowner) AS owner, r.oid = n.nspowner AS is_owner, r.rolname = current_user AS is_self,
-           r.rolsuper, r.rolbypassrls, pg_has_role(r.oid, n.nspowner, 'MEMBER') AS owner_member,
-           pg_has_role(r.oid, 'pg_read_all_data', 'MEMBER') AS reads_all
-      FROM pg_roles r, pg_namespace n WHERE r.rolname = ${role} AND n.nspname = ${schema}`.execute(db);
+async function refuseUnfit(db: Executor, s: ReaderSchemas, role: string): Promise<void> {
+  const r = await sql<{ owner: string; is_owner: boolean; is_self: boolean }>`
+    SELECT pg_get_userbyid(n.nspowner) AS owner, r.oid = n.nspowner AS is_owner, r.rolname = current_user AS is_self
+      FROM pg_roles r, pg_namespace n WHERE r.rolname = ${role} AND n.nspname = ${s.schema}`.execute(db);
   const x = r.rows[0];
   if (!x) return;
   const own = 'Give the reporting tool a role of its own: staysync grant-reader <new role>.';
   if (x.is_owner || x.is_self)
     throw new ReaderRefusedError(
-      `${role} is the daemon’s own role (${x.is_owner ? `it owns the schema ${schema}` : 'DATABASE_URL connects as it'}): made a reader, it would lose its rights to write the mirror. ${own}`,
+      `${role} is the daemon’s own role (${x.is_owner ? `it owns the schema ${s.schema}` : 'DATABASE_URL connects as it'}): made a reader, it would lose its rights to write the mirror. ${own}`,
     );
-  if (x.rolsuper)
-    throw new ReaderRefusedError(`${role} is a superuser: it reads every table, column and property whatever it is granted, so it cannot be a reader. ${own}`);
-  if (x.rolbypassrls)
+  const escapes = (await readerEscapes(db, s, [role], await enrolledReaders(db, s.schema))).get(role);
+  if (escapes)
     throw new ReaderRefusedError(
-      `${role} has BYPASSRLS: it would see the rows of every property whatever it is granted. Run ALTER ROLE ${role} NOBYPASSRLS first, or: ${own}`,
+      `${escapeSentence(role, escapes)}. It could lift itself over any grant, so it cannot be a reader: run what the parentheses say first, or: ${own}`,
     );
-  if (x.owner_member)
-    throw new ReaderRefusedError(
-      `${role} is a member of ${x.owner}, which owns the mirror: it reads everything ${x.owner} reads, whatever it is granted. Run REVOKE ${x.owner} FROM ${role} first, or: ${own}`,
-    );
-  if (x.reads_all)
-    throw new ReaderRefusedError(
-      `${role} is a member of pg_read_all_data: it reads every table and column whatever it is granted. Run REVOKE pg_read_all_data FROM ${role} first, or: ${own}`,
-    );
+}
+
+/** The roles reader_grants lists. */
+async function enrolledReaders(db: Executor, schema: string): Promise<string[]> {
+  return (await sql<{ role: string }>`SELECT role FROM ${sql.id(schema, 'reader_grants')}`.execute(db)).rows.map((r) => r.role);
 }
 
 /** The properties the role will see: those asked for (each known to the mirror or the configuration), else as recorded. */
@@ -328,6 +318,21 @@ async function ensureConnect(db: Executor, role: string): Promise<void> {
 }
 
 /**
+ * Every privilege `role` holds on the four schemas, their relations and columns (revoking a
+ * table's privilege revokes its column privileges too), and the owner's default privileges for
+ * it there. CASCADE: a privilege it was given WITH GRANT OPTION (a grant by hand, or by an
+ * earlier release) goes with those it passed on, which a plain REVOKE refuses to leave behind.
+ */
+async function revokeEverything(db: Executor, catalog: ReaderCatalog, role: string): Promise<void> {
+  const id = sql.id(role);
+  for (const x of catalog.present) {
+    await sql`REVOKE ALL ON SCHEMA ${sql.id(x)} FROM ${id} CASCADE`.execute(db);
+    await sql`REVOKE ALL ON ALL TABLES IN SCHEMA ${sql.id(x)} FROM ${id} CASCADE`.execute(db);
+    await sql`ALTER DEFAULT PRIVILEGES FOR ROLE ${sql.id(catalog.owner)} IN SCHEMA ${sql.id(x)} REVOKE ALL ON TABLES FROM ${id} CASCADE`.execute(db);
+  }
+}
+
+/**
  * The grants of one reader, from nothing, as the policy plans them, and its row-level security
  * policies. Returns the schemas it may use. `cat` is read again when absent.
  */
@@ -343,12 +348,7 @@ async function grantRole(
   const plan = plannedGrants(catalog, s, personalData);
   const id = sql.id(role);
   await ensureConnect(db, role);
-  // Start from nothing: revoking a table's privilege revokes its column privileges too.
-  for (const x of catalog.present) {
-    await sql`REVOKE ALL ON SCHEMA ${sql.id(x)} FROM ${id}`.execute(db);
-    await sql`REVOKE ALL ON ALL TABLES IN SCHEMA ${sql.id(x)} FROM ${id}`.execute(db);
-    await sql`ALTER DEFAULT PRIVILEGES FOR ROLE ${sql.id(catalog.owner)} IN SCHEMA ${sql.id(x)} REVOKE ALL ON TABLES FROM ${id}`.execute(db);
-  }
+  await revokeEverything(db, catalog, role);
   for (const x of plan.usage) await sql`GRANT USAGE ON SCHEMA ${sql.id(x)} TO ${id}`.execute(db);
   // The mirror's tables too: the readable and reporting views read them as the reader (they run
   // as their caller); with --personal-data it reads them itself.
@@ -407,6 +407,7 @@ export interface ReadersApplied {
 export async function applyReaders(db: Db, s: ReaderSchemas): Promise<ReadersApplied> {
   return db.transaction().execute(async (trx) => {
     await lockReaders(trx, s.schema);
+    await refuseForeignOwners(trx, s);
     const changed = await applyReaderPolicy(trx, s.schema);
     const warnings = await bringUnderPolicy(trx, s);
     const recorded = await sql<{ role: string; personal_data: boolean; properties: string[] | null; exists: boolean }>`
@@ -415,9 +416,23 @@ export async function applyReaders(db: Db, s: ReaderSchemas): Promise<ReadersApp
     const granted: string[] = [];
     const cat = await readerCatalog(trx, s);
     const now = { cat, held: await heldPrivileges(trx, cat), rows: await readerRowsState(trx, s.schema) };
+    const present = recorded.rows.filter((g) => g.exists).map((g) => g.role);
+    // A reader given an attribute or a membership since it was granted (grant-reader refuses
+    // such a role) could lift itself over its grants: it loses them until that is undone.
+    const escapes = await readerEscapes(trx, s, present, present);
     for (const g of recorded.rows) {
       if (!g.exists) {
         await sql`DELETE FROM ${sql.id(s.schema, 'reader_grants')} WHERE role = ${g.role}`.execute(trx);
+        continue;
+      }
+      const out = escapes.get(g.role);
+      if (out) {
+        await revokeEverything(trx, cat, g.role);
+        await dropReaderRows(trx, s.schema, g.role, now.rows);
+        warnings.push(
+          `reader ${escapeSentence(g.role, out)}. It could lift itself over its grants, so it has lost them: once that is undone, ` +
+            `the next start (or staysync grant-reader ${shellWord(g.role)}) grants it again`,
+        );
         continue;
       }
       await regrantRole(trx, s, now, g.role, g.personal_data, g.properties);
@@ -433,6 +448,64 @@ export async function applyReaders(db: Db, s: ReaderSchemas): Promise<ReadersApp
       );
     return { granted, changed, warnings };
   });
+}
+
+/** The readers' policy cannot be applied as it stands: said in a sentence with the fix. */
+export class ReaderPolicyError extends Error {
+  override name = 'ReaderPolicyError';
+}
+
+/**
+ * An object of the four schemas that another role owns is out of the policy's reach: its owner
+ * reads it past row-level security and grants it to anyone, and the daemon can neither enable
+ * row-level security on it nor revoke what that owner granted. Refused before anything changes.
+ */
+async function refuseForeignOwners(db: Executor, s: ReaderSchemas): Promise<void> {
+  const names = [s.schema, readableSchemaOf(s.schema), secretSchemaOf(s.schema), s.reportingSchema];
+  const r = await sql<MirrorObject & { by: string; owner: string }>`
+    WITH owner AS (SELECT nspowner AS oid FROM pg_namespace WHERE nspname = ${s.schema})
+    SELECT o.kind, o.schema, o.name, o.args, pg_get_userbyid(o.by)::text AS by, pg_get_userbyid((SELECT oid FROM owner))::text AS owner
+      FROM (${mirrorObjects(names)}) o WHERE o.by <> (SELECT oid FROM owner) ORDER BY o.schema, o.name NULLS FIRST, o.args`.execute(db);
+  if (r.rows.length === 0) return;
+  const objects = r.rows.map((x) => ({ ...ownedObject(x, x.owner), by: x.by }));
+  const first = objects[0]!;
+  const others = objects.length - 1;
+  throw new ReaderPolicyError(
+    `${first.object} is owned by ${first.by}, not by the role that owns the mirror${others > 0 ? ` (and ${others} other object${others > 1 ? 's' : ''} of its schemas)` : ''}: ` +
+      `its owner reads it past row-level security and grants it to anyone, and staysync can neither put it under the readers' policy nor revoke what was granted on it. ` +
+      `As that owner or a superuser: ${objects
+        .slice(0, 5)
+        .map((x) => x.fix)
+        .join('; ')}${objects.length > 5 ? '; …' : ''}`,
+  );
+}
+
+/**
+ * When the readers' policy cannot be applied (ReaderPolicyError, a catalog the daemon may not
+ * change), the mirror is closed to every role but its owner rather than left to the grants of
+ * before: USAGE on the four schemas is revoked from every role that holds it (with what it
+ * passed on), so no table, view or function there can be named. The next migration that applies
+ * the policy grants the readers again. Returns the roles that lost it; throws when even that
+ * cannot be done (a schema another role owns): the daemon then stops.
+ */
+export async function closeToReaders(db: Db, s: ReaderSchemas): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    await lockReaders(trx, s.schema);
+    const names = [s.schema, readableSchemaOf(s.schema), secretSchemaOf(s.schema), s.reportingSchema];
+    const holders = await sql<{ schema: string; grantee: string | null }>`
+      SELECT DISTINCT n.nspname AS schema, CASE WHEN x.grantee = 0 THEN NULL ELSE pg_get_userbyid(x.grantee)::text END AS grantee
+        FROM pg_namespace n, aclexplode(n.nspacl) x
+       WHERE n.nspname = ANY (${names}::text[]) AND x.grantee <> n.nspowner
+       ORDER BY 1, 2`.execute(trx);
+    for (const h of holders.rows)
+      await sql`REVOKE ALL ON SCHEMA ${sql.id(h.schema)} FROM ${h.grantee === null ? sql.raw('PUBLIC') : sql.id(h.grantee)} CASCADE`.execute(trx);
+    return [...new Set(holders.rows.map((h) => h.grantee ?? 'PUBLIC'))];
+  });
+}
+
+/** A role's name as one word for a shell command line (grant-reader's names need no quotes). */
+function shellWord(name: string): string {
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `'${name.replaceAll("'", `'\\''`)}'`;
 }
 
 /**
@@ -451,7 +524,6 @@ async function bringUnderPolicy(db: Executor, s: ReaderSchemas): Promise<string[
     here: boolean;
     everywhere: boolean;
     recorded: boolean;
-    unfit: string | null;
     owner: string;
   }>`
     WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = ANY(${names}::text[])),
@@ -473,14 +545,14 @@ async function bringUnderPolicy(db: Executor, s: ReaderSchemas): Promise<string[
     SELECT a.grantee::int AS grantee, COALESCE(r.rolname::text, 'PUBLIC') AS name, bool_or(a.privilege_type = 'SELECT') AS reads,
            bool_or(NOT a.everywhere) AS here, bool_or(a.everywhere) AS everywhere,
            EXISTS (SELECT 1 FROM ${sql.id(s.schema, 'reader_grants')} g WHERE g.role = r.rolname) AS recorded,
-           CASE WHEN r.rolsuper THEN 'a superuser' WHEN pg_has_role(r.oid, (SELECT oid FROM owner), 'MEMBER') THEN 'a member of the owner''s role'
-                WHEN pg_has_role(r.oid, 'pg_read_all_data', 'MEMBER') THEN 'a member of pg_read_all_data' END AS unfit,
            pg_get_userbyid((SELECT oid FROM owner)) AS owner
       FROM acl a LEFT JOIN pg_roles r ON r.oid = a.grantee
      WHERE a.grantee <> (SELECT oid FROM owner)
-     GROUP BY a.grantee, r.rolname, r.oid, r.rolsuper
+     GROUP BY a.grantee, r.rolname, r.oid
      ORDER BY 2`.execute(db);
   const warnings: string[] = [];
+  const candidates = holders.rows.filter((h) => h.grantee !== 0 && !h.recorded && h.reads).map((h) => h.name);
+  const escapes = candidates.length === 0 ? new Map<string, Escape[]>() : await readerEscapes(db, s, candidates, await enrolledReaders(db, s.schema));
   const present = (await sql<{ name: string }>`SELECT nspname AS name FROM pg_namespace WHERE nspname = ANY(${names}::text[])`.execute(db)).rows.map(
     (r) => r.name,
   );
@@ -488,7 +560,7 @@ async function bringUnderPolicy(db: Executor, s: ReaderSchemas): Promise<string[
     // Default privileges for every schema are the owner's for other schemas of the database
     // too: not revoked here (a table a migration adds is granted as the policy says right after
     // it), but named with the command that ends them.
-    const everywhere = `default privileges of ${h.owner} give ${h.name} SELECT on every table ${h.owner} creates in any schema: end them with ALTER DEFAULT PRIVILEGES FOR ROLE ${h.owner} REVOKE SELECT ON TABLES FROM ${h.name}`;
+    const everywhere = `default privileges of ${h.owner} give ${h.name} SELECT on every table ${h.owner} creates in any schema: end them with ALTER DEFAULT PRIVILEGES FOR ROLE ${quoteIdent(h.owner)} REVOKE SELECT ON TABLES FROM ${h.grantee === 0 ? 'PUBLIC' : quoteIdent(h.name)}`;
     if (h.grantee === 0) {
       if (h.here) {
         for (const x of present) {
@@ -505,9 +577,12 @@ async function bringUnderPolicy(db: Executor, s: ReaderSchemas): Promise<string[
     }
     if (h.everywhere && h.reads) warnings.push(everywhere);
     if (h.recorded || !h.reads) continue;
-    if (h.unfit !== null) {
+    const out = escapes.get(h.name);
+    if (out) {
+      await revokeEverything(db, await readerCatalog(db, s), h.name);
       warnings.push(
-        `role ${h.name} holds grants on the mirror but is ${h.unfit}: it reads everything whatever it is granted, so it is not made a reader. Give the tool a role of its own: staysync grant-reader <new role>`,
+        `role ${h.name} held grants on the mirror, and ${escapeSentence(h.name, out).slice(h.name.length + 1)}: it could lift itself over any grant, so its grants are revoked and it is not made a reader. ` +
+          'Give the tool a role of its own: staysync grant-reader <new role>',
       );
       continue;
     }
@@ -516,51 +591,54 @@ async function bringUnderPolicy(db: Executor, s: ReaderSchemas): Promise<string[
     );
     warnings.push(
       `role ${h.name} could read the mirror without being a reader of grant-reader (granted by an earlier release or by hand, it read every column and the erasure key): ` +
-        `it is now a reader without personal data, of every property. If it needs the personal columns: staysync grant-reader ${h.name} --personal-data; ` +
-        `to limit it to properties: staysync grant-reader ${h.name} --properties <ids>`,
+        `it is now a reader without personal data, of every property. If it needs the personal columns: staysync grant-reader ${shellWord(h.name)} --personal-data; ` +
+        `to limit it to properties: staysync grant-reader ${shellWord(h.name)} --properties <ids>`,
     );
   }
   return warnings;
 }
 
-/** What no grant fixes: readers that read more than they were granted, each named with the fix. */
+/**
+ * What no grant fixes and no escape covers (src/store/reader-escapes.ts): readers that read more
+ * than they were granted through a role they are a member of, each named with the fix.
+ */
 async function readerProblems(db: Executor, s: ReaderSchemas): Promise<string[]> {
   const secret = secretSchemaOf(s.schema);
   const tables = Object.keys(PERSONAL_COLUMNS);
   const columns = Object.values(PERSONAL_COLUMNS);
-  const r = await sql<{ role: string; problem: string }>`
-    WITH owner AS (SELECT nspowner AS oid FROM pg_namespace WHERE nspname = ${s.schema}),
-    personal AS (
+  const r = await sql<{ role: string; kind: 'secret' | 'member' | 'personal'; other: string | null }>`
+    WITH personal AS (
       SELECT c.oid AS table_oid, c.relname AS t, a.attname AS col
         FROM unnest(${tables}::text[], ${columns.map((c) => `{${c.join(',')}}`)}::text[]) AS p(t, cols)
         JOIN pg_class c ON c.relname = p.t AND c.relnamespace = ${s.schema}::regnamespace
         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = ANY (p.cols::text[]) AND NOT a.attisdropped
     )
-    SELECT g.role, x.problem FROM ${sql.id(s.schema, 'reader_grants')} g JOIN pg_roles r ON r.rolname = g.role
+    SELECT g.role, x.kind, x.other FROM ${sql.id(s.schema, 'reader_grants')} g JOIN pg_roles r ON r.rolname = g.role
     CROSS JOIN LATERAL (
-      SELECT 'is a superuser: it reads every table, column and property whatever it is granted; ALTER ROLE ' || g.role || ' NOSUPERUSER' AS problem WHERE r.rolsuper
-      UNION ALL
-      SELECT 'has BYPASSRLS: it sees the rows of every property; ALTER ROLE ' || g.role || ' NOBYPASSRLS' WHERE r.rolbypassrls AND NOT r.rolsuper
-      UNION ALL
-      SELECT 'is a member of the owner''s role ' || pg_get_userbyid((SELECT oid FROM owner)) || ': it reads everything; REVOKE ' || pg_get_userbyid((SELECT oid FROM owner)) || ' FROM ' || g.role
-       WHERE NOT r.rolsuper AND pg_has_role(r.oid, (SELECT oid FROM owner), 'MEMBER')
-      UNION ALL
-      SELECT 'is a member of pg_read_all_data: it reads every table; REVOKE pg_read_all_data FROM ' || g.role
-       WHERE NOT r.rolsuper AND pg_has_role(r.oid, 'pg_read_all_data', 'MEMBER')
-      UNION ALL
-      SELECT 'can read the erasure key''s schema ' || ${secret} || ' through another role it is a member of: revoke that membership'
+      SELECT 'secret' AS kind, NULL::text AS other
        WHERE NOT r.rolsuper AND CASE WHEN to_regnamespace(${secret}) IS NULL THEN false ELSE has_schema_privilege(r.oid, ${secret}, 'USAGE') END
       UNION ALL
-      SELECT 'is a member of the reader ' || o.role || ': it sees the rows and columns that reader sees too; REVOKE ' || o.role || ' FROM ' || g.role
-        FROM ${sql.id(s.schema, 'reader_grants')} o JOIN pg_roles orr ON orr.rolname = o.role
+      SELECT 'member', o.role FROM ${sql.id(s.schema, 'reader_grants')} o JOIN pg_roles orr ON orr.rolname = o.role
        WHERE o.role <> g.role AND NOT r.rolsuper AND pg_has_role(r.oid, orr.oid, 'MEMBER')
       UNION ALL
-      SELECT 'reads personal columns (' || string_agg(p.t || '.' || p.col, ', ' ORDER BY p.t, p.col) || ') without --personal-data, through another role it is a member of: revoke that membership, or grant-reader ' || g.role || ' --personal-data'
+      SELECT 'personal', string_agg(p.t || '.' || p.col, ', ' ORDER BY p.t, p.col)
         FROM personal p WHERE NOT g.personal_data AND NOT r.rolsuper AND has_column_privilege(r.oid, p.table_oid, p.col, 'SELECT')
       HAVING count(*) > 0
     ) x
-    ORDER BY 1, 2`.execute(db);
-  return r.rows.map((x) => `reader ${x.role} ${x.problem}`);
+    ORDER BY 1, 2, 3`.execute(db);
+  return r.rows.map((x) => {
+    switch (x.kind) {
+      case 'secret':
+        return `reader ${x.role} can read the erasure key's schema ${secret} through another role it is a member of: revoke that membership`;
+      case 'member':
+        return `reader ${x.role} is a member of the reader ${x.other}: it sees the rows and columns that reader sees too; REVOKE ${quoteIdent(x.other ?? '')} FROM ${quoteIdent(x.role)}`;
+      case 'personal':
+        return (
+          `reader ${x.role} reads personal columns (${x.other}) without --personal-data, through another role it is a member of: ` +
+          `revoke that membership, or staysync grant-reader ${shellWord(x.role)} --personal-data`
+        );
+    }
+  });
 }
 
 export async function roleExists(db: Db, role: string): Promise<boolean> {
@@ -592,15 +670,45 @@ export function readerUrl(url: string, role: string): string {
 /** PostgreSQL's default for a new verifier (scram_iterations). */
 const SCRAM_ITERATIONS = 4096;
 
+/** RFC 3454 table C.1.2: spaces other than U+0020, which SASLprep turns into one. */
+const NON_ASCII_SPACES = new Set([0x00a0, 0x1680, ...range(0x2000, 0x200b), 0x202f, 0x205f, 0x3000]);
+/** RFC 3454 table B.1: characters SASLprep drops (soft hyphen, joiners, variation selectors, …). */
+const MAPPED_TO_NOTHING = new Set([0x00ad, 0x034f, 0x1806, 0x180b, 0x180c, 0x180d, 0x200b, 0x200c, 0x200d, 0x2060, ...range(0xfe00, 0xfe0f), 0xfeff]);
+
+function range(first: number, last: number): number[] {
+  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+}
+
+/** What SASLprep's mapping and normalisation (RFC 4013 §2.1, §2.2) make of a password. */
+function saslMapped(password: string): string {
+  let out = '';
+  for (const ch of password) {
+    const code = ch.codePointAt(0)!;
+    if (MAPPED_TO_NOTHING.has(code)) continue;
+    out += NON_ASCII_SPACES.has(code) ? ' ' : ch;
+  }
+  return out.normalize('NFKC');
+}
+
 /**
- * What ALTER ROLE … PASSWORD receives: a SCRAM-SHA-256 verifier (RFC 5802, as PostgreSQL
- * stores it) for a password of printable ASCII, on which SASLprep changes nothing; any other
- * password as text, for the server to normalise as its clients will.
+ * What ALTER ROLE … PASSWORD receives: a SCRAM-SHA-256 verifier (RFC 5802, as PostgreSQL stores
+ * it), never the password, which a server that logs DDL (log_statement = ddl) or a failed
+ * statement would keep. SCRAM hashes the password as SASLprep (RFC 4013) prepares it, and
+ * PostgreSQL and its clients hash the password as given when SASLprep refuses it (a control
+ * character, an unassigned code point, mixed directions). A password that SASLprep's mapping and
+ * NFKC leave as they are is hashed the same both ways, so its verifier is exact whatever the
+ * outcome: any printable password as typed, accents, other scripts. One they would change (a
+ * non-breaking space, a soft hyphen, a full-width letter) could be hashed either way, and is
+ * refused rather than stored with a verifier its clients might not match.
  */
-export function storedPassword(password: string): string {
-  if (!/^[\x20-\x7e]+$/.test(password)) return password;
-  const salt = randomBytes(16);
-  const salted = pbkdf2Sync(password, salt, SCRAM_ITERATIONS, 32, 'sha256');
+export function storedPassword(password: string, salt: Buffer = randomBytes(16)): string {
+  if (saslMapped(password) !== password)
+    throw new ReaderRefusedError(
+      'the password holds characters that PostgreSQL’s clients change before they use it (SASLprep, RFC 4013: a non-breaking or other special space, ' +
+        'a soft hyphen or an invisible joiner, a full-width or other compatibility form of a letter), so a login could fail with the password given. ' +
+        'Write it with plain spaces and ordinary letters',
+    );
+  const salted = pbkdf2Sync(Buffer.from(password, 'utf8'), salt, SCRAM_ITERATIONS, 32, 'sha256');
   const clientKey = createHmac('sha256', salted).update('Client Key').digest();
   const storedKey = createHash('sha256').update(clientKey).digest();
   const serverKey = createHmac('sha256', salted).update('Server Key').digest();

@@ -25,8 +25,9 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { sql } from 'kysely';
-import { packageRoot } from '../config/config.js';
-import type { Db } from './types.js';
+import { ConfigError, packageRoot } from '../config/config.js';
+import type { Db, Executor } from './types.js';
+import { quoteIdent, quoteLiteral } from './sql-text.js';
 
 export interface ReportingLayerOptions {
   /** The mirror's schema (config database.schema). */
@@ -57,8 +58,39 @@ export function reportingLayerHash(text: string, schema: string, reportingSchema
 
 const MARK = /\(layer ([0-9a-f]{64})\)/;
 
-const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+/**
+ * The reporting schema is emptied of its views and functions whenever the layer changes: it must
+ * be this mirror's, or new. Refused (exit 2) when it is another mirror's reporting schema (the two
+ * would replace each other's views at every start), or holds what staysync did not make: tables
+ * (another mirror's schema, or data of the database's own) or views and functions without the
+ * layer's mark. The configuration has already refused the mirror's own schemas (src/config/config.ts).
+ */
+async function refuseOthersSchema(db: Executor, schema: string, reportingSchema: string): Promise<void> {
+  const r = await sql<{ comment: string | null; tables: number; made: number }>`
+    SELECT obj_description(n.oid, 'pg_namespace') AS comment,
+           (SELECT count(*)::int FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p', 'f') AND c.relname <> 'time_zone_names') AS tables,
+           (SELECT count(*)::int FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind IN ('v', 'm'))
+             + (SELECT count(*)::int FROM pg_proc p WHERE p.pronamespace = n.oid) AS made
+      FROM pg_namespace n WHERE n.nspname = ${reportingSchema}`.execute(db);
+  const x = r.rows[0];
+  if (!x) return;
+  const owner = OWNER.exec(x.comment ?? '')?.[1];
+  const why =
+    owner !== undefined && owner !== schema
+      ? `the reporting schema of the mirror in schema ${owner}: the two mirrors would replace each other's views at every start`
+      : x.tables > 0
+        ? `a schema that holds ${x.tables} table${x.tables === 1 ? '' : 's'} (another mirror's schema, or data of the database's own)`
+        : owner === undefined && x.made > 0
+          ? `a schema that holds ${x.made} ${x.made === 1 ? 'view or function' : 'views or functions'} staysync did not make: they would be dropped`
+          : undefined;
+  if (why !== undefined)
+    throw new ConfigError(
+      `database.reportingSchema (STAYSYNC_REPORTING_SCHEMA) is ${reportingSchema}, ${why}. Give this mirror's reporting views a schema of their own (the default: reporting)`,
+    );
+}
+
+/** Which mirror's reporting schema a schema is, by the comment applyReportingLayer writes on it. */
+const OWNER = /^Reporting views of staysync over the mirror in schema "([^"]*)"/;
 
 /**
  * Creates or updates the reporting views. Returns true when it (re)created them, false when
@@ -66,15 +98,12 @@ const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
  */
 export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): Promise<boolean> {
   const { schema, reportingSchema } = opts;
-  if (reportingSchema === schema) {
-    // Every view of the reporting schema is dropped on a change: the mirror's own would go too.
-    throw new Error(`database.reportingSchema must differ from database.schema (both are "${schema}")`);
-  }
   const text = opts.viewsSql ?? (await readFile(reportingViewsFile, 'utf8'));
   const { views } = reportingObjects(text);
   return db.transaction().execute(async (trx) => {
     // Two-key form: a key space apart from the schema lock's single-key lock.
     await sql`SELECT pg_advisory_xact_lock(hashtext('staysync reporting'), hashtext(${reportingSchema}))`.execute(trx);
+    await refuseOthersSchema(trx, schema, reportingSchema);
     await sql`CREATE SCHEMA IF NOT EXISTS ${sql.id(reportingSchema)}`.execute(trx);
     // The server's version is part of the layer's: an upgraded server may know other time zones.
     const server = (await sql<{ v: string }>`SELECT current_setting('server_version_num') AS v`.execute(trx)).rows[0]!.v;
@@ -100,7 +129,7 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
       INSERT INTO ${zones} (name) SELECT name FROM known ON CONFLICT (name) DO NOTHING`.execute(trx);
     const zonesComment =
       "The time zones this PostgreSQL server knows (pg_timezone_names), filled by staysync when it applies the reporting layer: what known_time_zone looks a property's zone up in.";
-    await sql.raw(`COMMENT ON TABLE ${ident(reportingSchema)}.time_zone_names IS ${literal(zonesComment)}`).execute(trx);
+    await sql.raw(`COMMENT ON TABLE ${quoteIdent(reportingSchema)}.time_zone_names IS ${quoteLiteral(zonesComment)}`).execute(trx);
 
     await sql`SET LOCAL search_path TO ${sql.id(reportingSchema)}, ${sql.id(schema)}, public`.execute(trx);
     const old = await sql<{ kind: string; name: string }>`
@@ -127,7 +156,7 @@ export async function applyReportingLayer(db: Db, opts: ReportingLayerOptions): 
     const comment =
       `Reporting views of staysync over the mirror in schema "${schema}" (see docs/tables-and-reporting.md). ` +
       `staysync replaces the views and functions of this schema when their definition changes: keep your own objects elsewhere. (layer ${hash})`;
-    await sql.raw(`COMMENT ON SCHEMA ${ident(reportingSchema)} IS ${literal(comment)}`).execute(trx);
+    await sql.raw(`COMMENT ON SCHEMA ${quoteIdent(reportingSchema)} IS ${quoteLiteral(comment)}`).execute(trx);
     return true;
   });
 }

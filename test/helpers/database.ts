@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { exactTypes } from '../../src/store/database.js';
-import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
+import { readableSchemaOf, secretSchemaOf } from '../../src/config/schema-names.js';
 
 /** URL of the PostgreSQL server the tests use. */
 export async function testDatabaseUrl(): Promise<string> {

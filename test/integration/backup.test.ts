@@ -19,7 +19,7 @@ import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exactTypes } from '../../src/store/database.js';
-import { secretSchemaOf } from '../../src/store/reader-policy.js';
+import { secretSchemaOf } from '../../src/config/schema-names.js';
 import { daemonEnv, freePort, logRecords, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { createScratchDatabase, reportingSchemaOf, testDatabaseUrl } from '../helpers/database.js';
 import { mirrorPmsVersions, mirrorSnapshot, simulatorPmsVersions, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';

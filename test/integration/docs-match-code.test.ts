@@ -32,7 +32,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { openDatabase } from '../../src/store/database.js';
-import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
+import { readableSchemaOf, secretSchemaOf } from '../../src/config/schema-names.js';
 import { grantReader } from '../../src/store/reader-role.js';
 import { createLogger } from '../../src/util/log.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readableSchemaOf } from '../../src/store/reader-policy.js';
+import { readableSchemaOf } from '../../src/config/schema-names.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';

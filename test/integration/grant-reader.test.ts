@@ -8,8 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readableSchemaOf, secretSchemaOf } from '../../src/store/reader-policy.js';
-import { daemonEnv, runCli } from '../helpers/cli.js';
+import { readableSchemaOf, secretSchemaOf } from '../../src/config/schema-names.js';
+import { storedPassword } from '../../src/store/reader-role.js';
+import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 import { closeWithRoles, connectAs, errorCode, reflect } from '../helpers/readers.js';
@@ -146,11 +147,15 @@ describe('grant-reader', () => {
       expect(await errorCode(reader.query(`SELECT raw FROM ${readable}.pms_reservations`))).toBe('42703');
       expect((await reader.query(`SELECT number, status FROM ${readable}.bookings`)).rows).toHaveLength(5);
 
-      // Granting again fails (the record of the roles is gone): the migration still succeeds, and says what to do.
+      // Granting again fails (the record of the roles is gone): the migration still succeeds and
+      // says what to do, and the policy fails closed: the reader loses its access until then.
       await h.sql('DROP TABLE reader_grants CASCADE');
       const unrecorded = await runCli(['migrate'], env);
       expect(unrecorded.code, unrecorded.stderr).toBe(0);
-      expect(unrecorded.stdout + unrecorded.stderr).toContain('could not grant the reader roles again after the migrations: run staysync grant-reader');
+      const said = logRecords(unrecorded.stdout + unrecorded.stderr).find((r) => r.level === 'error')?.msg;
+      expect(said).toContain(`the readers' policy could not be applied: relation "${h.schema}.reader_grants" does not exist`);
+      expect(said).toContain(`no role but the daemon's may use the mirror's schemas (${role} lost their access)`);
+      expect(await errorCode(reader.query(`SELECT number FROM ${readable}.bookings`))).toBe('42501');
     } finally {
       await reader.end();
     }
@@ -183,40 +188,194 @@ describe('grant-reader', () => {
     }
   });
 
-  it('refuses the daemon’s own role, a superuser, a role with BYPASSRLS or pg_read_all_data and a member of the owner’s role, with a sentence each', async () => {
+  it('refuses every role that could lift itself over its grant, with why and the quoted command that ends it, and changes nothing', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
     await h.migrate();
-    const env = daemonEnv(h);
+    const env = { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' };
     const [{ owner } = { owner: '' }] = await h.sql<{ owner: string }>(`SELECT pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname = $1`, [
       h.schema,
     ]);
-    const superuser = `reader_${randomBytes(4).toString('hex')}`;
-    const bypass = `reader_${randomBytes(4).toString('hex')}`;
-    const member = `reader_${randomBytes(4).toString('hex')}`;
-    const readsAll = `reader_${randomBytes(4).toString('hex')}`;
-    roles.push(superuser, bypass, member, readsAll);
-    await h.sql(`CREATE ROLE ${superuser} LOGIN SUPERUSER`);
-    await h.sql(`CREATE ROLE ${bypass} LOGIN BYPASSRLS`);
-    await h.sql(`CREATE ROLE ${member} LOGIN`);
-    await h.sql(`GRANT ${owner} TO ${member}`);
-    await h.sql(`CREATE ROLE ${readsAll} LOGIN`);
-    await h.sql(`GRANT pg_read_all_data TO ${readsAll}`);
-    for (const [role, sentence] of [
+    const name = () => {
+      const role = `reader_${randomBytes(4).toString('hex')}`;
+      roles.push(role);
+      return role;
+    };
+    // An enrolled reader, whose ADMIN OPTION would hand it out.
+    const enrolled = name();
+    expect((await runCli(['grant-reader', enrolled, '--properties', '500100'], env)).code).toBe(0);
+    const [superuser, createrole, replication, bypass, member, middle, indirect, viaCreaterole, admin, owns] = [
+      name(),
+      name(),
+      name(),
+      name(),
+      name(),
+      name(),
+      name(),
+      name(),
+      name(),
+      name(),
+    ];
+    const predefined = ['pg_read_all_data', 'pg_write_all_data', 'pg_read_server_files', 'pg_write_server_files', 'pg_execute_server_program'];
+    const members = predefined.map(name);
+    for (const statement of [
+      `CREATE ROLE ${superuser} LOGIN SUPERUSER`,
+      `CREATE ROLE ${createrole} LOGIN CREATEROLE`,
+      `CREATE ROLE ${replication} LOGIN REPLICATION`,
+      `CREATE ROLE ${bypass} LOGIN BYPASSRLS`,
+      `CREATE ROLE ${member} LOGIN IN ROLE ${q(owner)}`,
+      `CREATE ROLE ${middle} NOLOGIN IN ROLE ${q(owner)}`,
+      `CREATE ROLE ${indirect} LOGIN IN ROLE ${middle}`,
+      `CREATE ROLE ${viaCreaterole} LOGIN IN ROLE ${createrole}`,
+      `CREATE ROLE ${admin} LOGIN`,
+      `GRANT ${enrolled} TO ${admin} WITH ADMIN OPTION`,
+      `CREATE ROLE ${owns} LOGIN`,
+      `CREATE VIEW ${q(h.schema)}.owned_by_hand AS SELECT 1 AS one`,
+      `ALTER VIEW ${q(h.schema)}.owned_by_hand OWNER TO ${owns}`,
+      ...members.map((m, i) => `CREATE ROLE ${m} LOGIN IN ROLE ${predefined[i]}`),
+    ])
+      await h.sql(statement);
+    const cases: [string, string][] = [
       [owner, `${owner} is the daemon’s own role`],
-      [superuser, `${superuser} is a superuser`],
-      [bypass, `${bypass} has BYPASSRLS`],
-      [member, `${member} is a member of ${owner}`],
-      [readsAll, `${readsAll} is a member of pg_read_all_data`],
-    ] as const) {
+      [superuser, `${superuser} is a superuser: it reads every table, column and property whatever it is granted (ALTER ROLE "${superuser}" NOSUPERUSER)`],
+      [createrole, `${createrole} has CREATEROLE: it can grant itself other roles`],
+      [createrole, `(ALTER ROLE "${createrole}" NOCREATEROLE)`],
+      [
+        replication,
+        `${replication} has REPLICATION: it can stream the database’s files (pg_basebackup), past every grant (ALTER ROLE "${replication}" NOREPLICATION)`,
+      ],
+      [bypass, `${bypass} has BYPASSRLS: it sees the rows of every property (ALTER ROLE "${bypass}" NOBYPASSRLS)`],
+      [
+        member,
+        `${member} is a member of ${owner}, the role that owns the mirror: it reads and writes everything, exempt from row-level security (REVOKE "${owner}" FROM "${member}")`,
+      ],
+      [indirect, `${indirect} is a member of ${owner} (through ${middle}), the role that owns the mirror`],
+      [indirect, `(REVOKE "${middle}" FROM "${indirect}")`],
+      [viaCreaterole, `${viaCreaterole} is a member of ${createrole}, which has CREATEROLE`],
+      [viaCreaterole, `(REVOKE "${createrole}" FROM "${viaCreaterole}")`],
+      [
+        admin,
+        `${admin} holds ADMIN OPTION over ${enrolled}: it can grant itself ${enrolled} and read what ${enrolled} reads (REVOKE ADMIN OPTION FOR "${enrolled}" FROM "${admin}")`,
+      ],
+      [owns, `${owns} owns view ${h.schema}.owned_by_hand: an owner is exempt from its row-level security and can grant it to anyone`],
+      [owns, `(ALTER VIEW "${h.schema}"."owned_by_hand" OWNER TO "${owner}")`],
+      ...members.map((m, i): [string, string] => [m, `${m} is a member of ${predefined[i]}: it `]),
+      ...members.map((m, i): [string, string] => [m, `(REVOKE "${predefined[i]}" FROM "${m}")`]),
+    ];
+    for (const [role, sentence] of cases) {
       const run = await runCli(['grant-reader', role], env);
       expect(run.code, `${role}: ${run.stdout}${run.stderr}`).toBe(2);
       expect(run.stderr, role).toContain(sentence);
+      if (role !== owner) expect(run.stderr, role).toContain('It could lift itself over any grant, so it cannot be a reader');
       expect(run.stdout, role).not.toContain('without the columns');
     }
-    // Nothing was recorded or changed: the owner still reads its own tables in full.
-    expect(await h.sql('SELECT role FROM reader_grants')).toEqual([]);
+    // Nothing was recorded or changed: no refused role was granted anything, and the owner still reads its own tables in full.
+    expect(await h.sql('SELECT role FROM reader_grants')).toEqual([{ role: enrolled }]);
+    const refused = cases.map(([role]) => role).filter((role) => role !== owner);
+    const schemas = [h.schema, readableSchemaOf(h.schema), reportingSchemaOf(h.schema)];
+    expect(
+      await h.sql(
+        `SELECT DISTINCT pg_get_userbyid(x.grantee) AS granted FROM pg_namespace n, aclexplode(n.nspacl) x WHERE n.nspname = ANY ($2) AND pg_get_userbyid(x.grantee) = ANY ($1)
+         UNION SELECT DISTINCT pg_get_userbyid(x.grantee) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) x
+          WHERE n.nspname = ANY ($2) AND pg_get_userbyid(x.grantee) = ANY ($1)`,
+        [refused, schemas],
+      ),
+    ).toEqual([]);
     const [still] = await h.sql<{ ok: boolean }>(`SELECT has_column_privilege($1, 'bookings', 'customer_last_name', 'SELECT') AS ok`, [owner]);
     expect(still?.ok).toBe(true);
+    // A view of the mirror another role owns keeps any reader from being granted (exit 1, the sentence).
+    await h.sql(`ALTER ROLE ${createrole} NOCREATEROLE`);
+    const blocked = await runCli(['grant-reader', createrole], env);
+    expect(blocked.code).toBe(1);
+    expect(blocked.stdout + blocked.stderr).toContain(`view ${h.schema}.owned_by_hand is owned by ${owns}, not by the role that owns the mirror`);
+    // Undone, the same role is accepted.
+    await h.sql(`DROP VIEW ${q(h.schema)}.owned_by_hand`);
+    const accepted = await runCli(['grant-reader', createrole], env);
+    expect(accepted.code, accepted.stdout + accepted.stderr).toBe(0);
+  });
+
+  it('leaves a reader no way to lift itself: every attempt is refused by the server, on any version', async () => {
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 3 },
+          { id: '500200', bookingCount: 3 },
+        ],
+      },
+    });
+    await syncOnce(await h.context());
+    const env = { ...daemonEnv(h), STAYSYNC_READER_PASSWORD: 'reader-secret' };
+    const [reader, other] = [`reader_${randomBytes(4).toString('hex')}`, `reader_${randomBytes(4).toString('hex')}`];
+    roles.push(reader, other);
+    for (const role of [reader, other]) expect((await runCli(['grant-reader', role, '--properties', '500100', '--personal-data'], env)).code).toBe(0);
+    const [{ owner } = { owner: '' }] = await h.sql<{ owner: string }>(`SELECT pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname = $1`, [
+      h.schema,
+    ]);
+    const M = q(h.schema);
+    const client = await connectAs(h.dbUrl, reader, 'reader-secret');
+    try {
+      for (const attempt of [
+        `GRANT pg_read_all_data TO ${reader}`,
+        `GRANT pg_read_server_files TO ${reader}`,
+        `GRANT ${q(owner)} TO ${reader}`,
+        `GRANT ${other} TO ${reader}`,
+        `SET ROLE ${q(owner)}`,
+        `SET ROLE ${other}`,
+        `ALTER ROLE ${reader} CREATEROLE`,
+        `ALTER ROLE ${reader} BYPASSRLS`,
+        `ALTER ROLE ${other} PASSWORD 'taken-over'`,
+        `CREATE ROLE helper_${randomBytes(3).toString('hex')} LOGIN`,
+        `ALTER TABLE ${M}.bookings DISABLE ROW LEVEL SECURITY`,
+        `DROP POLICY ${reader} ON ${M}.bookings`,
+        `CREATE POLICY mine ON ${M}.bookings FOR SELECT TO ${reader} USING (true)`,
+        `ALTER TABLE ${M}.bookings OWNER TO ${reader}`,
+        `SELECT pg_read_file('PG_VERSION')`,
+        `COPY (SELECT 1) TO PROGRAM 'true'`,
+        `SELECT key FROM ${q(secretSchemaOf(h.schema))}.erasure_key`,
+        `CREATE FUNCTION ${q(reportingSchemaOf(h.schema))}.mine() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
+      ])
+        expect(await errorCode(client.query(attempt)), attempt).toMatch(/^(42501|42P01)$/);
+      // What it holds it cannot pass on: the server grants nothing (a warning, not an error).
+      await client.query(`GRANT SELECT ON ${M}.bookings TO PUBLIC`);
+      expect(await h.sql(`SELECT has_table_privilege('public', $1, 'SELECT') AS public`, [`${M}.bookings`])).toEqual([{ public: false }]);
+      // Row-level security cannot be switched off either: the query is refused rather than shown every row.
+      await client.query('SET row_security = off');
+      expect(await errorCode(client.query(`SELECT count(*) FROM ${M}.bookings`))).toBe('42501');
+      await client.query('RESET row_security');
+      const seen = await client.query<{ property_id: string }>(`SELECT DISTINCT property_id FROM ${M}.bookings`);
+      expect(seen.rows).toEqual([{ property_id: '500100' }]);
+    } finally {
+      await client.end();
+    }
+    const [stored] = await h.sql<{ ok: boolean }>(`SELECT rolpassword LIKE 'SCRAM-SHA-256$%' AND NOT rolcreaterole AS ok FROM pg_authid WHERE rolname = $1`, [
+      other,
+    ]);
+    expect(stored?.ok).toBe(true);
+  });
+
+  it('stores a password of accents or other scripts as the verifier the server itself would compute', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 1 }] } });
+    await h.migrate();
+    const env = daemonEnv(h);
+    const role = `reader_${randomBytes(4).toString('hex')}`;
+    const probe = `probe_${randomBytes(4).toString('hex')}`;
+    roles.push(role, probe);
+    await h.sql(`CREATE ROLE ${probe}`);
+    for (const password of ['mot de passe é', 'пароль-Ω', '密码パスワード', 'tab\tand\u0007bell']) {
+      // The server's own verifier for the password (sent in clear here, in the test only), and ours with its salt.
+      await h.sql(`ALTER ROLE ${probe} PASSWORD ${"'" + password.replaceAll("'", "''") + "'"}`);
+      const [server] = await h.sql<{ v: string }>(`SELECT rolpassword AS v FROM pg_authid WHERE rolname = $1`, [probe]);
+      const salt = Buffer.from(/^SCRAM-SHA-256\$\d+:([^$]+)\$/.exec(server!.v)![1]!, 'base64');
+      expect(storedPassword(password, salt), JSON.stringify(password)).toBe(server!.v);
+      // And grant-reader, given it, stores a verifier (never the text) with which the role logs in.
+      const run = await runCli(['grant-reader', role], { ...env, STAYSYNC_READER_PASSWORD: password });
+      expect(run.code, run.stderr).toBe(0);
+      const client = await connectAs(h.dbUrl, role, password);
+      await client.end();
+    }
+    // One SASLprep would change is refused, and nothing is stored.
+    const refused = await runCli(['grant-reader', role], { ...env, STAYSYNC_READER_PASSWORD: 'pass\u00a0word' });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('the password holds characters that PostgreSQL’s clients change before they use it');
   });
 
   it('scopes a role to properties with --properties: ids checked for shape, count and that the mirror knows them; kept until --all-properties', async () => {

@@ -139,10 +139,12 @@ describe('readers of an earlier release', () => {
       .map((r) => r.msg)
       .join('\n');
     expect(warned).toContain(
-      `reader ${plain} is a member of the reader ${personal}: it sees the rows and columns that reader sees too; REVOKE ${personal} FROM ${plain}`,
+      `reader ${plain} is a member of the reader ${personal}: it sees the rows and columns that reader sees too; REVOKE "${personal}" FROM "${plain}"`,
     );
     expect(warned).toContain(`reader ${plain} reads personal columns (`);
-    expect(warned).toContain(`reader ${superuser} is a superuser`);
+    expect(warned).toContain(
+      `reader ${superuser} is a superuser: it reads every table, column and property whatever it is granted (ALTER ROLE "${superuser}" NOSUPERUSER)`,
+    );
     expect(warned).not.toContain(`reader ${personal} `);
     expect(await h.sql(`SELECT has_table_privilege($1, 'pos_codes', 'INSERT') AS insert`, [plain])).toEqual([{ insert: false }]);
   });

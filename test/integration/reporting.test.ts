@@ -204,7 +204,8 @@ describe('the reporting layer', () => {
       const [comment] = await h.sql<{ c: string }>(`SELECT obj_description($1::regnamespace, 'pg_namespace') AS c`, [rs]);
       expect(comment!.c).toMatch(/\(layer [0-9a-f]{64}\)/);
 
-      await expect(applyReportingLayer(db, { schema: h.schema, reportingSchema: h.schema })).rejects.toThrow(/must differ/);
+      // The mirror's own schema is no reporting schema: its views would be dropped with the layer's.
+      await expect(applyReportingLayer(db, { schema: h.schema, reportingSchema: h.schema })).rejects.toThrow(/is [a-z0-9_]+, a schema that holds \d+ tables/);
     } finally {
       await handle.close();
     }

@@ -16,7 +16,7 @@ import * as states from '../../src/store/states.js';
 import { loadConfig } from '../../src/config/config.js';
 import { openDatabase } from '../../src/store/database.js';
 import { createLogger } from '../../src/util/log.js';
-import { secretSchemaOf } from '../../src/store/reader-policy.js';
+import { secretSchemaOf } from '../../src/config/schema-names.js';
 import { dropSchema, query, reportingSchemaOf, testDatabaseUrl, uniqueSchema } from '../helpers/database.js';
 
 interface CatalogColumn {

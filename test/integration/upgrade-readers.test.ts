@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PERSONAL_COLUMNS } from '../../src/store/personal-columns.js';
-import { secretSchemaOf } from '../../src/store/reader-policy.js';
+import { secretSchemaOf } from '../../src/config/schema-names.js';
 import { runCli } from '../helpers/cli.js';
 import { restoreRelease, type RestoredRelease } from '../helpers/upgrade.js';
 

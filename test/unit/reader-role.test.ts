@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readerUrl, storedPassword } from '../../src/store/reader-role.js';
-import { readerPolicyExpression, SCHEMA_SUFFIX_LENGTH, SHARED_TABLES, tableRows } from '../../src/store/reader-policy.js';
+import { readerPolicyExpression, SHARED_TABLES, tableRows } from '../../src/store/reader-policy.js';
+import { SCHEMA_SUFFIX_LENGTH } from '../../src/config/schema-names.js';
 import { loadConfig } from '../../src/config/config.js';
 
 describe('readerUrl', () => {
@@ -30,8 +31,19 @@ describe('storedPassword', () => {
     expect(storedPassword('chosen-secret')).not.toBe(verifier);
   });
 
-  it('leaves another password to the server, which normalises it (SASLprep) as its clients do', () => {
-    expect(storedPassword('mot de passe é')).toBe('mot de passe é');
+  it('turns a password of accents, other scripts or control characters into a verifier too: the password itself never reaches the server', () => {
+    for (const password of ['mot de passe é', 'пароль-Ω', '密码パスワード', 'tab\tand\u0007bell']) {
+      const verifier = storedPassword(password);
+      expect(verifier, password).toMatch(/^SCRAM-SHA-256\$4096:/);
+      expect(verifier, password).not.toContain(password);
+    }
+  });
+
+  it('refuses a password that SASLprep would change, which clients might hash otherwise, with the reason', () => {
+    // A non-breaking space, a soft hyphen, a zero-width joiner, a full-width letter, a ligature, a decomposed é.
+    for (const password of ['pass\u00a0word', 'pass\u00adword', 'pass\u200dword', 'ｐassword', 'ﬁle-secret', 'caf\u0065\u0301']) {
+      expect(() => storedPassword(password), JSON.stringify(password)).toThrow(/SASLprep, RFC 4013.*Write it with plain spaces and ordinary letters/);
+    }
   });
 });
 
@@ -73,5 +85,24 @@ describe('the mirror schema’s name', () => {
     expect(longest.length + SCHEMA_SUFFIX_LENGTH).toBeLessThanOrEqual(63);
     expect(loadConfig({ env: { STAYSYNC_DB_SCHEMA: longest } }).database.schema).toBe(longest);
     expect(() => loadConfig({ env: { STAYSYNC_DB_SCHEMA: `${longest}x` } })).toThrow(/STAYSYNC_DB_SCHEMA.*at most 54 characters/);
+  });
+});
+
+describe('the reporting schema', () => {
+  it('may not be a schema of the mirror nor of the database itself: each refused with the reason, naming the variable', () => {
+    const env = { STAYSYNC_DB_SCHEMA: 'mirror' };
+    for (const [name, reason] of [
+      ['mirror', 'the mirror’s own schema'],
+      ['mirror_readable', 'the schema of the mirror’s tables without personal data'],
+      ['mirror_secret', 'the schema of the erasure key: every reader would be granted it'],
+      ['public', 'a schema of the database itself'],
+      ['pg_catalog', 'a schema of the database itself'],
+      ['information_schema', 'a schema of the database itself'],
+    ] as const) {
+      expect(() => loadConfig({ env: { ...env, STAYSYNC_REPORTING_SCHEMA: name } }), name).toThrow(
+        new RegExp(`^database\\.reportingSchema \\(STAYSYNC_REPORTING_SCHEMA\\) is ${name}, ${reason}.*Give the reporting views a schema of their own`),
+      );
+    }
+    expect(loadConfig({ env: { ...env, STAYSYNC_REPORTING_SCHEMA: 'mirror_reporting' } }).database.reportingSchema).toBe('mirror_reporting');
   });
 });

@@ -27,7 +27,7 @@ import { forgetGuest, parseSelector, type ForgetResult } from '../../src/privacy
 import { openDatabase } from '../../src/store/database.js';
 import { erasedAmong } from '../../src/store/repositories/erasures.js';
 import type { Database } from '../../src/store/schema.js';
-import { secretSchemaOf } from '../../src/store/reader-policy.js';
+import { secretSchemaOf } from '../../src/config/schema-names.js';
 import { createLogger } from '../../src/util/log.js';
 import type { Line } from './report.js';
 import { openSqlMirror } from './sql-mirror.js';

@@ -16,7 +16,7 @@ import { packageRoot, type RateLimitScope } from '../../src/config/config.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
 import { PeakMemorySampler } from './rss.js';
 import type { Window } from './theory.js';
-import { schemasNamedAfter } from '../../src/store/reader-policy.js';
+import { schemasNamedAfter } from '../../src/config/schema-names.js';
 
 export type Limits = Record<RateLimitScope, Window[]>;
 

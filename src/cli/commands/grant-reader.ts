@@ -3,8 +3,8 @@ import { secretFromEnv } from '../../config/config.js';
 import { openConfiguredDatabase } from '../../local-pg/open-database.js';
 import { ExitCode } from '../exit.js';
 import { rethrowDatabase, schemaIsCurrent, type CommandEnv } from './env.js';
-import { grantReader, readerUrl, ReaderBusyError, ReaderRefusedError } from '../../store/reader-role.js';
-import { readableSchemaOf } from '../../store/reader-policy.js';
+import { grantReader, readerUrl, ReaderBusyError, ReaderPolicyError, ReaderRefusedError } from '../../store/reader-role.js';
+import { readableSchemaOf } from '../../config/schema-names.js';
 
 export interface GrantReaderArgs {
   role: string;
@@ -38,9 +38,11 @@ export async function grantReaderCommand(env: CommandEnv, args: GrantReaderArgs)
         personalData,
         properties: args.properties,
         configuredProperties,
-      }).catch((err: unknown) => (err instanceof ReaderRefusedError || err instanceof ReaderBusyError ? Promise.reject(err) : rethrowDatabase(err, h)));
+      }).catch((err: unknown) =>
+        err instanceof ReaderRefusedError || err instanceof ReaderBusyError || err instanceof ReaderPolicyError ? Promise.reject(err) : rethrowDatabase(err, h),
+      );
     } catch (err) {
-      if (err instanceof ReaderBusyError) {
+      if (err instanceof ReaderBusyError || err instanceof ReaderPolicyError) {
         env.logger.error(err.message);
         return ExitCode.failure;
       }
