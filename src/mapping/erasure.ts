@@ -60,6 +60,33 @@ export function bookingPersonIdentity(propertyId: string, number: string, firstN
   return { kind: 'booking_person', value: [propertyId, number, first, last].join('\u0000') };
 }
 
+/**
+ * The identity of a person named whole in the booking (or PMS reservation) `number`: an
+ * invoice's payer, which has a name and no person id (PmsApi_Payer: "John Richard Doe"). It is
+ * known by the words of its name in any order, so that "Doe John" pays as "John Doe" does.
+ * Null without a name.
+ */
+export function payerIdentity(propertyId: string, number: string, name: unknown): Identity | null {
+  const words = normaliseName(name)
+    .split(' ')
+    .filter((w) => w !== '')
+    .sort();
+  if (words.length === 0) return null;
+  return { kind: 'booking_person', value: [propertyId, number, words.join(' ')].join('\u0000') };
+}
+
+/**
+ * The identities a person of names `p` has as a payer in the booking `number`: their first and
+ * last names, with their middle name and without. None for a person erased already.
+ */
+export function payerIdentitiesOf(propertyId: string, number: string, p: { firstName: unknown; middleName?: unknown; lastName: unknown }): Identity[] {
+  if (p.firstName === ERASED_NAME || p.lastName === ERASED_NAME) return [];
+  const word = (v: unknown) => (typeof v === 'string' ? v : '');
+  const forms = [`${word(p.firstName)} ${word(p.lastName)}`, `${word(p.firstName)} ${word(p.middleName)} ${word(p.lastName)}`];
+  const ids = forms.flatMap((f) => payerIdentity(propertyId, number, f) ?? []);
+  return [...new Map(ids.map((i) => [i.value, i])).values()];
+}
+
 /** The names of an object (a person, or its personName) replaced by ERASED_NAME where they are given. */
 function erasedNames(o: Record<string, unknown>): Record<string, unknown> {
   const out = { ...o };
@@ -173,7 +200,10 @@ export function erasableBooking(propertyId: string, b: Booking, received: unknow
   };
 }
 
-/** A PMS reservation's rows and stored object (reservationRows), erasable by its customer's identities. */
+/**
+ * A PMS reservation's rows and stored object (reservationRows), erasable by its customer's
+ * identities and, with its invoices, by their payers' (erasableInvoiceRows).
+ */
 export function erasableReservation(
   propertyId: string,
   r: PmsReservation,
@@ -182,29 +212,28 @@ export function erasableReservation(
   fetchedAt: Date,
   invoices?: ReadInvoices | null,
 ): Erasable<ReturnType<typeof reservationRows>> {
+  const customer = pmsPersonIdentities(r.customer);
   // undefined: not asked for (the mirrored invoices stay as they are); null: asked for and
   // not read (they are read again with the next fetch of the reservation).
-  const withInvoices = (out: ReturnType<typeof reservationRows>, erased: boolean) => {
+  const invoiceRows = invoices ? erasableInvoiceRows(propertyId, r.number, invoices, r.customerCompany?.name ?? null, r.currencyCode ?? null) : null;
+  const rowsWith = (isErased: (id: Identity) => boolean) => {
+    const customerErased = customer.some(isErased);
+    const out = customerErased
+      ? reservationRows(propertyId, reservationWithErasedCustomer(r), reservationWithErasedCustomer(rawReservation), policy, fetchedAt)
+      : reservationRows(propertyId, r, rawReservation, policy, fetchedAt);
     if (invoices === null) out.rows.reservation.invoices_read_at = null;
-    if (!invoices) return out;
-    const company = r.customerCompany?.name ?? null;
-    const parsed = erased ? invoices.parsed.map((i) => invoiceWithErasedPayer(i, company)) : invoices.parsed;
-    const raw = erased ? invoices.raw.map((i) => invoiceWithErasedPayer(i, company)) : invoices.raw;
-    out.rows.invoices = invoicesToRows(propertyId, r.number, parsed, raw, r.currencyCode ?? null);
-    out.rows.reservation.invoices_read_at = fetchedAt;
+    if (invoiceRows) {
+      out.rows.invoices = invoiceRows.rowsWith(customerErased, isErased);
+      out.rows.reservation.invoices_read_at = fetchedAt;
+    }
     return out;
   };
-  return {
-    rows: withInvoices(reservationRows(propertyId, r, rawReservation, policy, fetchedAt), false),
-    identities: pmsPersonIdentities(r.customer),
-    withErasures: () =>
-      withInvoices(reservationRows(propertyId, reservationWithErasedCustomer(r), reservationWithErasedCustomer(rawReservation), policy, fetchedAt), true),
-  };
+  return { rows: rowsWith(() => false), identities: [...customer, ...(invoiceRows?.identities ?? [])], withErasures: rowsWith };
 }
 
 /**
  * A reservation's invoices read apart from it (the pass after a backfill, the quarantine retry),
- * erasable by its customer's person id: the payers erased as erasableReservation erases them.
+ * erasable by its customer's person id and by their payers, as erasableReservation erases them.
  */
 export function erasableInvoices(
   propertyId: string,
@@ -212,18 +241,12 @@ export function erasableInvoices(
   reservation: { customerPersonId: string | null; customerCompanyName: string | null; currencyCode: string | null },
   read: ReadInvoices,
 ): Erasable<{ invoices: NewPmsInvoice[]; items: NewPmsInvoiceItem[] }> {
-  const company = reservation.customerCompanyName;
+  const customer: Identity[] = reservation.customerPersonId ? [{ kind: 'person', value: reservation.customerPersonId }] : [];
+  const invoiceRows = erasableInvoiceRows(propertyId, number, read, reservation.customerCompanyName, reservation.currencyCode);
   return {
-    rows: invoicesToRows(propertyId, number, read.parsed, read.raw, reservation.currencyCode),
-    identities: reservation.customerPersonId ? [{ kind: 'person', value: reservation.customerPersonId }] : [],
-    withErasures: () =>
-      invoicesToRows(
-        propertyId,
-        number,
-        read.parsed.map((i) => invoiceWithErasedPayer(i, company)),
-        read.raw.map((i) => invoiceWithErasedPayer(i, company)),
-        reservation.currencyCode,
-      ),
+    rows: invoiceRows.rowsWith(false, () => false),
+    identities: [...customer, ...invoiceRows.identities],
+    withErasures: (isErased) => invoiceRows.rowsWith(customer.some(isErased), isErased),
   };
 }
 
@@ -231,6 +254,26 @@ export function erasableInvoices(
 export interface ReadInvoices {
   parsed: PmsInvoice[];
   raw: unknown[];
+}
+
+/**
+ * A reservation's invoices as rows, with the payers an erasure takes: a payer listed by name in
+ * this reservation (payerIdentity: a room's guest who pays their own stay is no customer), and,
+ * when the customer is erased, every payer who may be them (payerMayBeCustomer).
+ */
+function erasableInvoiceRows(propertyId: string, number: string, read: ReadInvoices, customerCompany: string | null, currencyCode: string | null) {
+  const payers = read.parsed.map((i) => payerIdentity(propertyId, number, i.payer?.name));
+  return {
+    identities: payers.filter((id): id is Identity => id !== null),
+    rowsWith(customerErased: boolean, isErased: (id: Identity) => boolean) {
+      const erased = read.parsed.map((inv, i) => {
+        const payer = payers[i] ?? null;
+        return (customerErased && payerMayBeCustomer(inv.payer?.name, customerCompany)) || (payer !== null && isErased(payer));
+      });
+      const withErasures = <T>(invoices: readonly T[]) => invoices.map((inv, i) => (erased[i] ? invoiceWithErasedPayer(inv) : inv));
+      return invoicesToRows(propertyId, number, withErasures(read.parsed), withErasures(read.raw), currencyCode);
+    },
+  };
 }
 
 /**
@@ -243,12 +286,9 @@ export function payerMayBeCustomer(payerName: unknown, customerCompany: string |
   return typeof payerName === 'string' && payerName !== '' && payerName !== ERASED_NAME && payerName !== customerCompany;
 }
 
-/**
- * An invoice (parsed or as received) whose payer, when it may be the reservation's customer
- * (payerMayBeCustomer), is taken for the customer and erased. A copy.
- */
-export function invoiceWithErasedPayer<T>(invoice: T, customerCompany: string | null): T {
-  if (!isObject(invoice) || !isObject(invoice.payer) || !payerMayBeCustomer(invoice.payer.name, customerCompany)) return invoice;
+/** An invoice (parsed or as received) with its payer's name erased. A copy. */
+export function invoiceWithErasedPayer<T>(invoice: T): T {
+  if (!isObject(invoice) || !isObject(invoice.payer) || typeof invoice.payer.name !== 'string' || invoice.payer.name === '') return invoice;
   return { ...invoice, payer: { ...invoice.payer, name: ERASED_NAME } };
 }
 
@@ -300,6 +340,9 @@ function personIdentities(person: Record<string, unknown>, booking: BookingRef |
     const { firstName, lastName } = namesOf(person);
     const byName = bookingPersonIdentity(booking.propertyId, booking.number, firstName, lastName);
     if (byName) ids.push(byName);
+    // A person named whole, as an invoice's payer is.
+    const byWholeName = payerIdentity(booking.propertyId, booking.number, person.name);
+    if (byWholeName) ids.push(byWholeName);
   }
   return ids;
 }
@@ -396,7 +439,13 @@ function identitiesInText(text: string): Identity[] {
 const PERSON_KEYED: readonly string[] = [streamNames.pmsGuests, streamNames.pmsLoyaltyCards];
 
 /** The streams whose entity key is a booking (or PMS reservation) number. */
-const BOOKING_KEYED: readonly string[] = [streamNames.bookingDetails, streamNames.bookingSummaries, streamNames.pmsReservations, streamNames.webhookEvents];
+const BOOKING_KEYED: readonly string[] = [
+  streamNames.bookingDetails,
+  streamNames.bookingSummaries,
+  streamNames.pmsReservations,
+  streamNames.pmsInvoices,
+  streamNames.webhookEvents,
+];
 
 /**
  * A body about to be quarantined, as the quarantine may keep it: the personal-data policy

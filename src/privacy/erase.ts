@@ -25,6 +25,7 @@ import {
   erasedPerson,
   ERASED_NAME,
   erasePersonsIn,
+  payerIdentity,
   payerMayBeCustomer,
   reservationWithErasedCustomer,
   type Identity,
@@ -116,6 +117,19 @@ export async function erasePersons(trx: Executor, persons: readonly PersonKey[],
 /** Erases the payers of the invoices of the reservations given who may be their customer. */
 export function eraseCustomersPayers(trx: Executor, reservations: readonly BookingKey[], touched: RowsTouched): Promise<void> {
   return eraseInvoicePayers(trx, reservations, mayBeCustomer, ERASED_NAME, touched);
+}
+
+/**
+ * Erases the payers of the invoices of the reservations given whom `isErased` knows by name in
+ * their reservation (payerIdentity): a room's guest who pays their own stay, whoever the
+ * customer is.
+ */
+export function erasePayersNamed(trx: Executor, reservations: readonly BookingKey[], isErased: (id: Identity) => boolean, touched: RowsTouched): Promise<void> {
+  const named = (p: InvoicePayer) => {
+    const id = payerIdentity(p.property_id, p.number, p.payer_name);
+    return id !== null && isErased(id);
+  };
+  return eraseInvoicePayers(trx, reservations, named, ERASED_NAME, touched);
 }
 
 /**

@@ -9,7 +9,8 @@
  * reservation's customer; a booking selector: its reservation's customer and room guests),
  * and, until nothing new turns up, every PMS person mirrored with one of their e-mails, phones
  * or pseudonyms; with every name they are mirrored with. Everywhere the mirror holds them: each
- * reservation of which they are the customer or a room's guest, and in the bookings of the
+ * reservation of which they are the customer or a room's guest, the invoices of those
+ * reservations they pay (a payer is a name only: by their names), and in the bookings of the
  * same numbers (bookings name their guests only) the customer and guests of those names; a
  * booking selector erases every person of its own booking.
  *
@@ -39,9 +40,9 @@ import {
   type PersonKey,
   type RowsTouched,
 } from '../store/repositories/erasures.js';
-import { bookingPersonIdentity, bookingPersons, normaliseName, type Identity } from '../mapping/erasure.js';
+import { bookingPersonIdentity, bookingPersons, normaliseName, payerIdentitiesOf, type Identity } from '../mapping/erasure.js';
 import { matchKey, normaliseEmail, normalisePhone, pseudonym } from '../mapping/pseudonyms.js';
-import { eraseBookings, erasePersons, eraseSummaries, eraseTracesOf, type BookingPick } from './erase.js';
+import { eraseBookings, erasePayersNamed, erasePersons, eraseSummaries, eraseTracesOf, type BookingPick } from './erase.js';
 
 export type SelectorKind = 'email' | 'phone' | 'person' | 'booking';
 export interface Selector {
@@ -158,7 +159,10 @@ interface Found {
   pick: BookingPick;
   /** Every e-mail and phone the person is mirrored with, as stored and normalised (to find them in texts). */
   values: string[];
-  /** What the erasure list is to know them by: e-mails, phones and person ids (normalised), and each name in a booking. */
+  /**
+   * What the erasure list is to know them by: e-mails, phones and person ids (normalised), each
+   * name in a booking, and each name they may pay an invoice of one of those bookings under.
+   */
   identities: Identity[];
   /** Persons counted: distinct PMS persons, else distinct names erased in bookings. */
   personsCounted: number;
@@ -183,7 +187,8 @@ async function findGuest(db: Executor, selector: Selector, pseudonymKey: string 
   const customerOf = new Map<string, BookingKey>();
   const reservations: BookingKey[] = [];
   const values = new Set<string>();
-  const names = new Set<string>();
+  // Every name the PMS persons found are mirrored with, middle name included (what they pay invoices under).
+  const pmsNames = new Map<string, { firstName: string | null; middleName: string | null; lastName: string | null }>();
   const addPerson = (p: PersonKey) => persons.set(keyOf(p.property_id, p.pms_person_id), p);
   if (selector.kind === 'email' || selector.kind === 'phone') {
     (selector.kind === 'email' ? emails : phones).add(selector.value);
@@ -235,24 +240,38 @@ async function findGuest(db: Executor, selector: Selector, pseudonymKey: string 
       for (const p of cPhones) phones.add(p);
       for (const v of [...c.emails, ...c.phones]) values.add(v);
       for (const h of [c.email_hash, c.phone_hash]) if (h !== null) hashes.add(h);
-      if (c.first_name !== null || c.last_name !== null) names.add(nameKey(c.first_name, c.last_name));
+      if (c.first_name !== null || c.last_name !== null)
+        pmsNames.set(`${nameKey(c.first_name, c.last_name)}\u0000${normaliseName(c.middle_name)}`, {
+          firstName: c.first_name,
+          middleName: c.middle_name,
+          lastName: c.last_name,
+        });
     }
   }
   const asGuest = await reservationsOfGuests(db, [...persons.values()]);
   const bookings = dedupeKeys([...reservations, ...customerOf.values(), ...asGuest]);
   const selected = selector.kind === 'booking' ? selector.value : null;
+  const names = new Set([...pmsNames.values()].map((n) => nameKey(n.firstName, n.lastName)));
   const pick: BookingPick = (key, p) => `${key.property_id}/${key.number}` === selected || names.has(nameKey(p.firstName, p.lastName));
   // The persons of the bookings as the erasure will find them: their names in each booking join the list.
-  const bookingNames = (await bookingRaws(db, bookings)).flatMap(({ key, raw }) =>
+  const picked = (await bookingRaws(db, bookings)).flatMap(({ key, raw }) =>
     bookingPersons((raw as { booking?: unknown }).booking)
       .filter((p) => pick(key, p))
-      .flatMap((p) => bookingPersonIdentity(key.property_id, key.number, p.firstName, p.lastName) ?? []),
+      .map((p) => ({ key, person: p })),
   );
+  const bookingNames = picked.flatMap(({ key, person }) => bookingPersonIdentity(key.property_id, key.number, person.firstName, person.lastName) ?? []);
+  // And as the payer of an invoice of those bookings' reservations, whoever they are on it (a
+  // room's guest may pay their own stay): the PMS persons' names in each, a booking's persons in theirs.
+  const payerNames = [
+    ...bookings.flatMap((key) => [...pmsNames.values()].flatMap((n) => payerIdentitiesOf(key.property_id, key.number, n))),
+    ...picked.flatMap(({ key, person }) => payerIdentitiesOf(key.property_id, key.number, person)),
+  ];
   const identities: Identity[] = [
     ...[...emails].map((value) => ({ kind: 'email' as const, value })),
     ...[...phones].map((value) => ({ kind: 'phone' as const, value })),
     ...[...new Set([...personIds, ...[...persons.values()].map((p) => p.pms_person_id)])].map((value) => ({ kind: 'person' as const, value })),
     ...bookingNames,
+    ...payerNames,
   ];
   for (const e of emails) values.add(e);
   for (const p of phones) values.add(p);
@@ -270,10 +289,11 @@ async function findGuest(db: Executor, selector: Selector, pseudonymKey: string 
 /** Step 4: the rows found, erased; what changed. */
 async function eraseFound(trx: Executor, found: Found): Promise<{ persons: number; rowsTouched: RowsTouched; found: boolean }> {
   const touched: RowsTouched = {};
+  const listed = new Set(found.identities.map(ref));
   await erasePersons(trx, found.persons, found.customerOf, touched);
+  await erasePayersNamed(trx, found.bookings, (id) => listed.has(ref(id)), touched);
   const erased = await eraseBookings(trx, found.bookings, found.pick, touched);
   await eraseSummaries(trx, found.bookings, found.pick, touched);
-  const listed = new Set(found.identities.map(ref));
   await eraseTracesOf(
     trx,
     {

@@ -137,6 +137,93 @@ async function mirrorWithGuest(personalData: boolean, pseudonymKey?: string, opt
   return { number, other, personId, storageId: storage!.id, serving };
 }
 
+/** A room's guest who is not the customer and pays their own stay: values found nowhere else. */
+const PAYER = { firstName: 'Payina', lastName: 'Ownstay-Forgetme', email: 'payina.ownstay@example.org' };
+
+interface PayerMirror {
+  /** The reservation (with its booking) where PAYER is a room's guest and pays their stay's invoice. */
+  number: string;
+  /** A second reservation where PAYER is a room's guest again and pays, their name written last name first. */
+  other: string;
+  personId: string;
+  /** The payer of every invoice of both, by reservation and position, as served. */
+  payers: Map<string, string | null>;
+}
+
+/**
+ * A mirror where PAYER, a guest of a room of `number` (not its customer), pays their stay: the
+ * invoice of their room stay names them as payer. They stay in `other` too, as a room's guest,
+ * and pay its first room's invoice ("Ownstay-Forgetme Payina"). The other invoices name the
+ * customer or their company, as the simulator makes them. Synced with every stream, personal
+ * data on (their profile holds their e-mail).
+ */
+async function mirrorWithPayingGuest(): Promise<PayerMirror> {
+  h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] }, config: { pms: { personalData: true } } });
+  const sim = h.sim;
+  // Reservations of two rooms or more, each invoiced apart (no group): the rooms PAYER does not pay for are paid as the simulator says.
+  const invoiced = sim
+    .pmsReservations(P)
+    .filter(
+      (r) =>
+        r.reservationStatus !== 'Cancelled' &&
+        !r.groupName &&
+        r.roomStays.length > 1 &&
+        r.customer?.pmsPersonId &&
+        sim.bookings(P).some((b) => b.number === r.number),
+    );
+  const withGuest = invoiced.find((r) => r.roomStays.some((s) => s.guestsIds.some((id) => id !== r.customer!.pmsPersonId)));
+  expect(withGuest).toBeDefined();
+  const number = withGuest!.number;
+  const stay = withGuest!.roomStays.find((s) => s.guestsIds.some((id) => id !== withGuest!.customer!.pmsPersonId))!;
+  const personId = stay.guestsIds.find((id) => id !== withGuest!.customer!.pmsPersonId)!;
+  const other = invoiced.find((r) => r.number !== number)!.number;
+  const otherStay = sim.pmsReservation(P, other)!.roomStays[0]!.pmsRoomStayId;
+  sim.faults.rewriteBody = (path, body) => {
+    if (path === `/api/pms/v2/properties/${P}/guests/${personId}`) {
+      const g = (body as { guest: AnyRecord }).guest;
+      g.personName = { ...g.personName, firstName: PAYER.firstName, lastName: PAYER.lastName, middleName: null };
+      g.emails = [{ address: PAYER.email }];
+      return body;
+    }
+    if (path === `/api/pms/v2/properties/${P}/reservations/${other}`) {
+      const stays = (body as { reservation: { roomStays: AnyRecord[] } }).reservation.roomStays;
+      stays[0]!.guestsIds = [...stays[0]!.guestsIds, personId];
+      return body;
+    }
+    const paid = [
+      { n: number, stayId: stay.pmsRoomStayId, name: `${PAYER.firstName} ${PAYER.lastName}` },
+      { n: other, stayId: otherStay, name: `${PAYER.lastName}  ${PAYER.firstName}` },
+    ].find((x) => path === `/api/pms/v2/properties/${P}/reservations/${x.n}/invoices`);
+    if (paid) {
+      for (const inv of (body as { invoices: AnyRecord[] }).invoices) if (inv.pmsRoomStayId === paid.stayId) inv.payer = { name: paid.name };
+      return body;
+    }
+    return undefined;
+  };
+  const ctx = await h.context();
+  expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], fatal: undefined });
+  await h.release(ctx);
+  const payers = new Map(
+    (await h.sql<AnyRecord>('SELECT number, position, payer_name FROM pms_invoices WHERE number IN ($1, $2)', [number, other])).map((i) => [
+      `${i.number}#${i.position}`,
+      i.payer_name,
+    ]),
+  );
+  expect([...payers.values()].filter((n) => n?.includes('Ownstay'))).toHaveLength(2);
+  // Invoices PAYER does not pay: the customer's (or their company's), which an erasure of PAYER leaves.
+  expect([...payers.values()].filter((n) => n !== null && !n.includes('Ownstay')).length).toBeGreaterThan(1);
+  return { number, other, personId, payers };
+}
+
+/** The payer of every invoice of the reservations given, by reservation and position, in the column and in raw. */
+async function invoicePayers(numbers: readonly string[]): Promise<Map<string, { column: string | null; raw: string | null }>> {
+  const rows = await h!.sql<AnyRecord>(
+    `SELECT number, position, payer_name, raw -> 'payer' ->> 'name' AS raw_name FROM pms_invoices WHERE number = ANY($1::text[])`,
+    [numbers],
+  );
+  return new Map(rows.map((i) => [`${i.number}#${i.position}`, { column: i.payer_name, raw: i.raw_name }]));
+}
+
 /** A change event for the integration-storage booking `id` (they arrive only through events), as the receiver stores it. */
 async function announce(ctx: SyncContext, id: string, tag: string): Promise<void> {
   await ctx.write((trx) =>
@@ -255,6 +342,41 @@ describe('forget-guest', () => {
     ]);
     expect(await traces(VALUES)).toEqual({});
   });
+
+  it.each([
+    ['person', (m: PayerMirror) => m.personId],
+    ['email', () => PAYER.email.toUpperCase()],
+    ['booking', (m: PayerMirror) => `${P}/${m.number}`],
+  ] as const)(
+    'by %s, erases a room guest who paid their own stay as the payer of every invoice of theirs, and so does every later read of those invoices',
+    async (kind, value) => {
+      const mirror = await mirrorWithPayingGuest();
+      const { number, other, payers } = mirror;
+      const names = [PAYER.firstName, PAYER.lastName, PAYER.email];
+      expect(await traces(names)).toMatchObject({ pms_guests: 1, pms_invoices: 2 });
+
+      const ctx = await h!.context();
+      const done = await forgetGuest(ctx.db, parseSelector(kind, value(mirror)), { dryRun: false });
+      expect(done.found).toBe(true);
+      // Their invoices in both reservations, whoever the customer is; the customer's stay as the
+      // customer paid it (a booking selector erases every person of its own booking).
+      const erased = (key: string) => (payers.get(key) ?? '').includes('Ownstay') || (kind === 'booking' && key.startsWith(`${number}#`));
+      const expected = new Map([...payers].map(([key, name]) => [key, erased(key) ? { column: '(erased)', raw: '(erased)' } : { column: name, raw: name }]));
+      expect(await invoicePayers([number, other])).toEqual(expected);
+      expect(await traces(names)).toEqual({});
+
+      // The provider's next version of `other` is read with its invoices; `number`'s invoices are
+      // read again apart from it (the pass after a backfill): the guest pays, and is stored erased.
+      h!.sim.pmsChangeRoom(P, other, 0);
+      await h!.sql('DELETE FROM pms_invoice_items WHERE number = $1', [number]);
+      await h!.sql('DELETE FROM pms_invoices WHERE number = $1', [number]);
+      await h!.sql('UPDATE pms_reservations SET invoices_read_at = NULL WHERE number = $1', [number]);
+      expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+      expect(await h!.sql('SELECT 1 FROM pms_reservations WHERE number = $1 AND invoices_read_at IS NULL', [number])).toEqual([]);
+      expect(await invoicePayers([number, other])).toEqual(expected);
+      expect(await traces(names)).toEqual({});
+    },
+  );
 
   it('by booking, with personal data off, erases its customer and guests; the command prints the tables and --dry-run changes nothing', async () => {
     const { number } = await mirrorWithGuest(false);

@@ -4,7 +4,17 @@
  * the personal-data policy.
  */
 import { describe, expect, it } from 'vitest';
-import { ERASED_BODY, erasablePayload, erasableQuarantineBody, erasePersonsIn, type Identity } from '../../src/mapping/erasure.js';
+import {
+  ERASED_BODY,
+  erasableInvoices,
+  erasablePayload,
+  erasableQuarantineBody,
+  erasePersonsIn,
+  payerIdentitiesOf,
+  payerIdentity,
+  type Identity,
+} from '../../src/mapping/erasure.js';
+import type { PmsInvoice } from '../../src/provider/schemas/pms.js';
 import { WITHHELD_BODY } from '../../src/mapping/personal-data.js';
 import { streamNames } from '../../src/store/states.js';
 
@@ -99,5 +109,69 @@ describe('erasableQuarantineBody', () => {
     expect(refs(erasableQuarantineBody(streamNames.pmsGuests, '7', '42', '<html>', true).identities)).toEqual(['person:42']);
     // Other streams hold no guests: as received.
     expect(erasableQuarantineBody(streamNames.content, null, null, text, false)).toMatchObject({ rows: text, identities: [], opaque: false });
+  });
+});
+
+describe('invoice payers', () => {
+  const invoice = (payer: string | null, pmsRoomStayId: string): PmsInvoice => ({
+    number: `INV-${pmsRoomStayId}`,
+    pmsRoomStayId,
+    payer: { name: payer },
+    items: [],
+  });
+  // The customer Ada paid her room, the company the second, Charles (a room's guest) his own.
+  const parsed = [invoice('Ada Lovelace', 's1'), invoice('Analytical Engines Ltd', 's2'), invoice('Babbage  Charles', 's3')];
+  const read = { parsed, raw: parsed.map((i) => ({ ...i, total: 1.5 })) };
+  const reservation = { customerPersonId: '42', customerCompanyName: 'Analytical Engines Ltd', currencyCode: 'GBP' };
+  const payersOf = (rows: { invoices: { payer_name?: string | null | undefined; raw: string }[] }) =>
+    rows.invoices.map((i) => [i.payer_name, (JSON.parse(i.raw) as { payer: { name: string } }).payer.name]);
+
+  it('knows a payer, named whole, by the words of the name in its reservation, in any order and case', () => {
+    expect(refs([payerIdentity('7', 'N-1', ' Babbage  CHARLES')!])).toEqual(['booking_person:7|N-1|babbage charles']);
+    expect(payerIdentity('7', 'N-1', 'Charles Babbage')).toEqual(payerIdentity('7', 'N-1', ' Babbage  CHARLES'));
+    expect(payerIdentity('7', 'N-2', 'Charles Babbage')).not.toEqual(payerIdentity('7', 'N-1', 'Charles Babbage'));
+    expect(payerIdentity('7', 'N-1', '  ')).toBeNull();
+    // A person pays under their first and last names, with their middle name or without; an erased one under none.
+    expect(refs(payerIdentitiesOf('7', 'N-1', { firstName: 'Ada', middleName: 'King', lastName: 'Lovelace' }))).toEqual([
+      'booking_person:7|N-1|ada lovelace',
+      'booking_person:7|N-1|ada king lovelace',
+    ]);
+    expect(payerIdentitiesOf('7', 'N-1', { firstName: '(erased)', lastName: '(erased)' })).toEqual([]);
+  });
+
+  it("erases a payer listed by name, whoever the customer is, and with an erased customer every payer but the customer's company", () => {
+    const e = erasableInvoices('7', 'N-1', reservation, read);
+    expect(refs(e.identities)).toEqual([
+      'person:42',
+      'booking_person:7|N-1|ada lovelace',
+      'booking_person:7|N-1|analytical engines ltd',
+      'booking_person:7|N-1|babbage charles',
+    ]);
+    expect(payersOf(e.rows)).toEqual([
+      ['Ada Lovelace', 'Ada Lovelace'],
+      ['Analytical Engines Ltd', 'Analytical Engines Ltd'],
+      ['Babbage  Charles', 'Babbage  Charles'],
+    ]);
+    // Charles, a room's guest, is erased: his invoice alone.
+    const charles = new Set(refs(payerIdentitiesOf('7', 'N-1', { firstName: 'Charles', lastName: 'Babbage' })));
+    expect(payersOf(e.withErasures((id) => charles.has(refs([id])[0]!)))).toEqual([
+      ['Ada Lovelace', 'Ada Lovelace'],
+      ['Analytical Engines Ltd', 'Analytical Engines Ltd'],
+      ['(erased)', '(erased)'],
+    ]);
+    // The customer is erased: every payer who may be her, not her company.
+    expect(payersOf(e.withErasures((id) => id.kind === 'person'))).toEqual([
+      ['(erased)', '(erased)'],
+      ['Analytical Engines Ltd', 'Analytical Engines Ltd'],
+      ['(erased)', '(erased)'],
+    ]);
+  });
+
+  it('erases a listed payer in a quarantined page of invoices', () => {
+    const body = erasableQuarantineBody(streamNames.pmsInvoices, '7', 'N-1', JSON.stringify({ invoices: read.raw }), false);
+    expect(refs(body.identities)).toContain('booking_person:7|N-1|babbage charles');
+    const erased = body.withErasures((id) => id.value.endsWith('babbage charles'));
+    expect(erased).not.toContain('Babbage');
+    expect(erased).toContain('Ada Lovelace');
   });
 });

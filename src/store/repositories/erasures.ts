@@ -497,6 +497,7 @@ export interface MirroredPerson {
   /** The reservation's number (source pms_reservations). */
   number: string | null;
   first_name: string | null;
+  middle_name: string | null;
   last_name: string | null;
   emails: string[];
   phones: string[];
@@ -536,14 +537,14 @@ export async function personCandidates(db: Executor, match: PersonMatch): Promis
     sql`(${sql.ref(props)}, ${sql.ref(ids)}) IN (SELECT * FROM unnest(${pairs.map((p) => p.a)}::text[], ${pairs.map((p) => p.b)}::text[]))`;
   const persons = match.persons.map((p) => ({ a: p.property_id, b: p.pms_person_id }));
   const guests = await sql<MirroredPerson>`
-    SELECT 'pms_guests' AS source, g.property_id, g.pms_person_id AS person_id, NULL AS number, g.first_name, g.last_name,
+    SELECT 'pms_guests' AS source, g.property_id, g.pms_person_id AS person_id, NULL AS number, g.first_name, g.middle_name, g.last_name,
            ${emailsIn('g.email', "g.raw->'emails'")} AS emails, ${phonesIn('g.phone', "g.raw->'phones'")} AS phones, g.email_hash, g.phone_hash
       FROM pms_guests g
      WHERE g.pms_person_id = ANY(${match.personIds}::text[]) OR ${keyed('g.property_id', 'g.pms_person_id', persons)}
         OR ${matches(emailsIn('g.email', "g.raw->'emails'"), phonesIn('g.phone', "g.raw->'phones'"), 'g.email_hash', 'g.phone_hash')}`.execute(db);
   const reservations = await sql<MirroredPerson>`
     SELECT 'pms_reservations' AS source, r.property_id, r.customer_person_id AS person_id, r.number, r.customer_first_name AS first_name,
-           r.customer_last_name AS last_name, ${emailsIn('r.customer_email', "r.raw->'customer'->'emails'")} AS emails,
+           r.customer_middle_name AS middle_name, r.customer_last_name AS last_name, ${emailsIn('r.customer_email', "r.raw->'customer'->'emails'")} AS emails,
            ${phonesIn('r.customer_phone', "r.raw->'customer'->'phones'")} AS phones, r.customer_email_hash AS email_hash, r.customer_phone_hash AS phone_hash
       FROM pms_reservations r
      WHERE r.customer_person_id = ANY(${match.personIds}::text[]) OR ${keyed('r.property_id', 'r.customer_person_id', persons)}
