@@ -492,15 +492,17 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
 function withDatabasePassword(database: z.infer<typeof configSchema>['database']): void {
   const { url, password } = database;
   if (password === undefined) return;
-  const what = 'database.password (STAYSYNC_DB_PASSWORD) is set';
-  if (url === undefined) throw new ConfigError(`${what}, but database.url (DATABASE_URL) is not: expected the URL it is the password of`);
-  if (!URL.canParse(url)) throw new ConfigError(`${what}, but database.url (DATABASE_URL) is not a URL it can be put into`);
-  const withPassword = new URL(url);
-  if (withPassword.password !== '') throw new ConfigError(`${what}, and database.url (DATABASE_URL) has a password too: expected only one of them`);
-  withPassword.password = encodeURIComponent(password);
-  // A URL without a host (a Unix socket in its query) takes no password: the setter leaves it out.
-  if (withPassword.password === '')
-    throw new ConfigError(`${what}, but database.url (DATABASE_URL) names no host, so it takes no password there: give it in the URL's query (password=…)`);
+  if (url === undefined)
+    throw new ConfigError('database.password (STAYSYNC_DB_PASSWORD) is set, but database.url (DATABASE_URL) is not: expected the URL it is the password of');
+  const withPassword = URL.canParse(url) ? new URL(url) : undefined;
+  if (withPassword?.password)
+    throw new ConfigError('database.password (STAYSYNC_DB_PASSWORD) is set, and database.url (DATABASE_URL) has a password too: expected only one of them');
+  if (withPassword) withPassword.password = encodeURIComponent(password);
+  // A URL without a host (a Unix socket in its query) takes no password there: the setter leaves it out.
+  if (!withPassword?.password)
+    throw new ConfigError(
+      "database.password (STAYSYNC_DB_PASSWORD) is set, but database.url (DATABASE_URL) names no host to log in to with it: give the password in the URL's query (password=…)",
+    );
   database.url = withPassword.href;
   delete database.password;
 }

@@ -33,6 +33,8 @@ export const USER_FACING_ERRORS = new Set([
   'HeldElsewhereError',
   'OpsPortError',
   'LocalServerError',
+  // Its message follows the setting that names the file, in a ConfigError (readSecretFile).
+  'FileReadError',
   // Printed by the command that meets them, or logged by the sync.
   'UsageError',
   'SelectorError',

@@ -18,14 +18,19 @@ afterEach(async () => {
 
 describe('configuration and usage errors', () => {
   it('exits 2 naming the bad key, without a stack trace', async () => {
-    // Four independent processes: started together.
-    const [badPort, badFile, badUrl, noSecret] = await Promise.all([
+    // Independent processes: started together.
+    const emptyUrlFile = join(mkdtempSync(join(tmpdir(), 'staysync-cli-secret-')), 'url');
+    writeFileSync(emptyUrlFile, '\n');
+    const [badPort, badFile, badUrl, noSecret, emptyUrl, noPasswordFile] = await Promise.all([
       runCli(['migrate'], { STAYSYNC_OPS_PORT: 'abc' }),
       runCli(['migrate'], {
         STAYSYNC_CONFIG: configFile({ rateLimits: { bookingList: [{ limit: -1, windowMs: 1000 }] }, sync: { pollCron: 5 } }),
       }),
       runCli(['migrate'], { DATABASE_URL: 'mysql://nope' }),
       runCli(['sync', '--once'], { DATABASE_URL: 'postgres://127.0.0.1:1/x', STAYSYNC_CLIENT_ID: 'x', STAYSYNC_PROPERTY_IDS: '1' }),
+      runCli(['migrate'], { DATABASE_URL_FILE: emptyUrlFile }),
+      // Read before the database is opened (none answers there).
+      runCli(['grant-reader', 'bi'], { DATABASE_URL: 'postgres://127.0.0.1:1/x', STAYSYNC_READER_PASSWORD_FILE: '/nonexistent/password' }),
     ]);
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain('STAYSYNC_OPS_PORT: expected a whole number');
@@ -40,7 +45,12 @@ describe('configuration and usage errors', () => {
     expect(noSecret.code).toBe(2);
     expect(noSecret.stderr).toContain('STAYSYNC_CLIENT_SECRET');
 
-    for (const r of [badPort, badFile, badUrl, noSecret]) expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(emptyUrl.code).toBe(2);
+    expect(emptyUrl.stderr).toContain(`DATABASE_URL_FILE: ${emptyUrlFile} is empty`);
+    expect(noPasswordFile.code).toBe(2);
+    expect(noPasswordFile.stderr).toContain('STAYSYNC_READER_PASSWORD_FILE: cannot read /nonexistent/password (ENOENT)');
+
+    for (const r of [badPort, badFile, badUrl, noSecret, emptyUrl, noPasswordFile]) expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('exits 1 with a sentence naming the setting when the ops port is taken or the database does not exist', async () => {
