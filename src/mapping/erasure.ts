@@ -280,7 +280,7 @@ function erasableInvoiceRows(propertyId: string, number: string, read: ReadInvoi
  * Whether an invoice's payer may be the reservation's customer: any payer named but the
  * customer company (a company is no person), so that an erased customer takes along every
  * payer that may be them, whatever spelling of their name it has. The store's twin, in SQL:
- * src/store/repositories/retention.ts invoicesPastRetention.
+ * src/store/repositories/retention.ts RESERVATION_PARTS.
  */
 export function payerMayBeCustomer(payerName: unknown, customerCompany: string | null): boolean {
   return typeof payerName === 'string' && payerName !== '' && payerName !== ERASED_NAME && payerName !== customerCompany;

@@ -13,7 +13,6 @@ import {
   bookingsPastRetention,
   eraseStorageBookings,
   expirePayloads,
-  invoicesPastRetention,
   personsPastRetention,
   reservationsPastRetention,
   storageBookingsPastRetention,
@@ -91,13 +90,13 @@ export async function retentionPass(
     async (trx, keys) => void (await eraseBookings(trx, keys, () => true, touched, { everyCardNumber: true })),
   );
   pass.reservations = await each(
-    (trx, after) => reservationsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
+    (trx, after) => reservationsPastRetention(trx, ids, cutoff, ERASED_NAME, 'customer', after, batch),
     (k) => [k.property_id, k.number],
     (trx, keys) => erasePersons(trx, [], keys, touched),
   );
   // The invoices of reservations whose customer is erased already: read since (the pass after a backfill).
   pass.invoices = await each(
-    (trx, after) => invoicesPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
+    (trx, after) => reservationsPastRetention(trx, ids, cutoff, ERASED_NAME, 'invoicePayers', after, batch),
     (k) => [k.property_id, k.number],
     (trx, keys) => eraseCustomersPayers(trx, keys, touched),
   );

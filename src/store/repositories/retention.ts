@@ -55,12 +55,26 @@ export async function bookingsPastRetention(
   return r.rows;
 }
 
-/** PMS reservations that ended before `cutoff` (reservationEnd), and whose customer still has personal data. */
+/**
+ * What of a PMS reservation (as `r`) retention erases, while it still holds personal data: its
+ * customer; or, on their own, the payers of its invoices who may be the customer (any but the
+ * customer company: src/mapping/erasure.ts payerMayBeCustomer, which this must equal), since the
+ * pass after a backfill may read the invoices once retention erased the customer.
+ */
+const RESERVATION_PARTS = {
+  customer: (marker: string) => holdsPersonalData('pms_reservations', 'r', marker),
+  invoicePayers: (marker: string) =>
+    sql<boolean>`EXISTS (SELECT 1 FROM pms_invoices i WHERE i.property_id = r.property_id AND i.number = r.number
+                    AND i.payer_name <> '' AND ${notErased('i.payer_name', marker)} AND i.payer_name IS DISTINCT FROM r.customer_company_name)`,
+};
+
+/** PMS reservations that ended before `cutoff` (reservationEnd) whose `part` still holds personal data. */
 export async function reservationsPastRetention(
   trx: Executor,
   propertyIds: readonly string[],
   cutoff: string,
   marker: string,
+  part: keyof typeof RESERVATION_PARTS,
   after: After,
   limit: number,
 ): Promise<BookingKey[]> {
@@ -68,32 +82,7 @@ export async function reservationsPastRetention(
     SELECT r.property_id, r.number FROM pms_reservations r
      WHERE r.property_id = ANY(${propertyIds}::text[])
        AND (r.property_id, r.number) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
-       AND ${reservationEnd('r')} < ${cutoff}::date
-       AND ${holdsPersonalData('pms_reservations', 'r', marker)}
-     ORDER BY r.property_id, r.number LIMIT ${limit}`.execute(trx);
-  return r.rows;
-}
-
-/**
- * PMS reservations that ended before `cutoff` (reservationEnd) whose invoices still name a
- * payer who may be the customer (any but the customer company: src/mapping/erasure.ts
- * payerMayBeCustomer, which this must equal). On their own, not only with the customer: the
- * pass after a backfill may read the invoices after retention erased the customer.
- */
-export async function invoicesPastRetention(
-  trx: Executor,
-  propertyIds: readonly string[],
-  cutoff: string,
-  marker: string,
-  after: After,
-  limit: number,
-): Promise<BookingKey[]> {
-  const r = await sql<BookingKey>`
-    SELECT r.property_id, r.number FROM pms_reservations r
-     WHERE r.property_id = ANY(${propertyIds}::text[])
-       AND (r.property_id, r.number) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
-       AND EXISTS (SELECT 1 FROM pms_invoices i WHERE i.property_id = r.property_id AND i.number = r.number
-                      AND i.payer_name <> '' AND ${notErased('i.payer_name', marker)} AND i.payer_name IS DISTINCT FROM r.customer_company_name)
+       AND ${RESERVATION_PARTS[part](marker)}
        AND ${reservationEnd('r')} < ${cutoff}::date
      ORDER BY r.property_id, r.number LIMIT ${limit}`.execute(trx);
   return r.rows;
