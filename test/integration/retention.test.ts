@@ -29,6 +29,8 @@ describe('retention', () => {
     h = await startHarness({
       sim: { properties: [{ id: P, bookingCount: 40 }] },
       config: { pms: { personalData: true }, privacy: { retainPersonalDataDays: DAYS } },
+      // The pass's log line is at info.
+      logLevel: 'info',
     });
     // The first day kept, worked out here: a stay that departed before it ended more than DAYS days ago.
     const cutoff = addDays(new Date().toISOString().slice(0, 10), -DAYS);
@@ -64,6 +66,10 @@ describe('retention', () => {
     const nightsBefore = await h.sql('SELECT * FROM nightly_facts ORDER BY 1, 2, 3, 4');
 
     await retentionStream.run(ctx, new AbortController().signal, []);
+    // Its log line says what it read and changed.
+    const passLines = () => h!.logLines.filter((l) => l.includes('whose stays ended more than'));
+    expect(passLines().at(-1)).toMatch(/\((\d+) rows read, (\d+) changed\)/);
+    const logged = passLines().length;
 
     // Bookings: erased exactly when they departed before the cutoff.
     const bookings = await h.sql<AnyRecord>(
@@ -129,9 +135,10 @@ describe('retention', () => {
     expect(total('bookings')).toBeGreaterThanOrEqual(bookings.filter((b) => b.past && b.customer_last_name !== null).length);
     expect(total('bookings')).toBeLessThanOrEqual(bookings.filter((b) => b.past).length);
 
-    // A second pass finds nothing left to do, and logs nothing.
+    // A second pass finds nothing left to do: it reads no row, and logs nothing.
     await retentionStream.run(ctx, new AbortController().signal, []);
     expect(await h.sql('SELECT 1 FROM erasures')).toHaveLength(logs.length);
+    expect(passLines()).toHaveLength(logged);
   });
 
   it('reaches what has no stay end: a profile whose person left the guest list, a reservation with no stays or only open check-outs, a booking with no room stays, an integration-storage booking', async () => {
