@@ -113,7 +113,10 @@ export const configSchema = z.strictObject({
     schema: z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier')
-      .max(63 - SCHEMA_SUFFIX_LENGTH, `at most ${63 - SCHEMA_SUFFIX_LENGTH} characters (staysync names two schemas after it: <schema>_readable and <schema>_secret)`),
+      .max(
+        63 - SCHEMA_SUFFIX_LENGTH,
+        `at most ${63 - SCHEMA_SUFFIX_LENGTH} characters (staysync names two schemas after it: <schema>_readable and <schema>_secret)`,
+      ),
     /** Where the reporting views live (a schema of their own, beside the mirror's). */
     reportingSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
     dataDir: z.string().min(1),
