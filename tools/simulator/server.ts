@@ -192,6 +192,15 @@ export interface Faults {
    */
   staleDetailReads: number;
   /**
+   * Per property id: how many of its next booking-list requests that carry a continueToken
+   * answer 400 (a faulty request, section 7 of the specification), whatever the token; Infinity
+   * answers every one until the entry is deleted. The token does not expire (section 4.3), so
+   * 1 is a one-off fault and Infinity a token refused for good. No body: the documents show
+   * none for this API's errors. Counted against the limits, and in
+   * `stats.continueTokensRejected`. Empty by default.
+   */
+  continueTokenRejections: Map<string, number>;
+  /**
    * When set, every POST to the token endpoint answers this status (OAuth-style error body;
    * retry-after 1 on 429 and 503) before the token limits, not counted. Default undefined.
    */
@@ -278,6 +287,8 @@ export interface SimulatorStats {
   lagged404: number;
   /** Details answered with the previous version (Faults.staleDetailReads). */
   staleServed: number;
+  /** Booking-list requests answered 400 by Faults.continueTokenRejections. */
+  continueTokensRejected: number;
 }
 
 export interface Simulator {
@@ -619,6 +630,7 @@ class SimulatorImpl implements Simulator {
     htmlBodyRate: 0,
     replicaLag404s: 0,
     staleDetailReads: 0,
+    continueTokenRejections: new Map(),
     tokenError5xxRate: 0,
     pmsLegacyPageTokenKey: false,
   };
@@ -635,6 +647,7 @@ class SimulatorImpl implements Simulator {
     html: 0,
     lagged404: 0,
     staleServed: 0,
+    continueTokensRejected: 0,
   };
 
   private readonly server: Server;
@@ -1420,6 +1433,13 @@ class SimulatorImpl implements Simulator {
     const lastModParam = q.get('lastModification') || undefined;
     if (tokenParam && lastModParam) {
       return bad('InvalidParameters', 'continueToken and lastModification cannot be sent together');
+    }
+
+    const rejections = tokenParam ? (this.faults.continueTokenRejections.get(propertyId) ?? 0) : 0;
+    if (rejections > 0) {
+      this.faults.continueTokenRejections.set(propertyId, rejections - 1);
+      this.stats.continueTokensRejected++;
+      return { status: 400 };
     }
 
     let cursor: Cursor;

@@ -211,6 +211,26 @@ describe('simulator: booking summaries', () => {
     const fresh = (await (await get(listUrl(sim, '500100', { count: '10' }), token)).json()) as Page;
     expect((await get(listUrl(sim, '500100', { continueToken: fresh.continueToken }), token)).status).toBe(200);
   });
+
+  it('continueTokenRejections answers 400 without a body to requests with a token of that property: once, or until deleted', async () => {
+    const first = (await (await get(listUrl(sim, '500100', { count: '10' }), token)).json()) as Page;
+    const withToken = () => get(listUrl(sim, '500100', { continueToken: first.continueToken }), token);
+    const rejectedBefore = sim.stats.continueTokensRejected;
+    sim.faults.continueTokenRejections.set('500100', 1);
+    const once = await withToken();
+    expect({ status: once.status, body: await once.text() }).toEqual({ status: 400, body: '' });
+    // The same token works again: the token did not expire, the request was faulty once.
+    expect((await withToken()).status).toBe(200);
+    sim.faults.continueTokenRejections.set('500100', Infinity);
+    expect([(await withToken()).status, (await withToken()).status, (await withToken()).status]).toEqual([400, 400, 400]);
+    // Requests without a token, and other properties, are not touched.
+    expect((await get(listUrl(sim, '500100', { lastModification: '2020-01-01T00:00:00Z', count: '10' }), token)).status).toBe(200);
+    const other = (await (await get(listUrl(sim, '500200', { count: '10' }), token)).json()) as Page;
+    expect((await get(listUrl(sim, '500200', { continueToken: other.continueToken }), token)).status).toBe(200);
+    sim.faults.continueTokenRejections.delete('500100');
+    expect((await withToken()).status).toBe(200);
+    expect(sim.stats.continueTokensRejected - rejectedBefore).toBe(4);
+  });
 });
 
 describe('simulator: booking details', () => {
