@@ -157,11 +157,14 @@ export class PmsHttp {
     private readonly pms: PmsModel,
     /** Faults.pmsLegacyPageTokenKey: paged answers name the token `pageToken`. */
     private readonly legacyTokenKey: () => boolean,
+    /** Faults.pmsPagesWithoutHasNextPage: paged answers leave `hasNextPage` out. */
+    private readonly withoutHasNextPage: () => boolean = () => false,
   ) {}
 
   private paged(listKey: string, items: unknown[], next: string | null): HttpReply {
     const tokenKey = this.legacyTokenKey() ? 'pageToken' : 'nextPageToken';
-    return { status: 200, body: pmsEnvelope({ [listKey]: items, hasNextPage: next !== null, [tokenKey]: next }) };
+    const more = this.withoutHasNextPage() ? {} : { hasNextPage: next !== null };
+    return { status: 200, body: pmsEnvelope({ [listKey]: items, ...more, [tokenKey]: next }) };
   }
 
   private unknownProperty(propertyId: string): HttpReply {

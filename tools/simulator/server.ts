@@ -216,6 +216,30 @@ export interface Faults {
    */
   pmsLegacyPageTokenKey: boolean;
   /**
+   * Paged PMS answers leave `hasNextPage` out: the token alone says that more items exist (the
+   * document: "the token is returned when more items exist"), and the last page has none.
+   * Default false.
+   */
+  pmsPagesWithoutHasNextPage: boolean;
+  /**
+   * Probability that a PMS or PMS Analytics answer the simulator would serve with 200 is an
+   * error envelope instead: one error `{code, message}` in `errors`, its status drawn from
+   * `pmsErrorEnvelopeStatuses`. A 200 keeps the answer's keys with nothing in them (lists
+   * empty, objects and tokens null, hasNextPage false, counts 0): what a 200 with errors means
+   * the documents do not show. A 400 or 404 is the envelope alone, as the documents give it.
+   * Counted against the limits (the provider answered). Default 0.
+   */
+  pmsErrorEnvelopeRate: number;
+  /** The statuses of pmsErrorEnvelopeRate's envelopes, one drawn per envelope. Default [200]. */
+  pmsErrorEnvelopeStatuses: number[];
+  /** When set, pmsErrorEnvelopeRate applies only to the paths that match. */
+  pmsErrorEnvelopePaths?: RegExp;
+  /**
+   * Probability that a PMS or PMS Analytics answer served with 200 carries a warning
+   * `{code, message}` in `warnings`, its data as it is. Default 0.
+   */
+  pmsWarningRate: number;
+  /**
    * When set, every 200 answer with a JSON body passes through it before it is sent, with the
    * request's path: tests serve bodies the document allows but the generated data does not
    * show (a summary without status, null lists, zoned stay times, numbers with their exact
@@ -289,6 +313,10 @@ export interface SimulatorStats {
   staleServed: number;
   /** Booking-list requests answered 400 by Faults.continueTokenRejections. */
   continueTokensRejected: number;
+  /** PMS and analytics answers replaced by an error envelope (Faults.pmsErrorEnvelopeRate). */
+  errorEnvelopes: number;
+  /** PMS and analytics answers served with a warning (Faults.pmsWarningRate). */
+  warningsServed: number;
 }
 
 export interface Simulator {
@@ -564,6 +592,13 @@ function errorBody(code: string, message: string): { errors: { code: string; mes
   return { errors: [{ code, message }] };
 }
 
+/** A PMS answer's keys with nothing in them: what the 200 error envelope of Faults.pmsErrorEnvelopeRate keeps. */
+function emptied(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(body).map(([k, v]) => [k, Array.isArray(v) ? [] : typeof v === 'boolean' ? false : typeof v === 'number' ? 0 : null]),
+  );
+}
+
 /** A reply of a PMS operation: an `{errors}` body (of a fault, 401, 429...) gets the envelope's `warnings: []`. */
 function withWarnings(reply: Reply): Reply {
   const body = reply.body;
@@ -633,6 +668,10 @@ class SimulatorImpl implements Simulator {
     continueTokenRejections: new Map(),
     tokenError5xxRate: 0,
     pmsLegacyPageTokenKey: false,
+    pmsPagesWithoutHasNextPage: false,
+    pmsErrorEnvelopeRate: 0,
+    pmsErrorEnvelopeStatuses: [200],
+    pmsWarningRate: 0,
   };
   readonly stats: SimulatorStats = {
     accepted: {},
@@ -648,6 +687,8 @@ class SimulatorImpl implements Simulator {
     lagged404: 0,
     staleServed: 0,
     continueTokensRejected: 0,
+    errorEnvelopes: 0,
+    warningsServed: 0,
   };
 
   private readonly server: Server;
@@ -687,7 +728,11 @@ class SimulatorImpl implements Simulator {
     this.dispatcher = new WebhookDispatcher(this.now, seed);
     this.pms = new PmsModel(seed, this.store.stores, this.now, this.dispatcher, this.now());
     this.store.listener = this.pms;
-    this.pmsHttp = new PmsHttp(this.pms, () => this.faults.pmsLegacyPageTokenKey);
+    this.pmsHttp = new PmsHttp(
+      this.pms,
+      () => this.faults.pmsLegacyPageTokenKey,
+      () => this.faults.pmsPagesWithoutHasNextPage,
+    );
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) {
@@ -987,6 +1032,7 @@ class SimulatorImpl implements Simulator {
         }
       }
       if (route?.pmsEnvelope) reply = withWarnings(reply);
+      if (route?.pmsEnvelope && reply.status === 200 && reply.body !== undefined) reply = this.envelopeFaults(url.pathname, reply);
       const rewrite = this.faults.rewriteBody;
       if (rewrite && reply.status === 200 && reply.body !== undefined) {
         // A deep copy: the rewrite must not change the simulator's own state.
@@ -1335,6 +1381,26 @@ class SimulatorImpl implements Simulator {
     const served: Reply = { ...reply, headers: { ...reply.headers, ...headers } };
     if (api && reply.status === 200 && reply.body !== undefined) this.damageServed(served, api.path);
     return served;
+  }
+
+  /** Faults.pmsErrorEnvelopeRate and pmsWarningRate on a PMS or analytics answer served with 200. */
+  private envelopeFaults(path: string, reply: Reply): Reply {
+    const f = this.faults;
+    const roll = (rate: number) => rate > 0 && this.faultRng() < rate;
+    if ((f.pmsErrorEnvelopePaths?.test(path) ?? true) && roll(f.pmsErrorEnvelopeRate)) {
+      this.stats.errorEnvelopes++;
+      const statuses = f.pmsErrorEnvelopeStatuses.length > 0 ? f.pmsErrorEnvelopeStatuses : [200];
+      const status = statuses[Math.floor(this.faultRng() * statuses.length)]!;
+      const errors = [{ code: 'SIM_ERROR', message: `the PMS could not answer this request (injected HTTP ${status} error envelope)` }];
+      if (status !== 200) return { status, headers: reply.headers ?? {}, body: { warnings: [], errors } };
+      return { ...reply, body: { ...emptied(reply.body as Record<string, unknown>), warnings: [], errors } };
+    }
+    if (roll(f.pmsWarningRate)) {
+      this.stats.warningsServed++;
+      const body = reply.body as Record<string, unknown>;
+      return { ...reply, body: { ...body, warnings: [{ code: 'SIM_WARNING', message: 'a non-critical issue (injected warning)' }] } };
+    }
+    return reply;
   }
 
   /** Applies at most one of the stall, truncation and HTML faults to a served 200 answer. */
