@@ -66,14 +66,16 @@ export type PmsEventType =
 /**
  * Where the model reports its changes (the webhooks); `active()` false skips the work of finding
  * them. Payloads: `webpms:*` events carry `{ BookingNumber, PropertyId }` (strings, PascalCase),
- * as the provider sends them. The provider does not publish the payload field names of the
- * integration-storage events; the simulator's choice, in the same style, is
- * `{ BookingId, PropertyId }` for booking_changed and `{ InventoryBlockId, PropertyId }` for
- * inventory_block_changed (the ids to fetch the storage booking and block with).
+ * as the provider sends them. Of the integration-storage events the documents say only that
+ * they carry the id to fetch, `bookingId` (booking_changed) or `inventoryBlockId`
+ * (inventory_block_changed), as the specification spells them, and no property: that is all
+ * the simulator sends, unless `storageEventsNameProperty()` asks for a `propertyId` too (a
+ * provider that sends more than it promises).
  */
 export interface PmsEventSink {
   active(): boolean;
   emit(type: PmsEventType, payload: Record<string, string>): void;
+  storageEventsNameProperty(): boolean;
 }
 
 /** What PMS-side operations overrode in one stay: the actual times. */
@@ -1194,9 +1196,18 @@ export class PmsModel {
     if (!this.events.active()) return;
     const now = after ?? this.reservation(pp, r);
     for (const type of changeEvents(before, now)) this.events.emit(type, this.payload(pp, r));
-    if (r.storageUpdatedMs !== undefined) {
-      this.events.emit('pms_integration_storage:booking_changed', { BookingId: String(r.key - STORAGE_ID_OFFSET), PropertyId: pp.store.content.id });
-    }
+    if (r.storageUpdatedMs !== undefined) this.storageEvent('pms_integration_storage:booking_changed', String(r.key - STORAGE_ID_OFFSET), pp.store.content.id);
+  }
+
+  /** An integration-storage event: the id to fetch, and the property only when asked for (PmsEventSink). */
+  private storageEvent(
+    type: 'pms_integration_storage:booking_changed' | 'pms_integration_storage:inventory_block_changed',
+    id: string,
+    propertyId: string,
+  ): void {
+    const payload: Record<string, string> = type === 'pms_integration_storage:booking_changed' ? { bookingId: id } : { inventoryBlockId: id };
+    if (this.events.storageEventsNameProperty()) payload['propertyId'] = propertyId;
+    this.events.emit(type, payload);
   }
 
   /** Called by the store before a booking changes or (with `b` undefined) is created. */
@@ -1353,7 +1364,7 @@ export class PmsModel {
     const r = /^\d{1,15}$/.test(id) ? pp.byKey.get(Number(id) + STORAGE_ID_OFFSET) : undefined;
     if (!r || r.storageUpdatedMs === undefined || r.walkIn) throw new Error(`unknown integration-storage booking ${id} of property ${propertyId}`);
     r.storageUpdatedMs = this.now();
-    if (this.events.active()) this.events.emit('pms_integration_storage:booking_changed', { BookingId: id, PropertyId: propertyId });
+    if (this.events.active()) this.storageEvent('pms_integration_storage:booking_changed', id, propertyId);
   }
 
   touchBlock(propertyId: string, id: string): void {
@@ -1365,7 +1376,7 @@ export class PmsModel {
     // One more room of the block taken up (on the first day that has room for it).
     const item = b.block.dailyItems.find((d) => (d.realizedCount ?? 0) < d.blockedCount);
     if (item) item.realizedCount = (item.realizedCount ?? 0) + 1;
-    if (this.events.active()) this.events.emit('pms_integration_storage:inventory_block_changed', { InventoryBlockId: id, PropertyId: propertyId });
+    if (this.events.active()) this.storageEvent('pms_integration_storage:inventory_block_changed', id, propertyId);
   }
 }
 

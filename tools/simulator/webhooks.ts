@@ -28,6 +28,11 @@ export interface WebhookConfig {
   duplicateRate?: number;
   /** An attempt without an answer within this time fails; default 10,000. */
   timeoutMs?: number;
+  /**
+   * The integration-storage events also carry `propertyId`. Default false: the documents
+   * promise only the id to fetch (`bookingId`, `inventoryBlockId`), and no property.
+   */
+  storageEventsNameProperty?: boolean;
 }
 
 export interface WebhookEvent {
@@ -81,6 +86,7 @@ interface Settings {
   retryMaxMs: number;
   duplicateRate: number;
   timeoutMs: number;
+  storageEventsNameProperty: boolean;
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {
@@ -124,6 +130,11 @@ export class WebhookDispatcher implements SimulatorWebhooks {
     return this.settings !== undefined && !this.closed;
   }
 
+  /** True when the integration-storage events also name their property (WebhookConfig). */
+  storageEventsNameProperty(): boolean {
+    return this.settings?.storageEventsNameProperty ?? false;
+  }
+
   configure(config: WebhookConfig): void {
     if (this.closed) throw new Error('webhooks.configure: the simulator is closed');
     const url = new URL(config.url);
@@ -142,6 +153,7 @@ export class WebhookDispatcher implements SimulatorWebhooks {
       retryMaxMs: positiveInt('retryMaxMs', config.retryMaxMs, 30_000),
       duplicateRate,
       timeoutMs: positiveInt('timeoutMs', config.timeoutMs, 10_000),
+      storageEventsNameProperty: config.storageEventsNameProperty ?? false,
     };
     // An attempt in flight finishes (its answer counts); the next one goes at once, with these settings.
     this.failures = 0;

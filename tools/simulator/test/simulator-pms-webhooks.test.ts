@@ -275,7 +275,7 @@ describe('simulator webhooks: the events of PMS changes', () => {
     return receiver.events().slice(before);
   }
 
-  it('webpms events carry {BookingNumber, PropertyId}; storage events {BookingId | InventoryBlockId, PropertyId}', async () => {
+  it('webpms events carry {BookingNumber, PropertyId}; storage events only the id to fetch, {bookingId} or {inventoryBlockId}, as documented', async () => {
     const storageNumbers = new Map(sim.integrationStorageBookings(P).map((s) => [s.uniqueIds.find((u) => u.idContext === 'External')!.id!, s.id] as const));
     const candidates = sim
       .pmsReservations(P)
@@ -295,7 +295,7 @@ describe('simulator webhooks: the events of PMS changes', () => {
     const inStorage = await eventsOf(() => sim.pmsCheckIn(P, stored.number));
     expect(inStorage.map((e) => [e.eventType, e.payload])).toEqual([
       ['webpms:check_in', { BookingNumber: stored.number, PropertyId: P }],
-      ['pms_integration_storage:booking_changed', { BookingId: storageNumbers.get(stored.number), PropertyId: P }],
+      ['pms_integration_storage:booking_changed', { bookingId: storageNumbers.get(stored.number) }],
     ]);
     expect(sim.integrationStorageBookings(P).find((s) => s.id === storageNumbers.get(stored.number))!.status).toBe('InHouse');
 
@@ -307,13 +307,30 @@ describe('simulator webhooks: the events of PMS changes', () => {
 
     const id = [...storageNumbers.values()][0]!;
     expect((await eventsOf(() => sim.touchIntegrationStorageBooking(P, id))).map((e) => [e.eventType, e.payload])).toEqual([
-      ['pms_integration_storage:booking_changed', { BookingId: id, PropertyId: P }],
+      ['pms_integration_storage:booking_changed', { bookingId: id }],
     ]);
     const block = sim.inventoryBlocks(P)[0]!.id;
     expect((await eventsOf(() => sim.touchInventoryBlock(P, block))).map((e) => [e.eventType, e.payload])).toEqual([
-      ['pms_integration_storage:inventory_block_changed', { InventoryBlockId: block, PropertyId: P }],
+      ['pms_integration_storage:inventory_block_changed', { inventoryBlockId: block }],
     ]);
     for (const r of receiver.received) expect(r.headers['api-key']).toBe('secret');
+  });
+
+  it('storageEventsNameProperty: the storage events also carry propertyId (a provider that sends more than it promises)', async () => {
+    sim.webhooks.configure({ url: receiver.url, auth: { kind: 'apiKey', key: 'secret' }, storageEventsNameProperty: true });
+    try {
+      const id = sim.integrationStorageBookings(P)[0]!.id;
+      const block = sim.inventoryBlocks(P)[0]!.id;
+      t += 60_000;
+      expect((await eventsOf(() => sim.touchIntegrationStorageBooking(P, id))).map((e) => [e.eventType, e.payload])).toEqual([
+        ['pms_integration_storage:booking_changed', { bookingId: id, propertyId: P }],
+      ]);
+      expect((await eventsOf(() => sim.touchInventoryBlock(P, block))).map((e) => [e.eventType, e.payload])).toEqual([
+        ['pms_integration_storage:inventory_block_changed', { inventoryBlockId: block, propertyId: P }],
+      ]);
+    } finally {
+      sim.webhooks.configure({ url: receiver.url, auth: { kind: 'apiKey', key: 'secret' } });
+    }
   });
 
   it('mutate(): create_booking for new reservations; the events of changed ones describe the change; one batch', async () => {
