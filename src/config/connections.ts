@@ -10,6 +10,8 @@
  * Each credential is inline (`clientSecret`), in a file (`clientSecretFile`) or in an
  * environment variable named by `clientSecretEnv`: exactly one of the three. A connection's
  * `rateLimits` replace the configuration's per scope (a contracted budget); the others stay.
+ * Connections with one client id are one API client: the provider counts its limits for all of
+ * them together, so they share one budget (the fleet's) and must give the same `rateLimits`.
  * Every error names the connection, the key and what was expected, never a secret.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -52,10 +54,19 @@ export function resolveConnections(config: Config, opts: ResolveOptions = {}): C
   }));
   const byName = new Map<string, Connection>();
   const byProperty = new Map<string, Connection>();
+  const byClient = new Map<string, Connection>();
   for (const c of connections) {
     const twin = byName.get(c.name);
     if (twin) throw new ConfigError(`${c.source}: the connection name ${c.name} is also used by ${twin.source}: expected unique names`);
     byName.set(c.name, c);
+    // The provider counts its limits per API client: connections of one client id share one budget.
+    const sameClient = byClient.get(c.clientId);
+    if (sameClient && JSON.stringify(sameClient.rateLimits) !== JSON.stringify(c.rateLimits)) {
+      throw new ConfigError(
+        `${c.source}: connection ${c.name} has the client id of connection ${sameClient.name} (${sameClient.source}) but other rateLimits: expected the same, as one API client has one budget, shared by its connections`,
+      );
+    }
+    byClient.set(c.clientId, c);
     for (const id of c.propertyIds) {
       const other = byProperty.get(id);
       if (other) {

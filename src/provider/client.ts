@@ -64,6 +64,11 @@ export interface ProviderClientOptions {
   tokenBudget?: RateBudget;
   /** Token requests wait for the replicas sharing this IP address (TokenGate.admit). */
   tokenAdmission?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * The budgets of the API client, when another connection of the process uses the same client
+   * id: the provider counts its limits per API client, so its connections share one budget.
+   */
+  budgets?: Budgets;
 }
 
 export interface ProviderStats {
@@ -170,7 +175,9 @@ export class ProviderClient {
     // An Agent keeps one keep-alive pool per origin (provider host, reference-data host).
     this.dispatcher = opts.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 32 });
     this.ownsDispatcher = opts.dispatcher === undefined;
-    this.budgets = new Budgets(opts.config.rateLimits, this.clock, opts.config.provider.requestTimeoutMs, opts.tokenBudget ? { token: opts.tokenBudget } : {});
+    this.budgets =
+      opts.budgets ??
+      new Budgets(opts.config.rateLimits, this.clock, opts.config.provider.requestTimeoutMs, opts.tokenBudget ? { token: opts.tokenBudget } : {});
     const p = opts.config.provider;
     const referenceHost = new URL(p.referenceDataUrl).host;
     const providerHost = new URL(p.url).host;

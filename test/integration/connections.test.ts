@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonEnv, freePort, logRecords, metricValue, opsGet, startCli, waitFor } from '../helpers/cli.js';
+import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { fastRateLimits, mirrorSnapshot, simulatorSnapshot, startHarness, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -233,5 +233,37 @@ describe('several API connections in one daemon', () => {
       child.kill('SIGTERM');
     }
     expect((await done).code).toBe(0);
+  });
+
+  it('two connections of one API client share its budget: their requests together stay within its limits, without a 429', async () => {
+    // A hotel group gives one API client two connections (one per property here). The provider
+    // counts its limits per API client (all its tokens together): each connection pacing
+    // itself at the full limit made the client send twice as much as it may.
+    const shared = { clientId: 'conn-shared', clientSecret: 'secret-shared' };
+    const details = { bookingDetails: [{ limit: 20, windowMs: 1000 }] };
+    h = await startHarness({
+      sim: {
+        clients: [{ ...shared, rateLimits: details }],
+        properties: [
+          { id: '500100', bookingCount: 120 },
+          { id: '500200', bookingCount: 120 },
+        ],
+      },
+    });
+    h.sim.stats.requestLog = [];
+    dir = mkdtempSync(join(tmpdir(), 'staysync-conns-'));
+    writeConnection('hotel-a', { ...shared, propertyIds: ['500100'] }, { rateLimits: details });
+    writeConnection('hotel-b', { ...shared, propertyIds: ['500200'] }, { rateLimits: details });
+    const env = daemonEnv(h, { config: { sync: { detailConcurrency: 16 } }, env: { STAYSYNC_CONNECTIONS_DIR: dir } });
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(await bookingCount('500100')).toBe(120);
+    expect(await bookingCount('500200')).toBe(120);
+    expect(h.sim.stats.rejected429ByClient[shared.clientId] ?? 0).toBe(0);
+    // Both connections read details: the budget was shared, not taken by one of them.
+    const detailsOf = (id: string) =>
+      (h!.sim.stats.requestLog ?? []).filter((r) => r.status === 200 && r.path.startsWith(`/api/read-reservation/v1/properties/${id}/bookings/`));
+    expect(detailsOf('500100').length).toBeGreaterThanOrEqual(120);
+    expect(detailsOf('500200').length).toBeGreaterThanOrEqual(120);
   });
 });

@@ -124,6 +124,29 @@ describe('connections', () => {
         ),
       ),
     ).toBe('connections[1]: the connection name a is also used by connections[0]: expected unique names');
+    // One client id is one API client, whose limits the provider counts for all its connections together.
+    expect(
+      errorOf(() =>
+        resolveConnections(
+          inFile([
+            { name: 'a', clientId: 'x', clientSecret: 's', propertyIds: ['1'] },
+            { name: 'b', clientId: 'x', clientSecret: 's', propertyIds: ['2'], rateLimits: { bookingDetails: [{ limit: 5, windowMs: 1000 }] } },
+          ]),
+        ),
+      ),
+    ).toBe(
+      'connections[1]: connection b has the client id of connection a (connections[0]) but other rateLimits: expected the same, as one API client has one budget, shared by its connections',
+    );
+    const twins = resolveConnections(
+      inFile([
+        { name: 'a', clientId: 'x', clientSecret: 's', propertyIds: ['1'] },
+        { name: 'b', clientId: 'x', clientSecret: 's', propertyIds: ['2'] },
+      ]),
+    );
+    expect(twins.map((c) => [c.name, c.clientId])).toEqual([
+      ['a', 'x'],
+      ['b', 'x'],
+    ]);
     // In the configuration file, zod names the key.
     expect(errorOf(() => inFile([{ name: 'Hotel A', clientId: 'x', clientSecret: 's' }]))).toMatch(
       /connections\.0\.name: expected a name of lower-case letters/,

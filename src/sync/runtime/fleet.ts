@@ -29,7 +29,7 @@ import { finishRun, startRun } from '../../store/repositories/runs.js';
 import { connectionStates, type ConnectionState, streamNames, type RunOutcome } from '../../store/states.js';
 import { processIdentity } from '../../store/schema-lock.js';
 import type { Logger } from '../../util/log.js';
-import { RateBudget } from '../../provider/budget.js';
+import { RateBudget, type Budgets } from '../../provider/budget.js';
 import { ProviderClient } from '../../provider/client.js';
 import { AuthenticationError } from '../../provider/errors.js';
 import { systemClock, type Clock } from '../../util/clock.js';
@@ -110,6 +110,8 @@ class ConnectionRuntime implements ConnectionView {
       clock: Clock;
       dispatcher: Dispatcher;
       tokenBudget: RateBudget;
+      /** The budgets of another connection of the same API client (see Fleet.start). */
+      clientBudgets: Budgets | undefined;
       writeSlots: FairSlots;
       stopSignal: AbortSignal;
       lease: ConnectionLease;
@@ -126,6 +128,7 @@ class ConnectionRuntime implements ConnectionView {
       clock: parts.clock,
       dispatcher: parts.dispatcher,
       tokenBudget: parts.tokenBudget,
+      budgets: parts.clientBudgets,
       tokenAdmission: parts.tokenGate ? (signal) => parts.tokenGate!.admit(signal) : undefined,
       stopSignal: AbortSignal.any([parts.stopSignal, this.stop.signal]),
     });
@@ -352,12 +355,8 @@ export class Fleet {
       if (this.runtimes.size >= share || this.inner.signal.aborted) break;
       const c = this.configured.get(name);
       if (!c) continue;
-      // A connection with a lost token is taken at start (its engine says so, exit 3 when it is
-      // the only one) and with --recover; after that it waits for the operator.
-      const evenContinueTokenLost = !this.firstPassDone || this.opts.recovery.mode !== 'none';
-      if ((await replica.tryTake(name, { evenContinueTokenLost })) === undefined) this.start(c);
+      if ((await replica.tryTake(name)) === undefined) this.start(c);
     }
-    this.firstPassDone = true;
   }
 
   /** Stops a connection's engine, then lets go of its lease (`waiting`: another replica may take it). */
@@ -381,6 +380,9 @@ export class Fleet {
 
   private start(c: Connection): void {
     const lease = this.opts.replica.lease(c.name);
+    // The provider counts its limits per API client, all its connections together: a connection
+    // whose client id another one here uses takes its requests from that one's budgets.
+    const sameClient = [...this.runtimes.values()].find((r) => r.connection.clientId === c.clientId);
     const rt = new ConnectionRuntime(c, {
       config: this.opts.config,
       handle: this.opts.handle,
@@ -388,6 +390,7 @@ export class Fleet {
       clock: this.clock,
       dispatcher: this.dispatcher,
       tokenBudget: this.tokenBudget,
+      clientBudgets: sameClient?.client.budgets,
       writeSlots: this.writeSlots,
       stopSignal: this.opts.stopSignal,
       lease,
