@@ -56,4 +56,5 @@ export type { OccupancyInput, OccupancyNight, OccupancyStay } from './occupancy.
 export type { PmsEventType } from './pms.js';
 export type { SimulatorWebhooks, WebhookAuth, WebhookConfig, WebhookDelivery, WebhookEvent } from './webhooks.js';
 export { defaultRateLimits } from './rate-limit.js';
+export { simulatorClaims } from './tokens.js';
 export { EPOCH_2009_MS, formatUtcSeconds, type BookingAmendment } from './data.js';

@@ -41,8 +41,8 @@ import type {
 } from './pms-types.js';
 import { hashString, mix, mulberry32 } from './random.js';
 import { RateLimiter, defaultRateLimits } from './rate-limit.js';
-import { AccessTokens, decodeContinueToken, encodeContinueToken, type AccessClaims } from './tokens.js';
-import { apiAreaNames, apiAreas, areaOfPath } from '../../src/provider/api-access.js';
+import { AccessTokens, decodeContinueToken, encodeContinueToken, simulatorClaims, type AccessClaims } from './tokens.js';
+import { areaOfPath } from '../../src/provider/api-access.js';
 import { WebhookDispatcher, type SimulatorWebhooks } from './webhooks.js';
 import type {
   BookingPayload,
@@ -66,12 +66,18 @@ export interface SimulatorClient {
   rateLimits?: Partial<Record<RateLimitScope, RateWindow[]>>;
   propertyIds?: string[];
   /**
-   * The APIs the hotel ticked for this connection (the Public APIs tab): the access token's
-   * api_accesses claim, as values of src/provider/api-access.ts's table (e.g. ['reservation_api',
-   * 'content']). Requests to an area the token does not list answer 403, not counted. Default:
-   * every area the table names; null: tokens without the claim, served everywhere.
+   * The APIs the hotel ticked for this connection (the Public APIs tab), as the values of
+   * `simulatorClaims` (e.g. ['reservation_api', 'content', simulatorClaims.pms]): the access
+   * token's api_accesses claim. Requests to an area the token does not grant answer 403, not
+   * counted. Default: every area; null: tokens without the claim, served everywhere.
    */
   apiAccesses?: string[] | null;
+  /**
+   * What the tokens' api_accesses claim says, when it is not `apiAccesses`: the areas granted
+   * stay those of `apiAccesses`. A provider whose claim names fewer areas than it grants (the
+   * documents show two values, not whether every area is in the claim).
+   */
+  claim?: string[];
 }
 
 export interface SimulatorOptions {
@@ -1319,13 +1325,14 @@ class SimulatorImpl implements Simulator {
 
   /** 403 for a request to an API area the token's api_accesses claim does not list (a token without the claim may use every area); not counted. */
   private areaRefused(path: string, claims: AccessClaims, scope: RateLimitScope, t: number): Reply | undefined {
-    const granted = claims.api_accesses;
+    // What the connection could use when the token was issued: its claim, or the areas behind a claim that says less.
+    const granted = claims.granted ?? claims.api_accesses;
     const area = areaOfPath(path);
-    if (granted === undefined || area === undefined || granted.includes(apiAreas[area].claim)) return undefined;
+    if (granted === undefined || area === undefined || granted.includes(simulatorClaims[area])) return undefined;
     return {
       status: 403,
       headers: this.rateHeaders(this.limiter.peek(scope, claims.azp, t)),
-      body: errorBody('Forbidden', `the access token has no access to this method (api_accesses lacks ${apiAreas[area].claim})`),
+      body: errorBody('Forbidden', `the access token has no access to this method (api_accesses lacks ${simulatorClaims[area]})`),
     };
   }
 
@@ -1461,7 +1468,7 @@ class SimulatorImpl implements Simulator {
         status: 200,
         headers: { 'cache-control': 'no-store', pragma: 'no-cache' },
         body: {
-          access_token: this.tokens.issue(clientId, t, this.ttl, this.generations.get(clientId) ?? 0, this.apiAccessesOf(clientId)),
+          access_token: this.tokens.issue(clientId, t, this.ttl, this.generations.get(clientId) ?? 0, ...this.apiAccessesOf(clientId)),
           expires_in: this.ttl,
           refresh_expires_in: 0,
           token_type: 'Bearer',
@@ -1472,11 +1479,15 @@ class SimulatorImpl implements Simulator {
     });
   }
 
-  /** The api_accesses claim of the client's next token: its own list, every area by default, none (no claim) when null. */
-  private apiAccessesOf(clientId: string): readonly string[] | undefined {
-    const own = this.clients.get(clientId)?.apiAccesses;
-    if (own === null) return undefined;
-    return own ?? apiAreaNames.map((a) => apiAreas[a].claim);
+  /**
+   * The api_accesses claim of the client's next token (its own list, every area by default, none
+   * when null), and what it grants when its `claim` says less.
+   */
+  private apiAccessesOf(clientId: string): [claim: readonly string[] | undefined, granted?: readonly string[]] {
+    const client = this.clients.get(clientId);
+    const own = client?.apiAccesses;
+    const granted = own === null ? undefined : (own ?? Object.values(simulatorClaims));
+    return client?.claim === undefined ? [granted] : [client.claim, granted ?? Object.values(simulatorClaims)];
   }
 
   private property(propertyId: string): PropertyStore | undefined {

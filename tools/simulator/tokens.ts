@@ -6,7 +6,23 @@
  * instance, or altered in any byte, is rejected with 401.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import type { ApiArea } from '../../src/provider/api-access.js';
 import { EPOCH_2009_MS, type Cursor } from './data.js';
+
+/**
+ * The api_accesses value of each API area in the simulated provider's tokens. The documents show
+ * two (`reservation_api` and `content`, in the sample token); what the provider calls the others
+ * they do not say. The simulator names those its own way, which no name the daemon assumes
+ * (src/provider/api-access.ts) matches: a daemon that depended on its guess would fail here.
+ */
+export const simulatorClaims: Readonly<Record<ApiArea, string>> = {
+  readReservation: 'reservation_api',
+  content: 'content',
+  referenceData: 'sim.reference_data',
+  pms: 'sim.pms',
+  pmsAnalytics: 'sim.pms_analytics',
+  pmsIntegrationStorage: 'sim.pms_integration_storage',
+};
 
 export interface AccessClaims {
   exp: number;
@@ -17,6 +33,8 @@ export interface AccessClaims {
   gen?: number;
   /** The API areas the connection may use when the token was issued (absent: a token without the claim, which the simulator serves everywhere). */
   api_accesses?: string[];
+  /** The simulator's own claim: the areas granted, when the claim says less than that (SimulatorClient.claim). */
+  granted?: string[];
 }
 
 export class AccessTokens {
@@ -28,8 +46,8 @@ export class AccessTokens {
     return createHmac('sha256', this.key).update(data).digest('base64url');
   }
 
-  /** A token of `clientId`; `apiAccesses` is its api_accesses claim (undefined: no such claim). */
-  issue(clientId: string, nowMs: number, ttlSeconds: number, generation = 0, apiAccesses?: readonly string[]): string {
+  /** A token of `clientId`; `apiAccesses` is its api_accesses claim (undefined: no such claim), `granted` what it grants when that says less. */
+  issue(clientId: string, nowMs: number, ttlSeconds: number, generation = 0, apiAccesses?: readonly string[], granted?: readonly string[]): string {
     const iat = Math.floor(nowMs / 1000);
     const header = { alg: 'HS256', typ: 'JWT', kid: 'staysync-simulator' };
     const payload = {
@@ -45,6 +63,7 @@ export class AccessTokens {
       ...(apiAccesses ? { api_accesses: [...apiAccesses] } : {}),
       client_id: clientId,
       gen: generation,
+      ...(granted ? { granted: [...granted] } : {}),
     };
     const data = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
     return `${data}.${this.sign(data)}`;

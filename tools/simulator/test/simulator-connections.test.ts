@@ -5,7 +5,7 @@
  * deleted while it runs. The token endpoint's budget stays per IP, shared by all of them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../index.js';
+import { simulatorClaims, startSimulator, type Simulator } from '../index.js';
 import { noLimits, remainingHeaders, tokenResponse } from '../../../test/helpers/simulator-http.js';
 
 let sim: Simulator | undefined;
@@ -110,10 +110,10 @@ describe('simulator: several API connections', () => {
     const paths = {
       reservation_api: '/api/read-reservation/v1/properties/500100/bookings?count=10',
       content: '/api/content/v1/properties/500100',
-      reference_data: '/api/reference-data/payment-methods',
-      pms: '/api/pms/v2/properties/500100/rooms',
-      pms_analytics: '/api/pms-analytics/v1/properties/500100/daily-occupancy?startStayDate=2026-01-01&endStayDate=2026-01-02',
-      pms_integration_storage: '/api/pms-integration-storage/v1/properties/500100/inventories/blocks/1',
+      [simulatorClaims.referenceData]: '/api/reference-data/payment-methods',
+      [simulatorClaims.pms]: '/api/pms/v2/properties/500100/rooms',
+      [simulatorClaims.pmsAnalytics]: '/api/pms-analytics/v1/properties/500100/daily-occupancy?startStayDate=2026-01-01&endStayDate=2026-01-02',
+      [simulatorClaims.pmsIntegrationStorage]: '/api/pms-integration-storage/v1/properties/500100/inventories/blocks/1',
     };
     const statuses = async (bearer: string) =>
       Object.fromEntries(await Promise.all(Object.entries(paths).map(async ([claim, path]) => [claim, (await get(path, bearer)).status] as const)));
@@ -125,32 +125,50 @@ describe('simulator: several API connections', () => {
 
     const c = await tokenOf(sim, C);
     expect(claims(c).api_accesses).toEqual(['reservation_api', 'content']);
-    expect(await statuses(c)).toMatchObject({
+    expect(await statuses(c)).toEqual({
       reservation_api: 200,
       content: 200,
-      reference_data: 403,
-      pms: 403,
-      pms_analytics: 403,
-      pms_integration_storage: 403,
+      'sim.reference_data': 403,
+      'sim.pms': 403,
+      'sim.pms_analytics': 403,
+      'sim.pms_integration_storage': 403,
     });
-    const refused = await get(paths.pms, c);
+    const pmsPath = paths[simulatorClaims.pms]!;
+    const refused = await get(pmsPath, c);
     expect(await refused.json()).toEqual({
       warnings: [],
-      errors: [{ code: 'Forbidden', message: 'the access token has no access to this method (api_accesses lacks pms)' }],
+      errors: [{ code: 'Forbidden', message: 'the access token has no access to this method (api_accesses lacks sim.pms)' }],
     });
     expect(sim.stats.acceptedByClient['conn-c']).toEqual({ bookingList: 1, standard: 1 });
 
     // The hotel ticks the PMS API: the next token has it; the token in hand keeps its claim.
-    sim.setApiAccesses('conn-c', ['reservation_api', 'content', 'pms']);
-    expect((await get(paths.pms, c)).status).toBe(403);
+    sim.setApiAccesses('conn-c', ['reservation_api', 'content', simulatorClaims.pms]);
+    expect((await get(pmsPath, c)).status).toBe(403);
     const c2 = await tokenOf(sim, C);
-    expect(claims(c2).api_accesses).toEqual(['reservation_api', 'content', 'pms']);
-    expect((await get(paths.pms, c2)).status).toBe(200);
+    expect(claims(c2).api_accesses).toEqual(['reservation_api', 'content', 'sim.pms']);
+    expect((await get(pmsPath, c2)).status).toBe(200);
 
     // null: tokens without the claim, served everywhere (a provider that does not say).
     sim.setApiAccesses('conn-c', null);
     const c3 = await tokenOf(sim, C);
     expect(claims(c3).api_accesses).toBeUndefined();
-    expect((await get(paths.pms_analytics, c3)).status).toBe(200);
+    expect((await get(paths[simulatorClaims.pmsAnalytics]!, c3)).status).toBe(200);
+  });
+
+  it('a claim that names fewer APIs than the connection may use: the token says the documented two, and every API answers', async () => {
+    const D = { clientId: 'conn-d', clientSecret: 'secret-d', claim: ['reservation_api', 'content'] };
+    sim = await startSimulator({ clients: [D], properties: PROPERTIES, rateLimits: noLimits });
+    const d = await tokenOf(sim, D);
+    expect((JSON.parse(Buffer.from(d.split('.')[1]!, 'base64url').toString('utf8')) as { api_accesses: string[] }).api_accesses).toEqual([
+      'reservation_api',
+      'content',
+    ]);
+    const get = (path: string) => fetch(`${sim!.url}${path}`, { headers: { authorization: `Bearer ${d}` } });
+    expect((await get('/api/pms/v2/properties/500100/rooms')).status).toBe(200);
+    expect((await get('/api/reference-data/payment-methods')).status).toBe(200);
+    // What it grants is still the connection's: without the PMS API, a 403.
+    sim.setApiAccesses('conn-d', ['reservation_api', 'content']);
+    const d2 = await tokenOf(sim, D);
+    expect((await fetch(`${sim.url}/api/pms/v2/properties/500100/rooms`, { headers: { authorization: `Bearer ${d2}` } })).status).toBe(403);
   });
 });

@@ -3,7 +3,7 @@
  * rules, details shape, rate limits (with a manual clock, so windows are exact) and faults.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type BookingPayload, type Simulator } from '../index.js';
+import { simulatorClaims, startSimulator, type BookingPayload, type Simulator } from '../index.js';
 import { noLimits, tokenResponse, accessToken, remainingHeaders } from '../../../test/helpers/simulator-http.js';
 
 interface Page {
@@ -64,8 +64,10 @@ describe('simulator: token endpoint and authentication', () => {
     expect(parts).toHaveLength(3);
     const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
     expect(claims['azp']).toBe('sim-client');
-    // By default the connection has every API the daemon reads (a connection with fewer: simulator-connections.test.ts).
-    expect(claims['api_accesses']).toEqual(['reservation_api', 'content', 'reference_data', 'pms', 'pms_analytics', 'pms_integration_storage']);
+    // By default the connection has every API the daemon reads (a connection with fewer: simulator-connections.test.ts):
+    // the documented names, and names of the simulator's own for the areas the documents do not name.
+    expect(claims['api_accesses']).toEqual(['reservation_api', 'content', 'sim.reference_data', 'sim.pms', 'sim.pms_analytics', 'sim.pms_integration_storage']);
+    expect(claims['api_accesses']).toEqual(Object.values(simulatorClaims));
     expect(claims['exp']).toBe(Math.floor(t / 1000) + 600);
     expect(typeof claims['jti']).toBe('string');
     expect(sim.stats.tokensIssued).toBeGreaterThanOrEqual(1);
