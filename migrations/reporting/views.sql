@@ -942,9 +942,10 @@ FROM stays st
 JOIN pms_reservations r ON r.property_id = st.property_id AND r.number = st.number
 LEFT JOIN property_clock c ON c.property_id = st.property_id
 LEFT JOIN pms_companies co ON co.property_id = r.property_id AND co.company_id = r.customer_company_id
+-- By item: the items of one invoice may be in several currencies, and amounts of two are never added.
 LEFT JOIN LATERAL (
-  SELECT sum(i.total) AS invoiced, count(*)::int AS invoices
-  FROM pms_invoices i
+  SELECT sum(i.total) AS invoiced, count(DISTINCT i.invoice_position)::int AS invoices
+  FROM pms_invoice_items i
   WHERE i.property_id = st.property_id AND i.number = st.number AND i.currency_code IS NOT DISTINCT FROM st.currency_code
 ) inv ON true
 WHERE st.amount_due <> 0 OR st.refund_due <> 0;
@@ -963,8 +964,8 @@ COMMENT ON COLUMN receivables.aging_bucket IS 'not due yet (check-out today or a
 COMMENT ON COLUMN receivables.amount_due IS 'Sum of the room stays'' amount due for payment (pms_room_stays.pay_amount).';
 COMMENT ON COLUMN receivables.refund_due IS 'Sum of the room stays'' amount for a refund (pms_room_stays.refund_amount).';
 COMMENT ON COLUMN receivables.balance IS 'amount_due - refund_due: positive, owed to the hotel; negative, owed by it.';
-COMMENT ON COLUMN receivables.invoiced IS 'Total of the reservation''s invoices in this currency (pms_invoices.total, tax included); NULL when none was read.';
-COMMENT ON COLUMN receivables.invoices IS 'Invoices of the reservation in this currency.';
+COMMENT ON COLUMN receivables.invoiced IS 'Total of the reservation''s invoice items in this currency (pms_invoice_items.total, tax included as documented); NULL when none was read.';
+COMMENT ON COLUMN receivables.invoices IS 'Invoices of the reservation with an item in this currency.';
 COMMENT ON COLUMN receivables.room_stays IS 'Room stays of the reservation in this currency.';
 
 CREATE VIEW receivables_aging AS

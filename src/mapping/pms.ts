@@ -122,7 +122,13 @@ export function pmsReservationToRows(propertyId: string, r: PmsReservation, raw:
       pay_amount: money(s.totalPrice?.payAmount?.value),
       refund_amount: money(s.totalPrice?.refundAmount?.value),
       deposit: money(s.deposit?.value),
-      currency_code: str(s.totalPrice?.amount?.currencyCode) ?? str(r.currencyCode),
+      // The currency of the stay's amounts: its price's, else that of what it owes or is owed
+      // (a stay without a price may still owe), else the reservation's.
+      currency_code:
+        str(s.totalPrice?.amount?.currencyCode) ??
+        str(s.totalPrice?.payAmount?.currencyCode) ??
+        str(s.totalPrice?.refundAmount?.currencyCode) ??
+        str(r.currencyCode),
       guest_person_ids: s.guestsIds,
       amenities: s.amenities.map((a) => a.name).filter((n): n is string => n !== null),
     })),
@@ -169,8 +175,9 @@ export function loyaltyCardRows(propertyId: string, personId: string, cards: rea
 
 /**
  * A reservation's invoices (as read with one of its versions) as rows: each invoice with its
- * payer and the sum of its items, each item typed (the database derives the amounts with and
- * without tax, migrations/0020_invoices_companies.sql). `rawInvoices` are the invoices to store
+ * payer and the sum of its items when they are in one currency, each item typed (its total is
+ * tax included, as documented; the database derives the amounts with and without tax,
+ * migrations/0025_documented_units.sql). `rawInvoices` are the invoices to store
  * (keptPayload of the answer's: the payer is a person or a company, and kept as names are).
  * Pure; shared with the replay (src/replay).
  */
@@ -200,6 +207,10 @@ export function invoicesToRows(
       currency_code: str(it.total?.currencyCode) ?? reservationCurrency,
     }));
     items.push(...lines);
+    // Amounts of different currencies are never added: an invoice whose items are in several
+    // has no one total (its items have theirs).
+    const currencies = new Set(lines.map((l) => l.currency_code).filter((c) => c !== null));
+    const currency = currencies.size > 1 ? null : ([...currencies][0] ?? reservationCurrency);
     const totals = inv.items.map((it) => it.total?.value).filter((v): v is string => v !== null && v !== undefined);
     return {
       ...key,
@@ -207,8 +218,8 @@ export function invoicesToRows(
       invoice_number: str(inv.number),
       pms_room_stay_id: inv.pmsRoomStayId,
       payer_name: str(inv.payer?.name),
-      total: totals.length > 0 ? formatDecimal(sum(totals.map(parseDecimal))) : null,
-      currency_code: lines.find((l) => l.currency_code !== null)?.currency_code ?? reservationCurrency,
+      total: totals.length > 0 && currencies.size <= 1 ? formatDecimal(sum(totals.map(parseDecimal))) : null,
+      currency_code: currency,
       raw: JSON.stringify(rawInvoices[position] ?? null),
     };
   });

@@ -11,7 +11,7 @@
  * migration that adds the columns of a new mapping goes with it. Version 1 was the mapping
  * before migrations/0005_fidelity.sql (numbers through floats, one rate plan per room stay).
  */
-export const MAPPING_VERSION = 5;
+export const MAPPING_VERSION = 6;
 // 3: PMS reservations the document allows (a null number, an unreadable modifyDateTime) are
 // mirrored; a night's gross is computed by the mapping (booking_daily_rates.gross_amount); and
 // the upgrade's rebuild derives history for bookings that have none (src/replay/rebuild.ts).
@@ -21,3 +21,6 @@ export const MAPPING_VERSION = 5;
 // rebuild fills them from raw where raw kept the e-mails and phones (pms.personalData on).
 // 5: integration-storage bookings' market segment, source, channels and nights, and inventory
 // blocks' days (migrations/0022_storage_typed.sql): typed from the raw already stored.
+// 6: totals and units as the provider documents them (migrations/0025_documented_units.sql): an
+// invoice's total only when its items are in one currency, a room stay's currency from what it
+// owes when its price gives none.

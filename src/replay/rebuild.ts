@@ -41,7 +41,7 @@ import { erasableBooking, erasableGuest, erasableReservation, erasableStorageBoo
 import { BOOKING_CHILDREN } from '../store/repositories/bookings.js';
 import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mapping/history.js';
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
-import { recordStayVersions } from '../store/repositories/pms.js';
+import { recordStayVersions, reservationCurrencies } from '../store/repositories/pms.js';
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
 import { companyToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
 import { inventoryBlockToRows } from '../mapping/integration-storage.js';
@@ -455,6 +455,11 @@ function sources(policy: PersonalDataPolicy): Source[] {
         const headers: Row[] = [];
         const items: Row[] = [];
         const keys: [string, string, number][] = [];
+        // An item without a currency is in its reservation's (the invoice's own may be NULL: items in several).
+        const currencies = await reservationCurrencies(
+          b.trx,
+          rows.map((r) => ({ property_id: r.property_id as string, number: r.number as string })),
+        );
         for (const r of rows) {
           const body = decodeRaw(r.raw_text);
           const parsed = parseInvoice(body);
@@ -462,7 +467,8 @@ function sources(policy: PersonalDataPolicy): Source[] {
             await b.quarantine(streamNames.pmsInvoices, r.property_id, r.number, parsed.reason, `{"invoices":[${r.raw_text ?? 'null'}]}`);
             continue;
           }
-          const mapped = invoicesToRows(r.property_id, r.number, [parsed.value], [body], r.currency_code);
+          const currency = currencies.has(`${r.property_id}/${r.number}`) ? currencies.get(`${r.property_id}/${r.number}`)! : r.currency_code;
+          const mapped = invoicesToRows(r.property_id, r.number, [parsed.value], [body], currency);
           headers.push({ ...mapped.invoices[0]!, position: r.position, synced_at: r.synced_at });
           items.push(
             ...asChildren(

@@ -93,22 +93,34 @@ function simulatorInvoices(sim: Simulator, propertyIds: readonly string[]) {
     sim
       .pmsReservations(pid)
       .flatMap((r) =>
-        (sim.pmsInvoices(pid, r.number) ?? []).map((inv, position) => ({
-          key: `${pid}/${r.number}/${position}`,
-          invoiceNumber: inv.number,
-          stay: inv.pmsRoomStayId,
-          payer: inv.payer?.name ?? null,
-          total: Math.round(inv.items.reduce((t, i) => t + (i.total?.value ?? 0), 0) * 100) / 100,
-          items: inv.items.map((i) => [
-            i.kind,
-            i.name,
-            i.accountingCode,
-            i.quantity?.value ?? null,
-            i.quantity?.unit ?? null,
-            i.total?.value ?? null,
-            i.vat.percent,
-          ]),
-        })),
+        (sim.pmsInvoices(pid, r.number) ?? []).map((inv, position) => {
+          const currencies = new Set(inv.items.map((i) => i.total?.currencyCode ?? r.currencyCode));
+          return {
+            key: `${pid}/${r.number}/${position}`,
+            invoiceNumber: inv.number,
+            stay: inv.pmsRoomStayId,
+            payer: inv.payer?.name ?? null,
+            // Amounts of two currencies are never added.
+            total: currencies.size > 1 ? null : Math.round(inv.items.reduce((t, i) => t + (i.total?.value ?? 0), 0) * 100) / 100,
+            currency: currencies.size > 1 ? null : [...currencies][0],
+            items: inv.items.map((i) => {
+              const cents = Math.round((i.total?.value ?? 0) * 100);
+              return [
+                i.kind,
+                i.name,
+                i.accountingCode,
+                i.quantity?.value ?? null,
+                i.quantity?.unit ?? null,
+                i.total?.value ?? null,
+                i.vat.percent,
+                i.total?.currencyCode ?? r.currencyCode,
+                // The total is tax included, whatever vat.included says: the net takes the VAT out.
+                i.total?.value ?? null,
+                i.vat.applicable ? Math.round((cents * 100) / (100 + i.vat.percent)) / 100 : (i.total?.value ?? null),
+              ];
+            }),
+          };
+        }),
       )
       .sort((a, b) => a.key.localeCompare(b.key)),
   );
@@ -124,9 +136,21 @@ async function mirrorInvoices(harness: Harness) {
       stay: i.pms_room_stay_id,
       payer: i.payer_name,
       total: num(i.total),
+      currency: i.currency_code,
       items: items
         .filter((x) => x.property_id === i.property_id && x.number === i.number && x.invoice_position === i.position)
-        .map((x) => [x.kind, x.name, x.accounting_code, num(x.quantity), x.unit, num(x.total), num(x.vat_percent)]),
+        .map((x) => [
+          x.kind,
+          x.name,
+          x.accounting_code,
+          num(x.quantity),
+          x.unit,
+          num(x.total),
+          num(x.vat_percent),
+          x.currency_code,
+          num(x.total_with_tax),
+          num(x.total_without_tax),
+        ]),
     }))
     .sort((a, b) => a.key.localeCompare(b.key));
 }

@@ -209,6 +209,14 @@ const AGENTS = ['Booking Partners Ltd', 'Sunrise Tours'];
 const agentId = (propertyIndex: number, i: number) => `4507${pad12(propertyIndex * 100 + i)}`;
 /** VAT of the simulated properties (percent), by property index. */
 const VAT_PERCENTS = [20, 10, 0, 7];
+/**
+ * Whether a property quotes its prices with VAT (invoice items' `vat.included`), by property
+ * index: one in two does not. An item's `total` includes the tax either way ("Cost of an invoice
+ * item, tax INCLUDED", PmsApi_InvoiceItem).
+ */
+const VAT_INCLUDED = [true, false];
+/** The currency a transfer company bills in when it is not the property's (one transfer in two). */
+const transferCurrency = (propertyCurrency: string): string => (propertyCurrency === 'EUR' ? 'USD' : 'EUR');
 const cents = (x: number) => Math.round(x * 100);
 const money = (c: number) => c / 100;
 
@@ -848,25 +856,27 @@ export class PmsModel {
    * served, so that a newer version has newer invoices: one per room stay, or one for the
    * whole group (pmsRoomStayId null) when the reservation has a group name; none when
    * cancelled. Each holds the stay's accommodation (nights) and its services that are not
-   * included in the rate; every fifth reservation a transfer. The payer is the customer
-   * company, else the customer.
+   * included in the rate, each at its price after tax (an item's total is documented "tax
+   * INCLUDED", whatever `vat.included` says: VAT_INCLUDED); every fifth reservation a
+   * transfer, which every tenth bills in another currency (transferCurrency): the items of one
+   * invoice in two currencies. The payer is the customer company, else the customer.
    */
   invoices(pp: PmsProperty, r: PmsRes): PmsInvoice[] {
     const served = this.reservation(pp, r);
     if (served.reservationStatus === 'Cancelled') return [];
     const p = deriveBooking(pp.store.content, r.source);
     const percent = VAT_PERCENTS[pp.index % VAT_PERCENTS.length]!;
-    const vat = { applicable: percent > 0, included: true, percent };
+    const vat = { applicable: percent > 0, included: VAT_INCLUDED[pp.index % VAT_INCLUDED.length]!, percent };
     const name = served.customer?.personName;
     const payerName = served.customerCompany?.name ?? ([name?.firstName, name?.lastName].filter(Boolean).join(' ') || null);
     const currencyCode = served.currencyCode;
-    const itemsOf = (stay: PmsRoomStay, i: number): PmsInvoiceItem[] => {
+    const itemsOf = (i: number): PmsInvoiceItem[] => {
       const items: PmsInvoiceItem[] = [
         {
           accountingCode: 'ROOM',
           name: 'Accommodation',
           kind: 'RoomType',
-          total: { value: stay.totalPrice.amount.value, currencyCode },
+          total: { value: r.complimentary ? 0 : (p.roomStays[i]?.total.priceAfterTax ?? 0), currencyCode },
           vat,
           quantity: { value: r.nights, unit: 'Nights' },
         },
@@ -887,7 +897,7 @@ export class PmsModel {
           accountingCode: 'TRANSFER',
           name: 'Airport transfer',
           kind: 'Transfer',
-          total: { value: 40, currencyCode },
+          total: { value: 40, currencyCode: r.key % 10 === 0 ? transferCurrency(p.currencyCode) : currencyCode },
           vat,
           quantity: { value: 1, unit: 'Pcs' },
         });
@@ -895,12 +905,12 @@ export class PmsModel {
       return items;
     };
     const payer = { name: payerName };
-    if (served.groupName) return [{ number: `${r.number}-G`, pmsRoomStayId: null, payer, items: served.roomStays.flatMap(itemsOf) }];
+    if (served.groupName) return [{ number: `${r.number}-G`, pmsRoomStayId: null, payer, items: served.roomStays.flatMap((_, i) => itemsOf(i)) }];
     return served.roomStays.map((stay, i) => ({
       number: `${r.number}-${String(i + 1).padStart(2, '0')}`,
       pmsRoomStayId: stay.pmsRoomStayId,
       payer,
-      items: itemsOf(stay, i),
+      items: itemsOf(i),
     }));
   }
 

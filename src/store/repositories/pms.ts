@@ -365,6 +365,19 @@ export async function reservationOfInvoices(
   );
 }
 
+/**
+ * The currency of each mirrored reservation given, by `property_id/number`: what an invoice
+ * item that gives none is in (a rebuild of the invoices of a batch asks once).
+ */
+export async function reservationCurrencies(db: Executor, keys: readonly { property_id: string; number: string }[]): Promise<Map<string, string | null>> {
+  if (keys.length === 0) return new Map();
+  const r = await sql<{ key: string; currency_code: string | null }>`
+    SELECT r.property_id || '/' || r.number AS key, r.currency_code
+      FROM unnest(${keys.map((k) => k.property_id)}::text[], ${keys.map((k) => k.number)}::text[]) AS x(property_id, number)
+      JOIN pms_reservations r ON r.property_id = x.property_id AND r.number = x.number`.execute(db);
+  return new Map(r.rows.map((x) => [x.key, x.currency_code]));
+}
+
 /** Replaces a reservation's invoices with those of a replayed answer, read at `readAt`. */
 export async function replaceInvoicesReadAt(
   trx: Executor,

@@ -635,6 +635,31 @@ describe('simulator PMS: reservations consistent with the bookings', () => {
     expectEnvelopeError(missing.body);
   });
 
+  it('invoice items as documented: totals tax included (a stay at its price after tax), VAT quoted excluded at one property in two, some invoices in two currencies', async () => {
+    const included = new Map<string, Set<boolean>>();
+    let mixed = 0;
+    for (const pid of ['500100', '500200']) {
+      const bookings = new Map(sim.bookings(pid).map((b) => [b.number, b]));
+      for (const r of sim.pmsReservations(pid)) {
+        const invoices = sim.pmsInvoices(pid, r.number) ?? [];
+        for (const inv of invoices) {
+          for (const item of inv.items) included.set(pid, (included.get(pid) ?? new Set()).add(item.vat.included));
+          if (new Set(inv.items.map((i) => i.total?.currencyCode)).size > 1) mixed += 1;
+        }
+        const booking = bookings.get(r.number);
+        if (!booking || r.groupName || invoices.length === 0) continue;
+        // "Cost of an invoice item, tax INCLUDED": the accommodation is the stay's price after tax.
+        invoices.forEach((inv, i) => {
+          const accommodation = inv.items.find((x) => x.kind === 'RoomType')!;
+          expect(accommodation.total?.value).toBe(r.roomStays[i]!.totalPrice.amount.value === 0 ? 0 : booking.roomStays[i]!.total.priceAfterTax);
+        });
+      }
+    }
+    expect(included.get('500100')).toEqual(new Set([true]));
+    expect(included.get('500200')).toEqual(new Set([false]));
+    expect(mixed).toBeGreaterThan(0);
+  });
+
   it('companies: the customer companies the reservations name and the agents, in id order, paged; PmsApi_FindCompaniesResponse shape', async () => {
     const res = await get<{ companies: { id: string; name: string; type: string }[]; hasNextPage: boolean }>(sim, token, `${PMS('500100')}/companies`, {
       maxPageSize: '100',

@@ -1,0 +1,30 @@
+-- Totals and units as the provider's documents give them (issue 36, point 3).
+
+-- ------------------------------------------------------------------ invoice items
+
+-- An invoice item's total is documented "Cost of an invoice item, tax INCLUDED"
+-- (PmsApi_InvoiceItem.total). 0020 read vat.included = false as "VAT comes on top of total" and
+-- added it; the document says the total holds the tax whatever vat.included says (which tells
+-- how the hotel quotes its prices). So the total with tax is the total, and the net is the
+-- total less the VAT it holds whenever VAT applies.
+--
+-- PostgreSQL 15 cannot change a generated column's expression: the two columns are made again.
+-- CASCADE drops what reads them: staysync's own readable views and reporting layer, made again
+-- after the migrations at this same start (pms_invoice_items is new in 0.2.0: no view of a
+-- user's can read it yet).
+ALTER TABLE pms_invoice_items DROP COLUMN total_with_tax CASCADE, DROP COLUMN total_without_tax CASCADE;
+ALTER TABLE pms_invoice_items
+  ADD COLUMN total_with_tax numeric GENERATED ALWAYS AS (total) STORED,
+  ADD COLUMN total_without_tax numeric GENERATED ALWAYS AS (
+    CASE WHEN vat_applicable AND vat_percent IS NOT NULL THEN round(total * 100 / (100 + vat_percent), 2) ELSE total END) STORED;
+COMMENT ON COLUMN pms_invoice_items.total IS 'The item''s total as the PMS gives it: tax included, as documented ("Cost of an invoice item, tax INCLUDED"), whatever vat_included says.';
+COMMENT ON COLUMN pms_invoice_items.total_with_tax IS 'Total with VAT: total itself (documented as tax included).';
+COMMENT ON COLUMN pms_invoice_items.total_without_tax IS 'Total without VAT (net): total less the VAT it includes when VAT applies (total × 100 / (100 + vat_percent), rounded to cents), else total. The item''s VAT is total_with_tax - total_without_tax.';
+COMMENT ON COLUMN pms_invoice_items.vat_included IS 'The PMS''s vat.included ("Is VAT included in the total price?"): how the hotel quotes the price. The item''s total includes VAT either way.';
+COMMENT ON COLUMN pms_invoice_items.currency_code IS 'Currency of the amounts (the reservation''s when the item gives none). The items of one invoice may be in several currencies.';
+
+-- An invoice's total adds its items' totals when they are in one currency; with items in
+-- several it has none (pms_invoice_items has each). The mapping version 6 rebuild derives both
+-- again from raw.
+COMMENT ON COLUMN pms_invoices.total IS 'Sum of the items'' totals, tax included (pms_invoice_items.total), when the items are in one currency; NULL when they are in several (add pms_invoice_items per currency) or give no total.';
+COMMENT ON COLUMN pms_invoices.currency_code IS 'Currency of the items (the reservation''s when an item gives none); NULL when the items are in several currencies.';
