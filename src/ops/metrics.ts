@@ -73,7 +73,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_api_area_granted',
-    help: "Each API connection and API area the daemon reads (read_reservation, content, reference_data, pms, pms_analytics, pms_integration_storage): 1 when the connection's current access token grants it (its api_accesses claim; a token without the claim grants every area), 0 when not (its streams do not run: not a failure). An area a 403 refused shows 0 until the next token.",
+    help: "Each API connection and API area the daemon reads (read_reservation, content, reference_data, pms, pms_analytics, pms_integration_storage): 1 when its streams may ask it under the connection's current access token (a documented area its api_accesses claim names; an area whose claim name is only assumed, always, and a 403 decides per property and method; every area without the claim), 0 when not (its streams do not run: not a failure).",
     labelNames: ['connection', 'area'],
     registers: [register],
     collect() {

@@ -4,17 +4,18 @@
  * A hotel ticks the APIs of an API connection in its extranet (Property settings > API
  * connections > Public APIs tab); the token endpoint then issues JWTs whose `api_accesses`
  * claim names the areas the connection may use (the provider's specification, "Token claims";
- * docs/operations.md, "APIs the connection may not use"), and a request to an area the token
- * lacks answers 403. Only two claim values are documented,
- * `reservation_api` and `content` (the samples); the others below are assumed, in the same
- * style, and marked so.
+ * docs/operations.md, "APIs the connection may not use"), and a request to a method the token
+ * may not use answers 403. Only two claim values are documented, `reservation_api` and
+ * `content` (the sample token); the others below are assumed, in the same style, and marked so.
  *
  * Rules, so that a provider that behaves otherwise costs nothing:
  * - a token without a readable `api_accesses` claim (not a JWT, no claim, not a list of
  *   strings) grants every area: what the daemon did before it read the claim;
- * - an area whose claim name is assumed also counts as granted when the claim holds a value
- *   this table does not know: that value may be the area's real name, and a 403 tells (the
- *   streams then mark the area refused on that token, see `refuse`);
+ * - a documented area is granted when the claim names it: the claim says so in the
+ *   provider's own words;
+ * - an area whose name is assumed is tried whether or not the claim names it: the provider
+ *   may call it otherwise, or leave it out of the claim. A 403 decides, per method (the
+ *   streams: a stream's property, a reference list), never for the whole area;
  * - what a token grants holds until the next token (about 15 minutes), so an area granted in
  *   the extranet is picked up then.
  */
@@ -50,9 +51,6 @@ export function describeArea(area: ApiArea): string {
 
 /** What one access token grants. */
 export class ApiAccess {
-  /** Areas a 403 refused while this token was current (see the module's rules). */
-  private readonly refused = new Set<ApiArea>();
-
   private constructor(
     /** The claim's values; undefined when the token has no readable claim (every area granted). */
     readonly claims: readonly string[] | undefined,
@@ -64,30 +62,27 @@ export class ApiAccess {
   /** What `accessToken` grants, from its `api_accesses` claim (see the rules above). Never throws. */
   static ofToken(accessToken: string): ApiAccess {
     const claims = apiAccessesClaim(accessToken);
-    return claims === undefined ? new ApiAccess(undefined) : new ApiAccess(claims);
+    return claims === undefined ? ApiAccess.everything : new ApiAccess(claims);
   }
 
-  /** Whether requests to `area` may be sent under this token. */
+  /** Whether requests to `area` may be sent under this token (an assumed area: tried, and a 403 decides). */
   grants(area: ApiArea): boolean {
-    if (this.refused.has(area)) return false;
     const claims = this.claims;
     if (claims === undefined) return true;
     const def = apiAreas[area];
-    if (claims.includes(def.claim)) return true;
-    return !def.documented && this.unknownClaims().length > 0;
+    return !def.documented || claims.includes(def.claim);
   }
 
   /** Why `area` is not granted, for status and the log. */
   whyNot(area: ApiArea): string {
-    if (this.refused.has(area)) return `the provider answered 403 to the ${apiAreas[area].title} with this access token: not granted until the next token`;
     return `the API connection is not granted the ${describeArea(area)}: the access token's api_accesses are [${(this.claims ?? []).join(', ')}]`;
   }
 
-  /** A 403 of the area under this token: not granted until the next token. */
-  refuse(area: ApiArea): void {
-    // The shared "no token read yet" grants stay whole: a refusal belongs to a token.
-    if (this === ApiAccess.everything) return;
-    this.refused.add(area);
+  /** The areas of assumed names the claim does not name: tried all the same (none without a claim). */
+  triedUnnamed(): ApiArea[] {
+    const claims = this.claims;
+    if (claims === undefined) return [];
+    return apiAreaNames.filter((a) => !apiAreas[a].documented && !claims.includes(apiAreas[a].claim));
   }
 
   /** The claim's values no area of the table has. */
@@ -96,7 +91,7 @@ export class ApiAccess {
     return (this.claims ?? []).filter((c) => !known.has(c));
   }
 
-  /** The same grants (refusals aside): a renewed token that changes nothing is not news. */
+  /** The same grants: a renewed token that changes nothing is not news. */
   sameClaims(other: ApiAccess): boolean {
     const a = this.claims;
     const b = other.claims;

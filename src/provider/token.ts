@@ -20,6 +20,12 @@ import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 import { ApiAccess, apiAreaNames, apiAreas } from './api-access.js';
 import { WaitList } from '../util/wait-list.js';
 
+/**
+ * The api_accesses values the process has said it does not know: said once each, not once per
+ * connection and token (a fleet's thousand connections share the provider's names).
+ */
+const unknownClaimsSaid = new Set<string>();
+
 /** A token response is a few hundred bytes (a JWT and some numbers); anything much longer is not one. */
 const MAX_TOKEN_RESPONSE_BYTES = 65_536;
 
@@ -146,21 +152,33 @@ export class TokenManager {
     return raceAbort(this.inFlight, signal);
   }
 
-  /** One log line when a token grants other areas than the one before (the first token included). */
+  /**
+   * One log line when a token grants other areas than the one before (the first token
+   * included), and one warning for each claim value the process has not said yet.
+   */
   private announceAccess(before: ApiAccess | undefined, now: ApiAccess): void {
+    const unknown = now.unknownClaims().filter((c) => !unknownClaimsSaid.has(c));
+    if (unknown.length > 0) {
+      for (const c of unknown) unknownClaimsSaid.add(c);
+      this.opts.logger.warn(
+        { scope: 'token', unknown },
+        `the access token's api_accesses holds values staysync does not know: ${unknown.join(', ')}; ` +
+          'they may be the names of the APIs it only assumes, which it tries all the same (a 403 decides, per request)',
+      );
+    }
     if (before && before.sameClaims(now)) return;
     if (now.claims === undefined) {
       if (before) this.opts.logger.info({ scope: 'token' }, 'the access token has no api_accesses claim: every API area is tried');
       return;
     }
-    const granted = apiAreaNames.filter((a) => now.grants(a));
+    const tried = now.triedUnnamed();
+    const granted = apiAreaNames.filter((a) => now.grants(a) && !tried.includes(a));
     const notGranted = apiAreaNames.filter((a) => !now.grants(a));
-    const unknown = now.unknownClaims();
     this.opts.logger.info(
-      { scope: 'token', apiAccesses: now.claims, granted, notGranted },
+      { scope: 'token', apiAccesses: now.claims, granted, notGranted, tried },
       `the access token grants ${granted.map((a) => apiAreas[a].title).join(', ') || 'no API the daemon reads'}` +
         (notGranted.length > 0 ? `; not granted: ${notGranted.map((a) => apiAreas[a].title).join(', ')} (their streams do not run)` : '') +
-        (unknown.length > 0 ? `; api_accesses values not known here: ${unknown.join(', ')}` : ''),
+        (tried.length > 0 ? `; tried although the claim does not name them: ${tried.map((a) => apiAreas[a].title).join(', ')} (a 403 decides)` : ''),
     );
   }
 

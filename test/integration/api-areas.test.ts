@@ -1,15 +1,20 @@
 /**
  * A hotel's API connection often has only some of the APIs (the Public APIs tab of the
  * extranet): here content, reference data and Read Reservation, no PMS and no PMS analytics.
- * The access token's api_accesses claim says so, and the simulator answers 403 to the areas
- * it does not list. Against the real CLI and real PostgreSQL:
- * - `sync --once` mirrors bookings and content and exits 0, sends no PMS request, and `status`
- *   and `/metrics` show the PMS and occupancy streams as not granted, not failing;
- * - the daemon starts them at the next access token once the hotel grants the PMS APIs.
+ * The access token's api_accesses claim names what it may use; the documents show two of its
+ * values (`reservation_api`, `content`), and the simulator names the other areas its own way.
+ * A documented area the claim does not name is not granted; an area whose name the daemon
+ * only assumes is tried, and a 403 decides, per method. Against the real CLI and real PostgreSQL:
+ * - `sync --once` mirrors bookings and content and exits 0; the PMS is asked once per property
+ *   and method, and `status` and `/metrics` show those streams as not granted, not failing;
+ * - the daemon starts them at the next access token once the hotel grants the PMS APIs;
+ * - a claim that names only the documented APIs does not keep the others from being mirrored;
+ * - a 403 of one reference list leaves the other lists mirrored.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { daemonEnv, freePort, logRecords, metricValue, opsGet, runCli, startCli, waitFor } from '../helpers/cli.js';
 import { SIM_CLIENT_ID, SIM_CLIENT_SECRET, startHarness, type Harness } from '../helpers/harness.js';
+import { simulatorClaims } from '../../tools/simulator/index.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -18,8 +23,8 @@ afterEach(async () => {
 });
 
 /** What the hotel ticked at first: no PMS, no PMS analytics, no integration storage. */
-const WITHOUT_PMS = ['reservation_api', 'content', 'reference_data'];
-const WITH_PMS = [...WITHOUT_PMS, 'pms', 'pms_analytics'];
+const WITHOUT_PMS = ['reservation_api', 'content', simulatorClaims.referenceData];
+const WITH_PMS = [...WITHOUT_PMS, simulatorClaims.pms, simulatorClaims.pmsAnalytics];
 
 const count = async (table: string): Promise<number> => Number((await h!.sql<{ n: string }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
 
@@ -49,13 +54,17 @@ describe('API areas the connection may not use', () => {
     expect(await count('properties')).toBe(ids.length);
     expect(await count('room_types')).toBeGreaterThan(0);
     expect(await count('pms_reservations')).toBe(0);
-    // Nothing was asked of the PMS APIs: not even to learn that they are refused.
+    // The PMS was tried, since the claim's name for it is not documented: its search once per
+    // property, answered 403, and nothing else of it twice.
     const pmsRequests = (sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/pms'));
-    expect(pmsRequests).toEqual([]);
-    const warned = logRecords(once.stdout + once.stderr).filter((r) => r.level === 'warn' && / not granted to this API connection/.test(r.msg));
-    expect(new Set(warned.map((r) => r.msg.split(' not granted')[0]))).toEqual(new Set(['PMS API', 'PMS Analytics API', 'PMS Integration Storage API']));
-    expect(warned[0]!.msg).toContain('Property settings > API connections > the connection > Public APIs tab');
-    expect(logRecords(once.stdout + once.stderr).filter((r) => r.level === 'error')).toEqual([]);
+    expect(pmsRequests.every((r) => r.status === 403)).toBe(true);
+    expect(pmsRequests.filter((r) => r.path.endsWith('/reservations/search')).map((r) => r.propertyId)).toEqual(expect.arrayContaining(ids));
+    expect(pmsRequests.filter((r) => r.path.endsWith('/reservations/search'))).toHaveLength(ids.length);
+    const records = logRecords(once.stdout + once.stderr);
+    const refused = records.filter((r) => r.level === 'warn' && /^property \d+: PMS reservations not granted: /.test(r.msg));
+    expect(refused).toHaveLength(ids.length);
+    expect(refused[0]!.msg).toContain('grant it in the extranet, Property settings > API connections > Public APIs');
+    expect(records.filter((r) => r.level === 'error')).toEqual([]);
 
     const status = await runCli(['status'], env);
     expect(status.code).toBe(0);
@@ -64,9 +73,7 @@ describe('API areas the connection may not use', () => {
     for (const row of pmsRows) expect(row.match(/not granted/g)).toHaveLength(2); // the PMS search and the occupancy
     expect(status.stdout).not.toMatch(/FAILING/);
     expect(status.stdout).toContain('Not granted is not a failure');
-    expect(status.stdout).toMatch(
-      /property 500100: PMS reservations not granted: the API connection is not granted the PMS API \(api_accesses "pms", an assumed name\)/,
-    );
+    expect(status.stdout).toMatch(/property 500100: PMS reservations not granted: .*HTTP 403.*no access to the PMS API/);
     const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as {
       pms: { state: string; occupancyState: string }[];
       properties: { state: string }[];
@@ -79,18 +86,19 @@ describe('API areas the connection may not use', () => {
     const { child, done, output } = startCli(['run'], daemonEnv(h, { allStreams: true, config: { ops: { port } }, env: { STAYSYNC_LOG_LEVEL: 'info' } }));
     try {
       const scrape = () => opsGet(port, '/metrics').then((r) => r.body);
-      const before = await waitFor('metrics of the areas', async () => {
+      const before = await waitFor('the PMS not granted in /metrics', async () => {
         const m = await scrape();
-        return metricValue(m, 'staysync_api_area_granted{area="pms"}') === 0 ? m : undefined;
+        // The connection's own gauge too: the property states alone may still be those sync --once left.
+        const refused = ids.every((id) => metricValue(m, `staysync_property_state{property_id="${id}",stream="pms_reservations",state="not_granted"}`) === 1);
+        return refused && metricValue(m, 'staysync_api_area_granted{area="read_reservation"}') === 1 ? m : undefined;
       });
       for (const id of ids) {
-        expect(metricValue(before, `staysync_property_state{property_id="${id}",stream="pms_reservations",state="not_granted"}`)).toBe(1);
         expect(metricValue(before, `staysync_property_state{property_id="${id}",stream="pms_reservations",state="failing"}`)).toBe(0);
         expect(metricValue(before, `staysync_property_state{property_id="${id}",stream="daily_occupancy",state="not_granted"}`)).toBe(1);
       }
       expect(metricValue(before, 'staysync_api_area_granted{area="read_reservation"}')).toBe(1);
-      expect(metricValue(before, 'staysync_api_area_granted{area="pms_analytics"}')).toBe(0);
-      expect((sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/pms'))).toEqual([]);
+      // Tried: its name in the claim is not documented.
+      expect(metricValue(before, 'staysync_api_area_granted{area="pms"}')).toBe(1);
 
       const grantedAt = Date.now();
       sim.setApiAccesses(SIM_CLIENT_ID, WITH_PMS);
@@ -101,12 +109,10 @@ describe('API areas the connection may not use', () => {
         const m = await scrape();
         return ids.every((id) => metricValue(m, `staysync_property_state{property_id="${id}",stream="daily_occupancy",state="active"}`) === 1) ? m : undefined;
       });
-      expect(metricValue(after, 'staysync_api_area_granted{area="pms"}')).toBe(1);
       for (const id of ids) expect(metricValue(after, `staysync_property_state{property_id="${id}",stream="pms_reservations",state="active"}`)).toBe(1);
       // Started by the next token, not by a schedule: within a token's lifetime of the grant.
-      const firstPms = (sim.stats.requestLog ?? []).find((r) => r.path.startsWith('/api/pms') && r.t >= grantedAt);
+      const firstPms = (sim.stats.requestLog ?? []).find((r) => r.path.startsWith('/api/pms') && r.status === 200 && r.t >= grantedAt);
       expect(firstPms!.t - grantedAt).toBeLessThan(10_000);
-      expect((sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/pms') && r.status === 403)).toEqual([]);
       const statusAfter = await runCli(['status', '--json'], env);
       expect((JSON.parse(statusAfter.stdout) as { pms: { state: string }[] }).pms.map((p) => p.state)).toEqual(ids.map(() => 'active'));
     } finally {
@@ -191,30 +197,34 @@ describe('API areas the connection may not use', () => {
     expect(once.code, once.stdout + once.stderr).toBe(0);
     expect(await count('properties')).toBe(1);
     expect(await count('bookings')).toBe(0);
-    const asked = new Set((h.sim.stats.requestLog ?? []).map((r) => r.path.split('/').slice(0, 3).join('/')));
-    expect([...asked].sort((a, b) => a.localeCompare(b))).toEqual(['/api/content', '/auth/token']);
-    const warned = logRecords(once.stdout).filter((r) => r.level === 'warn' && / not granted to this API connection/.test(r.msg));
-    expect(warned.map((r) => r.msg.split(':')[0] ?? '').sort((a, b) => a.localeCompare(b))).toEqual([
-      'PMS Analytics API not granted to this API connection',
-      'PMS API not granted to this API connection',
-      'PMS Integration Storage API not granted to this API connection',
-      'Read Reservation API not granted to this API connection',
+    // The claim does not name reservation_api, a documented value: the Read Reservation API is not asked.
+    const asked = (h.sim.stats.requestLog ?? []).filter((r) => r.path.startsWith('/api/'));
+    expect(asked.filter((r) => r.path.startsWith('/api/read-reservation/'))).toEqual([]);
+    // The areas of assumed names were tried, and answered 403.
+    expect(asked.filter((r) => !r.path.startsWith('/api/content/')).every((r) => r.status === 403)).toBe(true);
+    const records = logRecords(once.stdout);
+    const warned = records.filter((r) => r.level === 'warn' && / not granted to this API connection/.test(r.msg));
+    expect(warned.map((r) => r.msg.split(':')[0] ?? '')).toEqual(['Read Reservation API not granted to this API connection']);
+    // Each reference list of the Reference Data API is left as it was, said once each.
+    expect(records.filter((r) => /^reference list \w+ not refreshed: .*HTTP 403/.test(r.msg)).map((r) => r.msg.split(' ')[2])).toEqual([
+      'paymentMethods',
+      'propertyAmenityTypes',
+      'propertyKinds',
     ]);
-    // The reference lists of the Reference Data API are left as they were, said once.
-    expect(logRecords(once.stdout).filter((r) => r.msg.startsWith('reference lists of the Reference Data API not refreshed'))).toHaveLength(1);
     const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { properties: { state: string; lastError: string }[] };
     expect(json.properties).toMatchObject([
       { state: 'not_granted', lastError: expect.stringContaining('Read Reservation API (api_accesses "reservation_api")') },
     ]);
   });
 
-  it('a claim value not known here: the APIs of assumed names are tried, and their 403s are not granted, not failures', async () => {
-    // As if the provider named the PMS API otherwise: the daemon cannot tell, so it asks.
+  it('a claim value not known here is said once; the APIs of assumed names are tried, and their 403s are not granted, not failures', async () => {
+    // As if the provider named an API otherwise: the daemon cannot tell which, so it asks.
     h = await startHarness({
       sim: {
         clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET, apiAccesses: ['reservation_api', 'content', 'webpms_api'] }],
         // Three bookings: the refused areas are the subject, not the volume.
         properties: [{ id: '500100', bookingCount: 3 }],
+        tokenTtlSeconds: 4,
       },
     });
     h.sim.stats.requestLog = [];
@@ -223,14 +233,50 @@ describe('API areas the connection may not use', () => {
     expect(once.code, once.stdout + once.stderr).toBe(0);
     expect(await count('bookings')).toBe(3);
     const records = logRecords(once.stdout);
-    expect(records.find((r) => r.msg.startsWith('the access token grants'))?.msg).toContain('api_accesses values not known here: webpms_api');
-    // Each was asked and answered 403: the reference lists once (then left alone), the PMS search once.
+    const unknown = records.filter((r) => r.msg.startsWith("the access token's api_accesses holds values staysync does not know"));
+    expect(unknown).toHaveLength(1);
+    expect(unknown[0]!.msg).toContain('webpms_api');
+    // Each was asked and answered 403: every reference list once, the PMS search once.
     const refused = (h.sim.stats.requestLog ?? []).filter((r) => r.status === 403).map((r) => r.path);
-    expect(refused.filter((p) => p.startsWith('/api/reference-data/'))).toHaveLength(1);
+    expect(refused.filter((p) => p.startsWith('/api/reference-data/'))).toHaveLength(3);
     expect(refused.filter((p) => p.endsWith('/reservations/search'))).toHaveLength(1);
-    expect(records.filter((r) => r.msg.startsWith('reference lists of the Reference Data API not refreshed: the provider answered 403'))).toHaveLength(1);
     expect(records.filter((r) => r.level === 'error')).toEqual([]);
     const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { pms: { state: string; occupancyState: string; lastError: string }[] };
     expect(json.pms).toMatchObject([{ state: 'not_granted', occupancyState: 'not_granted', lastError: expect.stringMatching(/HTTP 403/) }]);
+  });
+
+  it('a claim that names only the documented APIs: the others are tried and mirrored', async () => {
+    // The claim says reservation_api and content, as the documents' sample; the connection may use
+    // every API. A daemon that believed the claim alone mirrored no PMS, no occupancy, no lists.
+    h = await startHarness({
+      sim: {
+        clients: [{ clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET, claim: ['reservation_api', 'content'] }],
+        properties: [{ id: '500100', bookingCount: 4 }],
+      },
+    });
+    const env = daemonEnv(h, { allStreams: true, env: { STAYSYNC_LOG_LEVEL: 'info' } });
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(await count('pms_reservations')).toBe(h.sim.pmsReservations('500100').length);
+    expect(await count('daily_occupancy')).toBeGreaterThan(0);
+    expect(await count('payment_methods')).toBeGreaterThan(0);
+    expect(await count('property_kinds')).toBeGreaterThan(0);
+    const records = logRecords(once.stdout);
+    expect(records.filter((r) => / not granted/.test(r.msg))).toEqual([]);
+    const said = records.find((r) => r.msg.startsWith('the access token grants'));
+    expect(said?.msg).toContain('tried although the claim does not name them: Reference Data API, PMS API, PMS Analytics API, PMS Integration Storage API');
+  });
+
+  it('a 403 of one reference list leaves the other lists mirrored', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 2 }] } });
+    // "No access to the method": this list alone.
+    h.sim.faults.pathStatus = (path) => (path === '/api/reference-data/payment-methods' ? 403 : undefined);
+    const once = await runCli(['sync', '--once'], daemonEnv(h, { env: { STAYSYNC_LOG_LEVEL: 'info' } }));
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(await count('payment_methods')).toBe(0);
+    expect(await count('property_amenity_types')).toBeGreaterThan(0);
+    expect(await count('property_kinds')).toBeGreaterThan(0);
+    const said = logRecords(once.stdout).filter((r) => r.msg.startsWith('reference list '));
+    expect(said.map((r) => [r.level, r.msg.split(':')[0]])).toEqual([['warn', 'reference list paymentMethods not refreshed']]);
   });
 });

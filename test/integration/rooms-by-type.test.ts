@@ -13,6 +13,7 @@ import { parseStorageBooking } from '../../src/provider/schemas/pms.js';
 import { storageBookingToRows } from '../../src/mapping/integration-storage.js';
 import { saveStorageBooking } from '../../src/store/repositories/integration-storage.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
+import { simulatorClaims } from '../../tools/simulator/index.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -363,21 +364,33 @@ describe('rooms by type', () => {
     ]);
   }, 120_000);
 
-  it('a connection without the integration storage: both refreshes not granted, not failing', async () => {
+  it('a connection without the integration storage: both refreshes tried, then not granted, not failing', async () => {
     h = await startHarness({
       sim: {
         clients: [
-          { clientId: SIM_CLIENT_ID, clientSecret: SIM_CLIENT_SECRET, apiAccesses: ['reservation_api', 'content', 'reference_data', 'pms', 'pms_analytics'] },
+          {
+            clientId: SIM_CLIENT_ID,
+            clientSecret: SIM_CLIENT_SECRET,
+            apiAccesses: ['reservation_api', 'content', simulatorClaims.referenceData, simulatorClaims.pms, simulatorClaims.pmsAnalytics],
+          },
         ],
         properties: [{ id: P, bookingCount: 30 }],
       },
       config: { roomInventory: { daysBack: 5, daysAhead: 5 }, occupancy: { daysBack: 5, daysAhead: 5 } },
     });
+    await h.migrate();
     const ctx = await h.context();
+    // Codes known (as storage events would have brought them): the refreshes have something to ask.
+    await storeStorageBookings(ctx, P);
     h.sim.stats.requestLog = [];
     const result = await syncOnce(ctx, { streams: 'all' });
     expect(result).toMatchObject({ failed: [], refreshFailures: [], fatal: undefined });
-    expect(h.sim.stats.requestLog.filter((e) => e.path.startsWith('/api/pms-integration-storage/'))).toEqual([]);
+    // The claim's name for the integration storage is not documented: each refresh asked once, answered 403.
+    const storage = h.sim.stats.requestLog.filter((e) => e.path.startsWith('/api/pms-integration-storage/'));
+    expect(storage.map((e) => [e.path.split('/').at(-1), e.status]).sort()).toEqual([
+      ['calculate-stay-units', 403],
+      ['search', 403],
+    ]);
     expect(await h.sql(`SELECT stream, state FROM sync_cursors WHERE stream IN ('room_type_inventory', 'stay_units') ORDER BY stream`)).toEqual([
       { stream: 'room_type_inventory', state: 'not_granted' },
       { stream: 'stay_units', state: 'not_granted' },

@@ -3,7 +3,7 @@
  * rules that keep a provider that behaves otherwise from costing anything.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiAccess, apiAreaNames, apiAreas, areaOfPath } from '../../src/provider/api-access.js';
+import { ApiAccess, apiAreaNames, apiAreas, areaOfPath, describeArea } from '../../src/provider/api-access.js';
 
 /** A JWT-shaped token with this payload (the signature is not checked by the daemon). */
 const jwt = (payload: unknown): string =>
@@ -12,15 +12,18 @@ const jwt = (payload: unknown): string =>
 const grantedBy = (token: string) => apiAreaNames.filter((a) => ApiAccess.ofToken(token).grants(a));
 
 describe('API areas of an access token', () => {
-  it("grants what the provider's sample claim names, and nothing else", () => {
+  it('grants the documented areas the claim names; the areas of assumed names are tried whether or not it names them', () => {
     // The provider's documented sample token: api_accesses ["reservation_api","content"] (docs/operations.md, APIs the connection may not use).
+    const assumed = ['referenceData', 'pms', 'pmsAnalytics', 'pmsIntegrationStorage'];
     expect(grantedBy(jwt({ exp: 1, api_accesses: ['reservation_api', 'content'], roles: ['content:full_info_reader'] }))).toEqual([
       'readReservation',
       'content',
+      ...assumed,
     ]);
-    expect(grantedBy(jwt({ api_accesses: ['reservation_api', 'content', 'reference_data'] }))).toEqual(['readReservation', 'content', 'referenceData']);
-    expect(grantedBy(jwt({ api_accesses: [] }))).toEqual([]);
-    expect(grantedBy(jwt({ api_accesses: 'content' }))).toEqual(['content']);
+    expect(grantedBy(jwt({ api_accesses: ['reservation_api', 'content', 'reference_data'] }))).toEqual(['readReservation', 'content', ...assumed]);
+    // A documented area the claim does not name is not granted: the claim says so in the provider's own words.
+    expect(grantedBy(jwt({ api_accesses: [] }))).toEqual(assumed);
+    expect(grantedBy(jwt({ api_accesses: 'content' }))).toEqual(['content', ...assumed]);
   });
 
   it('a token without a readable claim grants every area (as before the claim was read)', () => {
@@ -29,30 +32,19 @@ describe('API areas of an access token', () => {
     }
   });
 
-  it('a claim value not known here may be an assumed area under its real name: assumed areas count as granted, documented ones do not', () => {
-    const access = ApiAccess.ofToken(jwt({ api_accesses: ['content', 'pms_api'] }));
+  it('knows which claim values it does not know, and which areas it tries without the claim naming them', () => {
+    const access = ApiAccess.ofToken(jwt({ api_accesses: ['content', 'pms_api', 'pms'] }));
     expect(access.unknownClaims()).toEqual(['pms_api']);
-    expect(apiAreaNames.filter((a) => access.grants(a))).toEqual(['content', 'referenceData', 'pms', 'pmsAnalytics', 'pmsIntegrationStorage']);
+    expect(access.triedUnnamed()).toEqual(['referenceData', 'pmsAnalytics', 'pmsIntegrationStorage']);
+    expect(ApiAccess.ofToken(jwt({ exp: 1 })).triedUnnamed()).toEqual([]);
   });
 
-  it('a 403 refuses an area for this token only', () => {
-    const token = jwt({ api_accesses: ['reservation_api', 'content', 'pms'] });
-    const access = ApiAccess.ofToken(token);
-    access.refuse('pms');
-    expect(access.grants('pms')).toBe(false);
-    expect(access.whyNot('pms')).toMatch(/403 .*until the next token/);
-    expect(ApiAccess.ofToken(token).grants('pms')).toBe(true);
-    // The grants before any token are shared: a refusal never sticks to them.
-    ApiAccess.everything.refuse('pms');
-    expect(ApiAccess.everything.grants('pms')).toBe(true);
-  });
-
-  it('says why an area is not granted, naming the claim and whether its name is assumed', () => {
-    const access = ApiAccess.ofToken(jwt({ api_accesses: ['reservation_api', 'content'] }));
-    expect(access.whyNot('pmsAnalytics')).toBe(
-      'the API connection is not granted the PMS Analytics API (api_accesses "pms_analytics", an assumed name): the access token\'s api_accesses are [reservation_api, content]',
+  it('says why a documented area is not granted, naming the claim', () => {
+    const access = ApiAccess.ofToken(jwt({ api_accesses: ['content'] }));
+    expect(access.whyNot('readReservation')).toBe(
+      'the API connection is not granted the Read Reservation API (api_accesses "reservation_api"): the access token\'s api_accesses are [content]',
     );
-    expect(access.whyNot('content')).toContain('(api_accesses "content")');
+    expect(describeArea('pms')).toBe('PMS API (api_accesses "pms", an assumed name)');
   });
 
   it('every area has a claim of its own and a path prefix of its own', () => {

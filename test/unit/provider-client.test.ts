@@ -174,26 +174,32 @@ describe('ProviderClient', () => {
     const jwt = (accesses: string[], n: number) =>
       [{ alg: 'RS256' }, { api_accesses: accesses, jti: n }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.sig';
     const claims = [
-      ['reservation_api', 'content'],
-      ['reservation_api', 'content', 'pms'],
-      ['content', 'pms', 'reservation_api'],
+      ['content', 'provider_client_test_x'],
+      ['reservation_api', 'content', 'pms', 'provider_client_test_x'],
+      ['content', 'pms', 'provider_client_test_x', 'reservation_api'],
     ];
     provider.tokenScript = claims.map((c, i) => () => ({ status: 200, body: { access_token: jwt(c, i), expires_in: 600, token_type: 'Bearer' } }));
     expect(client.currentAccess.grants('pms')).toBe(true); // no token yet: every area
     const first = await client.access(signal());
-    expect([first.grants('readReservation'), first.grants('content'), first.grants('pms')]).toEqual([true, true, false]);
+    // A documented area the claim does not name is not granted; an assumed one is tried.
+    expect([first.grants('readReservation'), first.grants('content'), first.grants('pms')]).toEqual([false, true, true]);
     expect(client.currentAccess).toBe(first);
     const startedAt = clock.t;
     const second = await client.renewedAccess(signal());
-    // It waited for the renewal (600 s less 60 s), and the new token grants the PMS API.
+    // It waited for the renewal (600 s less 60 s), and the new token grants the Read Reservation API.
     expect(clock.t - startedAt).toBeGreaterThanOrEqual(540_000);
-    expect(second.grants('pms')).toBe(true);
+    expect(second.grants('readReservation')).toBe(true);
     await client.renewedAccess(signal()); // the same grants in another order
     expect(provider.tokenRequests).toHaveLength(3);
-    const said = logLines.map((l) => JSON.parse(l) as { msg: string }).filter((l) => l.msg.startsWith('the access token grants'));
-    expect(said.map((l) => l.msg)).toEqual([
-      'the access token grants Read Reservation API, Content API; not granted: Reference Data API, PMS API, PMS Analytics API, PMS Integration Storage API (their streams do not run)',
-      'the access token grants Read Reservation API, Content API, PMS API; not granted: Reference Data API, PMS Analytics API, PMS Integration Storage API (their streams do not run)',
+    const records = logLines.map((l) => JSON.parse(l) as { msg: string; level: number });
+    expect(records.filter((l) => l.msg.startsWith('the access token grants')).map((l) => l.msg)).toEqual([
+      'the access token grants Content API; not granted: Read Reservation API (their streams do not run); tried although the claim does not name them: Reference Data API, PMS API, PMS Analytics API, PMS Integration Storage API (a 403 decides)',
+      'the access token grants Read Reservation API, Content API, PMS API; tried although the claim does not name them: Reference Data API, PMS Analytics API, PMS Integration Storage API (a 403 decides)',
+    ]);
+    // A value the daemon does not know: said once, whatever the tokens that carry it.
+    const unknown = records.filter((l) => l.msg.startsWith("the access token's api_accesses holds values staysync does not know"));
+    expect(unknown.map((l) => l.msg)).toEqual([
+      "the access token's api_accesses holds values staysync does not know: provider_client_test_x; they may be the names of the APIs it only assumes, which it tries all the same (a 403 decides, per request)",
     ]);
     expectNoSecretsLogged();
     for (const [i, c] of claims.entries()) expect(logLines.join('\n')).not.toContain(jwt(c, i).split('.')[1]!);

@@ -25,7 +25,7 @@ import { HeldElsewhereError } from '../../store/errors.js';
 import type { SyncContext } from './context.js';
 import type { ContinueTokenLostError } from './errors.js';
 import { DatabaseGaveUpError, NothingToFollowError, NotGrantedError, PropertyFailedError, ProviderGaveUpError } from './errors.js';
-import { apiAreas, type ApiArea } from '../../provider/api-access.js';
+import { apiAreas, type ApiAccess, type ApiArea } from '../../provider/api-access.js';
 import { cursorStreams, type CursorStream } from '../../store/states.js';
 import { classify, streamBackoffMs } from './failures.js';
 import { ProgressReporter } from './progress.js';
@@ -59,6 +59,9 @@ export interface EngineResult {
 
 /** How often `sync --once` compares outages with its give-up times. */
 const WATCHDOG_MS = 500;
+
+/** A property stream refused (403) under a token whose claim stays the same is asked again after this. */
+const REFUSAL_RECHECK_MS = 3_600_000;
 
 export class Engine {
   private readonly inner = new AbortController();
@@ -284,11 +287,12 @@ export class Engine {
               return;
             case 'notGranted': {
               // Not a failure: shown as such, and (daemon) tried again at the next access token.
+              const refusedUnder = ctx.client.currentAccess;
               if (!verdict.refused) this.notGranted(verdict);
               else if (shownState !== 'not_granted')
                 log.warn(
                   { reason: verdict.reason },
-                  `property ${propertyId}: ${stream.title} not granted: ${verdict.reason}. Not a failure; ${this.retriedAtNextToken()}`,
+                  `property ${propertyId}: ${stream.title} not granted: ${verdict.reason}. Not a failure; ${this.retriedAfterRefusal(refusedUnder)}`,
                 );
               shownState = 'not_granted';
               failures = 0;
@@ -296,7 +300,8 @@ export class Engine {
               await this.recordProblem(stream, [propertyId], 'not_granted', verdict.reason);
               if (this.mode === 'once') return;
               caughtUp();
-              await this.nextToken(signal);
+              if (verdict.refused) await this.nextTokenAfterRefusal(refusedUnder, signal);
+              else await this.nextToken(signal);
               continue;
             }
             case 'permanent': {
@@ -382,9 +387,28 @@ export class Engine {
     if (!access.grants(area)) throw new NotGrantedError(area, access.whyNot(area));
   }
 
-  /** What happens next to a stream that is not granted, for the log. */
-  private retriedAtNextToken(): string {
-    return this.mode === 'daemon' ? 'tried again at the next access token' : 'sync --once syncs what is granted';
+  /** What happens next to a property stream the provider refused (403) under `access`, for the log. */
+  private retriedAfterRefusal(access: ApiAccess): string {
+    if (this.mode === 'once') return 'sync --once syncs what is granted';
+    return access.claims === undefined
+      ? 'tried again at the next access token'
+      : 'tried again at the next access token whose api_accesses differ, or within an hour';
+  }
+
+  /**
+   * After a 403 of a property stream (daemon): waits for a token whose claim differs from the one
+   * refused (the hotel ticked an API) or, at the latest, for the first token after an hour (the
+   * claim may not name the API at all). A token without a readable claim says nothing: the next
+   * one is tried. So a connection without the PMS costs a refused request per property an hour,
+   * not one per token. False when the run ended meanwhile.
+   */
+  private async nextTokenAfterRefusal(refusedUnder: ApiAccess, signal: AbortSignal): Promise<boolean> {
+    const since = this.ctx.clock.now();
+    for (;;) {
+      if (!(await this.nextToken(signal))) return false;
+      const now = this.ctx.client.currentAccess;
+      if (now.claims === undefined || !now.sameClaims(refusedUnder) || this.ctx.clock.now() - since >= REFUSAL_RECHECK_MS) return true;
+    }
   }
 
   /** The access token does not grant an area: the log says so once per area, with how to grant it. */

@@ -32,7 +32,6 @@ import { cancellationRuleRows, extraStayRuleRows, hashOf, propertyRows, REFERENC
 import { isDatabaseUnavailable, FenceLostError } from '../../store/errors.js';
 import { AuthenticationError, InvalidPayloadError, RequestRejectedError } from '../../provider/errors.js';
 import { apiAreas } from '../../provider/api-access.js';
-import { NotGrantedError } from '../runtime/errors.js';
 import type { SyncContext } from '../runtime/context.js';
 import type { RefreshStream } from './types.js';
 import type { z } from 'zod';
@@ -254,28 +253,33 @@ class Refresh {
   }
 
   /**
-   * Every reference list. Those of the Reference Data API are read only while the access token
-   * grants it (api-access.ts); a 403 of theirs marks it not granted until the next token. Either
-   * way the lists are kept as last mirrored, and the refresh goes on: not a failure.
+   * Every reference list, each on its own: a list of an area the access token does not grant
+   * (api-access.ts: the Content API when the claim does not name it) is not asked, said once per
+   * area; a list answered 403 ("no access to the method") is left alone, said once per list.
+   * Either way the list is kept as last mirrored and the other lists go on: not a failure.
    */
   async referenceLists(): Promise<void> {
-    let said = false;
+    const saidAreas = new Set<string>();
     for (const def of REFERENCE_LISTS) {
       const area = def.base === 'referenceData' ? 'referenceData' : 'content';
       const access = await this.ctx.client.access(this.signal);
-      try {
-        if (!access.grants(area)) throw new NotGrantedError(area, access.whyNot(area));
-        await this.referenceList(def);
-      } catch (err) {
-        const refused = area === 'referenceData' && err instanceof RequestRejectedError && err.status === 403;
-        if (!refused && !(err instanceof NotGrantedError)) throw err;
-        if (refused) access.refuse(area);
-        if (!said)
+      if (!access.grants(area)) {
+        if (!saidAreas.has(area))
           this.log.warn(
             { area: apiAreas[area].claim },
             `reference lists of the ${apiAreas[area].title} not refreshed: ${access.whyNot(area)}; kept as they were`,
           );
-        said = true;
+        saidAreas.add(area);
+        continue;
+      }
+      try {
+        await this.referenceList(def);
+      } catch (err) {
+        if (!(err instanceof RequestRejectedError && err.status === 403)) throw err;
+        this.log.warn(
+          { area: apiAreas[area].claim, list: def.name },
+          `reference list ${def.name} not refreshed: ${err.message}; kept as it was, the other lists go on`,
+        );
       }
     }
   }
