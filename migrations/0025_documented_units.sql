@@ -28,3 +28,21 @@ COMMENT ON COLUMN pms_invoice_items.currency_code IS 'Currency of the amounts (t
 -- again from raw.
 COMMENT ON COLUMN pms_invoices.total IS 'Sum of the items'' totals, tax included (pms_invoice_items.total), when the items are in one currency; NULL when they are in several (add pms_invoice_items per currency) or give no total.';
 COMMENT ON COLUMN pms_invoices.currency_code IS 'Currency of the items (the reservation''s when an item gives none); NULL when the items are in several currencies.';
+
+-- ------------------------------------------------------------------ meal revenue
+
+-- The specification lists a day's mealRevenue with no description and no promise that it is
+-- there; 0004 stored a day without one as a meal revenue of 0. Not given is NULL: the nights
+-- mirrored before get it from their raw (the day as received), and their open version in
+-- daily_occupancy_history with them, so that occupancy_as_of says the same. A version that has
+-- ended kept no raw: it stays as it was.
+ALTER TABLE daily_occupancy ALTER COLUMN meal_revenue DROP NOT NULL;
+ALTER TABLE daily_occupancy_history ALTER COLUMN meal_revenue DROP NOT NULL;
+UPDATE daily_occupancy_history h SET meal_revenue = NULL
+  FROM daily_occupancy d
+ WHERE d.property_id = h.property_id AND d.stay_date = h.stay_date AND h.valid_to IS NULL
+   AND COALESCE(d.raw -> 'mealRevenue', 'null') = 'null' AND h.meal_revenue = 0;
+UPDATE daily_occupancy SET meal_revenue = NULL
+ WHERE COALESCE(raw -> 'mealRevenue', 'null') = 'null' AND meal_revenue = 0;
+COMMENT ON COLUMN daily_occupancy.meal_revenue IS 'Meal revenue of the day; NULL when the PMS did not give it (not the same as 0).';
+COMMENT ON COLUMN daily_occupancy_history.meal_revenue IS 'Meal revenue of the day; NULL when the PMS did not give it (not the same as 0).';

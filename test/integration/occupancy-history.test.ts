@@ -229,6 +229,48 @@ describe('occupancy history', () => {
     ]);
   });
 
+  it('migrates a meal revenue of 0 that the answer did not give to NULL, in the night and its open version (0025)', async () => {
+    h = await startHarness({ emptySchema: true });
+    await h.sql(`CREATE SCHEMA IF NOT EXISTS "${h.schema}"`);
+    const folder = join(packageRoot, 'migrations');
+    const files = (await readdir(folder)).filter((f) => f.endsWith('.sql')).sort();
+    const mine = files.indexOf('0025_documented_units.sql');
+    for (const f of files.slice(0, mine)) await h.sql(await readFile(join(folder, f), 'utf8'));
+    // As 0.2.0 before it stored them: a night without mealRevenue, one with null, one with 0, one with 12.5.
+    const day = (date: string, meal: number, raw: string) =>
+      h!.sql(
+        `INSERT INTO daily_occupancy (property_id, stay_date, currency_code, property_room_count, occupancy_rate, closed_room_count, occupancy_room_count,
+                                      complimentary_occupancy_room_count, room_revenue, revenue, meal_revenue, arrival_count, guest_count, refreshed_at, raw)
+         VALUES ($1, $2, 'EUR', 60, 0.5, 0, 30, 0, 3000, 3400, $3, 5, 55, '2026-02-01T03:00:00Z', $4)`,
+        [P, date, meal, raw],
+      );
+    await day('2026-03-01', 0, '{"date": "2026-03-01"}');
+    await day('2026-03-02', 0, '{"date": "2026-03-02", "mealRevenue": null}');
+    await day('2026-03-03', 0, '{"date": "2026-03-03", "mealRevenue": 0}');
+    await day('2026-03-04', 12.5, '{"date": "2026-03-04", "mealRevenue": 12.5}');
+    const figures = `property_id, stay_date, currency_code, property_room_count, occupancy_rate, closed_room_count, occupancy_room_count,
+                     complimentary_occupancy_room_count, room_revenue, revenue, meal_revenue, arrival_count, guest_count`;
+    await h.sql(`INSERT INTO daily_occupancy_history (${figures}, valid_from) SELECT ${figures}, refreshed_at FROM daily_occupancy`);
+    // An ended version kept no raw: it stays as it was.
+    await h.sql(
+      `INSERT INTO daily_occupancy_history (${figures}, valid_from, valid_to) SELECT ${figures}, '2026-01-01T00:00:00Z', refreshed_at FROM daily_occupancy WHERE stay_date = '2026-03-01'`,
+    );
+    await h.sql(await readFile(join(folder, files[mine]!), 'utf8'));
+    expect(await h.sql(`SELECT stay_date::text, meal_revenue::text FROM daily_occupancy ORDER BY 1`)).toEqual([
+      { stay_date: '2026-03-01', meal_revenue: null },
+      { stay_date: '2026-03-02', meal_revenue: null },
+      { stay_date: '2026-03-03', meal_revenue: '0' },
+      { stay_date: '2026-03-04', meal_revenue: '12.5' },
+    ]);
+    expect(await h.sql(`SELECT stay_date::text, valid_to IS NULL AS open, meal_revenue::text FROM daily_occupancy_history ORDER BY 1, valid_from`)).toEqual([
+      { stay_date: '2026-03-01', open: false, meal_revenue: '0' },
+      { stay_date: '2026-03-01', open: true, meal_revenue: null },
+      { stay_date: '2026-03-02', open: true, meal_revenue: null },
+      { stay_date: '2026-03-03', open: true, meal_revenue: '0' },
+      { stay_date: '2026-03-04', open: true, meal_revenue: '12.5' },
+    ]);
+  });
+
   it('gives the PMS figures as they stood: occupancy_as_of, occupancy_pace and reconciliation_as_of, as docs/history.md works them out', async () => {
     h = await startHarness();
     await h.migrate();

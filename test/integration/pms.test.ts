@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RequestLogEntry, Simulator } from '../../tools/simulator/index.js';
 import { OffsetClock } from '../helpers/fake-clock.js';
+import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 import { registeredStreams } from '../../src/sync/streams/registry.js';
 import { streamNames } from '../../src/store/states.js';
@@ -386,7 +387,8 @@ describe('PMS mirror', () => {
           complimentaryOccupancyRoomCount: r.complimentary_occupancy_room_count,
           roomRevenue: Number(r.room_revenue),
           revenue: Number(r.revenue),
-          mealRevenue: Number(r.meal_revenue),
+          // Not given is NULL, not 0 (toEqual takes an undefined property as absent).
+          mealRevenue: r.meal_revenue === null ? undefined : Number(r.meal_revenue),
           arrivalCount: r.arrival_count,
           guestCount: r.guest_count,
         })),
@@ -420,6 +422,20 @@ describe('PMS mirror', () => {
           ),
       );
       expect(rows.every((r) => r.property_room_count === h!.sim.pmsRooms(pid).length)).toBe(true);
+      // Nights whose answer gives no mealRevenue, and the history and occupancy_as_of agree.
+      const unsaid = rows.filter((r) => r.meal_revenue === null).map((r) => String(r.stay_date));
+      expect(unsaid.length).toBe(truth.filter((d) => d.mealRevenue === undefined).length);
+      expect(unsaid.length).toBeGreaterThan(0);
+      const history = await h.sql<{ d: string }>(
+        `SELECT stay_date::text AS d FROM daily_occupancy_history WHERE property_id = $1 AND valid_to IS NULL AND meal_revenue IS NULL ORDER BY 1`,
+        [pid],
+      );
+      expect(history.map((x) => x.d)).toEqual(unsaid);
+      const asOf = await h.sql<{ d: string }>(
+        `SELECT stay_date::text AS d FROM "${reportingSchemaOf(h.schema)}".occupancy_as_of(now()) WHERE property_id = $1 AND meal_revenue IS NULL ORDER BY 1`,
+        [pid],
+      );
+      expect(asOf.map((x) => x.d)).toEqual(unsaid);
     }
     // 81 days in windows of at most 31: 3 requests per property.
     const requests = h.sim.stats.requestLog.filter((e) => e.path.endsWith('/daily-occupancy'));

@@ -59,10 +59,12 @@ export function plannedClosedRooms(propertyId: string, date: string, propertyRoo
  * - occupancyRoomCount: stays occupying the night (arrival <= date < departure) with a room price > 0;
  * - complimentaryOccupancyRoomCount: the same with a room price of 0;
  * - arrivalCount: stays arriving that date; guestCount: adults + children of the occupying stays;
- * - roomRevenue: the nights' room prices; mealRevenue: their meal services; revenue: room + meal + other;
+ * - roomRevenue: the nights' room prices; mealRevenue: their meal services, left out on a date
+ *   without any (the specification lists the field with no description and no promise that it
+ *   is there; the OpenAPI document calls it required); revenue: room + meal + other;
  * - closedRoomCount: plannedClosedRooms, at most the rooms left free that night;
  * - occupancyRate: (occupied + complimentary) / (rooms - closed), four decimals, at most 1.
- * A date with nothing occupied has an item of zeros.
+ * A date with nothing occupied has an item of zeros (and no mealRevenue).
  */
 export function computeDailyOccupancy(input: OccupancyInput, startDate: string, endDate: string, otbDate?: string): DailyOccupancyReport {
   const first = dayNumber(startDate);
@@ -104,7 +106,7 @@ export function computeDailyOccupancy(input: OccupancyInput, startDate: string, 
       complimentaryOccupancyRoomCount: a.comp,
       roomRevenue: a.room / 100,
       revenue: (a.room + a.meal + a.other) / 100,
-      mealRevenue: a.meal / 100,
+      ...(a.meal > 0 ? { mealRevenue: a.meal / 100 } : {}),
       arrivalCount: a.arrivals,
       guestCount: a.guests,
     };

@@ -137,7 +137,8 @@ export interface DailyOccupancy {
   complimentaryOccupancyRoomCount: number;
   roomRevenue: number;
   revenue: number;
-  mealRevenue: number;
+  /** Absent on a date without meal revenue (computeDailyOccupancy). */
+  mealRevenue?: number;
   arrivalCount: number;
   guestCount: number;
 }

@@ -276,7 +276,9 @@ export const dailyOccupancySchema = z.looseObject({
   complimentaryOccupancyRoomCount: int,
   roomRevenue: money,
   revenue: money,
-  mealRevenue: money.nullish().transform((v) => v ?? '0'),
+  // The OpenAPI document requires it, the specification lists it with no description: absent or
+  // null is "not given" (NULL), never a revenue of 0.
+  mealRevenue: money.nullish().transform((v) => v ?? null),
   arrivalCount: int,
   guestCount: int,
 });
