@@ -78,6 +78,15 @@ export function dateWindows(first: string, last: string, days: number): { from: 
   return out;
 }
 
+/**
+ * The months of a stay-units refresh worth asking for one rate plan code: this month and the
+ * later ones every time (their bookings still change), an earlier one only until an answer read
+ * after it ended is mirrored (`readAfterItEnded`): from then on its count is the PMS's last word.
+ */
+export function stayUnitMonthsToAsk<M extends { month: string }>(months: readonly M[], thisMonth: string, readAfterItEnded: (month: string) => boolean): M[] {
+  return months.filter((m) => m.month >= thisMonth || !readAfterItEnded(m.month));
+}
+
 /** The calendar months (first and last date of each) that [first, last] touches. */
 export function monthsOf(first: string, last: string): { month: string; from: string; to: string }[] {
   const out: { month: string; from: string; to: string }[] = [];

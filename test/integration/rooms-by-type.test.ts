@@ -14,6 +14,7 @@ import { storageBookingToRows } from '../../src/mapping/integration-storage.js';
 import { saveStorageBooking } from '../../src/store/repositories/integration-storage.js';
 import type { SyncContext } from '../../src/sync/runtime/context.js';
 import { simulatorClaims } from '../../tools/simulator/index.js';
+import { localDate } from '../../src/util/local-time.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -362,6 +363,45 @@ describe('rooms by type', () => {
       { property_id: '500200', stream: 'room_type_inventory', state: 'failing' },
       { property_id: '500200', stream: 'stay_units', state: 'failing' },
     ]);
+  }, 120_000);
+
+  it('stay units: the months from this one on at every refresh, a month before it only until it was read after it ended', async () => {
+    h = await startHarness({
+      sim: { properties: [{ id: P, bookingCount: 60 }] },
+      // Two months back at least, two ahead: months on both sides of this one.
+      config: { roomInventory: { daysBack: 62, daysAhead: 40 }, occupancy: { enabled: false } },
+    });
+    await h.migrate();
+    const ctx = await h.context();
+    await syncOnce(ctx, { streams: 'all' });
+    await storeStorageBookings(ctx, P);
+    const codes = Object.values(h.sim.pmsRatePlanCodes(P));
+    const zone = (await h.sql<{ time_zone: string }>('SELECT time_zone FROM properties WHERE property_id = $1', [P]))[0]!.time_zone;
+    const thisMonth = `${localDate(Date.now(), zone).slice(0, 7)}-01`;
+    const asked = async (): Promise<string[]> => {
+      h!.sim.stats.requestLog = [];
+      expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], refreshFailures: [], fatal: undefined });
+      return h!.sim.stats.requestLog
+        .filter((e) => e.path.endsWith('/calculate-stay-units') && e.status === 200)
+        .map((e) => new URLSearchParams(e.query).get('firstStayDate')!)
+        .sort();
+    };
+    const first = await asked();
+    const months = [...new Set(first)];
+    const past = months.filter((m) => m < thisMonth);
+    expect(past.length).toBeGreaterThanOrEqual(2);
+    expect(first).toHaveLength(new Set(codes).size * months.length);
+    // The second refresh: this month and the later ones only; the earlier ones were read after they ended.
+    const second = await asked();
+    expect([...new Set(second)]).toEqual(months.filter((m) => m >= thisMonth));
+    expect(second).toHaveLength(new Set(codes).size * months.filter((m) => m >= thisMonth).length);
+    // Last month as read while it ran (its read_at before its end): read once more, then left alone.
+    const lastMonth = past.at(-1)!;
+    await h.sql(`UPDATE stay_units SET read_at = ($1::date + 14)::timestamptz WHERE property_id = $2 AND month = $1::date`, [lastMonth, P]);
+    expect([...new Set(await asked())]).toEqual([lastMonth, ...months.filter((m) => m >= thisMonth)]);
+    expect([...new Set(await asked())]).toEqual(months.filter((m) => m >= thisMonth));
+    // Every month still has its row, the past ones included.
+    expect(await h.sql(`SELECT count(*)::int AS n FROM stay_units WHERE property_id = $1`, [P])).toEqual([{ n: new Set(codes).size * months.length }]);
   }, 120_000);
 
   it('a connection without the integration storage: both refreshes tried, then not granted, not failing', async () => {

@@ -72,6 +72,18 @@ export async function upsertStayUnits(trx: Executor, rows: NewStayUnits[]): Prom
     .execute();
 }
 
+/**
+ * The stay units of the property's months before `thisMonth` that were read after the month
+ * ended (the day `read_at` fell on in `timeZone`, the property's, is after its last stay date),
+ * as `code\nmonth` keys: a refresh does not ask for them again.
+ */
+export async function stayUnitsReadAfterMonthEnded(db: Executor, propertyId: string, thisMonth: string, timeZone: string): Promise<Set<string>> {
+  const r = await sql<{ key: string }>`
+    SELECT rate_plan_code || chr(10) || to_char(month, 'YYYY-MM-DD') AS key FROM stay_units
+     WHERE property_id = ${propertyId} AND month < ${thisMonth}::date AND (read_at AT TIME ZONE ${timeZone})::date > last_stay_date`.execute(db);
+  return new Set(r.rows.map((x) => x.key));
+}
+
 /** The elements of a JSON array (none when the value is not an array: raw is as the provider sent it). */
 const elements = (json: ReturnType<typeof sql>) => sql`jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} ELSE '[]'::jsonb END)`;
 

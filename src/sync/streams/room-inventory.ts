@@ -20,6 +20,7 @@ import {
   learnCodePairs,
   replaceAccommodation,
   replaceInventoryWindow,
+  stayUnitsReadAfterMonthEnded,
   upsertStayUnits,
 } from '../../store/repositories/room-inventory.js';
 import { saveCursorAfterPage } from '../../store/repositories/cursors.js';
@@ -28,7 +29,7 @@ import type { NewRoomTypeInventoryDay, NewStayUnits } from '../../store/schema.j
 import { streamNames, type QuarantineStream } from '../../store/states.js';
 import { InvalidPayloadError } from '../../provider/errors.js';
 import { parseAccommodationInventory, parseInventorySearch, parseRoomTypeInventoryDay, parseStayUnits } from '../../provider/schemas/room-inventory.js';
-import { accommodationToRows, dateWindows, inventoryDayToRow, monthsOf } from '../../mapping/room-inventory.js';
+import { accommodationToRows, dateWindows, inventoryDayToRow, monthsOf, stayUnitMonthsToAsk } from '../../mapping/room-inventory.js';
 import { addDays, localDate } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
 import { withAccessHint, zoneOf } from './pms-reservations.js';
@@ -64,12 +65,12 @@ async function invalidAnswer(
   throw new InvalidPayloadError({ rawBody: res.rawBody, reason, propertyId }, { status: res.status, path });
 }
 
-/** The property's today and horizon (property-local dates). */
-async function horizonOf(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<{ first: string; last: string }> {
+/** The property's today and horizon (property-local dates), and its zone. */
+async function horizonOf(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<{ first: string; last: string; today: string; zone: string }> {
   const { daysBack, daysAhead } = ctx.config.roomInventory;
   const zone = (await zoneOf(ctx, propertyId, signal)) ?? 'UTC';
   const today = localDate(ctx.clock.now(), zone);
-  return { first: addDays(today, -daysBack), last: addDays(today, daysAhead) };
+  return { first: addDays(today, -daysBack), last: addDays(today, daysAhead), today, zone };
 }
 
 /** Marks the property's cursor of a stream caught up (its freshness in status and /metrics). */
@@ -173,12 +174,16 @@ export const roomTypeInventoryStream: RefreshStream = {
 async function refreshStayUnits(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
   await ctx.write((trx) => learnCodePairs(trx, propertyId, 'rate_plan', new Date(ctx.clock.now())));
   const codes = await knownRatePlanCodes(ctx.db, propertyId);
-  const { first, last } = await horizonOf(ctx, propertyId, signal);
+  const { first, last, today, zone } = await horizonOf(ctx, propertyId, signal);
   const path = `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/calculate-stay-units`;
+  // A month that ended and was read since is not asked again: at 200 codes and 25 months, every
+  // month every 6 hours was more than the storage budget of 7 properties (docs/replicas-and-sizing.md).
+  const thisMonth = `${today.slice(0, 7)}-01`;
+  const final = await stayUnitsReadAfterMonthEnded(ctx.db, propertyId, thisMonth, zone);
   let count = 0;
   for (const code of codes) {
     const rows: NewStayUnits[] = [];
-    for (const m of monthsOf(first, last)) {
+    for (const m of stayUnitMonthsToAsk(monthsOf(first, last), thisMonth, (month) => final.has(`${code}\n${month}`))) {
       if (signal.aborted) return;
       const res = await ctx.client
         .requestJson('integrationStorage', 'provider', path, { firstStayDate: m.from, lastStayDate: m.to, pmsSideRatePlanCode: code }, signal, REFRESH_PRIORITY)
