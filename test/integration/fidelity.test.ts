@@ -131,6 +131,25 @@ describe('booking details', () => {
     });
   });
 
+  it("reads a daily rate's rate plan spelled `RatePlanId`, as the specification writes it, and `ratePlanId`, as the OpenAPI document does", async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
+    h.sim.faults.specRatePlanIdRate = 0.5;
+    h.sim.stats.requestLog = [];
+    await syncOnce(await h.context());
+
+    // Both spellings were served, each as sent in raw.
+    const spelled = await h.sql<{ key: string; n: number }>(
+      `SELECT k AS key, count(*)::int AS n
+         FROM bookings b, jsonb_array_elements(b.raw->'booking'->'roomStays') s, jsonb_array_elements(s->'dailyRates') r, jsonb_object_keys(r) k
+        WHERE k IN ('ratePlanId', 'RatePlanId') GROUP BY k ORDER BY k`,
+    );
+    expect(spelled.map((x) => x.key)).toEqual(['RatePlanId', 'ratePlanId']);
+    expect(await quarantined(h)).toEqual([]);
+    // Every night has its rate plan, as the provider's truth says.
+    expect(await h.sql(`SELECT count(*)::int AS n FROM booking_daily_rates WHERE rate_plan_id IS NULL`)).toEqual([{ n: 0 }]);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+  });
+
   it('takes stay times with a zone: the wall clock in the typed column, the zone in raw', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const target = h.sim.bookings('500100')[1]!.number;

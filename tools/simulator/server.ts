@@ -217,6 +217,12 @@ export interface Faults {
    */
   tokenError5xxRate: number;
   /**
+   * Share of bookings (decided per number by a hash: stable) whose details spell the daily rates'
+   * rate plan key `RatePlanId`, as the interface specification writes it, instead of the OpenAPI
+   * document's `ratePlanId`. The truth (`bookings()`) keeps `ratePlanId`. Default 0.
+   */
+  specRatePlanIdRate: number;
+  /**
    * Paged PMS answers (reservation search and rooms) name the token key `pageToken` instead of
    * `nextPageToken`, a variant some provider answers show. Default false.
    */
@@ -673,6 +679,7 @@ class SimulatorImpl implements Simulator {
     staleDetailReads: 0,
     continueTokenRejections: new Map(),
     tokenError5xxRate: 0,
+    specRatePlanIdRate: 0,
     pmsLegacyPageTokenKey: false,
     pmsPagesWithoutHasNextPage: false,
     pmsErrorEnvelopeRate: 0,
@@ -1572,8 +1579,17 @@ class SimulatorImpl implements Simulator {
     if (this.faults.malformedBookingNumbers.has(number) || h / 4294967296 < this.faults.malformedRate) {
       return { status: 200, body: { booking: malformed(booking, h) } };
     }
+    if (mix(h, 0x7a7e) / 4294967296 < this.faults.specRatePlanIdRate) return { status: 200, body: { booking: withSpecRatePlanId(booking) } };
     return { status: 200, body: { booking } };
   }
+}
+
+/** A booking whose daily rates spell the rate plan's key `RatePlanId`, as the interface specification does. */
+function withSpecRatePlanId(booking: BookingPayload): Record<string, unknown> {
+  return {
+    ...booking,
+    roomStays: booking.roomStays.map((rs) => ({ ...rs, dailyRates: rs.dailyRates.map(({ ratePlanId, ...rest }) => ({ RatePlanId: ratePlanId, ...rest })) })),
+  };
 }
 
 /** A body that fails the details schema, the same for a given booking every time. */

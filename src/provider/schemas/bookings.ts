@@ -83,11 +83,16 @@ const stayDatesSchema = z.looseObject({
   departureDateTime: localDateTime,
 });
 
-const dailyRateSchema = z.looseObject({
-  ratePlanId: optId,
-  priceBeforeTax: num,
-  date: dateOnly,
-});
+// The OpenAPI document spells the rate plan `ratePlanId`, the interface specification
+// `RatePlanId`: either is read (the document's when both come); raw keeps the key as sent.
+const dailyRateSchema = z
+  .looseObject({
+    ratePlanId: optId,
+    RatePlanId: optId,
+    priceBeforeTax: num,
+    date: dateOnly,
+  })
+  .transform(({ RatePlanId, ...r }) => ({ ...r, ratePlanId: r.ratePlanId ?? RatePlanId }));
 
 const namedRefSchema = z.looseObject({ id: optId, name: optString });
 
