@@ -427,7 +427,7 @@ describe('rooms by type', () => {
     expect(result).toMatchObject({ failed: [], refreshFailures: [], fatal: undefined });
     // The claim's name for the integration storage is not documented: each refresh asked once, answered 403.
     const storage = h.sim.stats.requestLog.filter((e) => e.path.startsWith('/api/pms-integration-storage/'));
-    expect(storage.map((e) => [e.path.split('/').at(-1), e.status]).sort()).toEqual([
+    expect(storage.map((e) => [e.path.split('/').at(-1), e.status]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
       ['calculate-stay-units', 403],
       ['search', 403],
     ]);
