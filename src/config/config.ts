@@ -210,25 +210,32 @@ export const configSchema = z.strictObject({
     /** croner expression of the scheduled full refresh (also done at start). */
     refreshCron: cronExpression,
   }),
-  pms: z.strictObject({
-    /** Mirror PMS reservations, guests and rooms (needs the PMS API on the API connection). */
-    enabled: z.boolean(),
-    /** First day of the backfill of PMS reservations, by modification (YYYY-MM-DD). */
-    backfillFrom: z
-      .string()
-      .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2009-01-01')
-      .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a valid date'),
-    /** croner expression: when a caught-up property's PMS reservations are searched again. */
-    pollCron: cronExpression,
-    /** How far back each search re-reads the previous window (at least its last minute: minute precision and local time make an exact edge unsafe). */
-    overlapMinutes: z.number().int().min(1).max(2_880),
-    /** E-mails, phones, birth dates, citizenship and documents of guests: mirrored only when true (names always are). */
-    personalData: z.boolean(),
-    /** Read the loyalty cards of the reservations' persons (one request per new person, and per person with each newer version of their reservation). */
-    loyaltyCards: z.boolean(),
-    /** Reservation fetches in flight (the standard budget still paces them). */
-    fetchConcurrency: z.number().int().min(1).max(32),
-  }),
+  pms: z
+    .strictObject({
+      /** Mirror PMS reservations, guests and rooms (needs the PMS API on the API connection). */
+      enabled: z.boolean(),
+      /** First day of the backfill of PMS reservations, by modification (YYYY-MM-DD). */
+      backfillFrom: z
+        .string()
+        .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2009-01-01')
+        .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a valid date'),
+      /** croner expression: when a caught-up property's PMS reservations are searched again. */
+      pollCron: cronExpression,
+      /** How far back each search re-reads the previous window (at least its last minute: minute precision and local time make an exact edge unsafe). */
+      overlapMinutes: z.number().int().min(1).max(2_880),
+      /** E-mails, phones, birth dates, citizenship and documents of guests: mirrored only when true (names always are). */
+      personalData: z.boolean(),
+      /**
+       * Read the loyalty cards of the reservations' persons (one request per new person, and per
+       * person with each newer version of their reservation). Unset: as personalData. Without
+       * personal data a card is only its programme id, and the cards were 42 % of a PMS backfill's
+       * requests.
+       */
+      loyaltyCards: z.boolean().optional(),
+      /** Reservation fetches in flight (the standard budget still paces them). */
+      fetchConcurrency: z.number().int().min(1).max(32),
+    })
+    .transform((pms) => ({ ...pms, loyaltyCards: pms.loyaltyCards ?? pms.personalData })),
   occupancy: z.strictObject({
     /** Mirror the daily occupancy statistics (PMS analytics). */
     enabled: z.boolean(),

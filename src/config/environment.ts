@@ -126,7 +126,7 @@ export const environment: readonly EnvironmentVariable[] = [
     name: 'STAYSYNC_PMS_LOYALTY_CARDS',
     kind: 'boolean',
     key: 'pms.loyaltyCards',
-    meaning: "read the loyalty cards of the PMS reservations' persons (card numbers only with pms.personalData)",
+    meaning: "read the loyalty cards of the PMS reservations' persons (unset: as pms.personalData; card numbers only with it)",
   },
   {
     name: 'STAYSYNC_OCCUPANCY_ENABLED',

@@ -422,14 +422,15 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_pms_unread',
-    help: 'What a PMS backfill left for the pass after it, by property: data="invoices", reservations whose invoices are not read yet; data="loyalty_cards", persons whose loyalty cards are not read yet.',
+    help: 'What a PMS backfill left for the pass after it, by property: data="invoices", reservations whose invoices are not read yet; data="loyalty_cards", persons whose loyalty cards are not read yet (absent while pms.loyaltyCards is off: they are not read).',
     labelNames: ['property_id', 'data'],
     registers: [register],
     async collect() {
       this.reset();
+      const cardsRead = sources.fleet.connections.some((v) => v.ctx.config.pms.loyaltyCards);
       for (const u of (await tables())?.pmsUnread ?? []) {
         this.set({ property_id: u.propertyId, data: 'invoices' }, u.invoices);
-        this.set({ property_id: u.propertyId, data: 'loyalty_cards' }, u.loyaltyCards);
+        if (cardsRead) this.set({ property_id: u.propertyId, data: 'loyalty_cards' }, u.loyaltyCards);
       }
     },
   });

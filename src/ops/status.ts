@@ -20,6 +20,7 @@ import { listedSoFar } from '../store/repositories/booking-summaries.js';
 import { gatherSweeps, sweepLines, type PropertySweepStatus } from './sweep-status.js';
 import { freshnessByProperty } from '../store/repositories/freshness.js';
 import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './freshness.js';
+import { gatherPmsBackfill, pmsBackfillLines, type PmsBackfillStatus } from './pms-backfill-status.js';
 
 export interface PropertyStatus {
   propertyId: string;
@@ -70,13 +71,15 @@ export interface PmsPropertyStatus {
   stayUnitsRefreshedAt: string | null;
   /** Each PMS refresh of the property (rooms, companies, accommodation inventory, occupancy, inventory by room type, stay units): its state and when it last read the property. */
   reads: Record<string, { state: string; readAt: string | null; lastError: string | null }>;
-  /** What waits for the pass after the backfill: reservations whose invoices, and persons whose loyalty cards, are not read yet. */
+  /** What waits for the pass after the backfill: reservations whose invoices, and persons whose loyalty cards (0 while pms.loyaltyCards is off), are not read yet. */
   unread: { invoices: number; loyaltyCards: number };
 }
 
 export interface StatusReport {
   properties: PropertyStatus[];
   pms: PmsPropertyStatus[];
+  /** Per API connection, what its PMS backfill has still to read and how long that takes at its standard budget. */
+  pmsBackfill: PmsBackfillStatus[];
   /** Change events by type and state. */
   events: { eventType: string; state: string; n: number }[];
   /** Quarantined payloads by stream and cause. */
@@ -195,12 +198,13 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       reads: Object.fromEntries(
         [...(refreshes ?? [])].map(([stream, c]) => [stream, { state: c.state, readAt: c.lastPollAt?.toISOString() ?? null, lastError: c.lastError }]),
       ),
-      unread: { invoices: unread.get(id)?.invoices ?? 0, loyaltyCards: unread.get(id)?.loyaltyCards ?? 0 },
+      unread: { invoices: unread.get(id)?.invoices ?? 0, loyaltyCards: config.pms.loyaltyCards ? (unread.get(id)?.loyaltyCards ?? 0) : 0 },
     };
   });
   return {
     properties,
     pms,
+    pmsBackfill: await gatherPmsBackfill(db, config),
     events: await countEvents(db, KNOWN_EVENT_TYPES),
     queuePending: total,
     queueEta: formatDuration(queueEtaSeconds(total, windows)),
@@ -278,6 +282,7 @@ export function formatStatus(r: StatusReport): string[] {
     );
   }
   out.push(...pmsReadLines(r.pms));
+  out.push(...pmsBackfillLines(r.pmsBackfill));
   if (r.events.length > 0) {
     const byState = new Map<string, number>();
     for (const e of r.events) byState.set(e.state, (byState.get(e.state) ?? 0) + e.n);

@@ -130,6 +130,9 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         propertyIds: sim.propertyIds(),
         rateLimits: fastRateLimits,
         sync: { progressIntervalMs: 60_000, pollIntervalMs: TEST_POLL_INTERVAL },
+        // The PMS tests read the loyalty cards, with personal data or not; the default (as
+        // pms.personalData) is config.test.ts's and the CLI's (test/integration/loyalty-cards.test.ts).
+        pms: { loyaltyCards: true },
         log: { level: opts.logLevel ?? 'warn' },
       },
       opts.config ?? {},

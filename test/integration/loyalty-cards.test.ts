@@ -2,12 +2,14 @@
  * Loyalty cards of PMS persons, against the simulator and real PostgreSQL: read with the
  * person's profile, card numbers only with personal data on, cleared when the person is erased
  * (forget-guest, retention), quarantined when they do not parse (the numbers stripped as the
- * policy says), and not read at all with pms.loyaltyCards off.
+ * policy says), and not read at all with pms.loyaltyCards off, which is the default without
+ * personal data; `status` says what the PMS backfill still has to read, and how long it takes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { forgetGuest, parseSelector } from '../../src/privacy/forget-guest.js';
 import { retentionPass } from '../../src/privacy/retention.js';
 import { retryQuarantine } from '../../src/replay/quarantine-retry.js';
+import { daemonEnv, runCli } from '../helpers/cli.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
 let h: Harness | undefined;
@@ -110,6 +112,43 @@ describe('PMS loyalty cards', () => {
     expect(retried.byStream['pms_loyalty_cards']).toMatchObject({ retried: 1, mirrored: 1 });
     expect(await h.sql(`SELECT program_id, card_number FROM pms_guest_loyalty_cards WHERE pms_person_id = $1`, [broken])).toEqual(
       h.sim.pmsLoyaltyCards(P, broken)!.map((c) => ({ program_id: c.programId, card_number: null })),
+    );
+  });
+
+  it('by default, without personal data, no card is asked for; status says what the PMS backfill has left and how long it takes at the limits', async () => {
+    // A card without personal data is its programme id alone, at one request per person: 42 % of
+    // a PMS backfill's requests. Read by default only with personal data on.
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] } });
+    h.sim.stats.requestLog = [];
+    const env = daemonEnv(h, { allStreams: true });
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(h.sim.stats.requestLog.filter((e) => e.path.endsWith('/loyalty-cards'))).toEqual([]);
+    const reservations = (await h.sql<AnyRecord>(`SELECT count(*)::int AS n FROM pms_reservations`))[0]!.n as number;
+    expect(reservations).toBeGreaterThan(10);
+    const persons = (await h.sql<AnyRecord>(`SELECT count(*)::int AS n FROM pms_guests`))[0]!.n as number;
+
+    // As a backfill leaves them: 10 reservations' invoices not read yet.
+    await h.sql(`UPDATE pms_reservations SET invoices_read_at = NULL WHERE number IN (SELECT number FROM pms_reservations ORDER BY number LIMIT 10)`);
+    // status at the production limits (the tests' own are faster).
+    const statusEnv = daemonEnv(h, { allStreams: true, config: { rateLimits: {} } });
+    const status = await runCli(['status'], statusEnv);
+    expect(status.code).toBe(0);
+    const line = status.stdout.split('\n').find((l) => l.startsWith('PMS backfill of connection default'));
+    expect(line).toBe(
+      'PMS backfill of connection default, still to read: the invoices of 10 reservations; at least 10 standard requests, about 12s at its limit of 3,000 an hour. ' +
+        'Loyalty cards are not read (pms.loyaltyCards is off; unset, it follows pms.personalData).',
+    );
+    expect(status.stdout).not.toMatch(/not read yet: .*loyalty cards/);
+    const json = JSON.parse((await runCli(['status', '--json'], statusEnv)).stdout) as { pmsBackfill: AnyRecord[] };
+    expect(json.pmsBackfill).toEqual([
+      { connection: 'default', reservations: 0, invoices: 10, loyaltyCards: null, requests: 10, perHour: 3000, endsInSeconds: 12, endsIn: '12s' },
+    ]);
+
+    // Cards on: each person is one more request.
+    const withCards = await runCli(['status'], { ...statusEnv, STAYSYNC_PMS_LOYALTY_CARDS: 'true' });
+    expect(withCards.stdout).toContain(
+      `PMS backfill of connection default, still to read: the invoices of 10 reservations, the loyalty cards of ${persons} persons; at least ${10 + persons} standard requests`,
     );
   });
 

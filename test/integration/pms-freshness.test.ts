@@ -21,7 +21,9 @@ type Reads = Record<string, { state: string; readAt: string | null }>;
 describe('freshness of the PMS data', () => {
   it('status and /metrics say when each PMS refresh last read a property, and what is not read yet', async () => {
     h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 40 }] } });
-    const env = daemonEnv(h, { allStreams: true });
+    // The loyalty cards read (their default follows pms.personalData, off here).
+    const cards = { STAYSYNC_PMS_LOYALTY_CARDS: 'true' };
+    const env = daemonEnv(h, { allStreams: true, env: cards });
     const before = Date.now();
     const once = await runCli(['sync', '--once'], env);
     expect(once.code, once.stdout + once.stderr).toBe(0);
@@ -47,7 +49,7 @@ describe('freshness of the PMS data', () => {
 
     // The daemon's /metrics says the same, and its pass reads them.
     const port = await freePort();
-    const { child, done } = startCli(['run'], daemonEnv(h, { allStreams: true, config: { ops: { port } } }));
+    const { child, done } = startCli(['run'], daemonEnv(h, { allStreams: true, config: { ops: { port } }, env: cards }));
     try {
       const scrape = () => opsGet(port, '/metrics').then((r) => r.body);
       const m = await waitFor('the PMS reads in /metrics', async () => {

@@ -32,6 +32,16 @@ describe('configuration', () => {
     expect(Object.isFrozen(c.rateLimits.bookingList[0])).toBe(true);
   });
 
+  it('reads the loyalty cards by default only with personal data on: without it they give only programme ids, at one request per person', () => {
+    const cards = (env: Record<string, string>) => loadConfig({ env }).pms.loyaltyCards;
+    expect(cards({})).toBe(false);
+    expect(cards({ STAYSYNC_PMS_PERSONAL_DATA: 'true' })).toBe(true);
+    // Set, it is what it says either way.
+    expect(cards({ STAYSYNC_PMS_LOYALTY_CARDS: 'true' })).toBe(true);
+    expect(cards({ STAYSYNC_PMS_PERSONAL_DATA: 'true', STAYSYNC_PMS_LOYALTY_CARDS: 'false' })).toBe(false);
+    expect(loadConfig({ env: {}, overrides: { pms: { personalData: true, loyaltyCards: false } } }).pms.loyaltyCards).toBe(false);
+  });
+
   it('layers file over defaults and environment over file', () => {
     const path = file({ propertyIds: ['1'], rateLimits: { bookingDetails: [{ limit: 5, windowMs: 100 }] }, log: { level: 'debug' } });
     const c = loadConfig({ env: { STAYSYNC_CONFIG: path, STAYSYNC_PROPERTY_IDS: ' 7291, 500100 ,', STAYSYNC_PROVIDER_URL: 'http://127.0.0.1:9/' } });
