@@ -38,9 +38,10 @@ export interface ReferenceListDef {
   path: string;
   /**
    * The body validated and mapped: the entries that have a key, or rows null when the
-   * provider sent no list at all (null), which removes nothing.
+   * provider sent no list at all (null), which removes nothing. `partial`: the rows are not the
+   * whole list (the answer says nothing of some entries): written, and nothing marked removed.
    */
-  read(body: unknown): { ok: true; table: ReferenceTable; rows: Row[] | null } | { ok: false; reason: string };
+  read(body: unknown): { ok: true; table: ReferenceTable; rows: Row[] | null; partial?: boolean } | { ok: false; reason: string };
 }
 
 function referenceListDef<S extends z.ZodType>(
@@ -48,7 +49,7 @@ function referenceListDef<S extends z.ZodType>(
   base: 'provider' | 'referenceData',
   path: string,
   schema: S,
-  toRows: (parsed: z.output<S>) => { table: ReferenceTable; rows: Row[] | null },
+  toRows: (parsed: z.output<S>) => { table: ReferenceTable; rows: Row[] | null; partial?: boolean } | { ok: false; reason: string },
 ): ReferenceListDef {
   return {
     name,
@@ -56,12 +57,47 @@ function referenceListDef<S extends z.ZodType>(
     path,
     read(body) {
       const parsed = parseWith(schema, body, name);
-      return parsed.ok ? { ok: true, ...toRows(parsed.value) } : parsed;
+      if (!parsed.ok) return parsed;
+      const mapped = toRows(parsed.value);
+      return 'ok' in mapped ? mapped : { ok: true, ...mapped };
     },
   };
 }
 
 const coded = <T extends { code: string | null }>(items: readonly T[]) => items.filter((m): m is T & { code: string } => m.code !== null);
+
+/**
+ * The room amenities of a room-amenity-categories answer, whichever shape each entry has: a
+ * category with its amenities (the OpenAPI document) or an amenity with its group (the
+ * specification). An entry of neither shape refuses the answer (it is quarantined, and nothing
+ * is marked removed). The rows are `partial` when the answer says nothing of some amenities: a
+ * category whose amenities are null or absent (the document allows both), or entries that give
+ * none a code.
+ */
+function roomAmenityRows(
+  v: z.output<typeof roomAmenityCategoriesSchema>,
+): { table: ReferenceTable; rows: Row[] | null; partial?: boolean } | { ok: false; reason: string } {
+  if (v === null) return { table: 'room_amenities', rows: null };
+  const byCode = new Map<string, Row>();
+  let partial = false;
+  for (const [i, entry] of v.entries()) {
+    if (entry.amenities) {
+      for (const a of coded(entry.amenities)) byCode.set(a.code, { code: a.code, name: a.name, category_name: entry.name });
+    } else if (entry.code !== null || entry.group !== null) {
+      if (entry.code !== null) byCode.set(entry.code, { code: entry.code, name: entry.name, category_name: entry.group });
+    } else if ('amenities' in entry || entry.name !== null) {
+      // A category whose amenities are null or absent: nothing said of them.
+      partial = true;
+    } else {
+      return {
+        ok: false,
+        reason: `roomAmenityCategories[${i}]: neither a category with its amenities ({name, amenities}) nor an amenity of a group ({group, code, name})`,
+      };
+    }
+  }
+  if (v.length > 0 && byCode.size === 0) partial = true;
+  return { table: 'room_amenities', rows: [...byCode.values()], ...(partial ? { partial } : {}) };
+}
 
 /** Every reference list, in the order a refresh reads them. */
 export const REFERENCE_LISTS: readonly ReferenceListDef[] = [
@@ -73,12 +109,7 @@ export const REFERENCE_LISTS: readonly ReferenceListDef[] = [
     table: 'room_type_categories',
     rows: v && coded(v).map((m) => ({ code: m.code, name: m.name })),
   })),
-  referenceListDef('roomAmenityCategories', 'provider', '/api/content/v1/room-amenity-categories', roomAmenityCategoriesSchema, (v) => {
-    if (v === null) return { table: 'room_amenities', rows: null };
-    const byCode = new Map<string, Row>();
-    for (const c of v) for (const a of coded(c.amenities)) byCode.set(a.code, { code: a.code, name: a.name, category_name: c.name });
-    return { table: 'room_amenities', rows: [...byCode.values()] };
-  }),
+  referenceListDef('roomAmenityCategories', 'provider', '/api/content/v1/room-amenity-categories', roomAmenityCategoriesSchema, roomAmenityRows),
   referenceListDef('paymentMethods', 'referenceData', '/api/reference-data/payment-methods', paymentMethodsSchema, (v) => ({
     table: 'payment_methods',
     rows: v.paymentMethods ? coded(v.paymentMethods).map((m) => ({ code: m.code, type: m.type })) : null,

@@ -58,6 +58,8 @@ const referenceLists: {
   key: string;
   /** The typed rows, by key; null when the list was not sent (the table keeps what it had). */
   rows: (body: Any) => Map<string, Cols> | null;
+  /** The list says nothing of some entries: its rows are added to what the table had, none removed. */
+  partial?: (body: Any) => boolean;
 }[] = [
   {
     name: 'mealPlans',
@@ -89,6 +91,10 @@ const referenceLists: {
     path: `${CONTENT}/room-amenity-categories`,
     table: 'room_amenities',
     key: 'code',
+    // A category whose amenities are null or absent says nothing of them.
+    partial: (b) =>
+      list(b).some((c) => !Array.isArray(c.amenities)) ||
+      (list(b).length > 0 && !list(b).some((c) => list(c.amenities).some((a) => a.code !== null && a.code !== undefined))),
     rows: (b) => {
       const entries = list(b).flatMap((c) => list(c.amenities).map((a) => ({ ...a, category: c.name })));
       return typedRows(
@@ -226,7 +232,7 @@ async function checkRound(c: Checks, db: pg.Client, k: number, r: Round, referen
     const payload = r.lists.get(l.name)!;
     add(at(`reference_lists ${l.name}`), kept.get(l.name), [['raw', 'json', payload.body]]);
     const rows = l.rows(payload.value);
-    if (rows !== null) referenceState.set(l.name, rows);
+    if (rows !== null) referenceState.set(l.name, l.partial?.(payload.value) ? new Map([...(referenceState.get(l.name) ?? []), ...rows]) : rows);
     const want = referenceState.get(l.name) ?? new Map();
     const got = byKey(await rowsOf(db, `SELECT * FROM ${l.table} WHERE removed_at IS NULL`), rowKey(l.key));
     c.rowsFor(at(l.table), got, want.keys());

@@ -156,6 +156,54 @@ describe('content mirror', () => {
     expect(await rowVersions(h)).toEqual(before);
   });
 
+  it('reads the room amenity categories in both documented shapes, flat and nested, and marks nothing removed on an answer it cannot read', async () => {
+    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 0 }] } });
+    const ctx = await h.context();
+    const categories = (h.sim.referenceLists() as unknown as AnyRecord).roomAmenityCategories as {
+      name: string;
+      amenities: { code: string; name: string }[];
+    }[];
+    const expected = categories
+      .flatMap((c) => c.amenities.map((a) => ({ code: a.code, name: a.name, category_name: c.name, removed: false })))
+      .sort((a, b) => a.code.localeCompare(b.code));
+    const amenities = () => h!.sql(`SELECT code, name, category_name, removed_at IS NOT NULL AS removed FROM room_amenities ORDER BY code`);
+
+    // The specification's shape: one entry per amenity, with its group.
+    h.sim.faults.roomAmenityCategoriesShape = 'flat';
+    expect((await simGet(h, '/api/content/v1/room-amenity-categories'))[0]).toEqual({
+      group: categories[0]!.name,
+      code: categories[0]!.amenities[0]!.code,
+      name: categories[0]!.amenities[0]!.name,
+    });
+    await refreshContent(ctx, never);
+    expect(await amenities()).toEqual(expected);
+    // The OpenAPI document's shape: the same rows, none written again.
+    h.sim.faults.roomAmenityCategoriesShape = 'nested';
+    const before = await rowVersions(h);
+    await refreshContent(ctx, never);
+    expect((await rowVersions(h)).room_amenities).toEqual(before.room_amenities);
+
+    // Entries of neither shape: quarantined with the reason, nothing marked removed.
+    h.sim.faults.rewriteBody = (path) => (path.endsWith('/room-amenity-categories') ? [{ title: 'Bathroom', items: ['shower'] }] : undefined);
+    await refreshContent(ctx, never);
+    expect(await amenities()).toEqual(expected);
+    const [q] = await h.sql<AnyRecord>(`SELECT stream, entity_key, reason FROM quarantine`);
+    expect(q).toMatchObject({ stream: 'content', entity_key: 'roomAmenityCategories' });
+    expect(q!.reason).toContain('roomAmenityCategories[0]: neither a category with its amenities');
+    // A category that says nothing of its amenities (null, as the document allows) removes none of them.
+    h.sim.faults.rewriteBody = (path, body) =>
+      path.endsWith('/room-amenity-categories') ? (body as AnyRecord[]).map((c, i) => (i === 0 ? { ...c, amenities: null } : c)) : undefined;
+    await refreshContent(ctx, never);
+    expect(await amenities()).toEqual(expected);
+    // A flat list whose entries give no code yields no amenity: none is removed either.
+    h.sim.faults.rewriteBody = (path, body) =>
+      path.endsWith('/room-amenity-categories')
+        ? (body as AnyRecord[]).flatMap((c) => c.amenities.map((a: AnyRecord) => ({ group: c.name, code: null, name: a.name })))
+        : undefined;
+    await refreshContent(ctx, never);
+    expect(await amenities()).toEqual(expected);
+  });
+
   it('marks a removed room type and rate plan removed, and revives them when they return', async () => {
     h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 5 }] } });
     const ctx = await h.context();

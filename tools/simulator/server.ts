@@ -149,6 +149,13 @@ export interface Faults {
    */
   duplicatePropertyInPage: boolean;
   /**
+   * The shape of the room amenity categories (GET /v1/room-amenity-categories): `nested`, as the
+   * OpenAPI document gives it (categories `{name, amenities: [{code, name}]}`), or `flat`, as the
+   * interface specification lists the entry (`{group, code, name}`, one per amenity). Default
+   * nested.
+   */
+  roomAmenityCategoriesShape: 'nested' | 'flat';
+  /**
    * Per property id: every authenticated API request for that property (booking list, booking
    * details, content property, cancellation rules and extra-stay rules; the property id is the
    * one in the path) in one of `scopes` (default: bookingList, bookingDetails and standard)
@@ -671,6 +678,7 @@ class SimulatorImpl implements Simulator {
     malformedRuleIds: new Set(),
     duplicateContentIds: new Set(),
     duplicatePropertyInPage: false,
+    roomAmenityCategoriesShape: 'nested',
     propertyStatus: new Map(),
     stallMidBodyRate: 0,
     truncatedBodyRate: 0,
@@ -1109,7 +1117,13 @@ class SimulatorImpl implements Simulator {
       case `${CONTENT}/room-type-categories`:
         return standard(() => ({ status: 200, body: lists.roomTypeCategories }));
       case `${CONTENT}/room-amenity-categories`:
-        return standard(() => ({ status: 200, body: lists.roomAmenityCategories }));
+        return standard(() => ({
+          status: 200,
+          body:
+            this.faults.roomAmenityCategoriesShape === 'flat'
+              ? lists.roomAmenityCategories.flatMap((c) => c.amenities.map((a) => ({ group: c.name, code: a.code, name: a.name })))
+              : lists.roomAmenityCategories,
+        }));
       case `${REFERENCE_DATA}/payment-methods`:
         return standard(() => ({ status: 200, body: { paymentMethods: lists.paymentMethods } }));
       case `${REFERENCE_DATA}/property-amenity-types`:

@@ -150,8 +150,16 @@ export const extraStayRulesResponseSchema = z.looseObject({ extraStayRules: list
 const codeName = z.looseObject({ code: optString, name: optString });
 export const mealPlansSchema = z.array(codeName).nullable();
 export const roomTypeCategoriesSchema = z.array(codeName).nullable();
-/** Nested per the OpenAPI document: categories with their amenities. */
-export const roomAmenityCategoriesSchema = z.array(z.looseObject({ name: optString, amenities: list(codeName) })).nullable();
+/**
+ * Room amenity categories, in either shape the documents show: nested, as the OpenAPI document
+ * gives them (a category `{name, amenities: [{code, name}]}`, amenities nullable), or flat, as
+ * the interface specification lists the entry (`{group, code, name}`, one per amenity). Each
+ * entry is read as its own keys say (src/mapping/content.ts); `amenities` stays null when sent
+ * null: the category says nothing of its amenities.
+ */
+export const roomAmenityCategoriesSchema = z
+  .array(z.looseObject({ name: optString, amenities: z.array(codeName).nullish(), group: optString, code: optString }))
+  .nullable();
 export const paymentMethodsSchema = z.looseObject({
   paymentMethods: z.array(z.looseObject({ code: optString, type: optString })).nullish(),
 });

@@ -64,19 +64,21 @@ type Trx = Parameters<typeof upsertChanged>[0];
 
 /**
  * A validated reference list, kept as sent in reference_lists and mirrored into its typed
- * table with removal. Returns the rows written.
+ * table with removal (none when the rows are `partial`: the answer said nothing of some
+ * entries). Returns the rows written.
  */
 export async function writeReferenceList(
   trx: Trx,
   name: string,
   body: unknown,
-  mapped: { table: RemovableTable; rows: Row[] | null },
+  mapped: { table: RemovableTable; rows: Row[] | null; partial?: boolean },
   fetchedAt: Date,
 ): Promise<number> {
   await saveReferenceList(trx, name, body, hashOf(body), fetchedAt);
   const { table, rows } = mapped;
   if (rows === null) return 0;
   const written = (await upsertChanged(trx, table, rows)).size;
+  if (mapped.partial) return written;
   return (
     written +
     (await markMissingRemoved(
