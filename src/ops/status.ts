@@ -21,6 +21,7 @@ import { gatherSweeps, sweepLines, type PropertySweepStatus } from './sweep-stat
 import { freshnessByProperty } from '../store/repositories/freshness.js';
 import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './freshness.js';
 import { gatherPmsBackfill, pmsBackfillLines, type PmsBackfillStatus } from './pms-backfill-status.js';
+import { gatherRoomInventoryWithoutCodes, roomInventoryLines, type RoomInventoryWithoutCodes } from './room-inventory-status.js';
 
 export interface PropertyStatus {
   propertyId: string;
@@ -80,6 +81,8 @@ export interface StatusReport {
   pms: PmsPropertyStatus[];
   /** Per API connection, what its PMS backfill has still to read and how long that takes at its standard budget. */
   pmsBackfill: PmsBackfillStatus[];
+  /** Properties whose inventory by room type and stay units are empty for want of a PMS code, and why. */
+  roomInventoryWithoutCodes: RoomInventoryWithoutCodes[];
   /** Change events by type and state. */
   events: { eventType: string; state: string; n: number }[];
   /** Quarantined payloads by stream and cause. */
@@ -205,6 +208,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     properties,
     pms,
     pmsBackfill: await gatherPmsBackfill(db, config),
+    roomInventoryWithoutCodes: await gatherRoomInventoryWithoutCodes(db, config),
     events: await countEvents(db, KNOWN_EVENT_TYPES),
     queuePending: total,
     queueEta: formatDuration(queueEtaSeconds(total, windows)),
@@ -283,6 +287,7 @@ export function formatStatus(r: StatusReport): string[] {
   }
   out.push(...pmsReadLines(r.pms));
   out.push(...pmsBackfillLines(r.pmsBackfill));
+  out.push(...roomInventoryLines(r.roomInventoryWithoutCodes));
   if (r.events.length > 0) {
     const byState = new Map<string, number>();
     for (const e of r.events) byState.set(e.state, (byState.get(e.state) ?? 0) + e.n);

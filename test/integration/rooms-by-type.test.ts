@@ -7,6 +7,7 @@
  * connection without the integration storage shown as not granted.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { daemonEnv, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, syncOnce, SIM_CLIENT_ID, SIM_CLIENT_SECRET, type Harness } from '../helpers/harness.js';
 import { parseStorageBooking } from '../../src/provider/schemas/pms.js';
@@ -402,6 +403,36 @@ describe('rooms by type', () => {
     expect([...new Set(await asked())]).toEqual(months.filter((m) => m >= thisMonth));
     // Every month still has its row, the past ones included.
     expect(await h.sql(`SELECT count(*)::int AS n FROM stay_units WHERE property_id = $1`, [P])).toEqual([{ n: new Set(codes).size * months.length }]);
+  }, 120_000);
+
+  it('without change events no PMS code is known: status says why the inventory by room type and the stay units are empty', async () => {
+    // The integration storage has no list: its bookings and blocks, the only answers that name
+    // the PMS codes these are asked for, come with change events. Without webhooks, none.
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 10 }] } });
+    h.sim.stats.requestLog = [];
+    const env = daemonEnv(h, { allStreams: true });
+    const once = await runCli(['sync', '--once'], env);
+    expect(once.code, once.stdout + once.stderr).toBe(0);
+    expect(h.sim.stats.requestLog.filter((e) => e.path.startsWith('/api/pms-integration-storage/'))).toEqual([]);
+    const why =
+      'no integration-storage booking or inventory block is mirrored, and only they name the PMS codes these are asked for; ' +
+      'the integration storage has no list to read them from: change events bring them, and webhooks.enabled is off (see docs/first-real-sync.md, Reports that need change events)';
+    const status = await runCli(['status'], env);
+    expect(status.stdout).toContain(`property ${P}: inventory by room type and stay units empty: ${why}`);
+    const json = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { roomInventoryWithoutCodes: unknown };
+    expect(json.roomInventoryWithoutCodes).toEqual([{ propertyId: P, why }]);
+
+    // With webhooks on, and no storage event yet: the same, said so.
+    const withWebhooks = await runCli(['status'], { ...env, STAYSYNC_WEBHOOKS_ENABLED: 'true' });
+    expect(withWebhooks.stdout).toContain(`property ${P}: inventory by room type and stay units empty: `);
+    expect(withWebhooks.stdout).toContain('no integration-storage change event has named this property yet');
+
+    // Once a storage booking is mirrored, its codes are asked for, and the line goes.
+    const ctx = await h.context();
+    await storeStorageBookings(ctx, P);
+    expect(await syncOnce(ctx, { streams: 'all' })).toMatchObject({ failed: [], refreshFailures: [], fatal: undefined });
+    expect(await h.sql(`SELECT count(*)::int AS n FROM room_type_inventory_days`)).not.toEqual([{ n: 0 }]);
+    expect((await runCli(['status'], env)).stdout).not.toContain('inventory by room type and stay units empty');
   }, 120_000);
 
   it('a connection without the integration storage: both refreshes tried, then not granted, not failing', async () => {

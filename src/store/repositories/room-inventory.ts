@@ -84,6 +84,21 @@ export async function stayUnitsReadAfterMonthEnded(db: Executor, propertyId: str
   return new Set(r.rows.map((x) => x.key));
 }
 
+/**
+ * The properties whose inventory by room type or stay units refresh ran (its cursor is active)
+ * while the mirror holds no integration-storage booking and no inventory block of theirs: the
+ * only answers that name the PMS codes those are asked for.
+ */
+export async function propertiesWithoutStorageItems(db: Executor): Promise<string[]> {
+  const r = await sql<{ property_id: string }>`
+    SELECT DISTINCT c.property_id FROM sync_cursors c
+     WHERE c.stream IN ('room_type_inventory', 'stay_units') AND c.state = 'active'
+       AND NOT EXISTS (SELECT 1 FROM integration_storage_bookings b WHERE b.property_id = c.property_id)
+       AND NOT EXISTS (SELECT 1 FROM inventory_blocks i WHERE i.property_id = c.property_id)
+     ORDER BY c.property_id`.execute(db);
+  return r.rows.map((x) => x.property_id);
+}
+
 /** The elements of a JSON array (none when the value is not an array: raw is as the provider sent it). */
 const elements = (json: ReturnType<typeof sql>) => sql`jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} ELSE '[]'::jsonb END)`;
 
