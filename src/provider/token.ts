@@ -25,6 +25,14 @@ import { WaitList } from '../util/wait-list.js';
  * connection and token (a fleet's thousand connections share the provider's names).
  */
 const unknownClaimsSaid = new Set<string>();
+/** At most this many values are remembered as said: a provider that sent a new value with every token would grow the set for ever. */
+const MAX_UNKNOWN_CLAIMS_SAID = 100;
+
+/** Claim values as the log shows them: at most 20, each cut to 64 characters (the token's own size is bounded only by its reply's 64 KB). */
+function shownClaims(values: readonly string[]): string[] {
+  const shown = values.slice(0, 20).map((v) => (v.length > 64 ? `${v.slice(0, 64)}…` : v));
+  return values.length > 20 ? [...shown, `(${values.length - 20} more)`] : shown;
+}
 
 /** A token response is a few hundred bytes (a JWT and some numbers); anything much longer is not one. */
 const MAX_TOKEN_RESPONSE_BYTES = 65_536;
@@ -158,11 +166,11 @@ export class TokenManager {
    */
   private announceAccess(before: ApiAccess | undefined, now: ApiAccess): void {
     const unknown = now.unknownClaims().filter((c) => !unknownClaimsSaid.has(c));
-    if (unknown.length > 0) {
-      for (const c of unknown) unknownClaimsSaid.add(c);
+    if (unknown.length > 0 && unknownClaimsSaid.size < MAX_UNKNOWN_CLAIMS_SAID) {
+      for (const c of unknown.slice(0, MAX_UNKNOWN_CLAIMS_SAID - unknownClaimsSaid.size)) unknownClaimsSaid.add(c);
       this.opts.logger.warn(
-        { scope: 'token', unknown },
-        `the access token's api_accesses holds values staysync does not know: ${unknown.join(', ')}; ` +
+        { scope: 'token', unknown: shownClaims(unknown) },
+        `the access token's api_accesses holds values staysync does not know: ${shownClaims(unknown).join(', ')}; ` +
           'they may be the names of the APIs it only assumes, which it tries all the same (a 403 decides, per request)',
       );
     }
@@ -175,7 +183,7 @@ export class TokenManager {
     const granted = apiAreaNames.filter((a) => now.grants(a) && !tried.includes(a));
     const notGranted = apiAreaNames.filter((a) => !now.grants(a));
     this.opts.logger.info(
-      { scope: 'token', apiAccesses: now.claims, granted, notGranted, tried },
+      { scope: 'token', apiAccesses: shownClaims(now.claims), granted, notGranted, tried },
       `the access token grants ${granted.map((a) => apiAreas[a].title).join(', ') || 'no API the daemon reads'}` +
         (notGranted.length > 0 ? `; not granted: ${notGranted.map((a) => apiAreas[a].title).join(', ')} (their streams do not run)` : '') +
         (tried.length > 0 ? `; tried although the claim does not name them: ${tried.map((a) => apiAreas[a].title).join(', ')} (a 403 decides)` : ''),

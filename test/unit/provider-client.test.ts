@@ -205,6 +205,21 @@ describe('ProviderClient', () => {
     for (const [i, c] of claims.entries()) expect(logLines.join('\n')).not.toContain(jwt(c, i).split('.')[1]!);
   });
 
+  it('a claim of many long values the daemon does not know: said once, at most 20 values of 64 characters', async () => {
+    const values = Array.from({ length: 40 }, (_, i) => `provider_client_long_${i}_${'x'.repeat(1000)}`);
+    const token =
+      [{ alg: 'RS256' }, { api_accesses: ['reservation_api', ...values] }].map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.sig';
+    provider.tokenScript = [() => ({ status: 200, body: { access_token: token, expires_in: 600, token_type: 'Bearer' } })];
+    await client.access(signal());
+    const said = logLines.filter((l) => l.includes('holds values staysync does not know'));
+    expect(said).toHaveLength(1);
+    expect(said[0]!.length).toBeLessThan(4_000);
+    expect(said[0]).toContain('(20 more)');
+    // The info line of the grants is bounded alike.
+    const grants = logLines.find((l) => l.includes('the access token grants'))!;
+    expect(grants.length).toBeLessThan(4_000);
+  });
+
   it('gets a token with client credentials, caches it and reuses it across calls', async () => {
     const { page } = await client.getBookingSummaries(PROPERTY, { continueToken: 'abc/+=', count: 500 }, signal());
     expect(page.hasMoreData).toBe(true);
