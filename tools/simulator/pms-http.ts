@@ -152,19 +152,33 @@ function window(q: URLSearchParams, name: 'Modify' | 'AffectPeriod'): [string, s
 
 const isReply = (x: unknown): x is HttpReply => isObject(x) && typeof x['status'] === 'number';
 
+/** How paged answers look (Faults.pmsLegacyPageTokenKey, pmsPagesWithoutHasNextPage, pmsMaxPageItems). */
+export interface PagingShape {
+  /** The token's key is `pageToken`. */
+  legacyTokenKey: boolean;
+  /** `hasNextPage` is left out. */
+  withoutHasNextPage: boolean;
+  /** A page holds at most this many items, whatever maxPageSize asks. */
+  maxItems: number | undefined;
+}
+
 export class PmsHttp {
   constructor(
     private readonly pms: PmsModel,
-    /** Faults.pmsLegacyPageTokenKey: paged answers name the token `pageToken`. */
-    private readonly legacyTokenKey: () => boolean,
-    /** Faults.pmsPagesWithoutHasNextPage: paged answers leave `hasNextPage` out. */
-    private readonly withoutHasNextPage: () => boolean = () => false,
+    private readonly shape: () => PagingShape = () => ({ legacyTokenKey: false, withoutHasNextPage: false, maxItems: undefined }),
   ) {}
 
   private paged(listKey: string, items: unknown[], next: string | null): HttpReply {
-    const tokenKey = this.legacyTokenKey() ? 'pageToken' : 'nextPageToken';
-    const more = this.withoutHasNextPage() ? {} : { hasNextPage: next !== null };
-    return { status: 200, body: pmsEnvelope({ [listKey]: items, ...more, [tokenKey]: next }) };
+    const { legacyTokenKey, withoutHasNextPage } = this.shape();
+    const more = withoutHasNextPage ? {} : { hasNextPage: next !== null };
+    return { status: 200, body: pmsEnvelope({ [listKey]: items, ...more, [legacyTokenKey ? 'pageToken' : 'nextPageToken']: next }) };
+  }
+
+  /** maxPageSize of a first page, within what the provider serves (PagingShape.maxItems). */
+  private pageSize(q: URLSearchParams): number | HttpReply {
+    const sized = pageSize(q);
+    const cap = this.shape().maxItems;
+    return isReply(sized) || cap === undefined ? sized : Math.min(sized, Math.max(1, cap));
   }
 
   private unknownProperty(propertyId: string): HttpReply {
@@ -196,7 +210,7 @@ export class PmsHttp {
       if (!modify && !affect) {
         return pmsError(400, 'PeriodRequired', 'a Modify period or an AffectPeriod period (or both) must be given');
       }
-      const sized = pageSize(q);
+      const sized = this.pageSize(q);
       if (isReply(sized)) return sized;
       size = sized;
       query = { state };
@@ -251,7 +265,7 @@ export class PmsHttp {
       ({ roomTypeId, size, afterId } = token);
     } else {
       roomTypeId = q.get('roomTypeId') || null;
-      const sized = pageSize(q);
+      const sized = this.pageSize(q);
       if (isReply(sized)) return sized;
       size = sized;
     }
@@ -281,7 +295,7 @@ export class PmsHttp {
     } else {
       const bad = lang ? badLanguage(q) : undefined;
       if (bad) return bad;
-      const sized = pageSize(q);
+      const sized = this.pageSize(q);
       if (isReply(sized)) return sized;
       size = sized;
     }

@@ -241,6 +241,11 @@ export interface Faults {
    */
   pmsPagesWithoutHasNextPage: boolean;
   /**
+   * Paged PMS answers hold at most this many items, whatever maxPageSize asks: the document
+   * gives only the upper bound (100). Default undefined (maxPageSize, 100 when not given).
+   */
+  pmsMaxPageItems?: number;
+  /**
    * Probability that a PMS or PMS Analytics answer the simulator would serve with 200 is an
    * error envelope instead: one error `{code, message}` in `errors`, its status drawn from
    * `pmsErrorEnvelopeStatuses`. A 200 keeps the answer's keys with nothing in them (lists
@@ -749,11 +754,11 @@ class SimulatorImpl implements Simulator {
     this.dispatcher = new WebhookDispatcher(this.now, seed);
     this.pms = new PmsModel(seed, this.store.stores, this.now, this.dispatcher, this.now());
     this.store.listener = this.pms;
-    this.pmsHttp = new PmsHttp(
-      this.pms,
-      () => this.faults.pmsLegacyPageTokenKey,
-      () => this.faults.pmsPagesWithoutHasNextPage,
-    );
+    this.pmsHttp = new PmsHttp(this.pms, () => ({
+      legacyTokenKey: this.faults.pmsLegacyPageTokenKey,
+      withoutHasNextPage: this.faults.pmsPagesWithoutHasNextPage,
+      maxItems: this.faults.pmsMaxPageItems,
+    }));
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) {

@@ -86,11 +86,13 @@ describe('simulator PMS: error envelopes and warnings', () => {
   });
 });
 
-describe('simulator PMS: pages without hasNextPage', () => {
-  it('the token alone says there is more; the last page has none', async () => {
+describe('simulator PMS: pages without hasNextPage, smaller than asked', () => {
+  it('the token alone says there is more; the last page has none; pmsMaxPageItems caps every page', async () => {
     sim.faults.pmsPagesWithoutHasNextPage = true;
+    sim.faults.pmsMaxPageItems = 3;
     try {
-      const first = await get(`${PMS}/rooms`, { maxPageSize: '3' });
+      const first = await get(`${PMS}/rooms`, { maxPageSize: '100' });
+      expect(first.body['rooms']).toHaveLength(3);
       expect(first.status).toBe(200);
       expect('hasNextPage' in first.body).toBe(false);
       expect(typeof first.body['nextPageToken']).toBe('string');
@@ -103,8 +105,10 @@ describe('simulator PMS: pages without hasNextPage', () => {
       }
       expect(page.body['nextPageToken']).toBeNull();
       expect(ids).toEqual(sim.pmsRooms(P).map((r) => r.id));
+      expect((await get(`${PMS}/companies`)).body['companies']).toHaveLength(3);
     } finally {
       sim.faults.pmsPagesWithoutHasNextPage = false;
+      sim.faults.pmsMaxPageItems = undefined;
     }
   });
 });
