@@ -79,8 +79,11 @@ const propertyIdList = z.array(z.string().regex(PROPERTY_ID, PROPERTY_ID_SHAPE))
  * from an environment variable), its properties (none: all that its content lists) and, where
  * contracted, limits of its own per scope.
  */
+/** A connection's name: it is also a path segment of its webhook delivery URL (webhooks.path/<name>). */
+export const CONNECTION_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
 export const connectionSpecSchema = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a name of lower-case letters, digits, - or _ (at most 63)'),
+  name: z.string().regex(CONNECTION_NAME, 'a name of lower-case letters, digits, - or _ (at most 63)'),
   clientId: z.string().min(1).optional(),
   clientIdFile: z.string().min(1).optional(),
   clientIdEnv: z.string().min(1).optional(),

@@ -368,7 +368,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_webhook_events',
-    help: 'Change events stored, by type (the documented types; any other counts as other) and state (pending, processed, ignored, failed).',
+    help: 'Change events stored, by type (the documented types; any other counts as other) and state (pending, waiting, processed, ignored, failed).',
     labelNames: ['event_type', 'state'],
     registers: [register],
     async collect() {

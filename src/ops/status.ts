@@ -13,7 +13,7 @@ import { connectionStatus, replicaStatus, type ConnectionStatusRow } from '../st
 import { tokenCapacity } from '../provider/token-capacity.js';
 import { countQuarantined, quarantineByStream } from '../store/repositories/quarantine.js';
 import { recentRuns, type RunRow } from '../store/repositories/runs.js';
-import { countEvents } from '../store/repositories/webhook-events.js';
+import { countEvents, waitingEvents } from '../store/repositories/webhook-events.js';
 import { KNOWN_EVENT_TYPES } from '../sync/streams/events.js';
 import { estimateFirstSync, firstSyncTotals, formatDuration, queueEtaSeconds, type FirstSyncEstimate } from '../sync/runtime/progress.js';
 import { listedSoFar } from '../store/repositories/booking-summaries.js';
@@ -92,6 +92,8 @@ export interface StatusReport {
   /** Each API connection: its state and the replica syncing it. */
   connections: ConnectionStatusRow[];
   /** The processes syncing into the schema now. */
+  /** Change events kept because what they name cannot be fetched now: how many, and the commonest reasons. */
+  eventsWaiting: Awaited<ReturnType<typeof waitingEvents>>;
   replicas: Awaited<ReturnType<typeof replicaStatus>>;
   /** How many connections the token endpoint's per-IP limit carries, against how many there are. */
   tokens: { connections: number; capacity: number; explanation: string };
@@ -218,10 +220,14 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     tokens: { connections: connections.length, capacity: capacity.connections, explanation: capacity.explanation },
     lastRun: (await recentRuns(db, 1))[0] ?? null,
     lastContentRefresh: (await lastContentRefresh(db)) ?? null,
+    eventsWaiting: await waitingEvents(db, WAITING_REASONS_SHOWN),
     sweeps: await gatherSweeps(db, config, ids),
     firstSync: { ...totals, endsIn: totals.endsInSeconds === null ? null : formatDuration(totals.endsInSeconds) },
   };
 }
+
+/** The reasons of waiting change events that status names (each with its count); the rest are counted together. */
+const WAITING_REASONS_SHOWN = 5;
 
 const stateLabel: Record<string, string> = { token_lost: 'TOKEN LOST', failing: 'FAILING', retrying: 'retrying', not_granted: 'not granted' };
 const connectionLabel: Record<string, string> = { token_lost: 'TOKEN LOST', credentials_refused: 'CREDENTIALS REFUSED', failed: 'FAILED' };
@@ -301,6 +307,13 @@ export function formatStatus(r: StatusReport): string[] {
     );
   }
   const c = r.lastContentRefresh;
+  const w = r.eventsWaiting;
+  if (w.total > 0) {
+    out.push(`Change events kept until what they name can be fetched (${w.total}):`);
+    for (const x of w.reasons) out.push(`  ${x.n} × ${x.reason.slice(0, 300)}; next look ${x.nextAt.toISOString()}`);
+    const shown = w.reasons.reduce((n, x) => n + x.n, 0);
+    if (shown < w.total) out.push(`  ${w.total - shown} more, for other reasons.`);
+  }
   out.push(
     c
       ? `Content: last refresh started ${c.startedAt.toISOString()}, ${c.outcome ?? 'running or interrupted'}` +

@@ -2,6 +2,12 @@
  * The receiver of the provider's change events, on a listener of its own (webhooks.host,
  * webhooks.port, path webhooks.path).
  *
+ * Webhooks are configured per API connection (in one property's settings), so each connection
+ * may get a delivery URL of its own, webhooks.path/<connection>: its events are stored with the
+ * connection's name, which is how an integration-storage event (it names no property) finds
+ * the properties it may be about. webhooks.path alone stays valid: it names the connection when
+ * only one is configured, none otherwise. A name that is not a connection's is refused with 404.
+ *
  * The provider POSTs a JSON array (a batch) of up to 1,000 events and delivers the next batch
  * only after a 2xx; it redelivers a batch on any other answer, forever. So:
  * - authentication as the hotelier configured it (none, header API-KEY, or HTTP Basic); a
@@ -19,7 +25,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Config } from '../config/config.js';
+import { CONNECTION_NAME, type Config } from '../config/config.js';
 import type { Logger } from '../util/log.js';
 import { webhookEventSchema } from '../provider/schemas/pms.js';
 import { describeIssues } from '../provider/schemas/bookings.js';
@@ -38,6 +44,8 @@ export interface StoreResult {
 
 export interface WebhookReceiverOptions {
   config: Config['webhooks'];
+  /** The names of the connections configured now (a connections directory may change them). */
+  connections(): readonly string[];
   /**
    * Commits the events (any replica may: an event id is stored once) and quarantines the
    * `invalid` ones; events the database refuses for their content are quarantined too and
@@ -111,8 +119,21 @@ function readBody(req: IncomingMessage, max: number): Promise<string | typeof TO
   });
 }
 
-/** Handles one POST to the webhook path. */
-export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, opts: WebhookReceiverOptions): Promise<void> {
+/**
+ * What a request path names: `{ connection: null }` for webhooks.path itself, the connection of
+ * webhooks.path/<connection>, `badName` when what follows is not shaped as a connection name,
+ * or undefined for any other path.
+ */
+export function deliveryPath(path: string, base: string): { connection: string | null } | 'badName' | undefined {
+  if (path === base) return { connection: null };
+  const prefix = base.endsWith('/') ? base : `${base}/`;
+  if (!path.startsWith(prefix)) return undefined;
+  const name = path.slice(prefix.length);
+  return CONNECTION_NAME.test(name) ? { connection: name } : 'badName';
+}
+
+/** Handles one POST to the webhook path; `named` is the connection its path names (deliveryPath), or null. */
+export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, opts: WebhookReceiverOptions, named: string | null = null): Promise<void> {
   const answer = (status: number, body: unknown) => reply(res, status, JSON.stringify(body), 'application/json; charset=utf-8');
   const log = opts.logger;
   const max = opts.config.maxBodyBytes;
@@ -126,6 +147,16 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
       { 'www-authenticate': opts.config.auth === 'basic' ? 'Basic realm="staysync"' : 'API-KEY' },
     );
   }
+  // After the credentials: who may not post learns nothing of which names are connections.
+  const configured = opts.connections();
+  if (named !== null && !configured.includes(named)) {
+    log.warn({ connection: named }, 'webhook batch refused: the delivery URL names a connection that is not configured (404, read nothing)');
+    return refuseAndCloseJson(req, res, 404, {
+      error: `no API connection named ${named} is configured here: the delivery URL of a connection is ${opts.config.path}/<its name>`,
+    });
+  }
+  // webhooks.path alone names the connection when there is only one.
+  const connection = named ?? (configured.length === 1 ? configured[0]! : null);
   const tooLarge = { error: `the body is larger than ${max} bytes (webhooks.maxBodyBytes); a batch of 1,000 events takes a fraction of it` };
   const announced = Number(req.headers['content-length']);
   if (Number.isFinite(announced) && announced > max) {
@@ -177,6 +208,7 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
       payload: e.data.payload,
       propertyId: t.propertyId,
       entityKey: t.key,
+      connection,
     });
   });
 
@@ -205,7 +237,7 @@ export async function receiveWebhook(req: IncomingMessage, res: ServerResponse, 
   return answer(200, { stored: counts.stored, duplicates: counts.duplicates });
 }
 
-/** The webhook receiver's listener: POST at webhooks.path, nothing else. */
+/** The webhook receiver's listener: POST at webhooks.path or webhooks.path/<connection>, nothing else. */
 export function webhookListener(opts: WebhookReceiverOptions): HttpListener {
   return new HttpListener(
     {
@@ -216,10 +248,14 @@ export function webhookListener(opts: WebhookReceiverOptions): HttpListener {
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
     },
     (req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path !== opts.config.path) return refuseAndCloseJson(req, res, 404, { error: 'not found' });
+      const delivery = deliveryPath((req.url ?? '/').split('?')[0]!, opts.config.path);
+      if (delivery === undefined) return refuseAndCloseJson(req, res, 404, { error: 'not found' });
+      if (delivery === 'badName')
+        return refuseAndCloseJson(req, res, 404, {
+          error: `not found: after ${opts.config.path}/ comes the name of an API connection (lower-case letters, digits, - or _; at most 63)`,
+        });
       if (req.method !== 'POST') return refuseAndCloseJson(req, res, 405, { error: 'method not allowed: POST a batch of events' }, { allow: 'POST' });
-      receiveWebhook(req, res, opts).catch((err: unknown) => {
+      receiveWebhook(req, res, opts, delivery.connection).catch((err: unknown) => {
         opts.logger.error({ err: (err as Error).message }, 'webhook receiver failed');
         if (!res.headersSent)
           reply(res, 503, JSON.stringify({ error: 'the events could not be stored now; deliver the batch again' }), 'application/json; charset=utf-8');

@@ -187,7 +187,7 @@ export const COLUMNS_WITHOUT_PERSONAL_DATA: Readonly<Record<string, readonly str
   content_refreshes: ['outcome', 'error', 'connection'],
   mirror_settings: ['name', 'value'],
   quarantine: ['stream', 'property_id', 'entity_key', 'reason', 'reason_hash', 'connection'],
-  webhook_events: ['event_id', 'event_type', 'property_id', 'entity_key', 'state', 'last_error'],
+  webhook_events: ['event_id', 'event_type', 'property_id', 'entity_key', 'state', 'last_error', 'connection'],
   kysely_migration: ['name', 'timestamp'],
   kysely_migration_lock: ['id'],
   // Readers and erasures: roles, keyed hashes and counts, never the erased values.

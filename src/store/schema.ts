@@ -701,6 +701,8 @@ export interface WebhookEventsTable {
   next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
   last_error: string | null;
   synced_at: SyncedAt;
+  /** The API connection the delivery URL named (migrations/0026_storage_events.sql). */
+  connection: string | null;
 }
 
 export interface IntegrationStorageBookingsTable {

@@ -106,8 +106,11 @@ export type RunOutcome = (typeof runOutcomes)[number];
 export const refreshOutcomes = ['ok', 'failed', 'stopped', 'killed'] as const;
 export type RefreshOutcome = (typeof refreshOutcomes)[number];
 
-/** A received change event (webhook_events.state). */
-export const webhookEventStates = ['pending', 'processed', 'ignored', 'failed'] as const;
+/**
+ * A received change event (webhook_events.state). `waiting`: kept, because what it names cannot
+ * be fetched now (its area not granted, its property not found); looked at again later.
+ */
+export const webhookEventStates = ['pending', 'waiting', 'processed', 'ignored', 'failed'] as const;
 export type WebhookEventState = (typeof webhookEventStates)[number];
 
 /** An API connection (sync_connections.state): `waiting` while no replica holds it. */

@@ -151,17 +151,48 @@ describe('change events', () => {
         );
         expect(Date.now() - changedAt).toBeLessThan(5_000);
       }
-      // Integration storage: a booking and an inventory block announced by their events.
+      // Integration storage: a booking and an inventory block announced by their events, which
+      // carry the id only, as documented. The URL of old (webhooks.path) names the only connection,
+      // which follows one property: that is theirs.
       const stored = h.sim.integrationStorageBookings('500100')[0]!;
       const block = h.sim.inventoryBlocks('500100')[0]!;
       h.sim.touchIntegrationStorageBooking('500100', stored.id);
       h.sim.touchInventoryBlock('500100', block.id);
-      await waitFor(
-        'the storage booking and the block',
-        async () =>
-          (await count(`SELECT count(*) AS n FROM integration_storage_bookings WHERE booking_id = $1`, [stored.id])) === 1 &&
-          (await count(`SELECT count(*) AS n FROM inventory_blocks WHERE inventory_block_id = $1`, [block.id])) === 1,
+      const storageEvents = `SELECT event_type, payload, state, last_error FROM webhook_events WHERE event_type LIKE 'pms_integration_storage:%' ORDER BY event_type`;
+      // (Not acted on in time: the comparison below shows them as they are.)
+      const announced = (rows: { payload: Record<string, unknown> }[]) =>
+        rows.some((e) => e.payload['bookingId'] === stored.id) && rows.some((e) => e.payload['inventoryBlockId'] === block.id);
+      await waitFor('the storage events acted on', async () => {
+        const rows = await h!.sql<{ state: string; payload: Record<string, unknown> }>(storageEvents);
+        return announced(rows) && rows.every((e) => e.state !== 'pending');
+      }).catch(() => undefined);
+      // (Check-ins of reservations that have a storage booking announced theirs too.)
+      const acted = await h.sql<{ event_type: string; payload: unknown; state: string; last_error: string | null }>(storageEvents);
+      expect(acted).toEqual(
+        expect.arrayContaining([
+          { event_type: 'pms_integration_storage:booking_changed', payload: { bookingId: stored.id }, state: 'processed', last_error: null },
+          { event_type: 'pms_integration_storage:inventory_block_changed', payload: { inventoryBlockId: block.id }, state: 'processed', last_error: null },
+        ]),
       );
+      expect(acted.filter((e) => e.state !== 'processed')).toEqual([]);
+      // The property found is written into the events, with the connection their URL named.
+      expect(await h.sql(`SELECT DISTINCT property_id, connection FROM webhook_events WHERE event_type LIKE 'pms_integration_storage:%'`)).toEqual([
+        { property_id: '500100', connection: 'default' },
+      ]);
+      expect(await count(`SELECT count(*) AS n FROM integration_storage_bookings WHERE booking_id = $1 AND property_id = '500100'`, [stored.id])).toBe(1);
+      expect(await count(`SELECT count(*) AS n FROM inventory_blocks WHERE inventory_block_id = $1 AND property_id = '500100'`, [block.id])).toBe(1);
+      // The only property: no request to find it, one fetch each, none answered 404.
+      const storageReads = h.sim.stats.requestLog.filter((e) => /^\/api\/pms-integration-storage\/.*\/(bookings|blocks)\//.test(e.path));
+      expect(
+        storageReads.filter((e) => e.path.endsWith(`/bookings/${stored.id}`) || e.path.endsWith(`/blocks/${block.id}`)).map((e) => [e.path, e.status]),
+      ).toEqual(
+        expect.arrayContaining([
+          [`/api/pms-integration-storage/v1/properties/500100/bookings/${stored.id}`, 200],
+          [`/api/pms-integration-storage/v1/properties/500100/inventories/blocks/${block.id}`, 200],
+        ]),
+      );
+      expect(storageReads).toHaveLength(acted.length);
+      expect(storageReads.filter((e) => e.status !== 200)).toEqual([]);
       const [row] = await h.sql<{ updated_at: Date; raw: unknown }>('SELECT updated_at, raw FROM integration_storage_bookings WHERE booking_id = $1', [
         stored.id,
       ]);

@@ -59,8 +59,36 @@ describe('what an event names', () => {
       kind: 'inventoryBlock',
       key: '12345',
     });
-    expect(eventTarget('pms_integration_storage:inventory_changed', { PropertyId: '2490' })).toEqual({ kind: 'other', propertyId: '2490', key: null });
+    expect(eventTarget('pms_integration_storage:inventory_changed', { PropertyId: '2490' })).toEqual({
+      kind: 'roomTypeInventory',
+      propertyId: '2490',
+      key: null,
+    });
     expect(eventTarget('webpms:create_booking', null)).toEqual({ kind: 'pmsReservation', propertyId: null, key: null });
+  });
+
+  it('reads the storage events as documented: the id to fetch, and no property', () => {
+    expect(eventTarget('pms_integration_storage:booking_changed', { bookingId: '606541' })).toEqual({
+      kind: 'storageBooking',
+      propertyId: null,
+      key: '606541',
+    });
+    expect(eventTarget('pms_integration_storage:inventory_block_changed', { inventoryBlockId: '12345' })).toEqual({
+      kind: 'inventoryBlock',
+      propertyId: null,
+      key: '12345',
+    });
+    expect(eventTarget('pms_integration_storage:inventory_changed', {})).toEqual({ kind: 'roomTypeInventory', propertyId: null, key: null });
+  });
+
+  it('takes no id that is not one: too long, empty, with spaces or control characters', () => {
+    for (const bad of ['x'.repeat(101), '', 'a b', 'a\u0000b', '../../x y'])
+      expect(eventTarget('pms_integration_storage:booking_changed', { bookingId: bad, propertyId: bad })).toEqual({
+        kind: 'storageBooking',
+        propertyId: null,
+        key: null,
+      });
+    expect(eventTarget('pms_integration_storage:booking_changed', { bookingId: 'x'.repeat(100) }).key).toBe('x'.repeat(100));
   });
 });
 

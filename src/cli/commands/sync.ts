@@ -81,6 +81,8 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
     mode === 'daemon' && config.webhooks.enabled
       ? webhookListener({
           config: config.webhooks,
+          // The fleet's once it runs (a connections directory may change them), the start's before.
+          connections: () => (fleet.configuredNames.length > 0 ? fleet.configuredNames : connections.map((c) => c.name)),
           // Any replica stores what it receives (an event id is stored once); the connection that follows the property processes it.
           // What is kept of them follows the personal-data policy and the erasure list, as for every guest payload.
           store: (events, invalid) => storeReceivedEvents(h.db, events, invalid, config.pms.personalData),

@@ -56,7 +56,7 @@ export async function registerReplica(db: Executor, r: ReplicaRow, ttlMs: number
  * replica still holds renewed (with their epochs), how many other daemon replicas are alive,
  * and which of those connections have work due that their idle drains may not know of: detail
  * or PMS fetches, or change events (received by another replica, or put there by another
- * process). `unroutedEvents`: change events of properties no connection follows are pending.
+ * process). `unroutedEvents`: change events no connection follows are due.
  * One index probe per connection and queue: the drains sleep while nothing is due.
  */
 export async function heartbeat(
@@ -84,10 +84,15 @@ export async function heartbeat(
      WHERE EXISTS (SELECT 1 FROM booking_detail_queue q WHERE q.connection = c AND q.next_attempt_at <= now())
         OR EXISTS (SELECT 1 FROM pms_reservation_queue q WHERE q.connection = c AND q.next_attempt_at <= now())
         OR EXISTS (SELECT 1 FROM webhook_events e JOIN sync_cursors s ON s.property_id = e.property_id
-                    WHERE s.connection = c AND e.state = 'pending' AND e.next_attempt_at <= now())
+                    WHERE s.connection = c AND e.state IN ('pending', 'waiting') AND e.next_attempt_at <= now())
+        OR EXISTS (SELECT 1 FROM webhook_events e
+                    WHERE e.property_id IS NULL AND e.connection = c AND e.state IN ('pending', 'waiting') AND e.next_attempt_at <= now())
     UNION ALL
     SELECT 'unrouted', NULL, NULL, NULL WHERE EXISTS (
-      SELECT 1 FROM webhook_events e WHERE e.state = 'pending' AND NOT EXISTS (SELECT 1 FROM sync_cursors s WHERE s.property_id = e.property_id))`.execute(db);
+      SELECT 1 FROM webhook_events e WHERE e.state IN ('pending', 'waiting') AND e.next_attempt_at <= now()
+         AND NOT EXISTS (SELECT 1 FROM sync_cursors s WHERE s.property_id = e.property_id OR (e.property_id IS NULL AND s.connection = e.connection)))`.execute(
+    db,
+  );
   return {
     renewed: new Map(rows.rows.filter((x) => x.kind === 'lease').map((x) => [x.connection!, x.epoch!])),
     otherDaemons: Number(rows.rows.find((x) => x.kind === 'live')?.live ?? 0),

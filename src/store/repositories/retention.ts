@@ -186,6 +186,6 @@ export async function expirePayloads(
   const q = await sql`UPDATE quarantine SET raw_body = ${opts.expired}
      WHERE stream = ANY(${opts.streams}::text[]) AND last_seen_at < ${opts.before} AND raw_body <> ${opts.expired} AND ${mine('property_id')}`.execute(trx);
   const w = await sql`UPDATE webhook_events SET payload = NULL
-     WHERE state <> 'pending' AND received_at < ${opts.before} AND payload IS NOT NULL AND ${mine('property_id')}`.execute(trx);
+     WHERE state NOT IN ('pending', 'waiting') AND received_at < ${opts.before} AND payload IS NOT NULL AND ${mine('property_id')}`.execute(trx);
   return { quarantine: Number(q.numAffectedRows ?? 0), webhook_events: Number(w.numAffectedRows ?? 0) };
 }

@@ -2,7 +2,12 @@
  * webhook_events: the provider's change events as the receiver stored them, and their way to
  * processed, ignored or failed. A redelivered event is stored once (its id is the key); an
  * event the database refuses for its content goes to the quarantine instead, with the reason;
- * events that are no longer pending are deleted after webhooks.retainEventsDays.
+ * an event that cannot be acted on now waits (`waiting`) and is looked at again; events that
+ * are neither pending nor waiting are deleted after webhooks.retainEventsDays.
+ *
+ * An event is routed to the connection that follows its property (sync_cursors) or, while its
+ * property is not known (an integration-storage event names none), to the connection its
+ * delivery URL named (`connection`).
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
@@ -18,6 +23,8 @@ export interface NewEvent {
   payload: unknown;
   propertyId: string | null;
   entityKey: string | null;
+  /** The API connection the delivery URL named (webhooks.path/<connection>); absent or null: none. */
+  connection?: string | null;
 }
 
 /** An event that is not stored: its place in the batch, its id when it has one, why, and the event as received. */
@@ -41,6 +48,7 @@ export async function insertWebhookEvents(trx: Executor, events: NewEvent[]): Pr
         payload: e.payload === null || e.payload === undefined ? null : JSON.stringify(e.payload),
         property_id: e.propertyId,
         entity_key: e.entityKey,
+        connection: e.connection ?? null,
       })),
     )
     .onConflict((oc) => oc.column('event_id').doNothing())
@@ -114,31 +122,47 @@ export interface StoredEvent {
   payload: Record<string, unknown> | null;
   propertyId: string | null;
   entityKey: string | null;
+  /** The API connection the delivery URL named, or null. */
+  connection: string | null;
+  state: 'pending' | 'waiting';
   attempts: number;
-  /** Whether a connection of this schema follows the event's property (it has a cursor). */
+  /**
+   * Whether a connection of this schema follows the event's property (it has a cursor); for an
+   * event whose property is not known yet, whether its connection follows any.
+   */
   followed: boolean;
 }
 
+/** The events the drains take: pending ones, and waiting ones when they are looked at again. */
+const OPEN = sql<boolean>`state IN ('pending', 'waiting')`;
+
+/** SQL: the event is `connection`'s: a property it follows, or no property and the connection its URL named. */
+function routedTo(connection: string) {
+  return sql<boolean>`(property_id IN (SELECT property_id FROM sync_cursors WHERE connection = ${connection}) OR (property_id IS NULL AND connection = ${connection}))`;
+}
+
+/** SQL: some connection follows the event's property (or, with none known, the connection its URL named follows something). */
+const FOLLOWED = sql<boolean>`(CASE WHEN property_id IS NULL THEN coalesce(connection IN (SELECT connection FROM sync_cursors), false)
+                                   ELSE property_id IN (SELECT property_id FROM sync_cursors) END)`;
+
 /**
- * Pending events due now, oldest first, of the properties `route.connection` follows (per
- * sync_cursors); with `route.unrouted`, also those of properties no connection follows (or
- * that name none) once they have waited `unfollowedAfterMs` for a connection to follow them:
- * they are kept and counted, never fetched.
+ * Pending and waiting events due now, oldest first, routed to `route.connection` (routedTo);
+ * with `route.unrouted`, also those no connection follows once they have waited
+ * `unfollowedAfterMs` for a connection to follow them: kept and counted, never fetched.
  */
 export async function nextDueEvents(
   db: Executor,
   limit: number,
   route: { connection: string; unrouted: boolean; unfollowedAfterMs: number },
 ): Promise<StoredEvent[]> {
-  const mine = sql<boolean>`property_id IN (SELECT property_id FROM sync_cursors WHERE connection = ${route.connection})`;
-  const followed = sql<boolean>`coalesce(property_id IN (SELECT property_id FROM sync_cursors), false)`;
+  const mine = routedTo(route.connection);
   const waited = sql<boolean>`received_at <= now() - ${`${route.unfollowedAfterMs} milliseconds`}::interval`;
   const rows = await db
     .selectFrom('webhook_events')
-    .select(['event_id', 'event_type', 'creation_time', 'payload', 'property_id', 'entity_key', 'attempts', followed.as('followed')])
-    .where('state', '=', 'pending')
+    .select(['event_id', 'event_type', 'creation_time', 'payload', 'property_id', 'entity_key', 'connection', 'state', 'attempts', FOLLOWED.as('followed')])
+    .where(OPEN)
     .where('next_attempt_at', '<=', sql<Date>`now()`)
-    .where(route.unrouted ? sql<boolean>`(${mine} OR (NOT ${followed} AND ${waited}))` : mine)
+    .where(route.unrouted ? sql<boolean>`(${mine} OR (NOT ${FOLLOWED} AND ${waited}))` : mine)
     .orderBy('creation_time')
     .orderBy('received_at')
     .limit(limit)
@@ -150,25 +174,27 @@ export async function nextDueEvents(
     payload: (r.payload as Record<string, unknown> | null) ?? null,
     propertyId: r.property_id,
     entityKey: r.entity_key,
+    connection: r.connection,
+    state: r.state === 'waiting' ? 'waiting' : 'pending',
     attempts: r.attempts,
     followed: r.followed,
   }));
 }
 
 /**
- * How long until the next pending event `route` takes falls due (0 when one is due now), or
- * undefined when there is none: how long an idle event drain may sleep when nothing wakes it.
- * An event of a property no connection follows falls due for the unrouted route
- * unfollowedAfterMs after it was received.
+ * How long until the next pending or waiting event `route` takes falls due (0 when one is due
+ * now), or undefined when there is none: how long an idle event drain may sleep when nothing
+ * wakes it. An event no connection follows falls due for the unrouted route unfollowedAfterMs
+ * after it was received.
  */
 export async function msUntilNextEvent(db: Executor, route: { connection: string; unrouted: boolean; unfollowedAfterMs: number }): Promise<number | undefined> {
   const wait = `${route.unfollowedAfterMs} milliseconds`;
   const r = await sql<{ ms: number | null }>`
     SELECT (extract(epoch FROM min(due) - now()) * 1000)::float8 AS ms
-      FROM (SELECT CASE WHEN property_id IN (SELECT property_id FROM sync_cursors WHERE connection = ${route.connection}) THEN next_attempt_at
-                        WHEN ${route.unrouted} AND NOT coalesce(property_id IN (SELECT property_id FROM sync_cursors), false)
+      FROM (SELECT CASE WHEN ${routedTo(route.connection)} THEN next_attempt_at
+                        WHEN ${route.unrouted} AND NOT ${FOLLOWED}
                         THEN GREATEST(next_attempt_at, received_at + ${wait}::interval) END AS due
-              FROM webhook_events WHERE state = 'pending') e`.execute(db);
+              FROM webhook_events WHERE ${OPEN}) e`.execute(db);
   const ms = r.rows[0]?.ms;
   return ms === null || ms === undefined ? undefined : Math.max(0, ms);
 }
@@ -223,19 +249,121 @@ export async function deferEvents(db: Executor, eventIds: string[], delayMs: num
     .updateTable('webhook_events')
     .set({ next_attempt_at: sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval`, synced_at: sql`now()` })
     .where('event_id', 'in', eventIds)
-    .where('state', '=', 'pending')
+    .where(OPEN)
     .execute();
 }
 
 /**
- * Deletes up to `batch` events that are no longer pending and were received more than
- * `retainDays` days ago; returns how many. Small batches: each is a short transaction.
+ * Events kept because what they name cannot be fetched now (`reason`): `waiting`, looked at
+ * again after `delayMs`; `attempt` counts one more try that found nothing.
+ */
+export async function waitEvents(db: Executor, eventIds: string[], delayMs: number, reason: string, attempt: boolean): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db
+    .updateTable('webhook_events')
+    .set({
+      state: 'waiting',
+      attempts: attempt ? sql`attempts + 1` : sql`attempts`,
+      next_attempt_at: sql`now() + ${`${Math.round(delayMs)} milliseconds`}::interval`,
+      last_error: reason.slice(0, 1000),
+      synced_at: sql`now()`,
+    })
+    .where('event_id', 'in', eventIds)
+    .where(OPEN)
+    .execute();
+}
+
+/**
+ * The property found for events that named none, written into them. With `reroute`, they are
+ * pending again at once: the connection that follows the property takes them.
+ */
+export async function placeEvents(db: Executor, eventIds: string[], propertyId: string, reroute: boolean): Promise<void> {
+  if (eventIds.length === 0) return;
+  let q = db.updateTable('webhook_events').set({ property_id: propertyId, synced_at: sql`now()` });
+  if (reroute) q = q.set({ state: 'pending', next_attempt_at: sql`now()` });
+  await q.where('event_id', 'in', eventIds).execute();
+}
+
+/** The properties a connection follows (its cursors): where an event that names no property may be about. */
+export async function followedPropertyIds(db: Executor, connection: string): Promise<string[]> {
+  const rows = await db.selectFrom('sync_cursors').select('property_id').distinct().where('connection', '=', connection).orderBy('property_id').execute();
+  return rows.map((r) => r.property_id);
+}
+
+/**
+ * The properties whose mirrored copy holds this integration-storage booking or inventory block
+ * id, among `propertyIds` (null: any): what an earlier fetch found costs no request again.
+ */
+export async function propertiesHolding(
+  db: Executor,
+  kind: 'storageBooking' | 'inventoryBlock',
+  key: string,
+  propertyIds: readonly string[] | null,
+): Promise<string[]> {
+  const { table, key: column } = refreshedTables[kind];
+  const among = propertyIds === null ? sql`true` : sql`property_id = ANY(${[...propertyIds]}::text[])`;
+  const r = await sql<{ property_id: string }>`
+    SELECT DISTINCT property_id FROM ${sql.table(table)} WHERE ${sql.id(column)} = ${key} AND ${among} ORDER BY 1 LIMIT 2`.execute(db);
+  return r.rows.map((x) => x.property_id);
+}
+
+/**
+ * Until when, and why, another event of the same type and id through the same connection waits
+ * because no property had it: an event that comes meanwhile joins it rather than asking every
+ * property again. Undefined when none waits.
+ */
+export async function unplacedWaitUntil(
+  db: Executor,
+  connection: string,
+  eventType: string,
+  key: string,
+  except: string[],
+): Promise<{ until: Date; reason: string } | undefined> {
+  const r = await db
+    .selectFrom('webhook_events')
+    .select(['next_attempt_at', 'last_error'])
+    .where('state', '=', 'waiting')
+    .where('property_id', 'is', null)
+    .where('connection', '=', connection)
+    .where('event_type', '=', eventType)
+    .where('entity_key', '=', key)
+    .where('event_id', 'not in', except.length > 0 ? except : [''])
+    .where('next_attempt_at', '>', sql<Date>`now()`)
+    .orderBy('next_attempt_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return r ? { until: r.next_attempt_at, reason: r.last_error ?? 'waits with an earlier event of the same id' } : undefined;
+}
+
+export interface WaitingEvents {
+  /** Why they wait (their last_error). */
+  reason: string;
+  n: number;
+  /** When the first of them is looked at again. */
+  nextAt: Date;
+}
+
+/** Waiting events by reason, the most common first (status): what is kept and why. */
+export async function waitingEvents(db: Executor, limit: number): Promise<{ total: number; reasons: WaitingEvents[] }> {
+  const r = await sql<{ reason: string; n: string; next_at: Date; total: string }>`
+    SELECT coalesce(last_error, '') AS reason, count(*) AS n, min(next_attempt_at) AS next_at, sum(count(*)) OVER () AS total
+      FROM webhook_events WHERE state = 'waiting' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${limit}`.execute(db);
+  return {
+    total: Number(r.rows[0]?.total ?? 0),
+    reasons: r.rows.map((x) => ({ reason: x.reason, n: Number(x.n), nextAt: new Date(x.next_at) })),
+  };
+}
+
+/**
+ * Deletes up to `batch` events that are neither pending nor waiting and were received more
+ * than `retainDays` days ago; returns how many. Small batches: each is a short transaction.
+ * A waiting event stays until what it announces is fetched.
  */
 export async function purgeWebhookEvents(db: Executor, retainDays: number, batch: number): Promise<number> {
   const r = await sql`
     DELETE FROM webhook_events WHERE event_id IN (
       SELECT event_id FROM webhook_events
-       WHERE state <> 'pending' AND received_at < now() - make_interval(days => ${retainDays})
+       WHERE state NOT IN ('pending', 'waiting') AND received_at < now() - make_interval(days => ${retainDays})
        LIMIT ${batch})`.execute(db);
   return Number(r.numAffectedRows ?? 0);
 }

@@ -41,6 +41,10 @@ export class SyncCounters {
   webhookEventsCovered = 0;
   /** Times events waited for their property's turn (webhooks.eventFetchesPerProperty). */
   webhookEventsDeferred = 0;
+  /** Times events were kept waiting: what they name cannot be fetched now (area not granted, no property has the id, a refusal). */
+  webhookEventsWaiting = 0;
+  /** Requests that asked a property of the connection for a storage booking or block an event named without its property. */
+  webhookPropertyLookups = 0;
 
   toJSON(): Record<string, number> {
     return Object.fromEntries(Object.entries(this).filter(([, v]) => typeof v === 'number'));

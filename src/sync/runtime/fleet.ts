@@ -191,6 +191,11 @@ export class Fleet {
     return [...this.runtimes.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** Every connection the configuration defines now, by name, whichever replica syncs it (empty before run). */
+  get configuredNames(): string[] {
+    return [...this.configured.keys()];
+  }
+
   /** True once the connections were started and the run was not stopped. */
   get running(): boolean {
     return this.started && !this.inner.signal.aborted;

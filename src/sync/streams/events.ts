@@ -9,12 +9,26 @@
  *   when the booking list knows the booking;
  * - `pms_integration_storage:booking_changed`: the integration-storage booking, with its
  *   channels and nights (revenue per room stay and stay date);
- * - `pms_integration_storage:inventory_block_changed`: the inventory block, with its days.
+ * - `pms_integration_storage:inventory_block_changed`: the inventory block, with its days;
+ * - `pms_integration_storage:inventory_changed`: the property's inventory per room type and
+ *   night (room-inventory.ts), at most once a minute per property.
  * Events of one claim that name the same thing share one refresh.
  * An event is marked processed in the transaction that writes its refresh, so an event whose
  * refresh did not commit (crash, stop, outage) is processed after a restart. Other types are
  * kept and counted as `ignored`; a refresh that cannot succeed is `failed` with its reason.
  * Events never replace polling: what a lost event announced, the next search finds.
+ *
+ * Nothing but these events announces a storage booking or a block (no list of them exists), so
+ * such an event is never given up while the mirror lacks what it names: when it cannot be acted
+ * on now (the storage API not granted, a refusal, an id no property has) it is `waiting`, and
+ * looked at again later (at once when the area is granted at the next look).
+ *
+ * The storage events carry the id to fetch and, as documented, no property. The property is the
+ * one of the event's connection (its delivery URL, webhooks.path/<connection>) whose mirror
+ * already holds the id, else the connection's only property, else the first of its properties
+ * that does not answer 404 when asked in turn (placeStorageEvents): at most one request per
+ * property of the connection per unknown id, behind the backfill and paced per connection; the
+ * answer is then in the mirror, so later events of that id cost nothing to place.
  *
  * Anyone who can reach the receiver can name any property and any booking, so events cannot
  * spend the provider budget beyond a bound:
@@ -41,23 +55,30 @@ import {
   deferEvents,
   eventAgainLater,
   finishEvent,
+  followedPropertyIds,
   mirroredReadAt,
   msUntilNextEvent,
   nextDueEvents,
+  placeEvents,
+  propertiesHolding,
   purgeWebhookEvents,
+  unplacedWaitUntil,
+  waitEvents,
   type StoredEvent,
 } from '../../store/repositories/webhook-events.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { describeDatabaseError, FenceLostError } from '../../store/errors.js';
-import { InvalidPayloadError, NotFoundError } from '../../provider/errors.js';
+import { InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
+import { apiAreas } from '../../provider/api-access.js';
 import { parseInventoryBlock, parseStorageBooking } from '../../provider/schemas/pms.js';
 import { IdlePause } from '../../util/wait-list.js';
 import type { Trx } from '../../store/types.js';
 import type { InventoryBlockRows, StorageBookingRows } from '../../store/schema.js';
 import type { SyncContext } from '../runtime/context.js';
-import { fetchRetryDelayMs } from '../runtime/fetch-drain.js';
+import { fetchRetryDelayMs, parkedRetryDelayMs } from '../runtime/fetch-drain.js';
 import { classify } from '../runtime/failures.js';
 import { fetchPmsReservation, PMS_PRIORITY, writePmsReservation } from './pms-reservations.js';
+import { refreshRoomTypeInventory } from './room-inventory.js';
 import type { EngineMode, QueueDrain, QueueStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 
@@ -97,23 +118,46 @@ const BOOKING_EVENTS = new Set([
 ]);
 /** A 404 is asked once more after this (the event may come before the data is readable), behind the backfill. */
 const NOT_FOUND_RETRY_MS = 2_000;
+/** Properties named in a log line or a reason: a connection may have hundreds. */
+const NAMED_PROPERTIES_MAX = 10;
+/** Ids the provider names are opaque text; anything longer, or not printable, is not an id. */
+const ID_TEXT = /^[\x21-\x7e]{1,100}$/;
 /** How often the first connection deletes events past webhooks.retainEventsDays, and how many per transaction. */
 const PURGE_EVERY_MS = 3_600_000;
 const PURGE_BATCH = 5_000;
 
 export type EventTarget =
   | { kind: 'pmsReservation' | 'storageBooking' | 'inventoryBlock'; propertyId: string | null; key: string | null }
-  | { kind: 'other'; propertyId: string | null; key: null };
+  | { kind: 'roomTypeInventory' | 'other'; propertyId: string | null; key: null };
 
-/** A payload field by any of `names`, compared without case (the documents give PascalCase for webpms events only). */
+/** The targets that are the integration storage's, whose area an event needs granted. */
+type StorageKind = 'storageBooking' | 'inventoryBlock' | 'roomTypeInventory';
+const isStorageKind = (kind: EventTarget['kind']): kind is StorageKind =>
+  kind === 'storageBooking' || kind === 'inventoryBlock' || kind === 'roomTypeInventory';
+
+/**
+ * A payload field by any of `names`, compared without case (the documents give PascalCase for
+ * webpms events, camelCase for the storage ids); a value that is no id (ID_TEXT) counts as absent.
+ */
 function field(payload: Record<string, unknown> | null, names: string[]): string | null {
   if (!payload) return null;
   const wanted = new Set(names.map((n) => n.toLowerCase()));
   for (const [k, v] of Object.entries(payload)) {
     const text = wanted.has(k.toLowerCase()) ? idTextOf(v) : null;
-    if (text !== null) return text;
+    if (text !== null && ID_TEXT.test(text)) return text;
   }
   return null;
+}
+
+/**
+ * What a stored event is about: as its payload says, with the property staysync found for it
+ * (placeStorageEvents) and the key stored at receipt.
+ */
+function targetOf(e: StoredEvent): EventTarget {
+  const t = eventTarget(e.eventType, e.payload);
+  const propertyId = e.propertyId ?? t.propertyId;
+  if (t.kind === 'other' || t.kind === 'roomTypeInventory') return { kind: t.kind, propertyId, key: null };
+  return { kind: t.kind, propertyId, key: e.entityKey ?? t.key };
 }
 
 /** What an event is about: its kind, property and key, from the type and the payload. */
@@ -123,11 +167,14 @@ export function eventTarget(eventType: string, payload: Record<string, unknown> 
   if (eventType === 'pms_integration_storage:booking_changed') return { kind: 'storageBooking', propertyId, key: field(payload, ['BookingId', 'Id']) };
   if (eventType === 'pms_integration_storage:inventory_block_changed')
     return { kind: 'inventoryBlock', propertyId, key: field(payload, ['InventoryBlockId', 'BlockId', 'Id']) };
+  if (eventType === 'pms_integration_storage:inventory_changed') return { kind: 'roomTypeInventory', propertyId, key: null };
   return { kind: 'other', propertyId, key: null };
 }
 
 /** Events for a thing refreshed less than this ago wait until then, and share one refresh. */
 const COALESCE_MS = 2_000;
+/** The same for a property's inventory per room type: a year of nights is one request or two, and a busy hotel's inventory changes with every booking. */
+const INVENTORY_COALESCE_MS = 60_000;
 /** Things whose last refresh time is remembered (the oldest are forgotten first). */
 const RECENT_FETCHES_KEPT = 10_000;
 
@@ -141,9 +188,9 @@ class RecentFetches {
   private readonly at = new Map<string, number>();
 
   /** 0 when `key` may be refreshed now, or how long to wait. */
-  waitFor(key: string, now: number): number {
+  waitFor(key: string, now: number, windowMs = COALESCE_MS): number {
     const last = this.at.get(key);
-    return last !== undefined && now - last < COALESCE_MS ? last + COALESCE_MS - now : 0;
+    return last !== undefined && now - last < windowMs ? last + windowMs - now : 0;
   }
 
   fetched(key: string, now: number): void {
@@ -176,8 +223,37 @@ export class EventPace {
   }
 }
 
+/** What names a thing to refresh, by kind, for the reason of an event that lacks it. */
+const NAMED_ID = {
+  pmsReservation: 'the booking number (BookingNumber)',
+  storageBooking: 'the booking id (bookingId)',
+  inventoryBlock: 'the inventory block id (inventoryBlockId)',
+} as const;
+
+/** A storage booking or block as read, ready to write. */
+type StorageRows = { kind: 'booking'; erasable: Erasable<StorageBookingRows> } | { kind: 'block'; rows: InventoryBlockRows };
+
+/**
+ * Events that share one refresh: the same thing of the same property; while its property is
+ * not known, the same id through the same connection (one search for all of them).
+ */
+function groupKey(e: StoredEvent): string {
+  const t = targetOf(e);
+  const place = t.propertyId ?? `?${e.connection ?? ''}`;
+  if (t.kind === 'roomTypeInventory') return `${t.kind}:${place}`;
+  if (t.kind === 'other' || t.key === null) return `event:${e.eventId}`;
+  return `${t.kind}:${place}:${t.key}`;
+}
+
+/** Ends every event of a group. */
+async function finishAll(trx: Trx, events: StoredEvent[], state: 'processed' | 'ignored' | 'failed', why?: string): Promise<void> {
+  await Promise.all(events.map((e) => finishEvent(trx, e.eventId, state, why)));
+}
+
 class EventProcessor implements QueueDrain {
   private readonly idle = new IdlePause();
+  /** The log said once that events came to a URL naming no connection while several are configured. */
+  private saidUnnamed = false;
   private readonly log;
   private readonly pace: EventPace;
   private readonly recentFetches = new RecentFetches();
@@ -223,11 +299,7 @@ class EventProcessor implements QueueDrain {
         // Events naming the same thing (a check-in sends check_in and change_room together)
         // share one refresh.
         const groups = new Map<string, StoredEvent[]>();
-        for (const e of due) {
-          const t = eventTarget(e.eventType, e.payload);
-          const key = t.kind === 'other' || t.propertyId === null || t.key === null ? `event:${e.eventId}` : `${t.kind}:${t.propertyId}:${t.key}`;
-          groups.set(key, [...(groups.get(key) ?? []), e]);
-        }
+        for (const e of due) groups.set(groupKey(e), [...(groups.get(groupKey(e)) ?? []), e]);
         const work = [...groups.values()];
         let next = 0;
         const worker = async () => {
@@ -266,99 +338,329 @@ class EventProcessor implements QueueDrain {
   private async process(events: StoredEvent[], signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {
     const { ctx } = this;
     const first = events[0]!;
-    const target = eventTarget(first.eventType, first.payload);
-    const finishAll = (trx: Trx, state: 'processed' | 'ignored' | 'failed', error?: string) =>
-      Promise.all(events.map((e) => finishEvent(trx, e.eventId, state, error)));
+    const target = targetOf(first);
+    // The property the events are about, once known (a storage event's is found on the way): a failure is recorded with it.
+    const where = { propertyId: target.propertyId };
     try {
       if (target.kind === 'other') {
-        await ctx.write((trx) => finishAll(trx, 'ignored', `event type ${first.eventType.slice(0, 200)} is kept but not acted on`));
+        await this.finish(events, 'ignored', `event type ${first.eventType.slice(0, 200)} is kept but not acted on`);
         ctx.counters.webhookEventsIgnored += events.length;
         return;
       }
-      if (target.propertyId === null || target.key === null) {
-        await ctx.write((trx) =>
-          finishAll(trx, 'failed', `the payload does not name the property and the ${target.kind === 'pmsReservation' ? 'booking number' : 'id'} to refresh`),
-        );
+      if (target.kind === 'roomTypeInventory') return await this.inventoryChanged(events, target.propertyId, signal);
+      // A webpms event is documented with its PropertyId; a storage event's property is found (placeStorageEvents).
+      const missing =
+        target.key === null ? NAMED_ID[target.kind] : target.kind === 'pmsReservation' && target.propertyId === null ? 'the property (PropertyId)' : null;
+      if (missing !== null || target.key === null) {
+        await this.finish(events, 'failed', `the payload does not name ${missing} to refresh`);
         ctx.counters.webhookEventsFailed += events.length;
         return;
       }
-      const propertyId = target.propertyId;
-      const key = target.key;
-      if (!first.followed) {
-        await ctx.write((trx) => finishAll(trx, 'ignored', 'no connection follows this property: kept, not fetched'));
-        ctx.counters.webhookEventsUnfollowed += events.length;
-        return;
-      }
-      // A change of a booking: the property's booking list is polled at the floor again, not
-      // after its quiet interval (list-scheduler.ts).
-      if (target.kind === 'pmsReservation' && events.some((e) => BOOKING_EVENTS.has(e.eventType))) ctx.listScheduler.changed(propertyId);
-      const readAt = await mirroredReadAt(ctx.db, target.kind, propertyId, key);
-      if (readAt !== null && events.every((e) => e.creationTime !== null && e.creationTime <= readAt)) {
-        await ctx.write((trx) =>
-          finishAll(trx, 'processed', `the mirror's copy was read after the event was created (${readAt.toISOString()}): nothing to fetch`),
-        );
-        ctx.counters.webhookEventsCovered += events.length;
-        return;
-      }
-      const thing = `${target.kind}:${propertyId}:${key}`;
-      const now = ctx.clock.now();
-      const wait = this.recentFetches.waitFor(thing, now) || this.pace.take(propertyId, now);
-      if (wait > 0) {
-        await ctx.write((trx) =>
-          deferEvents(
-            trx,
-            events.map((e) => e.eventId),
-            wait,
-          ),
-        );
-        ctx.counters.webhookEventsDeferred += events.length;
-        return;
-      }
-      this.recentFetches.fetched(thing, now);
-      // A retry (after a 404 or a failure) goes behind the backfill: only a first try is urgent.
-      const priority = events.some((e) => e.attempts > 0) ? PMS_PRIORITY.backfill : PMS_PRIORITY.event;
-      if (target.kind === 'pmsReservation') {
-        // The PMS reservation only when the connection may read the PMS API (the booking's details are queued either way).
-        const pmsReadable = ctx.config.pms.enabled && ctx.client.currentAccess.grants('pms');
-        const fetched = pmsReadable ? await fetchPmsReservation(ctx, propertyId, key, signal, priority) : undefined;
-        // Only a change of the booking itself is worth its details call (4,000 an hour): a
-        // check-in or a room change does not change the booking of the booking list.
-        const bookingChanged = events.some((e) => BOOKING_EVENTS.has(e.eventType));
-        const detailsQueued = await ctx.write(async (trx) => {
-          if (fetched) await writePmsReservation(trx, fetched);
-          const queued = bookingChanged ? await enqueueKnownBookingDetails(trx, propertyId, key) : false;
-          await finishAll(trx, 'processed');
-          return queued;
-        });
-        if (detailsQueued) ctx.events.emit('enqueued');
-      } else if (!ctx.client.currentAccess.grants('pmsIntegrationStorage')) {
-        await ctx.write((trx) => finishAll(trx, 'ignored', ctx.client.currentAccess.whyNot('pmsIntegrationStorage')));
-        ctx.counters.webhookEventsIgnored += events.length;
-        return;
-      } else {
-        const storage = target.kind === 'storageBooking';
-        const path = storage
-          ? `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/bookings/${encodeURIComponent(key)}`
-          : `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/inventories/blocks/${encodeURIComponent(key)}`;
-        const res = await ctx.client.requestJson('integrationStorage', 'provider', path, {}, signal, priority);
-        // Parsed before the transaction: a payload whose typed parts do not parse is quarantined (failed below).
-        const rows = storage ? this.storageRows(propertyId, key, res, path) : this.blockRows(propertyId, key, res, path);
-        await ctx.write(async (trx) => {
-          if (rows.kind === 'booking') {
-            // A storage booking as the erasure list has it now (an inventory block names nobody).
-            const [toWrite] = await rowsAfterErasures(trx, [rows.erasable]);
-            await saveStorageBooking(trx, toWrite!);
-          } else await saveInventoryBlock(trx, rows.rows);
-          await finishAll(trx, 'processed');
-        });
-      }
-      ctx.counters.webhookEventsProcessed += events.length;
-      for (const e of events)
-        if (e.creationTime) ctx.events.emit('eventProcessed', eventTypeLabel(e.eventType), (ctx.clock.now() - e.creationTime.getTime()) / 1000);
+      if (target.propertyId !== null) return await this.refresh(events, { kind: target.kind, propertyId: target.propertyId, key: target.key }, signal, false);
+      if (target.kind !== 'pmsReservation') await this.placeStorageEvents(events, target.kind, target.key, signal, where);
     } catch (err) {
       if (signal.aborted) return;
-      for (const e of events) await this.failed(e, err, onFatal);
+      for (const e of events) await this.failed(e, err, where.propertyId, onFatal);
     }
+  }
+
+  /** Ends every event of a group in one transaction. */
+  private finish(events: StoredEvent[], state: 'processed' | 'ignored' | 'failed', why?: string): Promise<void> {
+    return this.ctx.write(async (trx) => {
+      await finishAll(trx, events, state, why);
+    });
+  }
+
+  /** Keeps events whose target cannot be fetched now: `waiting`, looked at again after `delayMs` (`attempt`: one more try found nothing). */
+  private async keep(events: StoredEvent[], delayMs: number, reason: string, attempt: boolean): Promise<void> {
+    await this.ctx.write((trx) =>
+      waitEvents(
+        trx,
+        events.map((e) => e.eventId),
+        delayMs,
+        reason,
+        attempt,
+      ),
+    );
+    this.ctx.counters.webhookEventsWaiting += events.length;
+  }
+
+  /** The integration storage is not granted now: kept, and looked at again after sync.failingRecheckMs (a new token may grant it). */
+  private keepUntilGranted(events: StoredEvent[]): Promise<void> {
+    return this.keep(events, this.ctx.config.sync.failingRecheckMs, this.ctx.client.currentAccess.whyNot('pmsIntegrationStorage'), false);
+  }
+
+  /** How long a kept event waits before its next look: a moment after the first miss (the data may not be readable yet), then the parked rows' backoff. */
+  private keptDelayMs(events: StoredEvent[]): number {
+    const attempts = Math.max(...events.map((e) => e.attempts));
+    return attempts === 0 ? NOT_FOUND_RETRY_MS : parkedRetryDelayMs(attempts - 1, this.ctx.config.sync.refetchParkedAfterMs);
+  }
+
+  /** Counts processed events and tells their latency. */
+  private processed(events: StoredEvent[]): void {
+    const { ctx } = this;
+    ctx.counters.webhookEventsProcessed += events.length;
+    for (const e of events)
+      if (e.creationTime) ctx.events.emit('eventProcessed', eventTypeLabel(e.eventType), (ctx.clock.now() - e.creationTime.getTime()) / 1000);
+  }
+
+  /**
+   * The refresh of what events of a known property name: a PMS reservation, a storage booking or
+   * block. `place`: the property was found by staysync (placeStorageEvents), and is written into
+   * the events with their end.
+   */
+  private async refresh(
+    events: StoredEvent[],
+    t: { kind: 'pmsReservation' | 'storageBooking' | 'inventoryBlock'; propertyId: string; key: string },
+    signal: AbortSignal,
+    place: boolean,
+  ): Promise<void> {
+    const { ctx } = this;
+    const first = events[0]!;
+    const { propertyId, key } = t;
+    const end = (trx: Trx, state: 'processed' | 'ignored', why?: string) => this.ended(trx, events, state, why, place ? propertyId : null);
+    if (!first.followed) {
+      await ctx.write((trx) => end(trx, 'ignored', 'no connection follows this property: kept, not fetched'));
+      ctx.counters.webhookEventsUnfollowed += events.length;
+      return;
+    }
+    // A change of a booking: the property's booking list is polled at the floor again, not
+    // after its quiet interval (list-scheduler.ts).
+    if (t.kind === 'pmsReservation' && events.some((e) => BOOKING_EVENTS.has(e.eventType))) ctx.listScheduler.changed(propertyId);
+    const readAt = await mirroredReadAt(ctx.db, t.kind, propertyId, key);
+    if (readAt !== null && events.every((e) => e.creationTime !== null && e.creationTime <= readAt)) {
+      await ctx.write((trx) => end(trx, 'processed', `the mirror's copy was read after the event was created (${readAt.toISOString()}): nothing to fetch`));
+      ctx.counters.webhookEventsCovered += events.length;
+      return;
+    }
+    const thing = `${t.kind}:${propertyId}:${key}`;
+    const now = ctx.clock.now();
+    const wait = this.recentFetches.waitFor(thing, now) || this.pace.take(propertyId, now);
+    if (wait > 0) {
+      await ctx.write((trx) =>
+        deferEvents(
+          trx,
+          events.map((e) => e.eventId),
+          wait,
+        ),
+      );
+      ctx.counters.webhookEventsDeferred += events.length;
+      return;
+    }
+    // A retry (after a 404 or a failure) goes behind the backfill: only a first try is urgent.
+    const priority = events.some((e) => e.attempts > 0) ? PMS_PRIORITY.backfill : PMS_PRIORITY.event;
+    if (t.kind === 'pmsReservation') {
+      this.recentFetches.fetched(thing, now);
+      // The PMS reservation only when the connection may read the PMS API (the booking's details are queued either way).
+      const pmsReadable = ctx.config.pms.enabled && ctx.client.currentAccess.grants('pms');
+      const fetched = pmsReadable ? await fetchPmsReservation(ctx, propertyId, key, signal, priority) : undefined;
+      // Only a change of the booking itself is worth its details call (4,000 an hour): a
+      // check-in or a room change does not change the booking of the booking list.
+      const bookingChanged = events.some((e) => BOOKING_EVENTS.has(e.eventType));
+      const detailsQueued = await ctx.write(async (trx) => {
+        if (fetched) await writePmsReservation(trx, fetched);
+        const queued = bookingChanged ? await enqueueKnownBookingDetails(trx, propertyId, key) : false;
+        await end(trx, 'processed');
+        return queued;
+      });
+      if (detailsQueued) ctx.events.emit('enqueued');
+    } else {
+      if (!ctx.client.currentAccess.grants('pmsIntegrationStorage')) return this.keepUntilGranted(events);
+      this.recentFetches.fetched(thing, now);
+      const rows = await this.fetchStorage(t.kind, propertyId, key, signal, priority);
+      await ctx.write(async (trx) => {
+        await this.saveStorage(trx, rows);
+        await end(trx, 'processed');
+      });
+    }
+    this.processed(events);
+  }
+
+  /** The end of events, with the property staysync found for them (`placedAt`) written in the same transaction. */
+  private async ended(trx: Trx, events: StoredEvent[], state: 'processed' | 'ignored', why: string | undefined, placedAt: string | null): Promise<void> {
+    if (placedAt !== null)
+      await placeEvents(
+        trx,
+        events.map((e) => e.eventId),
+        placedAt,
+        false,
+      );
+    await finishAll(trx, events, state, why);
+  }
+
+  /**
+   * Storage events that name no property: the property is found among those of the event's
+   * connection (the file comment says in which order), then refreshed as any other. An id no
+   * property has is kept (waiting) and asked for again later; events of that id that come
+   * meanwhile wait with it rather than ask again.
+   */
+  private async placeStorageEvents(
+    events: StoredEvent[],
+    kind: 'storageBooking' | 'inventoryBlock',
+    key: string,
+    signal: AbortSignal,
+    where: { propertyId: string | null },
+  ): Promise<void> {
+    const { ctx } = this;
+    const first = events[0]!;
+    const ids = events.map((e) => e.eventId);
+    const base = ctx.config.webhooks.path;
+    if (first.connection === null) {
+      // The unrouted connection's: the mirror may know the id already, which places it for free.
+      const holders = await propertiesHolding(ctx.db, kind, key, null);
+      if (holders.length === 1) {
+        // Pending again with its property: the connection that follows it takes it.
+        await ctx.write((trx) => placeEvents(trx, ids, holders[0]!, true));
+        return;
+      }
+      if (!this.saidUnnamed) {
+        this.saidUnnamed = true;
+        this.log.warn(
+          { path: base },
+          `change events name no property and came to ${base}, which names no API connection while several are configured: kept (waiting); give each connection its own delivery URL, ${base}/<connection>`,
+        );
+      }
+      await this.keep(
+        events,
+        this.keptDelayMs(events),
+        `the event names no property, and its delivery URL (${base}) no API connection while several are configured: give each connection its own delivery URL, ${base}/<connection>`,
+        true,
+      );
+      return;
+    }
+    if (!first.followed) {
+      await this.keep(events, this.keptDelayMs(events), `API connection ${first.connection} follows no property yet: the event waits for it`, true);
+      return;
+    }
+    if (!ctx.client.currentAccess.grants('pmsIntegrationStorage')) return this.keepUntilGranted(events);
+    const properties = await followedPropertyIds(ctx.db, ctx.connection);
+    const holders = await propertiesHolding(ctx.db, kind, key, properties);
+    const known = holders.length === 1 ? holders[0] : properties.length === 1 ? properties[0] : undefined;
+    if (known !== undefined) {
+      where.propertyId = known;
+      return this.refresh(events, { kind, propertyId: known, key }, signal, true);
+    }
+    const joined = await unplacedWaitUntil(ctx.db, ctx.connection, first.eventType, key, ids);
+    if (joined) {
+      await this.keep(events, joined.until.getTime() - ctx.clock.now(), joined.reason, false);
+      return;
+    }
+    // One search per connection at the pace of one property's events: a flood of unknown ids
+    // cannot spend the storage budget.
+    const now = ctx.clock.now();
+    const wait = this.pace.take(`search:${ctx.connection}`, now);
+    if (wait > 0) {
+      await ctx.write((trx) => deferEvents(trx, ids, wait));
+      ctx.counters.webhookEventsDeferred += events.length;
+      return;
+    }
+    // Behind the backfill: a search is worth less than a first refresh of a known thing.
+    for (const propertyId of properties) {
+      if (signal.aborted) return;
+      ctx.counters.webhookPropertyLookups += 1;
+      let rows: StorageRows;
+      try {
+        rows = await this.fetchStorage(kind, propertyId, key, signal, PMS_PRIORITY.backfill);
+      } catch (err) {
+        if (err instanceof NotFoundError) continue;
+        throw err;
+      }
+      where.propertyId = propertyId;
+      this.recentFetches.fetched(`${kind}:${propertyId}:${key}`, now);
+      await ctx.write(async (trx) => {
+        await this.saveStorage(trx, rows);
+        await this.ended(trx, events, 'processed', undefined, propertyId);
+      });
+      this.processed(events);
+      return;
+    }
+    const delay = this.keptDelayMs(events);
+    const named = properties.slice(0, NAMED_PROPERTIES_MAX).join(', ') + (properties.length > NAMED_PROPERTIES_MAX ? ', …' : '');
+    this.log.warn(
+      { eventType: eventTypeLabel(first.eventType), id: key, connection: ctx.connection, properties: properties.length, againInMs: delay },
+      'change event names an integration-storage id that no property of its connection has: kept (waiting), asked again later',
+    );
+    await this.keep(
+      events,
+      delay,
+      `no property of API connection ${ctx.connection} has ${kind === 'storageBooking' ? 'integration-storage booking' : 'inventory block'} ${key} (asked ${named}: 404 each): asked again later`,
+      true,
+    );
+  }
+
+  /**
+   * `pms_integration_storage:inventory_changed`: the inventory per room type of the event's
+   * property, or of every property of its connection when it names none (the documents give no
+   * payload for it); at most once per INVENTORY_COALESCE_MS per property.
+   */
+  private async inventoryChanged(events: StoredEvent[], propertyId: string | null, signal: AbortSignal): Promise<void> {
+    const { ctx } = this;
+    const first = events[0]!;
+    if (!ctx.config.roomInventory.enabled) {
+      await this.finish(events, 'ignored', 'roomInventory.enabled is false: the inventory per room type is not mirrored');
+      ctx.counters.webhookEventsIgnored += events.length;
+      return;
+    }
+    if (!first.followed) {
+      await this.finish(events, 'ignored', 'no connection follows this property: kept, not fetched');
+      ctx.counters.webhookEventsUnfollowed += events.length;
+      return;
+    }
+    const properties = propertyId !== null ? [propertyId] : first.connection !== null ? await followedPropertyIds(ctx.db, ctx.connection) : [];
+    if (properties.length === 0) {
+      await this.finish(
+        events,
+        'ignored',
+        `the event names no property, and its delivery URL (${ctx.config.webhooks.path}) no API connection: the scheduled refresh (roomInventory.refreshCron) covers it`,
+      );
+      ctx.counters.webhookEventsIgnored += events.length;
+      return;
+    }
+    if (!ctx.client.currentAccess.grants('pmsIntegrationStorage')) return this.keepUntilGranted(events);
+    const now = ctx.clock.now();
+    const thing = (p: string) => `roomTypeInventory:${p}`;
+    const wait =
+      Math.max(0, ...properties.map((p) => this.recentFetches.waitFor(thing(p), now, INVENTORY_COALESCE_MS))) ||
+      (properties.length === 1 ? this.pace.take(properties[0]!, now) : 0);
+    if (wait > 0) {
+      await ctx.write((trx) =>
+        deferEvents(
+          trx,
+          events.map((e) => e.eventId),
+          wait,
+        ),
+      );
+      ctx.counters.webhookEventsDeferred += events.length;
+      return;
+    }
+    for (const p of properties) this.recentFetches.fetched(thing(p), now);
+    for (const p of properties) await refreshRoomTypeInventory(ctx, p, signal);
+    await this.finish(events, 'processed');
+    this.processed(events);
+  }
+
+  /** A storage booking or block read at the provider, parsed before any transaction (a payload that does not parse is quarantined by `failed`). */
+  private async fetchStorage(
+    kind: 'storageBooking' | 'inventoryBlock',
+    propertyId: string,
+    key: string,
+    signal: AbortSignal,
+    priority: number,
+  ): Promise<StorageRows> {
+    const storage = kind === 'storageBooking';
+    const path = storage
+      ? `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/bookings/${encodeURIComponent(key)}`
+      : `/api/pms-integration-storage/v1/properties/${encodeURIComponent(propertyId)}/inventories/blocks/${encodeURIComponent(key)}`;
+    const res = await this.ctx.client.requestJson('integrationStorage', 'provider', path, {}, signal, priority);
+    return storage ? this.storageRows(propertyId, key, res, path) : this.blockRows(propertyId, key, res, path);
+  }
+
+  private async saveStorage(trx: Trx, rows: StorageRows): Promise<void> {
+    if (rows.kind === 'booking') {
+      // A storage booking as the erasure list has it now (an inventory block names nobody).
+      const [toWrite] = await rowsAfterErasures(trx, [rows.erasable]);
+      await saveStorageBooking(trx, toWrite!);
+    } else await saveInventoryBlock(trx, rows.rows);
   }
 
   private storageRows(
@@ -386,7 +688,8 @@ class EventProcessor implements QueueDrain {
     return { kind: 'block', rows: inventoryBlockToRows(propertyId, parsed.value, (res.body as { inventoryBlock: unknown }).inventoryBlock, res.fetchedAt) };
   }
 
-  private async failed(e: StoredEvent, err: unknown, onFatal: (err: Error) => void): Promise<void> {
+  /** `propertyId`: the property the event is about when known (a storage event's may have been found on the way). */
+  private async failed(e: StoredEvent, err: unknown, propertyId: string | null, onFatal: (err: Error) => void): Promise<void> {
     const { ctx } = this;
     const verdict = classify(err, new AbortController().signal, ctx);
     if (verdict.kind === 'database' || verdict.kind === 'lease') return; // stays pending: done again when they are back
@@ -399,6 +702,20 @@ class EventProcessor implements QueueDrain {
           this.log.error({ err: describeDatabaseError(e2) }, 'could not record the outcome of an event');
       }
     };
+    const target = targetOf(e);
+    // A 403 of the integration storage: the connection may lack its API. Asked again after
+    // sync.failingRecheckMs (a new token may grant it), not given up.
+    const refused = verdict.kind === 'notGranted' ? verdict.reason : err instanceof RequestRejectedError && err.status === 403 ? err.message : undefined;
+    if (refused !== undefined && isStorageKind(target.kind)) {
+      const reason = `${refused}: the API connection may lack the ${apiAreas.pmsIntegrationStorage.title} (extranet, Property settings > API connections > Public APIs); asked again later`;
+      this.log.warn(
+        { eventId: e.eventId, eventType: eventTypeLabel(e.eventType), reason, againInMs: ctx.config.sync.failingRecheckMs },
+        'change event could not be acted on, and the mirror lacks what it announces: kept (waiting), asked again later',
+      );
+      await write((trx) => waitEvents(trx, [e.eventId], ctx.config.sync.failingRecheckMs, reason, false));
+      ctx.counters.webhookEventsWaiting += 1;
+      return;
+    }
     if (err instanceof NotFoundError && e.attempts === 0) {
       await write((trx) => eventAgainLater(trx, e.eventId, NOT_FOUND_RETRY_MS, err.message));
       return;
@@ -423,17 +740,28 @@ class EventProcessor implements QueueDrain {
       return;
     }
     if (verdict.kind === 'permanent' || err instanceof NotFoundError) {
-      const reason =
+      const reason = verdict.kind === 'permanent' ? verdict.reason : String(err);
+      // Nothing else announces a storage booking or a block: while the mirror lacks it, the event is not given up.
+      const announced = target.kind === 'storageBooking' || target.kind === 'inventoryBlock' ? target : undefined;
+      if (announced && (propertyId === null || announced.key === null || (await mirroredReadAt(ctx.db, announced.kind, propertyId, announced.key)) === null)) {
+        const delay = this.keptDelayMs([e]);
+        this.log.warn(
+          { eventId: e.eventId, eventType: eventTypeLabel(e.eventType), reason, againInMs: delay },
+          'change event could not be acted on, and the mirror lacks what it announces: kept (waiting), asked again later',
+        );
+        await write((trx) => waitEvents(trx, [e.eventId], delay, `${reason}: kept until the mirror has it, asked again later`, true));
+        ctx.counters.webhookEventsWaiting += 1;
+        return;
+      }
+      const why =
         err instanceof NotFoundError
-          ? `${err.message}, twice: not asked again (polling finds it if it exists)`
-          : verdict.kind === 'permanent'
-            ? verdict.reason
-            : String(err);
+          ? `${err.message}, twice: not asked again (${announced ? 'the mirror keeps its copy' : 'polling finds it if it exists'})`
+          : reason;
       this.log.warn(
-        { eventId: e.eventId, eventType: eventTypeLabel(e.eventType), reason },
+        { eventId: e.eventId, eventType: eventTypeLabel(e.eventType), reason: why },
         'change event could not be acted on: failed (polling still covers it)',
       );
-      await write((trx) => finishEvent(trx, e.eventId, 'failed', reason));
+      await write((trx) => finishEvent(trx, e.eventId, 'failed', why));
       ctx.counters.webhookEventsFailed += 1;
       return;
     }

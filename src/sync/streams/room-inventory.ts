@@ -114,7 +114,8 @@ export const accommodationInventoryStream: RefreshStream = {
 
 // ------------------------------------------------------------------ inventory per room type and night
 
-async function refreshRoomTypeInventory(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
+/** One property's inventory per room type and night over the horizon (also what a `pms_integration_storage:inventory_changed` event refreshes). */
+export async function refreshRoomTypeInventory(ctx: SyncContext, propertyId: string, signal: AbortSignal): Promise<void> {
   await ctx.write((trx) => learnCodePairs(trx, propertyId, 'room_type', new Date(ctx.clock.now())));
   const codes = await knownRoomTypeCodes(ctx.db, propertyId);
   let days = 0;
