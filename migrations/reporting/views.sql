@@ -458,7 +458,7 @@ COMMENT ON COLUMN mirror_completeness.property_id IS 'Provider property id.';
 COMMENT ON COLUMN mirror_completeness.property_name IS 'Property name (content).';
 COMMENT ON COLUMN mirror_completeness.phase IS 'not started (nothing listed yet), listing (reading the booking list), fetching details (listed bookings wait for their details), incomplete (listed bookings whose fetch failed and is parked: see booking_detail_queue and quarantine), complete.';
 COMMENT ON COLUMN mirror_completeness.complete IS 'True when the booking list was read to its end and every booking it listed has its details: the reports of the property are complete (as of listed_through).';
-COMMENT ON COLUMN mirror_completeness.listing_state IS 'State of the booking list cursor: active, retrying, failing, token_lost, not_granted (sync_cursors.state); NULL before the first page.';
+COMMENT ON COLUMN mirror_completeness.listing_state IS 'State of the booking list cursor: active, retrying, failing, needs_recover (its continueToken is lost: staysync status gives the command that recovers it), not_granted (sync_cursors.state); NULL before the first page.';
 COMMENT ON COLUMN mirror_completeness.listing_caught_up IS 'True when the last page of the booking list said there was no more data.';
 COMMENT ON COLUMN mirror_completeness.listed_through IS 'Latest booking modification time the booking list has been read to (UTC).';
 COMMENT ON COLUMN mirror_completeness.last_poll_at IS 'When the booking list was last asked (UTC).';

@@ -8,14 +8,14 @@ import { PROPERTY_ID, PROPERTY_ID_SHAPE } from '../config/config.js';
  */
 export const commands = {
   run: {
-    synopsis: 'run [--recover[=<ISO>]]',
+    synopsis: 'run [--recover[=<ISO>] [--property <id>]]',
     summary: 'follow every change until stopped (SIGTERM or SIGINT)',
-    options: ['--recover[=<ISO>]'],
+    options: ['--recover[=<ISO>]', '--property <id>'],
   },
   sync: {
-    synopsis: 'sync --once [--recover[=<ISO>]]',
+    synopsis: 'sync --once [--recover[=<ISO>] [--property <id>]]',
     summary: 'sync until caught up and the detail queue is drained, then exit',
-    options: ['--once', '--recover[=<ISO>]'],
+    options: ['--once', '--recover[=<ISO>]', '--property <id>'],
   },
   migrate: { synopsis: 'migrate', summary: 'apply database migrations and exit', options: [] },
   status: { synopsis: 'status [--json]', summary: 'show where each property stands', options: ['--json'] },
@@ -49,6 +49,7 @@ export type CommandName = keyof typeof commands;
 const optionHelp: Record<string, string> = {
   '--config <path>': 'JSON file overriding config/default.json (or STAYSYNC_CONFIG)',
   '--recover[=<ISO>]': 'after a lost token: resume from the last mirrored modification\nminus two days, or from the given time (run and sync only)',
+  '--property <id>': 'with --recover: recover this property only (again for another)',
   '--once': 'sync: stop when caught up (required: `run` is the daemon)',
   '--json': 'status: one JSON document instead of a table',
   '--personal-data': 'grant-reader: the personal columns too (names, contact data, raw)',
@@ -71,7 +72,7 @@ function entry(name: string, text: string): string {
   return [head, ...more.map((l) => `${pad}${l}`)].join('\n');
 }
 
-const EXIT_STATUS = 'exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost, 4 forget-guest found nobody';
+const EXIT_STATUS = 'exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost (sync --once), 4 forget-guest found nobody';
 
 export const usage = `usage: staysync <command> [options]
 
@@ -81,7 +82,17 @@ ${Object.values(commands)
   .join('\n')}
 
 options:
-${['--config <path>', '--recover[=<ISO>]', '--personal-data', '--properties <ids>', '--all-properties', '--dry-run', '--version, -V', '--help, -h']
+${[
+  '--config <path>',
+  '--recover[=<ISO>]',
+  '--property <id>',
+  '--personal-data',
+  '--properties <ids>',
+  '--all-properties',
+  '--dry-run',
+  '--version, -V',
+  '--help, -h',
+]
   .map((o) => entry(o, optionHelp[o]!))
   .join('\n')}
 
@@ -124,6 +135,18 @@ function propertyList(value: string | undefined): string[] {
   if (unique.length > MAX_READER_PROPERTIES) throw new UsageError(`--properties: at most ${MAX_READER_PROPERTIES} properties, not ${unique.length}`);
   return unique;
 }
+
+/** `--property 1024`: one property id, of the shape configuration takes. */
+function propertyId(value: string | undefined): string {
+  if (value === undefined || value.trim() === '') throw new UsageError('--property needs a property id, e.g. --recover --property 1024');
+  const id = value.trim();
+  if (!PROPERTY_ID.test(id)) throw new UsageError(`--property: ${JSON.stringify(id.slice(0, 80))} is not a property id (${PROPERTY_ID_SHAPE})`);
+  if (id.length > MAX_PROPERTY_ID_LENGTH) throw new UsageError(`--property: a property id has at most ${MAX_PROPERTY_ID_LENGTH} characters, not ${id.length}`);
+  return id;
+}
+
+/** The most properties one --recover may name with --property (each a flag of its own). */
+const MAX_RECOVER_PROPERTIES = 100;
 
 /** How forget-guest is told whom to erase. */
 const SELECTORS = ['email', 'phone', 'person', 'booking'] as const;
@@ -174,6 +197,7 @@ export function parseArgs(argv: string[]): Args {
   if (asked === '--help' || asked === '-h') return helpArgs(argv, args);
   if (asked !== undefined) return { ...args, command: 'version' };
   const positional: string[] = [];
+  const recoverOnly: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--once') args.once = true;
@@ -184,6 +208,10 @@ export function parseArgs(argv: string[]): Args {
       const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (args.properties === null) throw new UsageError('grant-reader takes --properties and --all-properties, not both');
       args.properties = propertyList(v);
+    } else if (a === '--property' || a.startsWith('--property=')) {
+      const id = propertyId(a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i]);
+      if (!recoverOnly.includes(id)) recoverOnly.push(id);
+      if (recoverOnly.length > MAX_RECOVER_PROPERTIES) throw new UsageError(`--property: at most ${MAX_RECOVER_PROPERTIES} properties at once`);
     } else if (a === '--all-properties') {
       if (args.properties !== undefined) throw new UsageError('grant-reader takes --properties and --all-properties, not both');
       args.properties = null;
@@ -254,6 +282,10 @@ export function parseArgs(argv: string[]): Args {
   if ((args.selector || args.dryRun) && args.command !== 'forget-guest') throw new UsageError(`--${args.selector?.kind ?? 'dry-run'} goes with forget-guest`);
   if (args.recovery.mode !== 'none' && args.command !== 'run' && args.command !== 'sync') {
     throw new UsageError('--recover goes with run or sync --once');
+  }
+  if (recoverOnly.length > 0) {
+    if (args.recovery.mode === 'none') throw new UsageError('--property goes with --recover: it names the property to recover, e.g. --recover --property 1024');
+    args.recovery = { ...args.recovery, propertyIds: recoverOnly };
   }
   return args;
 }

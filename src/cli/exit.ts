@@ -9,6 +9,7 @@ export const ExitCode = {
   ok: 0,
   failure: 1,
   usage: 2,
+  /** sync --once: a property's booking list lost its token and waits for a recovery (everything else was synced); `run` goes on instead. */
   continueTokenLost: 3,
   /** forget-guest: nobody in the mirror matched the selector (nothing erased; an e-mail, phone or person id still joins the erasure list). */
   nobodyFound: 4,

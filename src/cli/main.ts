@@ -3,8 +3,8 @@
  * staysync command line: the container's entrypoint. The only module that touches process
  * signals, argv and the exit status.
  *
- *   staysync run [--recover[=ISO]]          daemon: poll forever, SIGTERM/SIGINT stop cleanly
- *   staysync sync --once [--recover[=ISO]]  every stream until caught up and drained, then exit
+ *   staysync run [--recover[=ISO]] [--property <id>]          daemon: poll forever, SIGTERM/SIGINT stop cleanly
+ *   staysync sync --once [--recover[=ISO]] [--property <id>]  every stream until caught up and drained, then exit
  *   staysync migrate                        apply database migrations
  *   staysync status [--json]                per property: state, position, queue, ETA
  *   staysync rebuild                        typed tables derived again from raw (no provider request)
@@ -18,7 +18,8 @@
  * `staysync` is this file: on the image's PATH (/usr/local/bin/staysync, see the Dockerfile),
  * and `npx staysync` in a checkout after `npm run build` (package.json's bin).
  *
- * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost.
+ * Exit status: 0 done, 1 failure, 2 bad usage or configuration, 3 token lost (sync --once: a
+ * property needs --recover), 4 forget-guest found nobody.
  *
  * SIGHUP: `run` reads its API connections again (connections directory), without a restart.
  *

@@ -166,11 +166,10 @@ export class Replica {
 
   /**
    * Takes a connection's lease if it is free, expired, or held by a replica that is dead or
-   * gone (waiting for that replica's writes in flight). A connection whose continue token was
-   * lost is left alone unless `evenContinueTokenLost` (a process started with --recover). Returns
-   * undefined when taken, else who holds it.
+   * gone (waiting for that replica's writes in flight). Returns undefined when taken, else who
+   * holds it.
    */
-  async tryTake(connection: string, opts: { evenContinueTokenLost?: boolean } = {}): Promise<LeaseHolder | undefined> {
+  async tryTake(connection: string): Promise<LeaseHolder | undefined> {
     const { db, clock } = this.opts;
     const lease = this.lease(connection);
     // A plain read first: taking locks the row, and that waits for the holder's writes in
@@ -178,7 +177,7 @@ export class Replica {
     const busy = await leaseHolderIfBusy(db, connection, this.id);
     if (busy) return { holder: busy.holder ?? 'holder unknown', acquiredAt: busy.acquiredAt };
     const sentAt = clock.now();
-    const taken = await takeLease(db, connection, { replicaId: this.id, name: this.holder, ttlMs: this.ttlMs }, opts.evenContinueTokenLost ?? true);
+    const taken = await takeLease(db, connection, { replicaId: this.id, name: this.holder, ttlMs: this.ttlMs });
     if (taken) {
       if (taken.ledger && taken.ledgerAgeMs !== null) lease.handedOver = { ledger: taken.ledger, ageMs: taken.ledgerAgeMs };
       lease.taken(taken.epoch, sentAt + this.ttlMs);
@@ -189,12 +188,7 @@ export class Replica {
   }
 
   /** Lets go of a lease (after its engine stopped): another replica may take it at once. */
-  async release(
-    connection: string,
-    state: 'waiting' | 'stopped' | 'token_lost' = 'waiting',
-    reason: string | null = null,
-    ledger?: BudgetLedger,
-  ): Promise<void> {
+  async release(connection: string, state: 'waiting' | 'stopped' = 'waiting', reason: string | null = null, ledger?: BudgetLedger): Promise<void> {
     const lease = this.leases.get(connection);
     if (!lease || lease.epoch === undefined) return;
     const epoch = lease.epoch;

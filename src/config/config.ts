@@ -200,6 +200,8 @@ export const configSchema = z.strictObject({
     detailConcurrency: z.number().int().min(1).max(64),
     progressIntervalMs: z.number().int().positive(),
     recoveryOverlapMs: z.number().int().min(0),
+    /** A lost continueToken is recovered at once, as --recover would (at most once an hour per property), instead of waiting for the operator. */
+    autoRecover: z.boolean(),
     /** The daemon checks again a property failing with a permanent error (403, 400, ...) this often. */
     failingRecheckMs: z.number().int().positive(),
     /** Booking details that answered 404 repeatedly, failed validation or could not be stored are fetched again after this, doubling up to 6 hours. */

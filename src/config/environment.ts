@@ -101,6 +101,12 @@ export const environment: readonly EnvironmentVariable[] = [
     key: 'sync.sweep.enabled',
     meaning: 'run the reconciliation sweep: each caught-up property re-reads the last two days of its booking list every hour',
   },
+  {
+    name: 'STAYSYNC_AUTO_RECOVER',
+    kind: 'boolean',
+    key: 'sync.autoRecover',
+    meaning: "recover a property's lost continueToken at once, as `--recover` would, instead of waiting for the operator (default false)",
+  },
   { name: 'STAYSYNC_CONTENT_ENABLED', kind: 'boolean', key: 'content.enabled', meaning: 'mirror content and reference data' },
   {
     name: 'STAYSYNC_PMS_ENABLED',

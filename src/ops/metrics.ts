@@ -63,7 +63,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   }
   new client.Gauge({
     name: 'staysync_connection_state',
-    help: 'Each API connection: 1 for its state (starting, running, credentials_refused, token_lost, failed, stopped), else 0.',
+    help: 'Each API connection: 1 for its state (starting, running, credentials_refused, failed, stopped), else 0.',
     labelNames: ['connection', 'state'],
     registers: [register],
     collect() {
@@ -447,7 +447,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Gauge({
     name: 'staysync_property_state',
-    help: 'State of each property stream: 1 for its current state (active, retrying, failing, token_lost, not_granted: the API connection may not use the API area of the stream, not a failure), 0 for the others.',
+    help: 'State of each property stream: 1 for its current state (active, retrying, failing, needs_recover: the booking list lost its continueToken and waits for a recovery, not_granted: the API connection may not use the API area of the stream, not a failure), 0 for the others.',
     labelNames: ['property_id', 'stream', 'state'],
     registers: [register],
     async collect() {

@@ -22,13 +22,16 @@ import { freshnessByProperty } from '../store/repositories/freshness.js';
 import { freshnessLines, toFreshnessStatus, type FreshnessStatus } from './freshness.js';
 import { gatherPmsBackfill, pmsBackfillLines, type PmsBackfillStatus } from './pms-backfill-status.js';
 import { gatherRoomInventoryWithoutCodes, roomInventoryLines, type RoomInventoryWithoutCodes } from './room-inventory-status.js';
+import { recoverCommand } from '../sync/runtime/errors.js';
 
 export interface PropertyStatus {
   propertyId: string;
-  /** active, retrying, failing, token_lost, not_granted (the API connection may not use the Read Reservation API), or "not started". */
+  /** active, retrying, failing, needs_recover, not_granted (the API connection may not use the Read Reservation API), or "not started". */
   state: string;
-  /** When the current retrying/failing/token_lost state began. */
+  /** When the current retrying/failing/needs_recover state began. */
   since: string | null;
+  /** needs_recover: the command that recovers its booking list; else null. */
+  recover: string | null;
   position: string | null;
   caughtUp: boolean;
   lastPollAt: string | null;
@@ -118,7 +121,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
   // In a first sync: the list has not caught up, or it has and the details it listed are still
   // being read. Counted only for those properties: it reads their rows.
   const backfill = await backfillPendingByProperty(db);
-  // A list that is not syncing (not granted, failing, token lost) has no end to estimate.
+  // A list that is not syncing (not granted, failing, needs recover) has no end to estimate.
   const syncing = (c: (typeof cursors)[number]) => c.state === 'active' || c.state === 'retrying';
   const behind = new Set(cursors.filter((c) => syncing(c) && (!c.caughtUp || (backfill.get(c.propertyId) ?? 0) > 0)).map((c) => c.propertyId));
   const listed = new Map((await listedSoFar(db, [...behind])).map((l) => [l.propertyId, l]));
@@ -148,6 +151,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
       propertyId: id,
       state: c ? c.state : 'not started',
       since: c?.errorSince?.toISOString() ?? null,
+      recover: c?.state === 'needs_recover' ? recoverCommand(id) : null,
       position: c?.position?.toISOString() ?? null,
       caughtUp: c?.caughtUp ?? false,
       lastPollAt: c?.lastPollAt?.toISOString() ?? null,
@@ -229,8 +233,8 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
 /** The reasons of waiting change events that status names (each with its count); the rest are counted together. */
 const WAITING_REASONS_SHOWN = 5;
 
-const stateLabel: Record<string, string> = { token_lost: 'TOKEN LOST', failing: 'FAILING', retrying: 'retrying', not_granted: 'not granted' };
-const connectionLabel: Record<string, string> = { token_lost: 'TOKEN LOST', credentials_refused: 'CREDENTIALS REFUSED', failed: 'FAILED' };
+const stateLabel: Record<string, string> = { needs_recover: 'NEEDS RECOVER', failing: 'FAILING', retrying: 'retrying', not_granted: 'not granted' };
+const connectionLabel: Record<string, string> = { credentials_refused: 'CREDENTIALS REFUSED', failed: 'FAILED' };
 
 /** The report as lines of text for a terminal. */
 export function formatStatus(r: StatusReport): string[] {
@@ -357,7 +361,8 @@ export function formatStatus(r: StatusReport): string[] {
   }
   for (const c of r.connections.filter((x) => x.reason && x.state !== 'running'))
     out.push(`connection ${c.connection}: ${connectionLabel[c.state] ?? c.state}: ${c.reason}`);
-  for (const p of r.properties.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
+  for (const p of r.properties.filter((x) => x.lastError))
+    out.push(`property ${p.propertyId}: ${stateLabel[p.state] ?? p.state}: ${p.lastError}${p.recover ? `. Recover its booking list: ${p.recover}` : ''}`);
   for (const p of r.pms.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: PMS reservations ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
   for (const p of r.pms.filter((x) => x.occupancyError))
     out.push(`property ${p.propertyId}: daily occupancy ${stateLabel[p.occupancyState] ?? p.occupancyState}: ${p.occupancyError}`);

@@ -87,11 +87,12 @@ export const quarantineStreams = [
 export type QuarantineStream = (typeof quarantineStreams)[number];
 
 /**
- * A stream's cursor of one property (sync_cursors.state). `token_lost`: the provider rejected
- * its continueToken. `not_granted`: the API connection may not use the stream's API area (the
+ * A stream's cursor of one property (sync_cursors.state). `needs_recover`: the booking list's
+ * continueToken is lost (sync/streams/booking-summaries.ts says when); that property's list
+ * waits for a recovery. `not_granted`: the API connection may not use the stream's API area (the
  * access token's api_accesses, or a 403 of the area): not a failure; it starts at a token that grants it.
  */
-export const cursorStates = ['active', 'retrying', 'failing', 'token_lost', 'not_granted'] as const;
+export const cursorStates = ['active', 'retrying', 'failing', 'needs_recover', 'not_granted'] as const;
 export type CursorState = (typeof cursorStates)[number];
 
 /** A fetch of a queue (booking_detail_queue.state, pms_reservation_queue.state). */
@@ -113,8 +114,11 @@ export type RefreshOutcome = (typeof refreshOutcomes)[number];
 export const webhookEventStates = ['pending', 'waiting', 'processed', 'ignored', 'failed'] as const;
 export type WebhookEventState = (typeof webhookEventStates)[number];
 
-/** An API connection (sync_connections.state): `waiting` while no replica holds it. */
-export const connectionStates = ['waiting', 'starting', 'running', 'credentials_refused', 'token_lost', 'failed', 'stopped'] as const;
+/**
+ * An API connection (sync_connections.state): `waiting` while no replica holds it. A lost
+ * continueToken stops a property's booking list, never its connection (cursorStates).
+ */
+export const connectionStates = ['waiting', 'starting', 'running', 'credentials_refused', 'failed', 'stopped'] as const;
 export type ConnectionState = (typeof connectionStates)[number];
 
 /** What a replica runs (sync_replicas.command): daemons balance the connections between them, `sync --once` is not counted. */

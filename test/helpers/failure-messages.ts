@@ -42,6 +42,7 @@ export const USER_FACING_ERRORS = new Set([
   'ReaderBusyError',
   'MigrationError',
   'ContinueTokenLostError',
+  'ContinueTokenRetryError',
   'PropertyFailedError',
   'NothingToFollowError',
   'NotGrantedError',

@@ -197,33 +197,69 @@ describe('the daemon process', () => {
     expect(runs.filter((r) => r.outcome === 'killed').length).toBeGreaterThanOrEqual(1);
   });
 
-  it('exits 3 on a lost token, changes nothing on restart without --recover, and recovers with it', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 60 }] } });
+  it('a lost token: sync --once syncs the rest and exits 3, run goes on and shows it, run --recover --property recovers it', async () => {
+    h = await startHarness({
+      sim: {
+        properties: [
+          { id: '500100', bookingCount: 40 },
+          { id: '500200', bookingCount: 20 },
+        ],
+      },
+    });
     const env = daemonEnv(h);
     expect((await runCli(['sync', '--once'], env)).code).toBe(0);
-    h.sim.invalidateContinueTokens();
+    h.sim.faults.continueTokenRejections.set('500100', Infinity);
     h.sim.mutate({ count: 5, newCount: 3 });
+    const part = async (id: string) => (await mirrorSnapshot(h!)).filter((b) => b.key.startsWith(`${id}/`));
+    const truth = (id: string) => simulatorSnapshot(h!.sim).filter((b) => b.key.startsWith(`${id}/`));
 
     const lost = await runCli(['sync', '--once'], env);
-    expect(lost.code).toBe(3);
-    expect(lost.stdout + lost.stderr).toContain('--recover');
+    expect(lost.code, lost.stderr).toBe(3);
+    const lines = logRecords(lost.stdout).map((l) => l.msg);
+    expect(lines).toContainEqual(expect.stringMatching(/^property 500100: token lost: .*staysync run --recover --property 500100/));
+    expect(lines).toContainEqual(expect.stringMatching(/^sync --once finished, but the booking list of property 500100 needs a recovery/));
+    expect(await part('500200')).toEqual(truth('500200'));
 
-    const before = { mirror: await mirrorSnapshot(h), cursors: await h.sql('SELECT * FROM sync_cursors'), runs: await h.sql('SELECT * FROM sync_runs') };
-    const again = await runCli(['run'], env);
-    expect(again.code).toBe(3);
-    expect(again.stdout).toMatch(/token lost.*Nothing was changed/);
-    expect({ mirror: await mirrorSnapshot(h), cursors: await h.sql('SELECT * FROM sync_cursors'), runs: await h.sql('SELECT * FROM sync_runs') }).toEqual(
-      before,
-    );
-
-    const recovered = await runCli(['sync', '--once', '--recover'], env);
-    expect(recovered.code, recovered.stderr).toBe(0);
-    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
-
+    // The daemon goes on without that booking list: ready, the other property followed, the lost one shown.
+    const port = await freePort();
+    const daemon = startCli(['run'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(port) } }));
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor('the daemon to be ready', () => fetch(`${base}/readyz`).then((r) => r.ok), 30_000);
+    h.sim.mutate({ count: 3, newCount: 2, propertyId: '500200' });
+    await waitFor("the other property's changes", async () => JSON.stringify(await part('500200')) === JSON.stringify(truth('500200')), 30_000);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metricValue(metrics, 'staysync_property_state{property_id="500100",stream="booking_summaries",state="needs_recover"}')).toBe(1);
+    expect(metricValue(metrics, 'staysync_property_state{property_id="500200",stream="booking_summaries",state="needs_recover"}')).toBe(0);
     const status = await runCli(['status', '--json'], env);
-    expect(status.code).toBe(0);
-    const parsed = JSON.parse(status.stdout) as { properties: { propertyId: string; state: string; queuePending: number; caughtUp: boolean }[] };
-    expect(parsed.properties).toEqual([expect.objectContaining({ propertyId: '500100', state: 'active', queuePending: 0, caughtUp: true })]);
+    const parsed = JSON.parse(status.stdout) as { properties: { propertyId: string; state: string; recover: string | null }[] };
+    expect(parsed.properties.map((p) => [p.propertyId, p.state, p.recover])).toEqual([
+      ['500100', 'needs_recover', 'staysync run --recover --property 500100'],
+      ['500200', 'active', null],
+    ]);
+    const text = await runCli(['status'], env);
+    expect(text.stdout).toMatch(
+      /property 500100: NEEDS RECOVER: the provider answered HTTP 400 .*\. Recover its booking list: staysync run --recover --property 500100/,
+    );
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.done).code).toBe(0);
+
+    // A property no connection follows is refused before anything starts.
+    const unknown = await runCli(['run', '--recover', '--property', '999'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--property 999: no API connection follows property 999');
+
+    // The command status gives: the list restarts from its last modification minus two days.
+    h.sim.faults.continueTokenRejections.delete('500100');
+    const recoverPort = await freePort();
+    const recovering = startCli(['run', '--recover', '--property', '500100'], daemonEnv(h, { env: { STAYSYNC_OPS_PORT: String(recoverPort) } }));
+    await waitFor('the recovered property mirrored', async () => JSON.stringify(await part('500100')) === JSON.stringify(truth('500100')), 60_000);
+    const after = await (await fetch(`http://127.0.0.1:${recoverPort}/metrics`)).text();
+    expect(metricValue(after, 'staysync_continue_tokens_recovered_total{connection="default"}')).toBe(1);
+    recovering.child.kill('SIGTERM');
+    expect((await recovering.done).code).toBe(0);
+    expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
+    const states = await h.sql<{ state: string }>("SELECT state FROM sync_cursors WHERE stream = 'booking_summaries'");
+    expect(states.map((s) => s.state)).toEqual(['active', 'active']);
   });
 
   it('serves /healthz, /readyz and /metrics while running and stops cleanly on SIGTERM', async () => {

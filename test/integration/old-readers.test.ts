@@ -7,17 +7,12 @@
  * data, named in a warning with the fix), PUBLIC included, and no role but the owner can read
  * the erasure key.
  */
-import { cpSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { PostgresDialect } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrateToLatest } from '../../src/store/migrator.js';
 import { daemonEnv, logRecords, runCli } from '../helpers/cli.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { migrateUpTo } from '../helpers/migrations.js';
 import { closeWithRoles, connectAs, errorCode, reflect } from '../helpers/readers.js';
 
 let h: Harness | undefined;
@@ -26,18 +21,6 @@ afterEach(async () => {
   await closeWithRoles(h, roles);
   h = undefined;
 });
-
-/** Migrates the harness's schema with the migrations up to `last` only, as that release did. */
-async function migrateUpTo(harness: Harness, last: string): Promise<void> {
-  const folder = mkdtempSync(join(tmpdir(), 'staysync-migrations-'));
-  for (const f of readdirSync(resolve('migrations')).filter((f) => f.endsWith('.sql') && f <= last)) cpSync(resolve('migrations', f), join(folder, f));
-  const pool = new pg.Pool({ connectionString: harness.dbUrl, max: 1 });
-  try {
-    await migrateToLatest(new PostgresDialect({ pool }), harness.schema, folder);
-  } finally {
-    await pool.end();
-  }
-}
 
 describe('readers of an earlier release', () => {
   it('are brought under the policy at migration: no erasure key, no personal column, recorded, named with the fix; PUBLIC too', async () => {

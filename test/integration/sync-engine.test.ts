@@ -113,7 +113,7 @@ describe('sync engine against the simulator', () => {
     expect(await vacuums()).toBe(0);
   });
 
-  it('stops a property whose token is lost, changes nothing without --recover, and recovers with it', async () => {
+  it('keeps the booking lists whose token is lost waiting without --recover, and recovers them with it', async () => {
     h = await startHarness({
       sim: {
         properties: [
@@ -130,38 +130,28 @@ describe('sync engine against the simulator', () => {
     const lostRun = await syncOnce(await h.context());
     expect(lostRun.continueTokenLost.map((e) => e.propertyId).sort()).toEqual(['500100', '500200']);
     expect(lostRun.continueTokenLost[0]).toBeInstanceOf(ContinueTokenLostError);
-    expect(lostRun.continueTokenLost[0]!.message).toMatch(/--recover/);
+    expect(lostRun.continueTokenLost[0]!.message).toMatch(/--recover --property 5002?00/);
 
-    // A restart without the flag finds the lost state before writing anything.
+    // A run without the flag leaves them as they are: no page read, nothing written.
     const snapshot = await mirrorSnapshot(h);
-    const cursorsBefore = await h.sql('SELECT * FROM sync_cursors ORDER BY property_id');
-    const plan = await planRecovery(await h.context(), h.config.propertyIds, { mode: 'none' });
-    expect(plan.lost.map((l) => l.propertyId).sort()).toEqual(['500100', '500200']);
+    const cursorsBefore = await h.sql("SELECT * FROM sync_cursors WHERE stream = 'booking_summaries' ORDER BY property_id");
+    const again = await syncOnce(await h.context());
+    expect(again.continueTokenLost.map((e) => e.propertyId).sort()).toEqual(['500100', '500200']);
     expect(await mirrorSnapshot(h)).toEqual(snapshot);
-    expect(await h.sql('SELECT * FROM sync_cursors ORDER BY property_id')).toEqual(cursorsBefore);
+    expect(await h.sql("SELECT * FROM sync_cursors WHERE stream = 'booking_summaries' ORDER BY property_id")).toEqual(cursorsBefore);
 
     // With --recover: restart at the last mirrored modification minus two days.
     const rctx = await h.context();
-    const recovered = await planRecovery(rctx, h.config.propertyIds, { mode: 'auto' });
-    expect(recovered.lost).toEqual([]);
+    const recoverFrom = await planRecovery(rctx, h.config.propertyIds, { mode: 'auto' });
     const max = await h.sql<{ m: Date }>(`SELECT max(modified_at) AS m FROM bookings WHERE property_id = '500100'`);
-    expect(recovered.recoverFrom.get('500100')!.getTime()).toBe(max[0]!.m.getTime() - 2 * 86_400_000);
+    expect(recoverFrom.get('500100')!.getTime()).toBe(max[0]!.m.getTime() - 2 * 86_400_000);
+    expect([...recoverFrom.keys()].sort()).toEqual(['500100', '500200']);
     const result = await syncOnce(rctx, { recovery: { mode: 'auto' } });
     expect(result.continueTokenLost).toEqual([]);
+    expect(rctx.counters.continueTokensRecovered).toBe(2);
     expect(await mirrorSnapshot(h)).toEqual(simulatorSnapshot(h.sim));
     const states = await h.sql<{ state: string }>('SELECT state FROM sync_cursors');
     expect(states.every((s) => s.state === 'active')).toBe(true);
-  });
-
-  it('treats mirror rows without a cursor as a lost token', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
-    const ctx = await h.context();
-    await syncOnce(ctx);
-    await h.sql('DELETE FROM sync_cursors');
-    const plan = await planRecovery(ctx, h.config.propertyIds, { mode: 'none' });
-    expect(plan.lost.map((l) => [l.propertyId, l.detail])).toEqual([['500100', expect.stringMatching(/continueToken is gone/)]]);
-    const at = await planRecovery(ctx, h.config.propertyIds, { mode: 'at', from: new Date('2020-01-01T00:00:00Z') });
-    expect(at.recoverFrom.get('500100')?.toISOString()).toBe('2020-01-01T00:00:00.000Z');
   });
 
   it('converges through a storm of 429, 503 and 401', async () => {

@@ -21,6 +21,34 @@ describe('command-line arguments', () => {
     expect(parseArgs(['grant-reader', 'group', '--all-properties'])).toMatchObject({ properties: null });
   });
 
+  it('--property names the properties --recover recovers, before or after it', () => {
+    expect(parseArgs(['run', '--recover', '--property', '1024']).recovery).toEqual({ mode: 'auto', propertyIds: ['1024'] });
+    expect(parseArgs(['sync', '--property=1024', '--once', '--recover', '--property', '7291', '--property', '1024']).recovery).toEqual({
+      mode: 'auto',
+      propertyIds: ['1024', '7291'],
+    });
+    expect(parseArgs(['run', '--recover=2024-05-01T00:00:00Z', '--property', 'hotel-7']).recovery).toEqual({
+      mode: 'at',
+      from: new Date('2024-05-01T00:00:00Z'),
+      propertyIds: ['hotel-7'],
+    });
+    expect(parseArgs(['run', '--recover']).recovery).toEqual({ mode: 'auto' });
+    const refused = (argv: string[]) => {
+      try {
+        parseArgs(argv);
+      } catch (err) {
+        return err instanceof UsageError ? err.message : `not a usage error: ${String(err)}`;
+      }
+      return 'accepted';
+    };
+    expect(refused(['run', '--property', '1024'])).toBe('--property goes with --recover: it names the property to recover, e.g. --recover --property 1024');
+    expect(refused(['run', '--recover', '--property'])).toBe('--property needs a property id, e.g. --recover --property 1024');
+    expect(refused(['run', '--recover', '--property', "1024'--"])).toMatch(/^--property: "1024'--" is not a property id/);
+    expect(refused(['run', '--recover', '--property', 'x'.repeat(65)])).toBe('--property: a property id has at most 64 characters, not 65');
+    expect(refused(['run', '--recover', ...Array.from({ length: 101 }, (_, i) => `--property=${i}`)])).toBe('--property: at most 100 properties at once');
+    expect(refused(['status', '--recover', '--property', '1024'])).toBe('--recover goes with run or sync --once');
+  });
+
   it('rejects what it does not understand', () => {
     for (const argv of [
       ['sync'],
@@ -42,6 +70,8 @@ describe('command-line arguments', () => {
       ['grant-reader', 'r', '--properties', Array.from({ length: 1001 }, (_, i) => String(i)).join(',')],
       ['grant-reader', 'r', '--properties', '1024', '--all-properties'],
       ['grant-reader', 'r', '--all-properties', '--properties', '1024'],
+      ['run', '--property', '1024'],
+      ['migrate', '--property', '1024'],
     ]) {
       expect(() => parseArgs(argv), argv.join(' ')).toThrow(UsageError);
     }
@@ -49,10 +79,11 @@ describe('command-line arguments', () => {
 
   /** One line a user may type for each command, with every option it takes (as its usage lists them). */
   const examples: Record<CommandName, string[][]> = {
-    run: [['run'], ['run', '--recover'], ['run', '--recover=2024-05-01T00:00:00Z']],
+    run: [['run'], ['run', '--recover'], ['run', '--recover=2024-05-01T00:00:00Z'], ['run', '--recover', '--property', '1024']],
     sync: [
       ['sync', '--once'],
       ['sync', '--once', '--recover'],
+      ['sync', '--once', '--recover', '--property', '1024'],
     ],
     migrate: [['migrate']],
     status: [['status'], ['status', '--json']],

@@ -40,7 +40,11 @@ describe('the failure messages of the code', () => {
     expect(found).toContain('no property to follow: STAYSYNC_PROPERTY_IDS is empty and content.enabled is false');
     expect(found).toContain('webhook receiver listening on <>:<>: <>');
     expect(found.some((p) => p.startsWith('<> not granted to this API connection: ') && p.endsWith('> Public APIs tab'))).toBe(true);
-    expect(found).toContain('property <>: token lost: <>. The bookings of this property are not followed any more. <>');
+    expect(found).toContain(
+      'property <>: token lost: <>. Its booking list stops until it is recovered; the other properties and streams go on. ' +
+        'To resume it from its last mirrored modification minus two days: <> ' +
+        '(or sync --once --recover --property <>; --recover=<ISO time> chooses the point; sync.autoRecover does it by itself)',
+    );
     expect(found).toContain('staysync: grant-reader refused: <>');
     // `logger.error(err.message)` passes an error's message on: no pattern of its own.
     expect(found).not.toContain('<>');

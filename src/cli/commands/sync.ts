@@ -45,6 +45,7 @@ export async function syncCommand(env: CommandEnv, mode: EngineMode, recovery: R
   if (mode === 'daemon') checkWebhookExposure(config);
   const connections = resolveConnections(config);
   for (const c of connections) checkFollowsSomething(config, c);
+  checkRecoverable(recovery, connections);
   const h = await openConfiguredDatabase(config, logger);
   const replica = new Replica({
     db: h.control,
@@ -183,6 +184,21 @@ function checkFollowsSomething(config: Config, c: Connection): void {
     throw new ConfigError('propertyIds (STAYSYNC_PROPERTY_IDS): expected at least one property id, or content.enabled true so that the content API lists them');
   }
   throw new ConfigError(`${c.source} (${c.name}): propertyIds: expected at least one property id, or content.enabled true so that the content API lists them`);
+}
+
+/**
+ * `--recover --property <id>` names a property a connection follows: a mistyped id would
+ * recover nothing and say so only in the log. Not checkable when a connection has its
+ * properties listed by the content API.
+ */
+function checkRecoverable(recovery: Recovery, connections: readonly Connection[]): void {
+  if (recovery.mode === 'none' || recovery.propertyIds === undefined || connections.some((c) => c.propertyIds.length === 0)) return;
+  const followed = new Set(connections.flatMap((c) => c.propertyIds));
+  const unknown = recovery.propertyIds.find((id) => !followed.has(id));
+  if (unknown !== undefined)
+    throw new ConfigError(
+      `--property ${unknown}: no API connection follows property ${unknown} (they follow ${[...followed].sort().join(', ')}); nothing to recover`,
+    );
 }
 
 /**
@@ -333,12 +349,12 @@ async function conclude(env: CommandEnv, h: DatabaseHandle, mode: EngineMode, fl
   return code;
 }
 
-/** One connection's closing lines and exit status (its run row was closed by the fleet). */
+/**
+ * One connection's closing lines and exit status (its run row was closed by the fleet). A lost
+ * token ends nothing: `run` goes on without that property's booking list (exit 0 when stopped),
+ * `sync --once` syncs everything else and exits 3.
+ */
 function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, result: EngineResult, stats: Record<string, unknown>): number {
-  if (result.stoppedBeforeWriting) {
-    for (const lost of result.continueTokenLost) logger.error({ propertyId: lost.propertyId }, `${lost.message} Nothing was changed.`);
-    return ExitCode.continueTokenLost;
-  }
   if (result.fatal) {
     const known =
       result.fatal instanceof ProviderGaveUpError ||
@@ -350,11 +366,18 @@ function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, r
     logger.error(result.fatal.message);
     return ExitCode.failure;
   }
-  if (result.continueTokenLost.length > 0) return ExitCode.continueTokenLost;
   if (env.signal.aborted) {
     logger.info({ ...stats }, 'stopped: in-flight work finished, nothing committed is lost');
     return ExitCode.ok;
   }
+  const lost = result.continueTokenLost.map((e) => e.propertyId).sort();
+  if (lost.length > 0)
+    logger.error(
+      { properties: lost },
+      `sync --once finished, but the booking list of ${lost.length === 1 ? `property ${lost[0]} needs` : `properties ${lost.join(', ')} need`} a recovery ` +
+        `(the rest is synced): staysync sync --once --recover --property <id>; see staysync status`,
+    );
+  const code = lost.length > 0 ? ExitCode.continueTokenLost : ExitCode.failure;
   if (result.failed.length > 0) {
     const byProperty = new Map<string, string[]>();
     for (const f of result.failed) byProperty.set(f.propertyId, [...(byProperty.get(f.propertyId) ?? []), f.stream]);
@@ -362,14 +385,15 @@ function concludeConnection(env: CommandEnv, logger: Logger, mode: EngineMode, r
     const names = [...byProperty].map(([id, streams]) => `${id} (${[...streams].sort((a, b) => a.localeCompare(b)).join(', ')})`).join(', ');
     for (const f of result.failed) logger.error({ propertyId: f.propertyId }, f.message);
     logger.error(`sync --once finished with failing properties: ${names} (the others are caught up); see staysync status`);
-    return ExitCode.failure;
+    return code;
   }
   if (result.refreshFailures.length > 0) {
     logger.error(
       `the streams are caught up, but ${result.refreshFailures.map((f) => `the ${f.stream.replace(/_/g, ' ')} refresh failed: ${f.reason}`).join('; ')}`,
     );
-    return ExitCode.failure;
+    return code;
   }
+  if (lost.length > 0) return ExitCode.continueTokenLost;
   logger.info({ ...stats }, mode === 'once' ? 'sync finished: caught up and queue drained' : 'daemon stopped');
   return ExitCode.ok;
 }

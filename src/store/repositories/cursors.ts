@@ -99,7 +99,7 @@ export async function saveCursorAfterPage(
 /**
  * Records a problem without moving the cursor: `retrying` (transient: the provider is away,
  * retried with backoff) or `failing` (permanent: needs attention). `error_since` keeps the
- * start of a continuing problem of the same state. A lost token stays lost.
+ * start of a continuing problem of the same state. A lost token stays lost (`needs_recover`).
  */
 export async function markCursorProblem(
   db: Executor,
@@ -114,7 +114,22 @@ export async function markCursorProblem(
       last_error = excluded.last_error,
       error_since = CASE WHEN s.state = excluded.state THEN COALESCE(s.error_since, excluded.error_since) ELSE excluded.error_since END,
       updated_at = excluded.updated_at
-    WHERE s.state <> 'token_lost'`.execute(db);
+    WHERE s.state <> 'needs_recover'`.execute(db);
+}
+
+/**
+ * A stream whose reads fail no more (sync/runtime/read-health.ts): active again, its error
+ * cleared, nothing else changed (such a stream has no position, and writes only when its state
+ * changes, so last_poll_at is not kept up to date).
+ */
+export async function markCursorHealthy(db: Executor, propertyId: string, stream: CursorStream, at: Date): Promise<void> {
+  await db
+    .updateTable('sync_cursors')
+    .set({ state: 'active', last_error: null, error_since: null, updated_at: at })
+    .where('property_id', '=', propertyId)
+    .where('stream', '=', stream)
+    .where('state', '=', 'failing')
+    .execute();
 }
 
 /** The provider answers again: properties marked `retrying` are active again (their next page confirms it). */
@@ -130,15 +145,15 @@ export async function clearRetrying(db: Executor, propertyIds: readonly string[]
 }
 
 /**
- * Marks the cursor lost: the provider rejected it (or it vanished while mirrored rows exist).
- * The cursor value is kept for the operator to inspect; the stream refuses to run until a
- * restart with --recover replaces it.
+ * Marks the cursor lost (`needs_recover`): the provider rejects it (or it vanished while
+ * mirrored rows exist). The cursor value is kept for the operator to inspect; the stream
+ * refuses to run until a recovery replaces it (resetCursorForRecovery).
  */
 export async function markCursorLost(db: Executor, propertyId: string, stream: CursorStream, message: string, at: Date): Promise<void> {
   await db
     .insertInto('sync_cursors')
-    .values({ property_id: propertyId, stream, cursor: null, position: null, state: 'token_lost', last_error: message, error_since: at, updated_at: at })
-    .onConflict((oc) => oc.columns(['property_id', 'stream']).doUpdateSet({ state: 'token_lost', last_error: message, error_since: at, updated_at: at }))
+    .values({ property_id: propertyId, stream, cursor: null, position: null, state: 'needs_recover', last_error: message, error_since: at, updated_at: at })
+    .onConflict((oc) => oc.columns(['property_id', 'stream']).doUpdateSet({ state: 'needs_recover', last_error: message, error_since: at, updated_at: at }))
     .execute();
 }
 

@@ -126,15 +126,13 @@ export async function leaseHolder(db: Executor, connection: string): Promise<{ h
  * Takes a connection's lease when it is free, expired, or held by a replica that is dead or
  * gone: its epoch goes up by one. The row is locked FOR UPDATE first, which conflicts with the
  * fences' FOR KEY SHARE: this waits for the previous holder's writes in flight (an UPDATE that
- * changes no key column would not wait). A connection whose continue token was lost is taken
- * only with `evenContinueTokenLost`. Returns the new epoch and the budget ledger the previous holder
- * left (with its age), or undefined when the lease cannot be taken.
+ * changes no key column would not wait). Returns the new epoch and the budget ledger the
+ * previous holder left (with its age), or undefined when the lease cannot be taken.
  */
 export async function takeLease(
   db: Db,
   connection: string,
   holder: { replicaId: string; name: string; ttlMs: number },
-  evenContinueTokenLost: boolean,
 ): Promise<{ epoch: string; ledger: unknown; ledgerAgeMs: number | null } | undefined> {
   await sql`INSERT INTO sync_connections (connection) VALUES (${connection}) ON CONFLICT (connection) DO NOTHING`.execute(db);
   return db.transaction().execute(async (trx) => {
@@ -147,7 +145,6 @@ export async function takeLease(
       WHERE c.connection = ${connection}
         AND (c.replica_id IS NULL OR c.replica_id = ${holder.replicaId} OR c.lease_expires_at < now()
              OR NOT EXISTS (SELECT 1 FROM sync_replicas r WHERE r.replica_id = c.replica_id AND r.expires_at > now()))
-        AND (c.state <> 'token_lost' OR ${evenContinueTokenLost})
       RETURNING epoch::text AS epoch, budget_ledger AS ledger, extract(epoch FROM now() - ledger_saved_at) * 1000 AS ledger_age_ms`.execute(trx);
     const row = taken.rows[0];
     return row ? { epoch: row.epoch, ledger: row.ledger, ledgerAgeMs: row.ledger_age_ms === null ? null : Number(row.ledger_age_ms) } : undefined;

@@ -14,6 +14,7 @@ import { CursorCache } from './cursor-cache.js';
 import { ListScheduler } from './list-scheduler.js';
 import { PollLedger } from './poll-ledger.js';
 import { SyncEvents } from './sync-events.js';
+import { TokenRejections } from './token-rejections.js';
 
 /** What every stream needs: built once per API connection and passed down. */
 export interface SyncContext {
@@ -56,6 +57,8 @@ export interface SyncContext {
   readonly cursors: CursorCache;
   /** Polls that found nothing, written for every property of the process together (poll-ledger.ts). */
   readonly polls: PollLedger;
+  /** 400s to the properties' stored continueTokens, counted until one is lost (token-rejections.ts). */
+  readonly tokenRejections: TokenRejections;
 }
 
 export function createSyncContext(parts: {
@@ -96,5 +99,6 @@ export function createSyncContext(parts: {
     listScheduler: new ListScheduler(parts.config, parts.clock ?? systemClock, parts.logger.child({ component: 'poll' })),
     cursors: new CursorCache(handle.db, lease),
     polls: parts.polls ?? new PollLedger(handle.db, parts.logger, { immediate: true }),
+    tokenRejections: new TokenRejections(),
   };
 }

@@ -12,6 +12,12 @@ export class SyncCounters {
   /** Bookings the database refused to store (quarantined with the reason). */
   writeFailures = 0;
   pollErrors = 0;
+  /** 400s answered to a stored continueToken (sync/runtime/token-rejections.ts). */
+  continueTokenRejections = 0;
+  /** Booking lists whose token this process declared lost (the property then needs a recovery). */
+  continueTokensLost = 0;
+  /** Booking lists this process restarted from a modification time: --recover, or sync.autoRecover. */
+  continueTokensRecovered = 0;
   pmsSearchPages = 0;
   pmsReservationsEnqueued = 0;
   pmsReservationsFetched = 0;

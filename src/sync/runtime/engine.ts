@@ -13,7 +13,8 @@
  * - an API area the connection may not use (the access token's api_accesses, or a 403 of the
  *   area): the streams of that area do not run and show `not_granted`, which is not a failure;
  *   `run` starts them at an access token that grants the area;
- * - a lost token: the property stops (`sync --once` finishes the others; `run` stops, exit 3);
+ * - a lost token: that property's booking list stops (`needs_recover`) and everything else goes
+ *   on; recovered at start by --recover, or at once by sync.autoRecover (recovery.ts);
  * - refused credentials or database settings: the run stops.
  * The two modes differ only in what happens once a stream is done: `once` returns when every
  * property is caught up, the queues are drained and each refresh ran once; `daemon` waits
@@ -24,12 +25,13 @@ import { clearRetrying, markCursorProblem } from '../../store/repositories/curso
 import { HeldElsewhereError } from '../../store/errors.js';
 import type { SyncContext } from './context.js';
 import type { ContinueTokenLostError } from './errors.js';
+import type { Logger } from '../../util/log.js';
 import { DatabaseGaveUpError, NothingToFollowError, NotGrantedError, PropertyFailedError, ProviderGaveUpError } from './errors.js';
 import { apiAreas, type ApiAccess, type ApiArea } from '../../provider/api-access.js';
 import { cursorStreams, type CursorStream } from '../../store/states.js';
 import { classify, streamBackoffMs } from './failures.js';
 import { ProgressReporter } from './progress.js';
-import { applyRecovery, planRecovery, type Recovery } from './recovery.js';
+import { applyRecovery, planRecovery, recoveryPoint, type Recovery } from './recovery.js';
 import { Tickers } from './schedule.js';
 import { WaitList } from '../../util/wait-list.js';
 import { registeredStreams } from '../streams/registry.js';
@@ -45,10 +47,8 @@ export interface EngineOptions {
 export interface EngineResult {
   /** The properties followed. */
   properties: string[];
-  /** Properties whose token is lost (the caller exits 3). */
+  /** Properties whose booking list lost its token and waits for a recovery (`sync --once` exits 3). */
   continueTokenLost: ContinueTokenLostError[];
-  /** True when lost tokens were found before anything was written: nothing changed. */
-  stoppedBeforeWriting: boolean;
   /** Property streams that ended failing (`once`; in `run` they are rechecked instead). */
   failed: PropertyFailedError[];
   /** Refreshes whose last run failed, with why. */
@@ -79,11 +79,12 @@ export class Engine {
   private readonly notGrantedSaid = new Set<ApiArea>();
   /** Refreshes of the daemon waiting for a token that grants their area. */
   private readonly refreshesAwaitingGrant = new Set<string>();
+  /** When sync.autoRecover last recovered each property (at most one a sync.failingRecheckMs). */
+  private readonly autoRecoveredAt = new Map<string, number>();
   private started = false;
   private readonly result: EngineResult = {
     properties: [],
     continueTokenLost: [],
-    stoppedBeforeWriting: false,
     failed: [],
     refreshFailures: [],
     fatal: undefined,
@@ -108,7 +109,7 @@ export class Engine {
 
   /**
    * Runs until done (`once`) or until `signal` aborts (`daemon`; also `once`, early).
-   * `hooks.onStart` runs once the run is about to write (after the recovery check).
+   * `hooks.onStart` runs once the run is about to write (before the recovery of --recover).
    */
   async run(signal: AbortSignal, hooks: { onStart?: () => Promise<void> } = {}): Promise<EngineResult> {
     const { ctx } = this;
@@ -132,15 +133,10 @@ export class Engine {
       if (ctx.config.propertyIds.length === 0 && !(await announce())) return this.result;
       const discovered = await this.discoverProperties();
       if (discovered === undefined) return this.result;
-      const plan = await this.guarded(() => planRecovery(ctx, discovered.propertyIds, this.opts.recovery));
-      if (plan === undefined) return this.result;
-      if (plan.lost.length > 0) {
-        this.result.continueTokenLost.push(...plan.lost);
-        this.result.stoppedBeforeWriting = true;
-        return this.result;
-      }
+      const recoverFrom = await this.guarded(() => planRecovery(ctx, discovered.propertyIds, this.opts.recovery));
+      if (recoverFrom === undefined) return this.result;
       if (!(await announce())) return this.result;
-      if ((await this.guarded(() => applyRecovery(ctx, plan.recoverFrom).then(() => true))) === undefined) return this.result;
+      if ((await this.guarded(() => applyRecovery(ctx, recoverFrom).then(() => true))) === undefined) return this.result;
 
       progress.start();
       this.started = true;
@@ -155,7 +151,7 @@ export class Engine {
       stopWaking = ctx.events.on('enqueued', () => this.wakeDrains());
       this.spawn(() => this.initialRefreshes(discovered.refreshed));
       if (this.mode === 'daemon') for (const r of this.streams.refreshes) this.spawn(() => this.scheduledRefreshes(r));
-      for (const id of discovered.propertyIds) this.follow(id, plan.recoverFrom.get(id));
+      for (const id of discovered.propertyIds) this.follow(id, recoverFrom.get(id));
       this.wakeDrains();
       // Tasks add tasks (a refresh finds a property): wait until none is left.
       while (this.tasks.size > 0) await Promise.allSettled(this.tasks);
@@ -216,12 +212,8 @@ export class Engine {
     if (this.ctx.config.propertyIds.length > 0 || this.mode === 'once') return;
     const ids = await this.guarded(() => activePropertyIds(this.ctx.db, this.ctx.connection));
     const fresh = (ids ?? []).filter((id) => !this.followed.has(id));
-    if (fresh.length === 0) return;
-    const plan = await this.guarded(() => planRecovery(this.ctx, fresh, { mode: 'none' }));
-    if (!plan) return;
-    for (const lost of plan.lost) this.log.error({ propertyId: lost.propertyId }, `${lost.message} It is not followed until then.`);
-    const lostIds = new Set(plan.lost.map((l) => l.propertyId));
-    for (const id of fresh.filter((x) => !lostIds.has(x))) {
+    // One whose token is lost (it moved from another connection) says so when its list starts.
+    for (const id of fresh) {
       this.log.info({ propertyId: id }, 'new property in the content API: following its bookings');
       this.result.properties.push(id);
       this.follow(id, undefined);
@@ -276,12 +268,19 @@ export class Engine {
             case 'database':
             case 'lease':
               continue;
-            case 'continueTokenLost':
+            case 'continueTokenLost': {
+              // Only this property's booking list stops: the sweep, the details, the other
+              // streams and properties go on (the sweep reads only a list that is not lost).
+              const from = ctx.config.sync.autoRecover ? await this.recoverAutomatically(propertyId, verdict.error, log) : undefined;
+              if (from !== undefined) {
+                start = { recoverFrom: from };
+                continue;
+              }
+              if (signal.aborted) return;
               log.error(verdict.error.message);
               this.result.continueTokenLost.push(verdict.error);
-              // A lost token needs the operator (a restart with --recover): the daemon stops.
-              if (this.mode === 'daemon') this.inner.abort(verdict.error);
               return;
+            }
             case 'fatal':
               this.fail(verdict.error);
               return;
@@ -348,6 +347,37 @@ export class Engine {
     } finally {
       caughtUp();
     }
+  }
+
+  /**
+   * sync.autoRecover: restarts a lost booking list from its recovery point, at most once a
+   * sync.failingRecheckMs per property (a provider that refuses every token would otherwise
+   * have the list read again and again): the daemon waits out the rest, `sync --once` reports it
+   * lost. Returns where the list restarts, or undefined when it does not (now).
+   */
+  private async recoverAutomatically(propertyId: string, lost: ContinueTokenLostError, log: Logger): Promise<Date | undefined> {
+    const { ctx } = this;
+    const signal = this.inner.signal;
+    const last = this.autoRecoveredAt.get(propertyId);
+    const wait = last === undefined ? 0 : last + ctx.config.sync.failingRecheckMs - ctx.clock.now();
+    if (wait > 0) {
+      if (this.mode === 'once') return undefined;
+      log.error(
+        { nextAt: new Date(ctx.clock.now() + wait).toISOString() },
+        `${lost.message}. It was recovered automatically less than ${Math.round(ctx.config.sync.failingRecheckMs / 60_000)} min ago: the next automatic recovery waits until then`,
+      );
+      await ctx.clock.sleep(wait, signal).catch(() => undefined);
+      if (signal.aborted) return undefined;
+    } else {
+      log.warn({ reason: lost.detail }, `property ${propertyId}: token lost: ${lost.detail}. Recovering it automatically (sync.autoRecover)`);
+    }
+    const from = await this.guarded(async () => {
+      const point = await recoveryPoint(ctx, propertyId);
+      await applyRecovery(ctx, new Map([[propertyId, point]]));
+      return point;
+    });
+    if (from !== undefined) this.autoRecoveredAt.set(propertyId, ctx.clock.now());
+    return from;
   }
 
   /** Waits `ms`, or less when the provider answers again meanwhile (another stream saw it). */

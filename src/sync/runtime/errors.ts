@@ -5,20 +5,44 @@
 
 import type { ApiArea } from '../../provider/api-access.js';
 
-/** What to do after a lost token: said once, here, wherever a token is reported lost. */
-export const TOKEN_LOST_ADVICE =
-  'Restart with --recover to resume from the last mirrored modification minus two days ' + '(or --recover=<ISO time> to choose the point).';
+/** The command that recovers one property's lost token: the log and `status` give it as it is. */
+export function recoverCommand(propertyId: string): string {
+  return `staysync run --recover --property ${propertyId}`;
+}
 
-/** The provider rejected the stored cursor of a property, or it vanished: restart with --recover. */
+/**
+ * The provider refuses a property's stored continueToken (token-rejections.ts says when), or
+ * it vanished while the mirror holds the property's bookings: that property's booking list
+ * stops until it is recovered. The other properties and streams go on.
+ */
 export class ContinueTokenLostError extends Error {
   override name = 'ContinueTokenLostError';
   constructor(
     readonly propertyId: string,
-    /** What happened, e.g. "the provider rejected the stored continueToken (HTTP 400)". */
+    /** What happened, e.g. "the provider answered HTTP 400 to its stored continueToken 5 times in a row …". */
     readonly detail: string,
     options?: ErrorOptions,
   ) {
-    super(`property ${propertyId}: token lost: ${detail}. The bookings of this property are not followed any more. ${TOKEN_LOST_ADVICE}`, options);
+    super(
+      `property ${propertyId}: token lost: ${detail}. Its booking list stops until it is recovered; the other properties and streams go on. ` +
+        `To resume it from its last mirrored modification minus two days: ${recoverCommand(propertyId)} ` +
+        `(or sync --once --recover --property ${propertyId}; --recover=<ISO time> chooses the point; sync.autoRecover does it by itself)`,
+      options,
+    );
+  }
+}
+
+/**
+ * The provider answered 400 to a property's stored continueToken fewer times in a row than
+ * make it lost (token-rejections.ts): a faulty request, asked again with the stream's backoff.
+ */
+export class ContinueTokenRetryError extends Error {
+  override name = 'ContinueTokenRetryError';
+  constructor(rejections: number, lostAfter: number, options?: ErrorOptions) {
+    super(
+      `the provider answered HTTP 400 to the stored continueToken (${rejections} of ${lostAfter} in a row before it is declared lost); asked again with backoff`,
+      options,
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * What a failure means for the stream it happened in, decided in one place so that every
  * stream reacts the same way: wait for the database or the lease, back off and retry, mark
- * the property failing, stop the property (token lost), or stop the process.
+ * the property failing, stop the property's booking list (token lost), or stop the process.
  */
 import { isDatabaseMisconfigured, isTransactionConflict, FenceLostError } from '../../store/errors.js';
 import {
@@ -14,7 +14,7 @@ import {
 } from '../../provider/errors.js';
 import { describeNetworkError } from '../../provider/token.js';
 import type { SyncContext } from './context.js';
-import { RefreshIncompleteError, ContinueTokenLostError, NotGrantedError } from './errors.js';
+import { RefreshIncompleteError, ContinueTokenLostError, ContinueTokenRetryError, NotGrantedError } from './errors.js';
 import type { ApiArea } from '../../provider/api-access.js';
 
 export type Verdict =
@@ -48,7 +48,7 @@ export function classify(err: unknown, signal: AbortSignal, ctx: Pick<SyncContex
   if (err instanceof AccessRefusedError) return { kind: 'notGranted', area: err.area, reason: err.message, refused: true };
   if (err instanceof RequestRejectedError || err instanceof NotFoundError) return { kind: 'permanent', reason: err.message };
   if (err instanceof InvalidPayloadError) return { kind: 'permanent', reason: `the answer is not the documented shape: ${err.reason}` };
-  if (err instanceof ProviderUnavailableError) return { kind: 'transient', reason: err.message, unexpected: false };
+  if (err instanceof ProviderUnavailableError || err instanceof ContinueTokenRetryError) return { kind: 'transient', reason: err.message, unexpected: false };
   if (err instanceof RefreshIncompleteError)
     return err.transient ? { kind: 'transient', reason: err.message, unexpected: false } : { kind: 'permanent', reason: err.message };
   if (isTransactionConflict(err)) return { kind: 'transient', reason: describeNetworkError(err), unexpected: false };

@@ -10,8 +10,8 @@
  * - the token endpoint: its limit is per IP address, so one token budget serves all the
  *   connections, and start-up requests are spaced by it instead of sent at once;
  * - one HTTP agent (keep-alive sockets per provider host).
- * One connection's troubles stay its own: a refused secret, a lost token, a 429 storm or an
- * outage of its properties stops or slows that connection only.
+ * One connection's troubles stay its own: a refused secret, a 429 storm or an outage of its
+ * properties stops or slows that connection only (and a lost token one property's booking list).
  *
  * In the daemon, the set of connections can change while it runs (`reload`, from a watched
  * connections directory or SIGHUP): added ones start, removed ones stop, changed ones restart
@@ -156,7 +156,7 @@ export class Fleet {
   private readonly runtimes = new Map<string, ConnectionRuntime>();
   /** Every connection the configuration defines, by name. */
   private configured = new Map<string, Connection>();
-  /** Connections whose run ended here for good (a lost token; the only connection's refused secret): not taken again. */
+  /** Connections whose run ended here for good (the only connection's refused secret): not taken again. */
   private readonly ended = new Map<string, EngineResult>();
   private readonly dispatcher: Agent;
   private readonly tokenBudget: RateBudget;
@@ -171,7 +171,6 @@ export class Fleet {
   private readonly listeners: ((view: ConnectionView) => void)[] = [];
   /** Wakes `run` when the set of connections changed or one ended. */
   private changed: () => void = () => undefined;
-  private firstPassDone = false;
   /** One balancing pass at a time (the heartbeat's, a reload's). */
   private balancing: Promise<void> = Promise.resolve();
 
@@ -263,7 +262,7 @@ export class Fleet {
   private finished(): boolean {
     if (this.opts.mode === 'once' || this.inner.signal.aborted) return true;
     if (this.runtimes.size > 0 || this.configured.size === 0) return false;
-    if (this.opts.config.connectionsDir !== undefined && ![...this.ended.values()].some((r) => r.continueTokenLost.length > 0)) return false;
+    if (this.opts.config.connectionsDir !== undefined) return false;
     return [...this.configured.keys()].every((name) => this.ended.has(name));
   }
 
@@ -463,24 +462,7 @@ export class Fleet {
         return;
       }
       if (mode === 'once' || signal.aborted) {
-        this.setState(
-          rt,
-          result.continueTokenLost.length > 0 ? 'token_lost' : result.fatal || result.failed.length > 0 ? 'failed' : 'stopped',
-          result.fatal?.message,
-        );
-        return;
-      }
-      if (result.continueTokenLost.length > 0) {
-        const reason = result.continueTokenLost.map((e) => e.message).join(' ');
-        this.setState(rt, 'token_lost', reason);
-        this.ended.set(rt.name, result);
-        // No replica takes it again until a restart with --recover.
-        await this.opts.replica.release(rt.name, 'token_lost', reason).catch(() => undefined);
-        if (several())
-          log.error(
-            `connection ${ctx.connection} stopped: a continue token was lost; its properties are followed again after a restart with --recover. The other connections go on`,
-          );
-        this.runtimes.delete(rt.name);
+        this.setState(rt, result.fatal || result.failed.length > 0 ? 'failed' : 'stopped', result.fatal?.message);
         return;
       }
       if (!result.fatal) {
@@ -559,10 +541,9 @@ function isProcessWide(err: Error): boolean {
 
 /** The outcome of one engine run, for its run row. */
 export function runOutcome(result: EngineResult, stopped: boolean): { outcome: RunOutcome; error?: string } {
-  if (result.stoppedBeforeWriting || (result.continueTokenLost.length > 0 && !result.fatal))
-    return { outcome: 'token_lost', error: result.continueTokenLost.map((e) => e.message).join('\n') };
   if (result.fatal) return { outcome: 'failed', error: result.fatal.message };
   if (stopped) return { outcome: 'stopped' };
+  if (result.continueTokenLost.length > 0) return { outcome: 'token_lost', error: result.continueTokenLost.map((e) => e.message).join('\n') };
   if (result.failed.length > 0) return { outcome: 'failed', error: result.failed.map((f) => f.message).join('\n') };
   if (result.refreshFailures.length > 0) {
     const contentOnly = result.refreshFailures.every((f) => f.stream === streamNames.content);
@@ -577,7 +558,7 @@ export function statsOf(view: Pick<ConnectionView, 'ctx' | 'client'>): Record<st
 }
 
 function emptyResult(): EngineResult {
-  return { properties: [], continueTokenLost: [], stoppedBeforeWriting: false, failed: [], refreshFailures: [], fatal: undefined };
+  return { properties: [], continueTokenLost: [], failed: [], refreshFailures: [], fatal: undefined };
 }
 
 function sameMembers(a: readonly unknown[], b: readonly unknown[]): boolean {

@@ -13,12 +13,13 @@ import { hasMirroredRows } from '../../store/repositories/bookings.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { erasableSummary, type Erasable } from '../../mapping/erasure.js';
-import { ContinueTokenRejectedError } from '../../provider/errors.js';
+import { ContinueTokenRejectedError, RequestRejectedError } from '../../provider/errors.js';
 import { parseBookingSummary, type BookingsPage } from '../../provider/schemas/bookings.js';
 import { priorityOf } from '../../mapping/bookings.js';
 import { type SummaryRow } from '../../store/schema.js';
 import type { SyncContext } from '../runtime/context.js';
-import { ContinueTokenLostError } from '../runtime/errors.js';
+import { ContinueTokenLostError, ContinueTokenRetryError } from '../runtime/errors.js';
+import { TOKEN_LOST_AFTER_REJECTIONS } from '../runtime/token-rejections.js';
 import type { PropertyStream } from './types.js';
 import { idTextOf } from '../../provider/schemas/primitives.js';
 import { ESTIMATE_AFTER_PAGES, logFirstSyncEstimate } from '../runtime/progress.js';
@@ -54,8 +55,9 @@ export const FRESH_CHANGE_PRIORITY = 0;
 
 /**
  * Reads pages until the provider says hasMoreData=false (caught up) or the signal aborts.
- * Throws ContinueTokenLostError when the provider rejects the stored token, or when the mirror has
- * rows of the property but its cursor is gone (both would otherwise silently re-sync from 2009).
+ * Throws ContinueTokenLostError when the provider refuses the stored token for good
+ * (rejectedToken), or when the mirror has rows of the property but its cursor is gone (both
+ * would otherwise silently re-sync from 2009); the cursor is then `needs_recover`.
  */
 export async function pollSummariesUntilCaughtUp(ctx: SyncContext, propertyId: string, start: SummariesStart, signal: AbortSignal): Promise<PollResult> {
   const log = ctx.logger.child({ component: 'summaries', propertyId });
@@ -85,20 +87,20 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
     let params: { continueToken?: string; lastModification?: string };
     if (recoverFrom) {
       const from = recoverFrom < EARLIEST_MODIFICATION ? EARLIEST_MODIFICATION : recoverFrom;
-      params = { lastModification: from.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+      params = { lastModification: asLastModification(from) };
       log.info({ lastModification: params.lastModification }, 'recovering: restarting the booking list from a modification time');
-    } else if (cursor?.state === 'token_lost') {
+    } else if (cursor?.state === 'needs_recover') {
       throw new ContinueTokenLostError(propertyId, cursor.lastError ?? 'the provider rejected its stored continueToken');
     } else if (cursor?.cursor) {
       params = { continueToken: cursor.cursor };
     } else if (cursor?.position && cursor.state === 'active') {
       // The provider sent pages without a continueToken (the document allows it): the list
       // goes on from the last modification it listed, which replays a few bookings at most.
-      params = { lastModification: cursor.position.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+      params = { lastModification: asLastModification(cursor.position) };
       log.info({ lastModification: params.lastModification }, 'no continueToken stored: following the booking list from its last listed modification');
     } else {
       if (await hasMirroredRows(ctx.db, propertyId)) {
-        throw new ContinueTokenLostError(propertyId, 'the mirror holds bookings of this property but its continueToken is gone');
+        throw await markLost(ctx, propertyId, 'the mirror holds bookings of this property but its continueToken is gone');
       }
       if (result.pages === 0) log.info('no cursor yet: full synchronization from 2009-01-01');
       params = {};
@@ -113,13 +115,12 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
       try {
         ({ page, readBy } = await ctx.client.getBookingSummaries(propertyId, { ...params, count: ctx.config.sync.summariesPageSize }, signal));
       } catch (err) {
-        if (err instanceof ContinueTokenRejectedError) {
-          ctx.cursors.forget(propertyId, streamNames.bookingSummaries);
-          await ctx.write((trx) => markCursorLost(trx, propertyId, streamNames.bookingSummaries, err.message, new Date(ctx.clock.now())));
-          throw new ContinueTokenLostError(propertyId, err.message, { cause: err });
+        if (err instanceof ContinueTokenRejectedError && params.continueToken !== undefined) {
+          throw await rejectedToken(ctx, propertyId, params.continueToken, err, signal);
         }
         throw err;
       }
+      ctx.tokenRejections.clear(propertyId);
       // A page of a property that was caught up is a poll: what it finds is fetched first, and
       // it lists a booking only when it changed since the last one (so a booking it lists with
       // the stored modification second changed after its details were read, in that second).
@@ -162,6 +163,51 @@ async function readPages(ctx: SyncContext, propertyId: string, start: SummariesS
     }
   }
   return result;
+}
+
+/**
+ * A 400 to the stored token: the error that ends this try. Below TOKEN_LOST_AFTER_REJECTIONS
+ * in a row for the token, a ContinueTokenRetryError (asked again with backoff). At it, the
+ * same list is asked once without the token: answered, the token is lost (ContinueTokenLostError,
+ * the cursor `needs_recover`); refused with 400 too, the request itself is faulty and the
+ * property fails with it, its token kept. Why so: sync/runtime/token-rejections.ts.
+ */
+async function rejectedToken(ctx: SyncContext, propertyId: string, token: string, rejected: ContinueTokenRejectedError, signal: AbortSignal): Promise<Error> {
+  const { count, since } = ctx.tokenRejections.add(propertyId, token, ctx.clock.now());
+  ctx.counters.continueTokenRejections += 1;
+  if (count < TOKEN_LOST_AFTER_REJECTIONS) return new ContinueTokenRetryError(count, TOKEN_LOST_AFTER_REJECTIONS, { cause: rejected });
+  try {
+    // One summary from a minute ago: any answer that is not a 400 says the list itself is fine.
+    const from = new Date(Math.max(EARLIEST_MODIFICATION.getTime(), ctx.clock.now() - 60_000));
+    await ctx.client.getBookingSummaries(propertyId, { lastModification: asLastModification(from), count: 1 }, signal);
+  } catch (err) {
+    if (!(err instanceof RequestRejectedError) || err.status !== 400) return err as Error;
+    return new RequestRejectedError(
+      `the provider answers HTTP 400 to the booking list of property ${propertyId} with and without its continueToken: ` +
+        `a faulty request, not a lost token (${err.message})`,
+      { status: 400, path: err.path, cause: err },
+    );
+  }
+  return markLost(
+    ctx,
+    propertyId,
+    `the provider answered HTTP 400 to its stored continueToken ${count} times in a row since ${new Date(since).toISOString()}, and answers the same list without it`,
+    rejected,
+  );
+}
+
+/** Marks the property's booking list `needs_recover` (status and /metrics show it) and returns the error that says so. */
+async function markLost(ctx: SyncContext, propertyId: string, detail: string, cause?: Error): Promise<ContinueTokenLostError> {
+  ctx.tokenRejections.clear(propertyId);
+  ctx.cursors.forget(propertyId, streamNames.bookingSummaries);
+  await ctx.write((trx) => markCursorLost(trx, propertyId, streamNames.bookingSummaries, detail, new Date(ctx.clock.now())));
+  ctx.counters.continueTokensLost += 1;
+  return new ContinueTokenLostError(propertyId, detail, cause === undefined ? undefined : { cause });
+}
+
+/** A time as the booking list's lastModification takes it: UTC, whole seconds. */
+export function asLastModification(at: Date): string {
+  return at.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** A summary that failed validation, with the booking number it names (if any). */

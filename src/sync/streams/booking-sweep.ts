@@ -33,7 +33,7 @@ import {
 } from '../../store/repositories/sweeps.js';
 import { ContinueTokenRejectedError } from '../../provider/errors.js';
 import type { BookingsPage } from '../../provider/schemas/bookings.js';
-import { EARLIEST_MODIFICATION, FRESH_CHANGE_PRIORITY, parseSummariesPage } from './booking-summaries.js';
+import { asLastModification, EARLIEST_MODIFICATION, FRESH_CHANGE_PRIORITY, parseSummariesPage } from './booking-summaries.js';
 import type { SyncContext } from '../runtime/context.js';
 import type { PropertyStream } from './types.js';
 
@@ -73,9 +73,6 @@ async function sweepState(ctx: SyncContext, propertyId: string): Promise<SweepRo
 function forgetSweepState(ctx: SyncContext, propertyId: string): void {
   sweepStates.get(ctx)?.rows.delete(propertyId);
 }
-
-/** The provider's lastModification format: UTC, whole seconds. */
-const asLastModification = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /**
  * Runs a pass when one is due (or in progress) and the booking list is caught up; else records
