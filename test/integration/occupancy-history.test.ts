@@ -16,6 +16,7 @@ import type { Executor } from '../../src/store/types.js';
 import { dailyOccupancyStream, occupancyWindows } from '../../src/sync/streams/pms-refreshes.js';
 import { reportingSchemaOf } from '../helpers/database.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
+import { migrateUpTo } from '../helpers/migrations.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -231,11 +232,7 @@ describe('occupancy history', () => {
 
   it('migrates a meal revenue of 0 that the answer did not give to NULL, in the night and its open version (0025)', async () => {
     h = await startHarness({ emptySchema: true });
-    await h.sql(`CREATE SCHEMA IF NOT EXISTS "${h.schema}"`);
-    const folder = join(packageRoot, 'migrations');
-    const files = (await readdir(folder)).filter((f) => f.endsWith('.sql')).sort();
-    const mine = files.indexOf('0025_documented_units.sql');
-    for (const f of files.slice(0, mine)) await h.sql(await readFile(join(folder, f), 'utf8'));
+    await migrateUpTo(h, '0024_loyalty_cards.sql');
     // As 0.2.0 before it stored them: a night without mealRevenue, one with null, one with 0, one with 12.5.
     const day = (date: string, meal: number, raw: string) =>
       h!.sql(
@@ -255,7 +252,7 @@ describe('occupancy history', () => {
     await h.sql(
       `INSERT INTO daily_occupancy_history (${figures}, valid_from, valid_to) SELECT ${figures}, '2026-01-01T00:00:00Z', refreshed_at FROM daily_occupancy WHERE stay_date = '2026-03-01'`,
     );
-    await h.sql(await readFile(join(folder, files[mine]!), 'utf8'));
+    await migrateUpTo(h, '0025_documented_units.sql');
     expect(await h.sql(`SELECT stay_date::text, meal_revenue::text FROM daily_occupancy ORDER BY 1`)).toEqual([
       { stay_date: '2026-03-01', meal_revenue: null },
       { stay_date: '2026-03-02', meal_revenue: null },
