@@ -40,6 +40,24 @@ function firstLastModification(harness: Harness, propertyId: string): string | n
   return new URLSearchParams(first?.query ?? '').get('lastModification');
 }
 
+const ONE_PROPERTY = [{ id: '500100', bookingCount: 30 }];
+const TWO_PROPERTIES = [...ONE_PROPERTY, { id: '500200', bookingCount: 20 }];
+
+/** A harness whose mirror is synced once: equal to the simulator, each property's list caught up with a token. */
+async function synced(properties: { id: string; bookingCount: number }[], config?: Record<string, unknown>): Promise<Harness> {
+  const harness = await startHarness({ sim: { properties }, ...(config ? { config } : {}) });
+  await syncOnce(await harness.context());
+  return harness;
+}
+
+/** One property's bookings in the mirror, and in the simulator. */
+async function mirrorOf(harness: Harness, propertyId: string) {
+  return (await mirrorSnapshot(harness)).filter((b) => b.key.startsWith(`${propertyId}/`));
+}
+function truthOf(harness: Harness, propertyId: string) {
+  return simulatorSnapshot(harness.sim).filter((b) => b.key.startsWith(`${propertyId}/`));
+}
+
 async function listCursor(harness: Harness, propertyId: string): Promise<{ state: string; last_error: string | null; cursor: string | null }> {
   const rows = await harness.sql<{ state: string; last_error: string | null; cursor: string | null }>(
     "SELECT state, last_error, cursor FROM sync_cursors WHERE property_id = $1 AND stream = 'booking_summaries'",
@@ -50,8 +68,7 @@ async function listCursor(harness: Harness, propertyId: string): Promise<{ state
 
 describe('a 400 to a stored continueToken', () => {
   it('is retried once among 200s, like a faulty request: nothing is lost, nothing is skipped', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
-    await syncOnce(await h.context());
+    h = await synced(ONE_PROPERTY);
     const stored = (await listCursor(h, '500100')).cursor;
     h.sim.faults.continueTokenRejections.set('500100', 1);
     h.sim.mutate({ count: 5, newCount: 3 });
@@ -70,15 +87,7 @@ describe('a 400 to a stored continueToken', () => {
   });
 
   it('declares the token lost at the fifth 400 in a row, once the same list without the token is answered', async () => {
-    h = await startHarness({
-      sim: {
-        properties: [
-          { id: '500100', bookingCount: 30 },
-          { id: '500200', bookingCount: 20 },
-        ],
-      },
-    });
-    await syncOnce(await h.context());
+    h = await synced(TWO_PROPERTIES);
     const stored = (await listCursor(h, '500100')).cursor;
     h.sim.faults.continueTokenRejections.set('500100', Infinity);
     h.sim.mutate({ count: 6, newCount: 4 });
@@ -99,12 +108,11 @@ describe('a 400 to a stored continueToken', () => {
     expect(cursor.last_error).toMatch(/HTTP 400 .*5 times in a row/);
     expect(ctx.counters.toJSON()).toMatchObject({ continueTokenRejections: LOST_AFTER, continueTokensLost: 1 });
     // The other property went on: its changes are mirrored.
-    expect((await mirrorSnapshot(h)).filter((b) => b.key.startsWith('500200/'))).toEqual(simulatorSnapshot(h.sim).filter((b) => b.key.startsWith('500200/')));
+    expect(await mirrorOf(h, '500200')).toEqual(truthOf(h, '500200'));
   });
 
   it('is a faulty request, not a lost token, when the list is answered 400 without the token too', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] } });
-    await syncOnce(await h.context());
+    h = await synced(ONE_PROPERTY);
     h.sim.faults.propertyStatus.set('500100', { status: 400, scopes: ['bookingList'] });
     h.sim.stats.requestLog = [];
 
@@ -120,15 +128,7 @@ describe('a 400 to a stored continueToken', () => {
 
 describe('a lost token', () => {
   it("stops that property's booking list only: the daemon, the other properties and the details go on", async () => {
-    h = await startHarness({
-      sim: {
-        properties: [
-          { id: '500100', bookingCount: 30 },
-          { id: '500200', bookingCount: 20 },
-        ],
-      },
-    });
-    await syncOnce(await h.context());
+    h = await synced(TWO_PROPERTIES);
     h.sim.faults.continueTokenRejections.set('500100', Infinity);
     const ctx = await h.context();
     const stop = new AbortController();
@@ -138,10 +138,9 @@ describe('a lost token', () => {
       await waitFor('the token declared lost', async () => (await listCursor(h!, '500100')).state === 'needs_recover', 60_000);
       // Changes of the other property after the loss are mirrored by the same daemon.
       h.sim.mutate({ count: 4, newCount: 2, propertyId: '500200' });
-      const other = () => simulatorSnapshot(h!.sim).filter((b) => b.key.startsWith('500200/'));
       await waitFor(
         "the other property's changes mirrored",
-        async () => JSON.stringify((await mirrorSnapshot(h!)).filter((b) => b.key.startsWith('500200/'))) === JSON.stringify(other()),
+        async () => JSON.stringify(await mirrorOf(h!, '500200')) === JSON.stringify(truthOf(h!, '500200')),
         30_000,
       );
       expect(ended).toBe(false);
@@ -160,15 +159,7 @@ describe('a lost token', () => {
   });
 
   it('is recovered with --recover --property, that property only, from its last modification minus two days', async () => {
-    h = await startHarness({
-      sim: {
-        properties: [
-          { id: '500100', bookingCount: 30 },
-          { id: '500200', bookingCount: 20 },
-        ],
-      },
-    });
-    await syncOnce(await h.context());
+    h = await synced(TWO_PROPERTIES);
     h.sim.invalidateContinueTokens();
     const lost = await syncOnce(await h.context());
     expect(lost.continueTokenLost.map((e) => e.propertyId).sort()).toEqual(['500100', '500200']);
@@ -184,12 +175,11 @@ describe('a lost token', () => {
     expect(listRequests(h, '500200')).toEqual([]);
     expect(await listCursor(h, '500100')).toMatchObject({ state: 'active' });
     expect(await listCursor(h, '500200')).toMatchObject({ state: 'needs_recover' });
-    expect((await mirrorSnapshot(h)).filter((b) => b.key.startsWith('500100/'))).toEqual(simulatorSnapshot(h.sim).filter((b) => b.key.startsWith('500100/')));
+    expect(await mirrorOf(h, '500100')).toEqual(truthOf(h, '500100'));
   });
 
   it('is recovered by itself with sync.autoRecover, from its last modification minus two days', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] }, config: { sync: { autoRecover: true } } });
-    await syncOnce(await h.context());
+    h = await synced(ONE_PROPERTY, { sync: { autoRecover: true } });
     // Rejected five times (lost), then the recovered list's new tokens are answered.
     h.sim.faults.continueTokenRejections.set('500100', LOST_AFTER);
     h.sim.mutate({ count: 5, newCount: 3 });
@@ -211,8 +201,7 @@ describe('a lost token', () => {
   });
 
   it('is recovered by itself at most once a sync.failingRecheckMs: a provider that refuses every token is not read again and again', async () => {
-    h = await startHarness({ sim: { properties: [{ id: '500100', bookingCount: 30 }] }, config: { sync: { autoRecover: true } } });
-    await syncOnce(await h.context());
+    h = await synced(ONE_PROPERTY, { sync: { autoRecover: true } });
     h.sim.faults.continueTokenRejections.set('500100', Infinity);
     h.sim.stats.requestLog = [];
     const ctx = await h.context();
@@ -235,21 +224,13 @@ describe('a lost token', () => {
   });
 
   it('is also mirrored rows without a cursor: shown needs_recover, the others go on', async () => {
-    h = await startHarness({
-      sim: {
-        properties: [
-          { id: '500100', bookingCount: 30 },
-          { id: '500200', bookingCount: 20 },
-        ],
-      },
-    });
-    await syncOnce(await h.context());
+    h = await synced(TWO_PROPERTIES);
     await h.sql("DELETE FROM sync_cursors WHERE property_id = '500100'");
     h.sim.mutate({ count: 4, newCount: 2, propertyId: '500200' });
     const result = await syncOnce(await h.context());
     expect(result.continueTokenLost.map((e) => [e.propertyId, e.detail])).toEqual([['500100', expect.stringMatching(/continueToken is gone/)]]);
     expect(await listCursor(h, '500100')).toMatchObject({ state: 'needs_recover' });
-    expect((await mirrorSnapshot(h)).filter((b) => b.key.startsWith('500200/'))).toEqual(simulatorSnapshot(h.sim).filter((b) => b.key.startsWith('500200/')));
+    expect(await mirrorOf(h, '500200')).toEqual(truthOf(h, '500200'));
     // --recover=<time> restarts it from that time.
     h.sim.stats.requestLog = [];
     await syncOnce(await h.context(), { recovery: { mode: 'at', from: new Date('2020-01-01T00:00:00Z') } });
