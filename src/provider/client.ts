@@ -205,9 +205,10 @@ export class ProviderClient {
 
   /**
    * One page of booking summaries. Send either `continueToken` or `lastModification` (or
-   * neither: full sync from 2009). A 400 for a request with a continueToken means the stored
-   * token is rejected: ContinueTokenRejectedError ("token lost"). The summaries stay raw in
-   * the page: parse each with `parseBookingSummary` so one bad summary can be quarantined.
+   * neither: full sync from 2009). A 400 for a request with a continueToken is a
+   * ContinueTokenRejectedError (the sync layer decides when the token is lost). The summaries
+   * stay raw in the page: parse each with `parseBookingSummary` so one bad summary can be
+   * quarantined.
    * A page whose envelope is not the documented shape is an InvalidPayloadError.
    */
   async getBookingSummaries(

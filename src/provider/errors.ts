@@ -69,8 +69,9 @@ export class AccessRefusedError extends RequestRejectedError {
 }
 
 /**
- * A summaries request with a stored continueToken was answered 400: the provider rejects the
- * token ("token lost"). The sync layer turns it into a ContinueTokenLostError, which says what to do.
+ * A summaries request with a stored continueToken was answered 400: the provider refused the
+ * request with that token, this once. Whether the token is lost is the sync layer's verdict
+ * (sync/runtime/token-rejections.ts: five in a row, and the list answered without it).
  */
 export class ContinueTokenRejectedError extends ProviderError {
   override name = 'ContinueTokenRejectedError';
