@@ -1,9 +1,9 @@
 /**
  * Errors of the provider client, one class per way a request can end badly, so that callers
  * decide by class: retry later (ProviderUnavailableError), stop this property
- * (RequestRejectedError, ContinueTokenRejectedError, an InvalidPayloadError of an envelope),
- * stop the process (AuthenticationError), or keep the data aside (InvalidPayloadError,
- * NotFoundError of a booking).
+ * (RequestRejectedError, an InvalidPayloadError of an envelope), count towards a lost token
+ * (ContinueTokenRejectedError), stop the process (AuthenticationError), or keep the data aside
+ * (InvalidPayloadError, NotFoundError of a booking).
  *
  * Every error carries the HTTP status (when there was a response) and the request path
  * WITHOUT its query string: queries carry continue tokens and the token request carries the
