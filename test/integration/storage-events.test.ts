@@ -319,6 +319,11 @@ describe('integration-storage events without a property', () => {
     const searches = () => (h!.sim.stats.requestLog ?? []).filter((r) => r.method === 'POST' && r.path.endsWith('/properties/500100/inventories/search'));
     try {
       await followed(['500100']);
+      // The refresh at start has run (it found no code to ask for): what follows is the events'.
+      await waitFor(
+        'the start-up inventory refresh',
+        async () => (await count(`SELECT count(*) AS n FROM sync_cursors WHERE stream = 'room_type_inventory'`)) === 1,
+      );
       // (With its property: what is about the inventory event alone.)
       h.sim.webhooks.configure({ url: `http://127.0.0.1:${hooks}/webhooks/provider`, storageEventsNameProperty: true });
       // A storage booking in the mirror names the room type codes the inventory is asked for.
