@@ -317,7 +317,7 @@ class EventProcessor implements QueueDrain {
     }
   }
 
-  /** Every PURGE_EVERY_MS: events that are no longer pending, received more than webhooks.retainEventsDays ago, are deleted. */
+  /** Every PURGE_EVERY_MS: events neither pending nor waiting, received more than webhooks.retainEventsDays ago, are deleted. */
   private async purgeNowAndThen(signal: AbortSignal): Promise<void> {
     const { ctx } = this;
     if (ctx.clock.now() - this.lastPurgeAt < PURGE_EVERY_MS) return;
@@ -369,6 +369,18 @@ class EventProcessor implements QueueDrain {
     return this.ctx.write(async (trx) => {
       await finishAll(trx, events, state, why);
     });
+  }
+
+  /** Events whose refresh waits its turn (a refresh shared, the pace): due again after `waitMs`, no attempt counted. */
+  private async defer(events: StoredEvent[], waitMs: number): Promise<void> {
+    await this.ctx.write((trx) =>
+      deferEvents(
+        trx,
+        events.map((e) => e.eventId),
+        waitMs,
+      ),
+    );
+    this.ctx.counters.webhookEventsDeferred += events.length;
   }
 
   /** Keeps events whose target cannot be fetched now: `waiting`, looked at again after `delayMs` (`attempt`: one more try found nothing). */
@@ -436,17 +448,7 @@ class EventProcessor implements QueueDrain {
     const thing = `${t.kind}:${propertyId}:${key}`;
     const now = ctx.clock.now();
     const wait = this.recentFetches.waitFor(thing, now) || this.pace.take(propertyId, now);
-    if (wait > 0) {
-      await ctx.write((trx) =>
-        deferEvents(
-          trx,
-          events.map((e) => e.eventId),
-          wait,
-        ),
-      );
-      ctx.counters.webhookEventsDeferred += events.length;
-      return;
-    }
+    if (wait > 0) return this.defer(events, wait);
     // A retry (after a 404 or a failure) goes behind the backfill: only a first try is urgent.
     const priority = events.some((e) => e.attempts > 0) ? PMS_PRIORITY.backfill : PMS_PRIORITY.event;
     if (t.kind === 'pmsReservation') {
@@ -549,11 +551,7 @@ class EventProcessor implements QueueDrain {
     // cannot spend the storage budget.
     const now = ctx.clock.now();
     const wait = this.pace.take(`search:${ctx.connection}`, now);
-    if (wait > 0) {
-      await ctx.write((trx) => deferEvents(trx, ids, wait));
-      ctx.counters.webhookEventsDeferred += events.length;
-      return;
-    }
+    if (wait > 0) return this.defer(events, wait);
     // Behind the backfill: a search is worth less than a first refresh of a known thing.
     for (const propertyId of properties) {
       if (signal.aborted) return;
@@ -622,17 +620,7 @@ class EventProcessor implements QueueDrain {
     const wait =
       Math.max(0, ...properties.map((p) => this.recentFetches.waitFor(thing(p), now, INVENTORY_COALESCE_MS))) ||
       (properties.length === 1 ? this.pace.take(properties[0]!, now) : 0);
-    if (wait > 0) {
-      await ctx.write((trx) =>
-        deferEvents(
-          trx,
-          events.map((e) => e.eventId),
-          wait,
-        ),
-      );
-      ctx.counters.webhookEventsDeferred += events.length;
-      return;
-    }
+    if (wait > 0) return this.defer(events, wait);
     for (const p of properties) this.recentFetches.fetched(thing(p), now);
     for (const p of properties) await refreshRoomTypeInventory(ctx, p, signal);
     await this.finish(events, 'processed');
