@@ -178,7 +178,7 @@ export function createMetrics(sources: MetricSources): client.Registry {
   });
   new client.Counter({
     name: 'staysync_provider_failures_total',
-    help: 'Provider attempts without a usable answer, by cause (http_5xx, throttled, timeout, connection_refused, connection_reset, dns, tls, network, invalid_body).',
+    help: 'Provider attempts without a usable answer, by cause (http_5xx, throttled, timeout, connection_refused, connection_reset, dns, tls, network, invalid_body, provider_errors: a 2xx whose errors was not empty).',
     labelNames: ['connection', 'cause'],
     registers: [register],
     collect() {
@@ -187,6 +187,16 @@ export function createMetrics(sources: MetricSources): client.Registry {
         const failures = v.client.health.failures;
         for (const cause of failureCauses) this.inc({ connection: v.name, cause }, failures[cause]);
       }
+    },
+  });
+  new client.Counter({
+    name: 'staysync_provider_warnings_total',
+    help: 'Warnings in the answers the provider gave (the warnings of the PMS envelope), by API connection. Each kind is logged once.',
+    labelNames: ['connection'],
+    registers: [register],
+    collect() {
+      this.reset();
+      for (const v of views()) this.inc({ connection: v.name }, v.client.stats().warnings);
     },
   });
   new client.Counter({

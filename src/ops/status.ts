@@ -73,7 +73,11 @@ export interface PmsPropertyStatus {
   roomInventoryRefreshedAt: string | null;
   stayUnitsState: string;
   stayUnitsRefreshedAt: string | null;
-  /** Each PMS refresh of the property (rooms, companies, accommodation inventory, occupancy, inventory by room type, stay units): its state and when it last read the property. */
+  /**
+   * Each PMS refresh of the property (rooms, companies, accommodation inventory, occupancy,
+   * inventory by room type, stay units): its state and when it last read the property. The
+   * invoices and loyalty cards appear once most of their reads failed (readAt stays null).
+   */
   reads: Record<string, { state: string; readAt: string | null; lastError: string | null }>;
   /** What waits for the pass after the backfill: reservations whose invoices, and persons whose loyalty cards (0 while pms.loyaltyCards is off), are not read yet. */
   unread: { invoices: number; loyaltyCards: number };
@@ -366,6 +370,11 @@ export function formatStatus(r: StatusReport): string[] {
   for (const p of r.pms.filter((x) => x.lastError)) out.push(`property ${p.propertyId}: PMS reservations ${stateLabel[p.state] ?? p.state}: ${p.lastError}`);
   for (const p of r.pms.filter((x) => x.occupancyError))
     out.push(`property ${p.propertyId}: daily occupancy ${stateLabel[p.occupancyState] ?? p.occupancyState}: ${p.occupancyError}`);
+  for (const p of r.pms)
+    for (const stream of FAILING_READ_STREAMS) {
+      const read = p.reads[stream];
+      if (read?.lastError) out.push(`property ${p.propertyId}: ${READ_NAMES[stream]} ${stateLabel[read.state] ?? read.state}: ${read.lastError}`);
+    }
   const notGranted = [...r.properties.map((p) => p.state), ...r.pms.flatMap((p) => [p.state, p.occupancyState])].includes('not_granted');
   if (notGranted)
     out.push(
@@ -425,7 +434,12 @@ const PMS_REFRESH_STREAMS = [
   streamNames.dailyOccupancy,
   streamNames.roomTypeInventory,
   streamNames.stayUnits,
+  streamNames.pmsInvoices,
+  streamNames.pmsLoyaltyCards,
 ] as const;
+
+/** The reads of one thing at a time, whose cursor says only whether most of them fail (sync/runtime/read-health.ts): their error gets a line. */
+const FAILING_READ_STREAMS = [streamNames.pmsInvoices, streamNames.pmsLoyaltyCards] as const;
 
 const READ_NAMES: Record<string, string> = {
   pms_rooms: 'rooms',
@@ -434,6 +448,8 @@ const READ_NAMES: Record<string, string> = {
   daily_occupancy: 'occupancy',
   room_type_inventory: 'inventory by room type',
   stay_units: 'stay units',
+  pms_invoices: 'invoices',
+  pms_loyalty_cards: 'loyalty cards',
 };
 
 /** One line per PMS property: when each of its refreshes last read it, and what the pass after the backfill has still to read. */
@@ -444,6 +460,8 @@ function pmsReadLines(pms: readonly PmsPropertyStatus[]): string[] {
       const r = p.reads[stream];
       if (!r) return [];
       const state = r.state === 'active' ? '' : ` ${stateLabel[r.state] ?? r.state}`;
+      // The invoices and loyalty cards have no read time: only their state, and only when it is not active.
+      if (r.readAt === null && (FAILING_READ_STREAMS as readonly string[]).includes(stream)) return state ? [`${READ_NAMES[stream]}${state}`] : [];
       return [`${READ_NAMES[stream]} ${r.readAt ?? 'never'}${state}`];
     });
     const unread = [

@@ -3,7 +3,10 @@
  *
  * Per request: token → budget permit → send (timeout ∧ caller's signal) → release the permit
  * with the response's `x-ratelimit-remaining-*` headers → classify:
- * - 2xx with a JSON body: success (the schema is checked by the typed calls);
+ * - 2xx with a JSON body: success (the schema is checked by the typed calls); its
+ *   `warnings` are counted and each kind logged once (envelope.ts);
+ * - 2xx whose `errors` is not empty (the PMS envelope): a failed request, retried like a 5xx
+ *   and given up as unavailable, never an empty answer; each kind is logged once;
  * - 2xx whose body is not JSON (cut short by a gateway, an HTML error page): a transport
  *   fault, retried like a 5xx: the data is not bad, the delivery was;
  * - 429: pause the scope's budget for retry-after (default 1 s), retry;
@@ -31,6 +34,7 @@ import {
   InvalidPayloadError,
   NotFoundError,
   ProviderError,
+  ProviderErrorsError,
   ProviderUnavailableError,
   RequestRejectedError,
   RequestTimeoutError,
@@ -42,7 +46,11 @@ import { backoffMs, isRetryableStatus, retryAfterMs } from './retry.js';
 import { parseBookingsPage, parseGetBookingResponse, type Booking, type BookingsPage } from './schemas/bookings.js';
 import { describeNetworkError, TokenManager } from './token.js';
 import { parseJsonLossless } from './json.js';
+import { describeItems, envelopeItems } from './envelope.js';
 import type { ApiAccess } from './api-access.js';
+
+/** Kinds of errors and warnings a client logs at most: the rest are counted only. */
+const MAX_KINDS_SAID = 100;
 
 /** Sent with every request: who is asking (the provider's logs, and tests telling processes apart). */
 export const userAgent = `staysync (pid ${process.pid})`;
@@ -81,6 +89,8 @@ export interface ProviderStats {
   timeouts: number;
   /** 2xx answers whose body was not JSON (cut short, an HTML page), retried. */
   invalidBodies: number;
+  /** Warnings of the answers used (`warnings` of the PMS envelope), each counted. */
+  warnings: number;
   /** Requests sent again after a 429, 5xx, 401, network error, timeout or unusable body (token requests included). */
   retries: number;
   /** Attempts without a usable answer, by cause (token requests included). */
@@ -163,7 +173,10 @@ export class ProviderClient {
     networkErrors: 0,
     timeouts: 0,
     invalidBodies: 0,
+    warnings: 0,
   };
+  /** The kinds of errors and warnings logged so far (each once), up to MAX_KINDS_SAID. */
+  private readonly kindsSaid = new Set<string>();
   private readonly requestsByScope = Object.fromEntries(rateLimitScopes.map((s) => [s, 0])) as Record<RateLimitScope, number>;
 
   constructor(opts: ProviderClientOptions) {
@@ -328,6 +341,13 @@ export class ProviderClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
+  /** Whether an error or warning of this kind is new to this client: the first is logged, the others counted (a bounded set: the provider's codes are not ours). */
+  private firstOfKind(kind: string): boolean {
+    if (this.kindsSaid.has(kind) || this.kindsSaid.size >= MAX_KINDS_SAID) return false;
+    this.kindsSaid.add(kind);
+    return true;
+  }
+
   /** The retry loop around one logical read (a GET, or a POST of `jsonBody`). Returns only 2xx responses with a JSON (or empty) body. */
   private async send(
     scope: RateLimitScope,
@@ -347,7 +367,8 @@ export class ProviderClient {
       failures++;
       this.health.failure(host, f.cause, f.description);
       if (failures >= maxAttempts) {
-        throw new ProviderUnavailableError({ scope, path, status: f.status, attempts: failures, host, lastError: f.description });
+        const gaveUp = { scope, path, status: f.status, attempts: failures, host, lastError: f.description };
+        throw f.cause === 'provider_errors' ? new ProviderErrorsError(gaveUp) : new ProviderUnavailableError(gaveUp);
       }
       if (pause !== undefined) {
         // The whole scope is throttled, not just this request: pause the shared budget.
@@ -445,7 +466,29 @@ export class ProviderClient {
             continue;
           }
         }
+        // The provider answered, whatever it says: it is there.
         this.health.success(host);
+        const errors = envelopeItems(body, 'errors');
+        if (errors.length > 0) {
+          const text = describeItems(errors);
+          for (const e of errors)
+            if (this.firstOfKind(`errors ${e.kind}`))
+              this.logger.warn(
+                { scope, path, status, error: e.text },
+                `${scope} ${path}: the provider answered HTTP ${status} with errors (${text}): a failed request, retried; each kind of error is logged once`,
+              );
+          await failed({ cause: 'provider_errors', status, description: `HTTP ${status} with errors: ${text}` });
+          previousWas401 = false;
+          continue;
+        }
+        const warnings = envelopeItems(body, 'warnings');
+        this.counters.warnings += warnings.length;
+        for (const w of warnings)
+          if (this.firstOfKind(`warnings ${w.kind}`))
+            this.logger.warn(
+              { scope, path, warning: w.text },
+              `${scope} ${path}: the provider answered with a warning (${w.text}); the answer is used. Each kind of warning is logged once`,
+            );
         return { res: { ...res, sentAt, receivedAt: this.clock.now() }, body };
       }
 
@@ -476,7 +519,9 @@ export class ProviderClient {
       // The provider answered: it is there, even if it refuses this request.
       this.health.success(host);
       if (status === 404) {
-        throw new NotFoundError(`${scope} ${path}: HTTP 404 (not found at the provider)`, { status, path });
+        // With the provider's answer: the PMS says in its envelope what it did not find.
+        const answer = bodyExcerpt(res.rawBody);
+        throw new NotFoundError(`${scope} ${path}: HTTP 404 (not found at the provider)${answer ? `: ${answer}` : ''}`, { status, path });
       }
       throw new RequestRejectedError(`${scope} ${path}: HTTP ${status}: ${bodyExcerpt(res.rawBody)}`, { status, path });
     }

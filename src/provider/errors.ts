@@ -146,6 +146,16 @@ export class ProviderUnavailableError extends ProviderError {
   }
 }
 
+/**
+ * Gave up after maxAttempts, the last of them a 2xx whose `errors` was not empty (the PMS
+ * envelope): the provider answers, but could not do this request. Transient like its parent
+ * (the request is asked again later); a read of one thing (an invoice list, a person's cards)
+ * takes it as not read, and keeps what is mirrored.
+ */
+export class ProviderErrorsError extends ProviderUnavailableError {
+  override name = 'ProviderErrorsError';
+}
+
 /** One exchange's own timeout fired (the caller's signal did not abort): retryable. Internal to the client. */
 export class RequestTimeoutError extends Error {
   override name = 'RequestTimeoutError';

@@ -9,11 +9,25 @@ import type { Logger } from '../util/log.js';
 import type { Clock } from '../util/clock.js';
 
 /** Why an attempt got no usable answer. */
-export const failureCauses = ['http_5xx', 'throttled', 'timeout', 'connection_refused', 'connection_reset', 'dns', 'tls', 'network', 'invalid_body'] as const;
+export const failureCauses = [
+  'http_5xx',
+  'throttled',
+  'timeout',
+  'connection_refused',
+  'connection_reset',
+  'dns',
+  'tls',
+  'network',
+  'invalid_body',
+  'provider_errors',
+] as const;
 export type FailureCause = (typeof failureCauses)[number];
 
-/** Failures that make an outage (a 429 is the provider pacing us, not being away). */
-const outageCauses: ReadonlySet<FailureCause> = new Set(failureCauses.filter((c) => c !== 'throttled'));
+/**
+ * Failures that make an outage: not a 429 (the provider pacing us, not being away), nor a 2xx
+ * whose `errors` is not empty (the provider answers; it could not do this request).
+ */
+const outageCauses: ReadonlySet<FailureCause> = new Set(failureCauses.filter((c) => c !== 'throttled' && c !== 'provider_errors'));
 
 const OUTAGE_AFTER_MS = 5_000;
 

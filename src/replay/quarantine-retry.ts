@@ -280,11 +280,12 @@ const handlers: Record<string, Handler> = {
     if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or reservation number');
     const page = parseInvoicesPage(body);
     if (!page.ok) return failing(page.reason);
+    if (page.value.items === null) return failing('the page holds no invoices list');
     const reservation = await reservationOfInvoices(trx, q.property_id, q.entity_key);
     if (!reservation) return notReplayable(`reservation ${q.entity_key} is not mirrored`);
     if (reservation.invoicesReadAt !== null && reservation.invoicesReadAt > q.last_seen_at) return superseded;
     const raw = ((isObject(body) ? body.invoices : null) as unknown[] | null) ?? [];
-    const read = { parsed: page.value.invoices, raw: raw.map((i) => keptPayload(i, policy.personalData)) };
+    const read = { parsed: page.value.items, raw: raw.map((i) => keptPayload(i, policy.personalData)) };
     const [propertyId, number] = [q.property_id, q.entity_key];
     const [rows] = await rowsAfterErasures(trx, [erasableInvoices(propertyId, number, reservation, read)]);
     await replaceInvoicesReadAt(trx, propertyId, number, rows!, q.last_seen_at);
@@ -296,10 +297,11 @@ const handlers: Record<string, Handler> = {
     if (q.property_id === null || q.entity_key === null) return notReplayable('no property id or person id');
     const page = parseLoyaltyCardsPage(body);
     if (!page.ok) return failing(page.reason);
+    if (page.value.items === null) return failing('the page holds no loyaltyCards list');
     const person = await loyaltyCardsReadAt(trx, q.property_id, q.entity_key);
     if (!person) return notReplayable(`PMS person ${q.entity_key} is not mirrored`);
     if (person.readAt !== null && person.readAt > q.last_seen_at) return superseded;
-    const [cards] = await rowsAfterErasures(trx, [erasableLoyaltyCards(q.property_id, q.entity_key, page.value.loyaltyCards, policy.personalData)]);
+    const [cards] = await rowsAfterErasures(trx, [erasableLoyaltyCards(q.property_id, q.entity_key, page.value.items, policy.personalData)]);
     await replaceLoyaltyCards(trx, q.property_id, q.entity_key, cards!.cards, q.last_seen_at);
     return mirrored;
   },

@@ -63,6 +63,9 @@ export const cursorStreams = [
   streamNames.pmsRooms,
   streamNames.pmsCompanies,
   streamNames.accommodationInventory,
+  // Reads one thing at a time whose state shows only when most of a property's fail (sync/runtime/read-health.ts).
+  streamNames.pmsInvoices,
+  streamNames.pmsLoyaltyCards,
 ] as const;
 export type CursorStream = (typeof cursorStreams)[number];
 

@@ -491,3 +491,48 @@ describe('ProviderClient', () => {
     expect(client.stats().requests.standard).toBe(1);
   });
 });
+
+describe('ProviderClient: the PMS envelope', () => {
+  const ROOMS = `/api/pms/v2/properties/${PROPERTY}/rooms`;
+  const rooms = (extra: Record<string, unknown>) => ({ warnings: [], errors: [], rooms: [{ id: '1' }], hasNextPage: false, nextPageToken: null, ...extra });
+  const errorsOf = (code: string) => ({ status: 200, body: rooms({ rooms: [], errors: [{ code, message: 'Incorrect dates format' }] }) });
+
+  it('a 2xx whose errors is not empty is a failed request: retried with backoff, counted, its text logged once per kind', async () => {
+    provider.apiScript = [() => errorsOf('11'), () => errorsOf('11')];
+    provider.apiDefault = () => ({ status: 200, body: rooms({}) });
+    const res = await client.requestJson('standard', 'provider', ROOMS, {}, signal());
+    expect(res.body).toEqual(rooms({}));
+    expect(provider.apiRequests).toHaveLength(3);
+    expect(clock.sleeps).toEqual(expect.arrayContaining([250, 500]));
+    expect(client.stats()).toMatchObject({ retries: 2, failures: expect.objectContaining({ provider_errors: 2 }) });
+    const said = logLines.filter((l) => l.includes('"level":"warn"') && l.includes('answered HTTP 200 with errors'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain('11: Incorrect dates format');
+    expect(said[0]).toContain(ROOMS);
+    // An empty or null `errors` is an answer.
+    provider.apiScript = [() => ({ status: 200, body: rooms({ errors: null }) })];
+    expect((await client.requestJson('standard', 'provider', ROOMS, {}, signal())).body).toEqual(rooms({ errors: null }));
+  });
+
+  it('one that goes on gives up as unavailable, with the provider text; the host is not in an outage (it answers)', async () => {
+    provider.apiDefault = () => errorsOf('11');
+    const err = await client.requestJson('standard', 'provider', ROOMS, {}, signal()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderUnavailableError);
+    expect((err as ProviderUnavailableError).attempts).toBe(4);
+    expect((err as ProviderUnavailableError).lastError).toBe('HTTP 200 with errors: 11: Incorrect dates format');
+    expect((err as Error).message).toContain(ROOMS);
+    expect(client.health.hostsSeen().every((h) => !h.outage)).toBe(true);
+  });
+
+  it('warnings are counted, and logged once per kind', async () => {
+    const warned = (code: string) => ({ status: 200, body: rooms({ warnings: [{ code, message: `about ${code}` }] }) });
+    provider.apiScript = [() => warned('W1'), () => warned('W1'), () => warned('W2')];
+    for (let i = 0; i < 3; i++) expect((await client.requestJson('standard', 'provider', ROOMS, {}, signal())).status).toBe(200);
+    expect(provider.apiRequests).toHaveLength(3);
+    expect(client.stats()).toMatchObject({ warnings: 3, retries: 0 });
+    const said = logLines.filter((l) => l.includes('answered with a warning'));
+    expect(said).toHaveLength(2);
+    expect(said[0]).toContain('W1: about W1');
+    expect(said[1]).toContain('W2: about W2');
+  });
+});

@@ -41,9 +41,10 @@ describe('rooms by type: schemas', () => {
       ok: true,
       value: { propertyId: '2490', inventories: [day, 'junk'] },
     });
+    // Null says nothing of the window's days: none is replaced.
     expect(parseInventorySearch({ inventory: { propertyId: '2490', inventories: null } })).toEqual({
       ok: true,
-      value: { propertyId: '2490', inventories: [] },
+      value: { propertyId: '2490', inventories: null },
     });
     expect(parseInventorySearch({ errors: [] }).ok).toBe(false);
     expect(parseInventorySearch({ inventory: { inventories: 'x' } }).ok).toBe(false);
@@ -54,8 +55,9 @@ describe('rooms by type: schemas', () => {
     for (const bad of [{ stayUnits: -1 }, { stayUnits: 2.5 }, { stayUnits: '37x' }, {}, null]) expect(parseStayUnits(bad).ok, JSON.stringify(bad)).toBe(false);
   });
 
-  it('reads the accommodation tree, an absent one as empty, and refuses one of the wrong shape', () => {
-    expect(parseAccommodationInventory({ warnings: [], errors: [] })).toMatchObject({ ok: true, value: { inventory: { buildings: [] } } });
+  it('reads the accommodation tree, an absent one as none (not as empty: the mirrored tree is kept), and refuses one of the wrong shape', () => {
+    expect(parseAccommodationInventory({ warnings: [], errors: [] })).toMatchObject({ ok: true, value: { inventory: null } });
+    expect(parseAccommodationInventory({ accommodationInventory: { buildings: [] } })).toMatchObject({ ok: true, value: { inventory: { buildings: [] } } });
     expect(parseAccommodationInventory({ accommodationInventory: { buildings: 'the annex' } }).ok).toBe(false);
     expect(parseAccommodationInventory({ accommodationInventory: { buildings: [{ name: 'no id' }] } }).ok).toBe(false);
     expect(
@@ -90,7 +92,7 @@ describe('rooms by type: mapping', () => {
       ],
     };
     const parsed = parseAccommodationInventory({ accommodationInventory: raw });
-    if (!parsed.ok) throw new Error(parsed.reason);
+    if (!parsed.ok || !parsed.value.inventory) throw new Error('the tree does not parse');
     const at = new Date('2026-06-01T00:00:00Z');
     const rows = accommodationToRows('500100', parsed.value.inventory, parsed.value.raw, at);
     expect(rows.buildings).toEqual([{ property_id: '500100', building_id: 'b1', name: 'Main building', position: 0, refreshed_at: at }]);
@@ -103,6 +105,9 @@ describe('rooms by type: mapping', () => {
       ['r2', '2', '201', 't2'],
     ]);
     expect(accommodationToRows('500100', parsed.value.inventory, parsed.value.raw, at).contentHash).toBe(rows.contentHash);
+    // An answer without a tree, or a tree without its buildings, says nothing of the rooms.
+    for (const body of [{}, { accommodationInventory: null }, { accommodationInventory: {} }, { accommodationInventory: { buildings: null } }])
+      expect(parseAccommodationInventory(body)).toMatchObject({ ok: true, value: { inventory: null } });
   });
 
   it('cuts a horizon into windows of at most n nights, and names the months it touches', () => {

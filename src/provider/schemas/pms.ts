@@ -49,24 +49,46 @@ const readableLocal = readableOrNull(localDateTime, (v) => `${v}Z`);
 const responseError = z.looseObject({ code: optString, message: optString });
 const envelope = { warnings: list(responseError), errors: list(responseError) };
 
+/**
+ * A page's list, or null when the page does not hold it (absent or null): such a page says
+ * nothing of its items, so a read with one is not a complete list (nothing is marked removed,
+ * deleted or covered by it).
+ */
+function pageList<T extends z.ZodType>(item: T) {
+  return z
+    .array(item)
+    .nullish()
+    .transform((v) => v ?? null);
+}
+
+/**
+ * The paging keys of a PMS page: the document names the token `nextPageToken`; documented
+ * samples also send `pageToken`, and may leave `hasNextPage` out (null here: paging.ts decides).
+ */
+const pagedKeys = { hasNextPage: optBool, nextPageToken: optString, pageToken: optString };
+
+/** A parsed page: its items (null: the page does not hold its list) and what it says of the next page. */
+export interface PmsPage<T> {
+  items: T[] | null;
+  hasNextPage: boolean | null;
+  nextPageToken: string | null;
+}
+
+function pageOf<T>(items: T[] | null, p: { hasNextPage: boolean | null; nextPageToken: string | null; pageToken: string | null }): PmsPage<T> {
+  return { items, hasNextPage: p.hasNextPage, nextPageToken: p.nextPageToken ?? p.pageToken };
+}
+
 // ------------------------------------------------------------------ reservation search
 
 /**
- * A search page. The document names the token `nextPageToken`; documented samples also send
- * `pageToken`: either is read. Items carry only `number` per the document.
+ * A search page (paging as pagedKeys says). Items carry only `number` per the document; `items`
+ * counts them as sent, `numbers` are those with a number.
  */
 export const reservationSearchPageSchema = z
-  .looseObject({
-    ...envelope,
-    reservations: list(z.looseObject({ number: optString })),
-    hasNextPage: optBool,
-    nextPageToken: optString,
-    pageToken: optString,
-  })
+  .looseObject({ ...envelope, reservations: pageList(z.looseObject({ number: optString })), ...pagedKeys })
   .transform((p) => ({
-    numbers: p.reservations.map((r) => r.number).filter((n): n is string => n !== null && n !== ''),
-    hasNextPage: p.hasNextPage === true,
-    nextPageToken: p.nextPageToken ?? p.pageToken ?? null,
+    ...pageOf(p.reservations, p),
+    numbers: (p.reservations ?? []).map((r) => r.number).filter((n): n is string => n !== null && n !== ''),
   }));
 export type ReservationSearchPage = z.output<typeof reservationSearchPageSchema>;
 
@@ -161,23 +183,12 @@ export function parseReservationSearchPage(raw: unknown): ParseResult<Reservatio
 export const roomSchema = z.looseObject({ id, displayName: optString, roomTypeId: optId, floorId: optId });
 export type PmsRoom = z.output<typeof roomSchema>;
 
-const roomsPageSchema = z.looseObject({
-  ...envelope,
-  rooms: z
-    .array(z.unknown())
-    .nullish()
-    .transform((v) => v ?? []),
-  hasNextPage: optBool,
-  nextPageToken: optString,
-  pageToken: optString,
-});
+const roomsPageSchema = z.looseObject({ ...envelope, rooms: pageList(z.unknown()), ...pagedKeys });
 
 /** A rooms page; the rooms stay raw so that one bad room can be quarantined. */
-export function parseRoomsPage(raw: unknown): ParseResult<{ rooms: unknown[]; hasNextPage: boolean; nextPageToken: string | null }> {
+export function parseRoomsPage(raw: unknown): ParseResult<PmsPage<unknown>> {
   const r = safe(roomsPageSchema, raw, 'page');
-  return r.ok
-    ? { ok: true, value: { rooms: r.value.rooms, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken } }
-    : r;
+  return r.ok ? { ok: true, value: pageOf(r.value.rooms, r.value) } : r;
 }
 
 export function parseRoom(raw: unknown): ParseResult<PmsRoom> {
@@ -185,9 +196,6 @@ export function parseRoom(raw: unknown): ParseResult<PmsRoom> {
 }
 
 // ------------------------------------------------------------------ invoices and companies
-
-/** A paged PMS list: the document names the token `nextPageToken`; documented samples also send `pageToken`. */
-const pagedKeys = { hasNextPage: optBool, nextPageToken: optString, pageToken: optString };
 
 const invoiceItemSchema = z.looseObject({
   accountingCode: optString,
@@ -205,14 +213,12 @@ export const invoiceSchema = z.looseObject({
   items: list(invoiceItemSchema),
 });
 export type PmsInvoice = z.output<typeof invoiceSchema>;
-const invoicesPageSchema = z.looseObject({ ...envelope, invoices: list(invoiceSchema), ...pagedKeys });
+const invoicesPageSchema = z.looseObject({ ...envelope, invoices: pageList(invoiceSchema), ...pagedKeys });
 
 /** A page of a reservation's invoices. One bad invoice refuses the page: the invoices of a reservation are mirrored together. */
-export function parseInvoicesPage(raw: unknown): ParseResult<{ invoices: PmsInvoice[]; hasNextPage: boolean; nextPageToken: string | null }> {
+export function parseInvoicesPage(raw: unknown): ParseResult<PmsPage<PmsInvoice>> {
   const r = safe(invoicesPageSchema, raw, 'page');
-  return r.ok
-    ? { ok: true, value: { invoices: r.value.invoices, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken } }
-    : r;
+  return r.ok ? { ok: true, value: pageOf(r.value.invoices, r.value) } : r;
 }
 
 export function parseInvoice(raw: unknown): ParseResult<PmsInvoice> {
@@ -223,41 +229,25 @@ export function parseInvoice(raw: unknown): ParseResult<PmsInvoice> {
 
 const loyaltyCardSchema = z.looseObject({ programId: optString, cardNumber: optString });
 export type PmsLoyaltyCard = z.output<typeof loyaltyCardSchema>;
-const loyaltyCardsPageSchema = z.looseObject({ ...envelope, loyaltyCards: list(loyaltyCardSchema), ...pagedKeys });
+
+const loyaltyCardsPageSchema = z.looseObject({ ...envelope, loyaltyCards: pageList(loyaltyCardSchema), ...pagedKeys });
 
 /** A page of a person's loyalty cards (PmsApi_FindGuestLoyaltyCardsResponse). One bad card refuses the page: a person's cards are mirrored together. */
-export function parseLoyaltyCardsPage(raw: unknown): ParseResult<{ loyaltyCards: PmsLoyaltyCard[]; hasNextPage: boolean; nextPageToken: string | null }> {
+export function parseLoyaltyCardsPage(raw: unknown): ParseResult<PmsPage<PmsLoyaltyCard>> {
   const r = safe(loyaltyCardsPageSchema, raw, 'page');
-  return r.ok
-    ? {
-        ok: true,
-        value: { loyaltyCards: r.value.loyaltyCards, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken },
-      }
-    : r;
+  return r.ok ? { ok: true, value: pageOf(r.value.loyaltyCards, r.value) } : r;
 }
 
 // ------------------------------------------------------------------ companies
 
 export const companySchema = z.looseObject({ id, name: optString, type: optString });
 export type PmsCompany = z.output<typeof companySchema>;
-const companiesPageSchema = z.looseObject({
-  ...envelope,
-  companies: z
-    .array(z.unknown())
-    .nullish()
-    .transform((v) => v ?? []),
-  ...pagedKeys,
-});
+const companiesPageSchema = z.looseObject({ ...envelope, companies: pageList(z.unknown()), ...pagedKeys });
 
 /** A companies page; the companies stay raw so that one bad company can be quarantined. */
-export function parseCompaniesPage(raw: unknown): ParseResult<{ companies: unknown[]; hasNextPage: boolean; nextPageToken: string | null }> {
+export function parseCompaniesPage(raw: unknown): ParseResult<PmsPage<unknown>> {
   const r = safe(companiesPageSchema, raw, 'page');
-  return r.ok
-    ? {
-        ok: true,
-        value: { companies: r.value.companies, hasNextPage: r.value.hasNextPage === true, nextPageToken: r.value.nextPageToken ?? r.value.pageToken },
-      }
-    : r;
+  return r.ok ? { ok: true, value: pageOf(r.value.companies, r.value) } : r;
 }
 
 export function parseCompany(raw: unknown): ParseResult<PmsCompany> {

@@ -22,8 +22,12 @@ const building = z.looseObject({ id, name: optString, floors: list(floor) });
 export const accommodationInventorySchema = z.looseObject({ buildings: list(building) });
 export type AccommodationInventory = z.output<typeof accommodationInventorySchema>;
 
-/** The whole answer: the tree is small (a hotel's rooms), so it is parsed, and quarantined, as one. */
-export function parseAccommodationInventory(raw: unknown): ParseResult<{ inventory: AccommodationInventory; raw: unknown }> {
+/**
+ * The whole answer: the tree is small (a hotel's rooms), so it is parsed, and quarantined, as
+ * one. `inventory` is null when the answer holds no tree, or a tree without its `buildings`:
+ * such an answer says nothing of the rooms, and the mirrored tree is kept.
+ */
+export function parseAccommodationInventory(raw: unknown): ParseResult<{ inventory: AccommodationInventory | null; raw: unknown }> {
   const r = safe(
     z.looseObject({
       warnings: list(responseError),
@@ -34,7 +38,9 @@ export function parseAccommodationInventory(raw: unknown): ParseResult<{ invento
     'response',
   );
   if (!r.ok) return r;
-  const tree = r.value.accommodationInventory ?? { buildings: [] };
+  const tree = r.value.accommodationInventory;
+  const says = tree !== null && tree !== undefined && (typeof tree !== 'object' || (tree as { buildings?: unknown }).buildings != null);
+  if (!says) return { ok: true, value: { inventory: null, raw: tree } };
   const parsed = safe(accommodationInventorySchema, tree, 'accommodationInventory');
   return parsed.ok ? { ok: true, value: { inventory: parsed.value, raw: tree } } : parsed;
 }
@@ -51,9 +57,25 @@ export const roomTypeInventoryDaySchema = z.looseObject({
 });
 export type RoomTypeInventoryDay = z.output<typeof roomTypeInventoryDaySchema>;
 
-/** The envelope of an inventory search: `{ inventory: { propertyId, inventories } }`, the records left raw. */
-export function parseInventorySearch(raw: unknown): ParseResult<{ propertyId: string | null; inventories: unknown[] }> {
-  const r = safe(z.looseObject({ inventory: z.looseObject({ propertyId: optId, inventories: list(z.unknown()) }) }), raw, 'response');
+/**
+ * The envelope of an inventory search: `{ inventory: { propertyId, inventories } }`, the records
+ * left raw; `inventories` null when the answer does not hold them (it then says nothing of the
+ * window's days, and none is replaced).
+ */
+export function parseInventorySearch(raw: unknown): ParseResult<{ propertyId: string | null; inventories: unknown[] | null }> {
+  const r = safe(
+    z.looseObject({
+      inventory: z.looseObject({
+        propertyId: optId,
+        inventories: z
+          .array(z.unknown())
+          .nullish()
+          .transform((v) => v ?? null),
+      }),
+    }),
+    raw,
+    'response',
+  );
   return r.ok ? { ok: true, value: r.value.inventory } : r;
 }
 

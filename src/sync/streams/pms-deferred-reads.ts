@@ -10,8 +10,10 @@
  * quarantine. Reservations and persons mirrored before 0.2.0 are read the same way.
  *
  * The pass is a queue drain whose queue is those rows. It looks at start and when a backfill
- * fetch leaves a read to it (`readsDeferred`), and not otherwise: idle, it costs the database
- * nothing. `sync --once` waits for it until the PMS queue is done and nothing is left.
+ * fetch leaves a read to it (`readsDeferred`), and, when a pass left something it could not
+ * read (refused, answered with errors, incomplete), again after sync.refetchParkedAfterMs,
+ * doubling up to 6 hours; not otherwise: idle, it costs the database nothing. `sync --once`
+ * waits for it until the PMS queue is done and nothing is left that it could read.
  */
 import { activePropertyIds } from '../../store/repositories/content.js';
 import { pendingCount } from '../../store/repositories/fetch-queue.js';
@@ -24,9 +26,9 @@ import {
 } from '../../store/repositories/pms.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { streamNames } from '../../store/states.js';
-import { NotFoundError, RequestRejectedError } from '../../provider/errors.js';
-import { PageLoopError, PageTokens } from '../../provider/paging.js';
-import { parseInvoicesPage, parseLoyaltyCardsPage, type PmsLoyaltyCard } from '../../provider/schemas/pms.js';
+import { NotFoundError, ProviderErrorsError, RequestRejectedError } from '../../provider/errors.js';
+import { PagingError, PageTokens } from '../../provider/paging.js';
+import { parseInvoicesPage, parseLoyaltyCardsPage, type PmsLoyaltyCard, type PmsPage } from '../../provider/schemas/pms.js';
 import type { ParseResult } from '../../provider/schemas/bookings.js';
 import { erasableInvoices, erasableLoyaltyCards, type ReadInvoices } from '../../mapping/erasure.js';
 import { keptPayload } from '../../mapping/personal-data.js';
@@ -34,7 +36,8 @@ import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { IdlePause } from '../../util/wait-list.js';
 import type { SyncContext } from '../runtime/context.js';
 import { classify } from '../runtime/failures.js';
-import { ONCE_MAX_ATTEMPTS } from '../runtime/fetch-drain.js';
+import { readHealthOf } from '../runtime/read-health.js';
+import { ONCE_MAX_ATTEMPTS, parkedRetryDelayMs } from '../runtime/fetch-drain.js';
 import type { EngineMode, QueueDrain, QueueStream } from './types.js';
 
 /**
@@ -48,7 +51,7 @@ const BATCH = 200;
 /** One paged list of one thing (a reservation's invoices, a person's cards), as read here. */
 interface PagedRead<T> {
   path: string;
-  parse: (body: unknown) => ParseResult<{ items: T[]; hasNextPage: boolean; nextPageToken: string | null }>;
+  parse: (body: unknown) => ParseResult<PmsPage<T>>;
   /** The list's key in the answer: its items as received. */
   listKey: string;
   /** Where an answer that does not parse goes: its stream and the thing's key. */
@@ -59,15 +62,17 @@ interface PagedRead<T> {
 
 /**
  * Every page of a list: its items parsed and as received (with the personal-data policy
- * applied); 'gone' on a 404; null when refused (403), paged in a circle, or not parseable (the
- * answer is quarantined): what is mirrored then stays, and is read again later.
+ * applied), or null when the answer is not a complete list: gone or refused (404, 400, 403:
+ * the document describes these endpoints loosely, and a person or reservation the PMS does not
+ * find now may be found later), answered with errors (after the client's retries), a page
+ * without its list, paged in a circle or without the next page's token, or not parseable (the
+ * answer is quarantined). What is mirrored then stays,
+ * and is read again later; each outcome is tallied (read-health.ts), so that a property whose
+ * reads mostly fail shows the stream failing.
  */
-async function readPages<T>(
-  ctx: SyncContext,
-  read: PagedRead<T>,
-  signal: AbortSignal,
-  priority: number,
-): Promise<{ parsed: T[]; raw: unknown[] } | 'gone' | null> {
+async function readPages<T>(ctx: SyncContext, read: PagedRead<T>, signal: AbortSignal, priority: number): Promise<{ parsed: T[]; raw: unknown[] } | null> {
+  const { stream, propertyId, entityKey } = read.quarantine;
+  const health = readHealthOf(ctx);
   const out: { parsed: T[]; raw: unknown[] } = { parsed: [], raw: [] };
   const tokens = new PageTokens();
   let pageToken: string | null = null;
@@ -76,45 +81,55 @@ async function readPages<T>(
     try {
       res = await ctx.client.requestJson('standard', 'provider', read.path, pageToken ? { pageToken } : { maxPageSize: 100 }, signal, priority);
     } catch (err) {
-      if (err instanceof NotFoundError) return 'gone';
-      if (err instanceof RequestRejectedError) return null;
+      // Refused, or answered with errors however often it was asked: not read. An outage is
+      // not this endpoint's doing: thrown on, the caller waits for it.
+      if (err instanceof NotFoundError || err instanceof RequestRejectedError || err instanceof ProviderErrorsError) {
+        await health.failed(stream, propertyId, entityKey, err.message);
+        return null;
+      }
       throw err;
     }
     const page = read.parse(res.body);
     if (!page.ok) {
       ctx.counters.quarantined += 1;
       await ctx.write((trx) => quarantineGuestPayload(trx, { ...read.quarantine, reason: page.reason, rawBody: res.rawBody }, ctx.config.pms.personalData));
+      await health.failed(stream, propertyId, entityKey, `${read.path}: the answer is not the documented shape: ${page.reason}`);
       return null;
     }
-    const raw = (res.body as Record<string, unknown[] | null | undefined>)[read.listKey] ?? [];
-    out.parsed.push(...page.value.items);
-    out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
-    try {
-      pageToken = tokens.next(page.value);
-    } catch (err) {
-      if (!(err instanceof PageLoopError)) throw err;
-      ctx.logger.warn({ component: 'pms', ...read.quarantine, reason: err.message }, `${read.what}: not read (${err.message}); read again later`);
+    const items = page.value.items;
+    let reason: string | null = items === null ? `the answer holds no ${read.listKey} list` : null;
+    if (items !== null) {
+      const raw = (res.body as Record<string, unknown[] | null | undefined>)[read.listKey] ?? [];
+      out.parsed.push(...items);
+      out.raw.push(...raw.map((i) => keptPayload(i, ctx.config.pms.personalData)));
+      try {
+        pageToken = tokens.next({ ...page.value, items: items.length });
+      } catch (err) {
+        if (!(err instanceof PagingError)) throw err;
+        reason = err.message;
+      }
+    }
+    if (reason !== null) {
+      ctx.logger.warn({ component: 'pms', ...read.quarantine, reason }, `${read.what}: not read (${reason}); the mirrored ones are kept and read again later`);
+      await health.failed(stream, propertyId, entityKey, `${read.path}: ${reason}`);
       return null;
     }
   } while (pageToken);
+  await health.succeeded(stream, propertyId, entityKey);
   return out;
 }
 
 /**
  * The invoices of a reservation, every page (one request for most: up to 100 invoices a page);
- * null when they are not there to read (the reservation is gone, the API refuses them), paged in
- * a circle, or do not parse (the answer is quarantined): the mirrored ones then stay, and are
+ * null when the answer is not a complete list (readPages): the mirrored ones then stay, and are
  * read again (by the pass, or with the reservation's next version).
  */
-export async function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
-  const read = await readPages(
+export function fetchInvoices(ctx: SyncContext, propertyId: string, number: string, signal: AbortSignal, priority: number): Promise<ReadInvoices | null> {
+  return readPages(
     ctx,
     {
       path: `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/reservations/${encodeURIComponent(number)}/invoices`,
-      parse: (body) => {
-        const p = parseInvoicesPage(body);
-        return p.ok ? { ok: true, value: { ...p.value, items: p.value.invoices } } : p;
-      },
+      parse: parseInvoicesPage,
       listKey: 'invoices',
       quarantine: { stream: streamNames.pmsInvoices, propertyId, entityKey: number },
       what: `invoices of PMS reservation ${number}`,
@@ -122,16 +137,12 @@ export async function fetchInvoices(ctx: SyncContext, propertyId: string, number
     signal,
     priority,
   );
-  return read === 'gone' ? null : read;
 }
 
-/** What a read of a person's cards found: the cards, the person gone at the provider (no cards), or nothing usable. */
-type LoyaltyCardsRead = PmsLoyaltyCard[] | 'gone' | null;
-
 /**
- * A person's loyalty cards, every page: 'gone' on a 404 (read: the person has none); null when
- * refused (403 of this call), paged in a circle or not parseable (the answer is quarantined):
- * the mirrored ones stay, and are read again later.
+ * A person's loyalty cards, every page; null when the answer is not a complete list
+ * (readPages; a 404 too: the documents do not say that it means "no cards", and the person may
+ * be found later): the mirrored ones stay, and are read again later.
  */
 export async function fetchLoyaltyCards(
   ctx: SyncContext,
@@ -139,15 +150,12 @@ export async function fetchLoyaltyCards(
   personId: string,
   signal: AbortSignal,
   priority: number,
-): Promise<LoyaltyCardsRead> {
+): Promise<PmsLoyaltyCard[] | null> {
   const read = await readPages(
     ctx,
     {
       path: `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/guests/${encodeURIComponent(personId)}/loyalty-cards`,
-      parse: (body) => {
-        const p = parseLoyaltyCardsPage(body);
-        return p.ok ? { ok: true, value: { ...p.value, items: p.value.loyaltyCards } } : p;
-      },
+      parse: parseLoyaltyCardsPage,
       listKey: 'loyaltyCards',
       quarantine: { stream: streamNames.pmsLoyaltyCards, propertyId, entityKey: personId },
       what: `loyalty cards of PMS person ${personId}`,
@@ -155,11 +163,13 @@ export async function fetchLoyaltyCards(
     signal,
     priority,
   );
-  return read === 'gone' || read === null ? read : read.parsed;
+  return read === null ? null : read.parsed;
 }
 
 class DeferredReadsDrain implements QueueDrain {
   private readonly idle = new IdlePause();
+  /** Passes in a row that left something not read: the wait before the next grows with them. */
+  private passesNotRead = 0;
   private readonly stopListening: () => void;
 
   constructor(private readonly ctx: SyncContext) {
@@ -177,7 +187,7 @@ class DeferredReadsDrain implements QueueDrain {
         try {
           await ctx.database.waitUntilAvailable(signal);
           await ctx.fence.waitUntilHeld(signal);
-          const read = await this.pass(signal);
+          const { read, notRead } = await this.pass(signal);
           if (read > 0) continue;
           if (opts.mode === 'once') {
             // Done when nothing upstream can still leave a read: the property streams are
@@ -186,13 +196,16 @@ class DeferredReadsDrain implements QueueDrain {
               opts.upstreamDone() &&
               (await pendingCount(ctx.db, 'pms_reservation_queue', { maxAttempts: ONCE_MAX_ATTEMPTS, connection: ctx.connection })) === 0
             ) {
-              if ((await this.pass(signal)) === 0) return;
+              if ((await this.pass(signal)).read === 0) return;
               continue;
             }
             await this.idle.pause(signal, 1_000);
             continue;
           }
-          await this.idle.pause(signal, Infinity);
+          // What could not be read is asked again on a growing backoff, not only at the next
+          // start or backfill: the provider may answer it later.
+          this.passesNotRead = notRead > 0 ? this.passesNotRead + 1 : 0;
+          await this.idle.pause(signal, notRead > 0 ? parkedRetryDelayMs(this.passesNotRead - 1, ctx.config.sync.refetchParkedAfterMs) : Infinity);
         } catch (err) {
           if (signal.aborted) return;
           const verdict = classify(err, signal, ctx);
@@ -207,18 +220,22 @@ class DeferredReadsDrain implements QueueDrain {
     }
   }
 
-  /** One pass: the invoices, then the cards, each row at most once; returns how many were read. */
-  private async pass(signal: AbortSignal): Promise<number> {
+  /** One pass: the invoices, then the cards, each row at most once; returns how many were read, and how many could not be. */
+  private async pass(signal: AbortSignal): Promise<{ read: number; notRead: number }> {
     const { ctx } = this;
     const propertyIds = ctx.config.propertyIds.length > 0 ? [...ctx.config.propertyIds] : await activePropertyIds(ctx.db, ctx.connection);
     let read = 0;
+    let notRead = 0;
     for (let after: [string, string] | null = null; !signal.aborted;) {
       const batch: UnreadInvoices[] = await invoicesUnreadAfter(ctx.db, propertyIds, after, BATCH);
       if (batch.length === 0) break;
       for (const r of batch) {
         if (signal.aborted) break;
         const invoices = await fetchInvoices(ctx, r.propertyId, r.number, signal, PASS_PRIORITY);
-        if (invoices === null) continue;
+        if (invoices === null) {
+          notRead += 1;
+          continue;
+        }
         const readAt = new Date(ctx.clock.now());
         await ctx.write(async (trx) => {
           const [rows] = await rowsAfterErasures(trx, [erasableInvoices(r.propertyId, r.number, r, invoices)]);
@@ -230,19 +247,20 @@ class DeferredReadsDrain implements QueueDrain {
       const last = batch[batch.length - 1]!;
       after = [last.propertyId, last.number];
     }
-    if (!ctx.config.pms.loyaltyCards) return read;
+    if (!ctx.config.pms.loyaltyCards) return { read, notRead };
     for (let after: [string, string] | null = null; !signal.aborted;) {
       const batch: { propertyId: string; personId: string }[] = await personsWithUnreadLoyaltyCardsAfter(ctx.db, propertyIds, after, BATCH);
       if (batch.length === 0) break;
       for (const p of batch) {
         if (signal.aborted) break;
         const cards = await fetchLoyaltyCards(ctx, p.propertyId, p.personId, signal, PASS_PRIORITY);
-        if (cards === null) continue;
+        if (cards === null) {
+          notRead += 1;
+          continue;
+        }
         const readAt = new Date(ctx.clock.now());
         await ctx.write(async (trx) => {
-          const [kept] = await rowsAfterErasures(trx, [
-            erasableLoyaltyCards(p.propertyId, p.personId, cards === 'gone' ? [] : cards, ctx.config.pms.personalData),
-          ]);
+          const [kept] = await rowsAfterErasures(trx, [erasableLoyaltyCards(p.propertyId, p.personId, cards, ctx.config.pms.personalData)]);
           await replaceLoyaltyCards(trx, p.propertyId, p.personId, kept!.cards, readAt);
         });
         read += 1;
@@ -251,7 +269,7 @@ class DeferredReadsDrain implements QueueDrain {
       const last = batch[batch.length - 1]!;
       after = [last.propertyId, last.personId];
     }
-    return read;
+    return { read, notRead };
   }
 }
 

@@ -11,8 +11,17 @@ import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import type { NewDailyOccupancy } from '../../store/schema.js';
 import { streamNames, type CursorStream } from '../../store/states.js';
 import { InvalidPayloadError } from '../../provider/errors.js';
-import { PageLoopError, PageTokens } from '../../provider/paging.js';
-import { parseCompaniesPage, parseCompany, parseDailyOccupancy, parseRoom, parseRoomsPage, type PmsCompany, type PmsRoom } from '../../provider/schemas/pms.js';
+import { PagingError, PageTokens } from '../../provider/paging.js';
+import {
+  parseCompaniesPage,
+  parseCompany,
+  parseDailyOccupancy,
+  parseRoom,
+  parseRoomsPage,
+  type PmsCompany,
+  type PmsPage,
+  type PmsRoom,
+} from '../../provider/schemas/pms.js';
 import type { ParseResult } from '../../provider/schemas/bookings.js';
 import { companyToRow, occupancyDayToRow, roomToRow } from '../../mapping/pms.js';
 import { addDays, daysBetween, localDate } from '../../util/local-time.js';
@@ -88,7 +97,7 @@ interface PmsList<T> {
   /** The path under /api/pms/v2/properties/{propertyId}. */
   path: string;
   table: 'pms_rooms' | 'pms_companies';
-  page: (raw: unknown) => ParseResult<{ items: unknown[]; hasNextPage: boolean; nextPageToken: string | null }>;
+  page: (raw: unknown) => ParseResult<PmsPage<unknown>>;
   item: (raw: unknown) => ParseResult<T>;
   toRow: (propertyId: string, item: T, raw: unknown) => Record<string, unknown>;
   count: (ctx: SyncContext) => void;
@@ -97,7 +106,9 @@ interface PmsList<T> {
 /**
  * Every item of a property's list, page by page, then written with removal in one
  * transaction: what the list no longer holds is marked removed. An item that does not parse
- * is quarantined alone.
+ * is quarantined alone. Only a complete list marks anything removed: every page read to the
+ * last (paging.ts), each holding its list; anything else fails the property's refresh and
+ * writes nothing (a 2xx with `errors` is a failed request already, client.ts).
  */
 async function refreshList<T>(ctx: SyncContext, propertyId: string, signal: AbortSignal, list: PmsList<T>): Promise<void> {
   const path = `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/${list.path}`;
@@ -113,7 +124,13 @@ async function refreshList<T>(ctx: SyncContext, propertyId: string, signal: Abor
       });
     const page = list.page(res.body);
     if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
-    for (const raw of page.value.items) {
+    const items = page.value.items;
+    if (items === null)
+      throw new InvalidPayloadError(
+        { rawBody: res.rawBody, reason: `the page holds no ${list.path} list: nothing is marked removed`, propertyId },
+        { status: res.status, path },
+      );
+    for (const raw of items) {
       const item = list.item(raw);
       const rawId = idTextOf((raw as { id?: unknown } | null)?.id);
       if (rawId !== null) seen.push(rawId);
@@ -131,10 +148,10 @@ async function refreshList<T>(ctx: SyncContext, propertyId: string, signal: Abor
       rows.push(list.toRow(propertyId, item.value, raw));
     }
     try {
-      pageToken = tokens.next(page.value);
+      pageToken = tokens.next({ ...page.value, items: items.length });
     } catch (err) {
       // Nothing of the list is written: a partial list would mark the rest removed.
-      if (err instanceof PageLoopError) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: err.message, propertyId }, { status: res.status, path });
+      if (err instanceof PagingError) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: err.message, propertyId }, { status: res.status, path });
       throw err;
     }
   } while (pageToken && !signal.aborted);
@@ -153,10 +170,7 @@ const roomsList: PmsList<PmsRoom> = {
   stream: streamNames.pmsRooms,
   path: 'rooms',
   table: 'pms_rooms',
-  page: (raw) => {
-    const p = parseRoomsPage(raw);
-    return p.ok ? { ok: true, value: { ...p.value, items: p.value.rooms } } : p;
-  },
+  page: parseRoomsPage,
   item: parseRoom,
   toRow: roomToRow,
   count: (ctx) => (ctx.counters.pmsRoomsRefreshed += 1),
@@ -166,10 +180,7 @@ const companiesList: PmsList<PmsCompany> = {
   stream: streamNames.pmsCompanies,
   path: 'companies',
   table: 'pms_companies',
-  page: (raw) => {
-    const p = parseCompaniesPage(raw);
-    return p.ok ? { ok: true, value: { ...p.value, items: p.value.companies } } : p;
-  },
+  page: parseCompaniesPage,
   item: parseCompany,
   toRow: companyToRow,
   count: (ctx) => (ctx.counters.pmsCompaniesRefreshed += 1),
@@ -230,7 +241,13 @@ async function refreshOccupancy(ctx: SyncContext, propertyId: string, signal: Ab
     const parsed = parseDailyOccupancy(res.body);
     if (!parsed.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: parsed.reason, propertyId }, { status: res.status, path });
     const v = parsed.value;
-    const rawDays = (res.body as { dailyOccupancies?: unknown[] }).dailyOccupancies ?? [];
+    const rawDays = (res.body as { dailyOccupancies?: unknown }).dailyOccupancies;
+    // The window's nights the answer does not give are deleted: only an answer that gives its list may do that.
+    if (!Array.isArray(rawDays))
+      throw new InvalidPayloadError(
+        { rawBody: res.rawBody, reason: `the answer holds no dailyOccupancies list: no night from ${w.from} to ${w.to} is deleted`, propertyId },
+        { status: res.status, path },
+      );
     const refreshedAt = new Date(ctx.clock.now());
     const byDate = new Map<string, NewDailyOccupancy>();
     v.dailyOccupancies.forEach((d, i) => {

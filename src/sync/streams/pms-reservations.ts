@@ -21,7 +21,7 @@
 import { propertyTimeZone } from '../../store/repositories/content.js';
 import { saveCursorAfterPage } from '../../store/repositories/cursors.js';
 import type { QueuedFetch } from '../../store/repositories/fetch-queue.js';
-import { removeFetch } from '../../store/repositories/fetch-queue.js';
+import { fetchAgainLater, removeFetch } from '../../store/repositories/fetch-queue.js';
 import {
   enqueuePmsReservations,
   guestProfilesToFetch,
@@ -36,11 +36,12 @@ import type { NewPmsGuest, NewPmsGuestLoyaltyCard } from '../../store/schema.js'
 import { streamNames } from '../../store/states.js';
 import { AccessRefusedError, InvalidPayloadError, NotFoundError, RequestRejectedError } from '../../provider/errors.js';
 import { apiAreas, type ApiArea } from '../../provider/api-access.js';
+import { nextPageTokenOf, PagingError } from '../../provider/paging.js';
 import { fetchInvoices, fetchLoyaltyCards } from './pms-deferred-reads.js';
 import { parseGuestResponse, parseReservationResponse, parseReservationSearchPage } from '../../provider/schemas/pms.js';
 import { isKnownTimeZone, localMinute } from '../../util/local-time.js';
 import type { SyncContext } from '../runtime/context.js';
-import { FetchDrain, FetchOutcomes, type FetchHandler } from '../runtime/fetch-drain.js';
+import { FetchDrain, FetchOutcomes, parkedRetryDelayMs, type FetchHandler } from '../runtime/fetch-drain.js';
 import { erasableGuest, erasableLoyaltyCards, erasableReservation, type Erasable } from '../../mapping/erasure.js';
 import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { type PmsReservationRows } from '../../store/schema.js';
@@ -210,11 +211,25 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
     }
     const page = parseReservationSearchPage(res.body);
     if (!page.ok) throw new InvalidPayloadError({ rawBody: res.rawBody, reason: page.reason, propertyId }, { status: res.status, path });
+    // Only a page that holds its list and says where the next is lets the window move on: the
+    // window is marked searched once its last page is read (a 2xx with `errors` is a failed
+    // request already, client.ts).
+    let nextPage: string | null;
+    try {
+      if (page.value.items === null) throw new PagingError('the page holds no reservations list');
+      nextPage = nextPageTokenOf({ ...page.value, items: page.value.items.length });
+    } catch (err) {
+      if (!(err instanceof PagingError)) throw err;
+      throw new InvalidPayloadError(
+        { rawBody: res.rawBody, reason: `${err.message}: the search of this window stops there, not marked searched`, propertyId },
+        { status: res.status, path },
+      );
+    }
 
     // The next step: the next page, the other state, the other part, or the window done.
     const stateIndex = STATES.indexOf(window.state);
     let next: SearchCursor;
-    if (page.value.hasNextPage && page.value.nextPageToken && page.value.nextPageToken === window.pageToken) {
+    if (nextPage !== null && nextPage === window.pageToken) {
       // The page names itself as the next: read on, it would be asked for ever.
       throw new InvalidPayloadError(
         {
@@ -224,8 +239,8 @@ export async function searchPmsReservations(ctx: SyncContext, propertyId: string
         },
         { status: res.status, path },
       );
-    } else if (page.value.hasNextPage && page.value.nextPageToken) {
-      next = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: page.value.nextPageToken } };
+    } else if (nextPage !== null) {
+      next = { coveredTo: cursor.coveredTo, window: { ...window, pageToken: nextPage } };
     } else if (stateIndex < STATES.length - 1) {
       next = { coveredTo: cursor.coveredTo, window: { ...window, state: STATES[stateIndex + 1]!, pageToken: null } };
     } else if (window.part === 'recheck') {
@@ -315,6 +330,8 @@ export interface FetchedReservation {
   /** When the reservation was read: its persons' cards count as read then. */
   readAt: Date;
   rawBody: string;
+  /** Guests whose profile could not be read (gone, refused, not the documented shape), with why: the reservation is fetched again later. */
+  unreadGuests: string[];
 }
 
 /**
@@ -355,24 +372,24 @@ export async function fetchPmsReservation(
   // A backfill, whose reservations are new, fetches a repeat guest once; a newer version
   // fetches all of its guests again.
   const guests: Erasable<NewPmsGuest | null>[] = [];
-  const unread = new Set<string>();
+  const unread = new Map<string, string>();
   for (const personId of await guestProfilesToFetch(ctx.db, propertyId, number, rows.reservation.modified_at, referenced)) {
     const guestPath = `${base}/guests/${encodeURIComponent(personId)}`;
     let g;
     try {
       g = await ctx.client.requestJson('standard', 'provider', guestPath, {}, signal, priority);
     } catch (err) {
-      // A guest that is gone or refused does not hold up its reservation; it is read again
-      // with the next version of the reservation.
+      // A guest that is gone or refused does not hold up its reservation, which is written
+      // without it and fetched again later (PmsReservationFetches): its profile is read then.
       if (err instanceof NotFoundError || err instanceof RequestRejectedError) {
-        unread.add(personId);
+        unread.set(personId, err.message);
         continue;
       }
       throw err;
     }
     const person = parseGuestResponse(g.body);
     if (!person.ok) {
-      unread.add(personId);
+      unread.set(personId, `${guestPath}: the answer is not the documented shape: ${person.reason}`);
       continue;
     }
     const rawGuest = (g.body as { guest?: unknown }).guest;
@@ -387,10 +404,11 @@ export async function fetchPmsReservation(
     const persons = [...(customerId ? [customerId] : []), ...referenced.filter((id) => !unread.has(id))];
     for (const personId of await loyaltyCardsToRead(ctx.db, propertyId, number, rows.reservation.modified_at, persons)) {
       const cards = await fetchLoyaltyCards(ctx, propertyId, personId, signal, priority);
-      if (cards) loyaltyCards.push(erasableLoyaltyCards(propertyId, personId, cards === 'gone' ? [] : cards, ctx.config.pms.personalData));
+      if (cards) loyaltyCards.push(erasableLoyaltyCards(propertyId, personId, cards, ctx.config.pms.personalData));
     }
   }
-  return { reservation, guests, loyaltyCards, deferred, readAt: res.fetchedAt, rawBody: JSON.stringify(stored) };
+  const unreadGuests = [...unread].map(([id, why]) => `guest ${id}: ${why}`);
+  return { reservation, guests, loyaltyCards, deferred, readAt: res.fetchedAt, rawBody: JSON.stringify(stored), unreadGuests };
 }
 
 /** Writes a fetched reservation and its guests; returns whether the reservation was newer than the mirror's. */
@@ -428,10 +446,27 @@ class PmsReservationFetches implements FetchHandler {
       return this.outcomes.fetchFailed(item, err, onFatal);
     }
     ctx.counters.pmsReservationsFetched += 1;
+    // A guest whose profile could not be read is not skipped for good: the reservation is
+    // written, and fetched again on the parked backoff (which reads only the missing profiles).
+    const unread = fetched.unreadGuests;
+    if (unread.length > 0 && item.state !== 'not_found')
+      ctx.logger.warn(
+        { component: 'pms', propertyId: item.propertyId, number: item.number, reason: unread.join('; ') },
+        `PMS reservation ${item.number}: ${unread.length} guest profile(s) could not be read; the reservation is written and fetched again on a growing backoff`,
+      );
     try {
       const written = await ctx.write(async (trx) => {
         const w = await writePmsReservation(trx, fetched);
-        await removeFetch(trx, 'pms_reservation_queue', item);
+        if (unread.length === 0) await removeFetch(trx, 'pms_reservation_queue', item);
+        else
+          await fetchAgainLater(
+            trx,
+            'pms_reservation_queue',
+            item,
+            'not_found',
+            parkedRetryDelayMs(item.state === 'not_found' ? item.attempts : 0, ctx.config.sync.refetchParkedAfterMs),
+            `written without the profiles of ${unread.join('; ')}`,
+          );
         return w;
       });
       if (written) ctx.counters.pmsReservationsWritten += 1;

@@ -93,6 +93,12 @@ async function refreshAccommodation(ctx: SyncContext, propertyId: string, signal
   });
   const parsed = parseAccommodationInventory(res.body);
   if (!parsed.ok) return invalidAnswer(ctx, streamNames.accommodationInventory, propertyId, res, path, parsed.reason);
+  if (parsed.value.inventory === null)
+    // Not quarantined: the answer is the documented shape, it only holds nothing to mirror.
+    throw new InvalidPayloadError(
+      { rawBody: res.rawBody, reason: 'the answer holds no accommodationInventory with its buildings: the mirrored tree is kept', propertyId },
+      { status: res.status, path },
+    );
   const rows = accommodationToRows(propertyId, parsed.value.inventory, parsed.value.raw, new Date(ctx.clock.now()));
   if ((await accommodationHash(ctx.db, propertyId)) !== rows.contentHash) {
     await ctx.write((trx) => replaceAccommodation(trx, propertyId, rows, parsed.value.raw, new Date(ctx.clock.now())));
@@ -131,6 +137,11 @@ export async function refreshRoomTypeInventory(ctx: SyncContext, propertyId: str
         });
       const parsed = parseInventorySearch(res.body);
       if (!parsed.ok) return invalidAnswer(ctx, streamNames.roomTypeInventory, propertyId, res, path, parsed.reason);
+      if (parsed.value.inventories === null)
+        throw new InvalidPayloadError(
+          { rawBody: res.rawBody, reason: `the answer holds no inventories list: the days from ${w.from} to ${w.to} are kept`, propertyId },
+          { status: res.status, path },
+        );
       const refreshedAt = new Date(ctx.clock.now());
       const asked = new Set(codes);
       const byKey = new Map<string, NewRoomTypeInventoryDay>();
