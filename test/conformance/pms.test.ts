@@ -30,11 +30,18 @@ afterEach(async () => {
   client = h = provider = undefined;
 });
 
+/**
+ * An answer of data: a 2xx whose `errors` is not empty is a failed request, retried and never
+ * mirrored (src/provider/client.ts; test/integration/pms-incomplete-answers.test.ts), so the
+ * generated errors are left out here.
+ */
+const withoutErrors = (p: Payload): Payload => (Array.isArray(p.value.errors) && p.value.errors.length > 0 ? withValue(p, { ...p.value, errors: [] }) : p);
+
 /** The reservation answers, each with a reservation (the generator may leave it out), fetched by `N-<i>`. */
 function reservationAnswers(): { number: string; payload: Payload }[] {
   return generateMany('pmsReservation', COUNT, 21_000).map((p, i) => ({
     number: `N-${i}`,
-    payload: p.value.reservation ? p : withValue(p, { ...p.value, reservation: generate('#PmsApi_Reservation', p.seed, p.mode).value }),
+    payload: withoutErrors(p.value.reservation ? p : withValue(p, { ...p.value, reservation: generate('#PmsApi_Reservation', p.seed, p.mode).value })),
   }));
 }
 
@@ -75,7 +82,7 @@ describe('conformance with the OpenAPI document: PMS reservations', () => {
     expect(sent.filter((r) => typeof r.modifyDateTime === 'string' && !isReadableDateTime(r.modifyDateTime)).length).toBeGreaterThan(0);
     expect(sent.filter((r) => typeof r.modifyDateTime === 'string' && isReadableDateTime(r.modifyDateTime)).length).toBeGreaterThan(10);
     // An answer the document allows without any reservation: nothing to mirror.
-    const empty = generateMany('pmsReservation', 40, 22_000).find((x) => x.value.reservation === undefined)!;
+    const empty = withoutErrors(generateMany('pmsReservation', 40, 22_000).find((x) => x.value.reservation === undefined)!);
 
     // The numbers are listed by the first search only; every later window finds nothing new.
     let listed = false;
