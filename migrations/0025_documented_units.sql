@@ -46,3 +46,16 @@ UPDATE daily_occupancy SET meal_revenue = NULL
  WHERE COALESCE(raw -> 'mealRevenue', 'null') = 'null' AND meal_revenue = 0;
 COMMENT ON COLUMN daily_occupancy.meal_revenue IS 'Meal revenue of the day; NULL when the PMS did not give it (not the same as 0).';
 COMMENT ON COLUMN daily_occupancy_history.meal_revenue IS 'Meal revenue of the day; NULL when the PMS did not give it (not the same as 0).';
+
+-- ------------------------------------------------------------------ loyalty cards
+
+-- A loyalty card keeps its raw answer, as every other payload does (0024 kept the programme and
+-- the number only): a field the provider sends that no column holds is not lost, and a rebuild
+-- derives the columns again. It is personal data (the number, with pms.personalData), withheld
+-- from readers without --personal-data and erased with its person. The cards mirrored before
+-- (0024 is new in 0.2.0: a build of main) get what their columns kept.
+ALTER TABLE pms_guest_loyalty_cards ADD COLUMN raw jsonb;
+UPDATE pms_guest_loyalty_cards
+   SET raw = jsonb_build_object('programId', program_id) || CASE WHEN card_number IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('cardNumber', card_number) END;
+ALTER TABLE pms_guest_loyalty_cards ALTER COLUMN raw SET NOT NULL;
+COMMENT ON COLUMN pms_guest_loyalty_cards.raw IS 'The card as received (PmsApi_PersonLoyalty), its number only with pms.personalData (personal data: erased with the person).';

@@ -301,18 +301,31 @@ export function erasableGuest(propertyId: string, p: PmsPerson, rawGuest: unknow
   };
 }
 
+/** A person's loyalty cards as read: parsed, and as stored (keptPayload of each card as received). */
+export interface ReadLoyaltyCards {
+  parsed: PmsLoyaltyCard[];
+  raw: unknown[];
+}
+
+/**
+ * A card (as stored) of an erased person: what the policy keeps of it without personal data
+ * (its programme, not its number), any person in it erased. A copy.
+ */
+export function erasedLoyaltyCard(card: unknown): unknown {
+  return keptPayload(erasePersonsIn(card, () => true).payload, false);
+}
+
 /** A person's loyalty cards as read (loyaltyCardRows), erasable by the person's id: an erased person's cards keep their programme, not their number. */
 export function erasableLoyaltyCards(
   propertyId: string,
   personId: string,
-  cards: readonly PmsLoyaltyCard[],
+  read: ReadLoyaltyCards,
   personalData: boolean,
 ): Erasable<{ personId: string; cards: NewPmsGuestLoyaltyCard[] }> {
-  const rows = loyaltyCardRows(propertyId, personId, cards, personalData);
   return {
-    rows: { personId, cards: rows },
+    rows: { personId, cards: loyaltyCardRows(propertyId, personId, read.parsed, read.raw, personalData) },
     identities: [{ kind: 'person', value: personId }],
-    withErasures: () => ({ personId, cards: rows.map((c) => ({ ...c, card_number: null })) }),
+    withErasures: () => ({ personId, cards: loyaltyCardRows(propertyId, personId, read.parsed, read.raw.map(erasedLoyaltyCard), false) }),
   };
 }
 

@@ -159,15 +159,23 @@ export function guestRow(propertyId: string, p: PmsPerson, rawGuest: unknown, po
 
 /**
  * A person's loyalty cards as rows: the programme always, the card number only with personal
- * data on (personal-data.ts counts card numbers as personal wherever they are). Pure.
+ * data on (personal-data.ts counts card numbers as personal wherever they are), and each card
+ * as stored (`raw`: keptPayload of the card as received). Pure; shared with the replay.
  */
-export function loyaltyCardRows(propertyId: string, personId: string, cards: readonly PmsLoyaltyCard[], personalData: boolean): NewPmsGuestLoyaltyCard[] {
+export function loyaltyCardRows(
+  propertyId: string,
+  personId: string,
+  cards: readonly PmsLoyaltyCard[],
+  raw: readonly unknown[],
+  personalData: boolean,
+): NewPmsGuestLoyaltyCard[] {
   return cards.map((c, position) => ({
     property_id: propertyId,
     pms_person_id: personId,
     position,
     program_id: c.programId,
     card_number: personalData ? c.cardNumber : null,
+    raw: JSON.stringify(raw[position] ?? null),
   }));
 }
 

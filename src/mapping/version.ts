@@ -23,4 +23,5 @@ export const MAPPING_VERSION = 6;
 // blocks' days (migrations/0022_storage_typed.sql): typed from the raw already stored.
 // 6: totals and units as the provider documents them (migrations/0025_documented_units.sql): an
 // invoice's total only when its items are in one currency, a room stay's currency from what it
-// owes when its price gives none.
+// owes when its price gives none, a day's meal revenue NULL when not given, a daily rate's
+// `RatePlanId`, room amenities of both shapes, and loyalty cards derived from their own raw.

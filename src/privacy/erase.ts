@@ -22,6 +22,7 @@ import {
   bookingWithErasures,
   bookingWithoutCardNumbers,
   ERASED_BODY,
+  erasedLoyaltyCard,
   erasedPerson,
   ERASED_NAME,
   erasePersonsIn,
@@ -102,6 +103,7 @@ export async function erasePersons(trx: Executor, persons: readonly PersonKey[],
     erasedPerson,
     ERASED_NAME,
     touched,
+    erasedLoyaltyCard,
   );
   await erasePmsPersonRows(
     trx,

@@ -7,7 +7,7 @@
  * stop loses at most one batch (the next pass does it). Each pass that erased anything is
  * logged in `erasures` (reason retention).
  */
-import type { RowsTouched } from '../store/repositories/erasures.js';
+import type { PersonalKeys, RowsTouched } from '../store/repositories/erasures.js';
 import { logErasure } from '../store/repositories/erasures.js';
 import {
   bookingsPastRetention,
@@ -27,6 +27,9 @@ import { eraseBookings, eraseCustomersPayers, erasePersons } from './erase.js';
 export const EXPIRED_BODY = '(expired: kept no longer than privacy.retainPersonalDataDays; the reason says what failed)';
 
 const DAY_MS = 86_400_000;
+
+/** What of a payload is personal, as the store looks for it (the policy's keys: src/mapping/personal-data.ts). */
+const PERSONAL: PersonalKeys = { persons: PERSON_KEYS, names: NAME_FIELDS, values: PERSONAL_VALUE_KEYS };
 
 /** The first day whose stays are kept: a stay that ended (departed) before it is past retention. */
 export function retentionCutoff(now: Date, days: number): string {
@@ -101,14 +104,13 @@ export async function retentionPass(
     (trx, keys) => eraseCustomersPayers(trx, keys, touched),
   );
   pass.persons = await each(
-    (trx, after) => personsPastRetention(trx, ids, cutoff, ERASED_NAME, after, batch),
+    (trx, after) => personsPastRetention(trx, ids, cutoff, ERASED_NAME, PERSONAL, after, batch),
     (k) => [k.property_id, k.pms_person_id],
     (trx, keys) => erasePersons(trx, keys, [], touched),
   );
   // Integration-storage bookings: their persons erased, and what the policy keeps only with personal data.
   pass.storageBookings = await each(
-    (trx, after) =>
-      storageBookingsPastRetention(trx, ids, cutoff, ERASED_NAME, { persons: PERSON_KEYS, names: NAME_FIELDS, values: PERSONAL_VALUE_KEYS }, after, batch),
+    (trx, after) => storageBookingsPastRetention(trx, ids, cutoff, ERASED_NAME, PERSONAL, after, batch),
     (k) => [k.property_id, k.number],
     (trx, keys) =>
       eraseStorageBookings(

@@ -301,7 +301,9 @@ const handlers: Record<string, Handler> = {
     const person = await loyaltyCardsReadAt(trx, q.property_id, q.entity_key);
     if (!person) return notReplayable(`PMS person ${q.entity_key} is not mirrored`);
     if (person.readAt !== null && person.readAt > q.last_seen_at) return superseded;
-    const [cards] = await rowsAfterErasures(trx, [erasableLoyaltyCards(q.property_id, q.entity_key, page.value.items, policy.personalData)]);
+    const raw = ((isObject(body) ? body.loyaltyCards : null) as unknown[] | null) ?? [];
+    const read = { parsed: page.value.items, raw: raw.map((c) => keptPayload(c, policy.personalData)) };
+    const [cards] = await rowsAfterErasures(trx, [erasableLoyaltyCards(q.property_id, q.entity_key, read, policy.personalData)]);
     await replaceLoyaltyCards(trx, q.property_id, q.entity_key, cards!.cards, q.last_seen_at);
     return mirrored;
   },

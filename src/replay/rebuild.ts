@@ -37,7 +37,15 @@ import { rowsAfterErasures } from '../store/repositories/erasures.js';
 import type { BookingRows, NewPmsGuest, PmsReservationRows, SummaryRow } from '../store/schema.js';
 import { quarantineGuestPayload } from '../privacy/guest-writes.js';
 import { columnTextByKey, mergeChildren, readRawBatch, updateDerived, upsertDerived, type RawRow, type Row } from '../store/repositories/replay.js';
-import { erasableBooking, erasableGuest, erasableReservation, erasableStorageBooking, erasableSummary, type Erasable } from '../mapping/erasure.js';
+import {
+  erasableBooking,
+  erasableGuest,
+  erasableLoyaltyCards,
+  erasableReservation,
+  erasableStorageBooking,
+  erasableSummary,
+  type Erasable,
+} from '../mapping/erasure.js';
 import { BOOKING_CHILDREN } from '../store/repositories/bookings.js';
 import { bookingVersionOf, rederiveHistory, type BookingVersion } from '../mapping/history.js';
 import { readHistories, recountNightlyFacts, writeRederivedHistories } from '../store/repositories/history.js';
@@ -45,7 +53,7 @@ import { recordStayVersions, reservationCurrencies } from '../store/repositories
 import { cancellationRuleRows, extraStayRuleRows, propertyRows, REFERENCE_LISTS } from '../mapping/content.js';
 import { companyToRow, invoicesToRows, occupancyDayToRow, roomToRow } from '../mapping/pms.js';
 import { inventoryBlockToRows } from '../mapping/integration-storage.js';
-import type { PersonalDataPolicy } from '../mapping/personal-data.js';
+import { keptPayload, type PersonalDataPolicy } from '../mapping/personal-data.js';
 import type { Logger } from '../util/log.js';
 import { parseCancellationRule, parseContentProperty, parseExtraStayRule } from '../provider/schemas/content.js';
 import {
@@ -54,6 +62,7 @@ import {
   parseGuestResponse,
   parseInventoryBlock,
   parseInvoice,
+  parseLoyaltyCard,
   parseReservationResponse,
   parseRoom,
   parseStorageBooking,
@@ -595,6 +604,32 @@ function sources(policy: PersonalDataPolicy): Source[] {
         }
         b.counts.rebuilt += out.length;
         b.counts.changed += await updateDerived(b.trx, 'pms_guests', ['property_id', 'pms_person_id'], out, ['fetched_at']);
+      },
+    },
+    {
+      table: 'pms_guest_loyalty_cards',
+      keys: ['property_id', 'pms_person_id', 'position'],
+      extra: [],
+      async rebuild(b, rows) {
+        // Each card from its own raw, under the personal-data policy and the erasure list as they are now.
+        const parsedRows: { r: RawRow; cards: ReturnType<typeof erasableLoyaltyCards> }[] = [];
+        for (const r of rows) {
+          const body = decodeRaw(r.raw_text);
+          const parsed = parseLoyaltyCard(body);
+          if (!parsed.ok) {
+            await b.quarantine(streamNames.pmsLoyaltyCards, r.property_id, r.pms_person_id, parsed.reason, `{"loyaltyCards":[${r.raw_text ?? 'null'}]}`);
+            continue;
+          }
+          const read = { parsed: [parsed.value], raw: [keptPayload(body, policy.personalData)] };
+          parsedRows.push({ r, cards: erasableLoyaltyCards(r.property_id, r.pms_person_id, read, policy.personalData) });
+        }
+        const kept = await rowsAfterErasures(
+          b.trx,
+          parsedRows.map((p) => p.cards),
+        );
+        const out: Row[] = parsedRows.map(({ r }, i) => ({ ...kept[i]!.cards[0]!, position: r.position }));
+        b.counts.rebuilt += out.length;
+        b.counts.changed += await updateDerived(b.trx, 'pms_guest_loyalty_cards', ['property_id', 'pms_person_id', 'position'], out, []);
       },
     },
     {

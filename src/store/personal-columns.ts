@@ -25,7 +25,7 @@ export const PERSONAL_COLUMNS: Readonly<Record<string, readonly string[]>> = {
     'raw',
   ],
   pms_guests: ['first_name', 'middle_name', 'last_name', 'email', 'phone', 'birth_date', 'citizenship', 'raw'],
-  pms_guest_loyalty_cards: ['card_number'],
+  pms_guest_loyalty_cards: ['card_number', 'raw'],
   // The payer of an invoice is a company or a person.
   pms_invoices: ['payer_name', 'raw'],
   integration_storage_bookings: ['raw'],

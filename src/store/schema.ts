@@ -477,6 +477,8 @@ export interface PmsGuestLoyaltyCardsTable {
   program_id: string | null;
   card_number: string | null;
   synced_at: SyncedAt;
+  /** The card as received, personal-data policy applied (migrations/0025_documented_units.sql). */
+  raw: Json;
 }
 
 export interface PmsReservationQueueTable {

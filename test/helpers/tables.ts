@@ -34,6 +34,7 @@ export const TYPED_TABLES = [
   'pms_reservations',
   'pms_room_stays',
   'pms_guests',
+  'pms_guest_loyalty_cards',
   'pms_rooms',
   'pms_companies',
   'pms_invoices',

@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { forgetGuest, parseSelector } from '../../src/privacy/forget-guest.js';
 import { retentionPass } from '../../src/privacy/retention.js';
 import { retryQuarantine } from '../../src/replay/quarantine-retry.js';
+import { rebuild } from '../../src/replay/rebuild.js';
+import { readableSchemaOf } from '../../src/config/schema-names.js';
 import { daemonEnv, runCli } from '../helpers/cli.js';
 import { startHarness, syncOnce, type Harness } from '../helpers/harness.js';
 
@@ -31,6 +33,10 @@ function simulatedCards(h: Harness): Map<string, { programId: string | null; car
   }
   return out;
 }
+
+/** Cards in the mirror's order: by person, then position. */
+const byPerson = (a: { pms_person_id: string; position: number }, b: { pms_person_id: string; position: number }) =>
+  a.pms_person_id.localeCompare(b.pms_person_id) || a.position - b.position;
 
 const mirroredCards = (h: Harness) =>
   h.sql<AnyRecord>(`SELECT pms_person_id, position, program_id, card_number FROM pms_guest_loyalty_cards ORDER BY pms_person_id, position`);
@@ -149,6 +155,69 @@ describe('PMS loyalty cards', () => {
     const withCards = await runCli(['status'], { ...statusEnv, STAYSYNC_PMS_LOYALTY_CARDS: 'true' });
     expect(withCards.stdout).toContain(
       `PMS backfill of connection default, still to read: the invoices of 10 reservations, the loyalty cards of ${persons} persons; at least ${10 + persons} standard requests`,
+    );
+  });
+
+  it('keep each card as received in raw: a field the typed columns do not have is not lost; the number only with personal data; erased with its person; rebuilt from raw', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] }, config: { pms: { personalData: true } } });
+    // A field the document does not show (yet): raw keeps what the provider sends.
+    h.sim.faults.rewriteBody = (path, body) =>
+      /\/guests\/[^/]+\/loyalty-cards$/.test(path)
+        ? { ...(body as AnyRecord), loyaltyCards: (body as { loyaltyCards: AnyRecord[] }).loyaltyCards.map((c) => ({ ...c, tier: 'Gold' })) }
+        : undefined;
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+    const sent = [...simulatedCards(h)].flatMap(([id, cards]) => cards.map((c, position) => ({ pms_person_id: id, position, raw: { ...c, tier: 'Gold' } })));
+    expect(sent.length).toBeGreaterThan(5);
+    const stored = () => h!.sql<AnyRecord>(`SELECT pms_person_id, position, raw FROM pms_guest_loyalty_cards ORDER BY pms_person_id, position`);
+    expect(await stored()).toEqual(sent.sort(byPerson));
+    // A reader without personal data does not see it (staysync_readable has no raw).
+    expect(
+      await h.sql(
+        `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'pms_guest_loyalty_cards' AND column_name IN ('raw', 'card_number')`,
+        [readableSchemaOf(h.schema)],
+      ),
+    ).toEqual([]);
+
+    // forget-guest of a holder: the number leaves raw too, the rest stays.
+    const holder = sent[0]!.pms_person_id;
+    await forgetGuest(ctx.db, parseSelector('person', holder), { dryRun: false });
+    const withoutNumber = (c: AnyRecord) => Object.fromEntries(Object.entries(c).filter(([k]) => k !== 'cardNumber'));
+    expect(await h.sql(`SELECT raw FROM pms_guest_loyalty_cards WHERE pms_person_id = $1 ORDER BY position`, [holder])).toEqual(
+      sent.filter((c) => c.pms_person_id === holder).map((c) => ({ raw: withoutNumber(c.raw) })),
+    );
+
+    // A rebuild derives the typed columns from raw again.
+    await h.sql(`UPDATE pms_guest_loyalty_cards SET program_id = 'corrupted'`);
+    await rebuild({ handle: ctx, config: h.config, logger: h.logger });
+    expect(await h.sql(`SELECT count(*)::int AS n FROM pms_guest_loyalty_cards WHERE program_id = 'corrupted'`)).toEqual([{ n: 0 }]);
+    expect(await mirroredCards(h)).toEqual(
+      sent.map((c) => ({
+        pms_person_id: c.pms_person_id,
+        position: c.position,
+        program_id: c.raw.programId,
+        card_number: c.pms_person_id === holder ? null : c.raw.cardNumber,
+      })),
+    );
+
+    // Retention past every stay: no raw keeps a number, every other field stays.
+    await retentionPass((fn) => ctx.write(fn), { propertyIds: [P], days: 1, now: new Date('2100-01-01T00:00:00Z'), unrouted: true });
+    expect(await stored()).toEqual(sent.map((c) => ({ ...c, raw: withoutNumber(c.raw) })));
+    // And the next pass finds nothing left to erase.
+    const again = await retentionPass((fn) => ctx.write(fn), { propertyIds: [P], days: 1, now: new Date('2100-01-01T00:00:00Z'), unrouted: true });
+    expect(again.rowsTouched).toEqual({});
+  });
+
+  it('without personal data, raw keeps a card without its number', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] }, config: { pms: { loyaltyCards: true } } });
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+    const rows = await h.sql<AnyRecord>(`SELECT pms_person_id, position, raw FROM pms_guest_loyalty_cards ORDER BY pms_person_id, position`);
+    expect(rows.length).toBeGreaterThan(5);
+    expect(rows).toEqual(
+      [...simulatedCards(h)]
+        .flatMap(([id, cards]) => cards.map((c, position) => ({ pms_person_id: id, position, raw: { programId: c.programId } })))
+        .sort(byPerson),
     );
   });
 

@@ -72,6 +72,7 @@ describe('personal columns', () => {
       ['booking_services', 'raw'],
       ['pms_reservations', 'raw'],
       ['pms_guests', 'raw'],
+      ['pms_guest_loyalty_cards', 'raw'],
       ['integration_storage_bookings', 'raw'],
       ['webhook_events', 'payload'],
       ['quarantine', 'raw_body'],

@@ -230,6 +230,10 @@ export function parseInvoice(raw: unknown): ParseResult<PmsInvoice> {
 const loyaltyCardSchema = z.looseObject({ programId: optString, cardNumber: optString });
 export type PmsLoyaltyCard = z.output<typeof loyaltyCardSchema>;
 
+/** One card as stored (a rebuild reads each from its raw). */
+export function parseLoyaltyCard(raw: unknown): ParseResult<PmsLoyaltyCard> {
+  return safe(loyaltyCardSchema, raw, 'loyaltyCard');
+}
 const loyaltyCardsPageSchema = z.looseObject({ ...envelope, loyaltyCards: pageList(loyaltyCardSchema), ...pagedKeys });
 
 /** A page of a person's loyalty cards (PmsApi_FindGuestLoyaltyCardsResponse). One bad card refuses the page: a person's cards are mirrored together. */

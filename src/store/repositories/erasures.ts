@@ -254,22 +254,56 @@ export const PMS_PERSON_COLUMNS = {
     key: ['property_id', 'pms_person_id'],
     names: ['first_name', 'middle_name', 'last_name'],
     cleared: ['email', 'phone', 'birth_date', 'citizenship', 'email_hash', 'phone_hash'],
-    // Tables of the person's own, by the same key: their values cleared with the person.
-    children: [{ table: 'pms_guest_loyalty_cards', cleared: ['card_number'] }],
+    // Tables of the person's own, by the same key: their values cleared with the person, and
+    // each row's raw (by `position`) rewritten as the erasure gives it.
+    children: [{ table: 'pms_guest_loyalty_cards', cleared: ['card_number'], rawBy: 'position' }],
   },
 } as const satisfies Record<
   string,
-  { key: readonly [string, string]; names: readonly string[]; cleared: readonly string[]; children?: readonly { table: string; cleared: readonly string[] }[] }
+  {
+    key: readonly [string, string];
+    names: readonly string[];
+    cleared: readonly string[];
+    children?: readonly { table: string; cleared: readonly string[]; rawBy?: string }[];
+  }
 >;
 
-const childrenOf = (table: PmsPersonTable): readonly { table: string; cleared: readonly string[] }[] => {
+type ChildTable = { table: string; cleared: readonly string[]; rawBy?: string };
+const childrenOf = (table: PmsPersonTable): readonly ChildTable[] => {
   const t = PMS_PERSON_COLUMNS[table];
   return 'children' in t ? t.children : [];
 };
 type PmsPersonTable = keyof typeof PMS_PERSON_COLUMNS;
 
-/** True for a row of `table` (as `alias`) that still holds a PMS person's personal data: a name not erased, or a value not cleared. */
-export function holdsPersonalData(table: PmsPersonTable, alias: string, marker: string): RawBuilder<boolean> {
+/**
+ * What of a payload the personal-data policy keeps only with personal data (src/mapping/
+ * personal-data.ts gives the keys): a person (the value of a `persons` key) with a name not
+ * erased (`names`, on the person or in its `personName`), or a `values` key, anywhere.
+ */
+export interface PersonalKeys {
+  persons: readonly string[];
+  names: readonly string[];
+  values: readonly string[];
+}
+
+/**
+ * True for a payload `column` that still holds personal data (PersonalKeys), a name erased as
+ * `marker` aside: exactly what an erasure of it changes, so that a row erased is not found again.
+ */
+export function payloadHoldsPersonalData(column: string, personal: PersonalKeys, marker: string): RawBuilder<boolean> {
+  const key = (k: string) => `"${k.replaceAll('"', '')}"`;
+  const notErasedAt = (path: string) => `(${path}.type() == "string" && ${path} != $m)`;
+  const named = personal.names.flatMap((n) => [notErasedAt(`@.${key(n)}`), notErasedAt(`@."personName".${key(n)}`)]).join(' || ');
+  const persons = personal.persons.map((p) => `exists(@.${key(p)} ? (${named}))`);
+  const path = `lax $.** ? (${[...persons, ...personal.values.map((v) => `exists(@.${key(v)})`)].join(' || ')})`;
+  return sql<boolean>`jsonb_path_exists(${sql.ref(column)}, ${path}::jsonpath, jsonb_build_object('m', ${marker}::text))`;
+}
+
+/**
+ * True for a row of `table` (as `alias`) that still holds a PMS person's personal data: a name
+ * not erased, a value not cleared, or (`personal` given) a child's raw that holds some.
+ */
+export function holdsPersonalData(table: PmsPersonTable, alias: string, marker: string, personal?: PersonalKeys): RawBuilder<boolean> {
   const { key, names, cleared } = PMS_PERSON_COLUMNS[table];
   const inChildren = childrenOf(table).map(
     (ch) =>
@@ -277,7 +311,10 @@ export function holdsPersonalData(table: PmsPersonTable, alias: string, marker: 
         key.map((k) => sql`${sql.ref(`c.${k}`)} = ${sql.ref(`${alias}.${k}`)}`),
         sql` AND `,
       )} AND (${sql.join(
-        ch.cleared.map((c) => sql`${sql.ref(`c.${c}`)} IS NOT NULL`),
+        [
+          ...ch.cleared.map((c) => sql`${sql.ref(`c.${c}`)} IS NOT NULL`),
+          ...(ch.rawBy !== undefined && personal ? [payloadHoldsPersonalData('c.raw', personal, marker)] : []),
+        ],
         sql` OR `,
       )}))`,
   );
@@ -292,7 +329,8 @@ export const notErased = (column: string, marker: string) => sql`(${sql.ref(colu
 
 /**
  * Erases a PMS person in rows of `table` (a reservation's customer, a guest profile): the names
- * marked, the rest cleared, `raw` as `erase` gives it.
+ * marked, the rest cleared, `raw` as `erase` gives it, and in the rows of its children the
+ * values cleared and `raw` as `eraseChild` gives it.
  */
 export async function erasePmsPersonRows(
   trx: Executor,
@@ -301,18 +339,12 @@ export async function erasePmsPersonRows(
   erase: (raw: unknown) => unknown,
   marker: string,
   touched: RowsTouched,
+  eraseChild: (raw: unknown) => unknown = (raw) => raw,
 ): Promise<void> {
   const { key, names, cleared } = PMS_PERSON_COLUMNS[table];
   const where = (k: readonly [string, string]) => sql`${sql.ref(key[0])} = ${k[0]} AND ${sql.ref(key[1])} = ${k[1]}`;
   for (const k of keys) {
-    for (const ch of childrenOf(table)) {
-      const r = await sql`UPDATE ${sql.table(ch.table)} SET ${sql.join([...ch.cleared.map((c) => sql`${sql.ref(c)} = NULL`), sql`synced_at = now()`])}
-         WHERE ${where(k)} AND (${sql.join(
-           ch.cleared.map((c) => sql`${sql.ref(c)} IS NOT NULL`),
-           sql` OR `,
-         )})`.execute(trx);
-      add(touched, ch.table, Number(r.numAffectedRows ?? 0));
-    }
+    for (const ch of childrenOf(table)) await eraseChildRows(trx, ch, where(k), eraseChild, touched);
     const [row] = (await sql<{ raw: string }>`SELECT raw::text AS raw FROM ${sql.table(table)} WHERE ${where(k)} FOR UPDATE`.execute(trx)).rows;
     if (!row) continue;
     const set = [
@@ -324,6 +356,39 @@ export async function erasePmsPersonRows(
     const r = await sql`UPDATE ${sql.table(table)} SET ${sql.join(set)} WHERE ${where(k)}`.execute(trx);
     add(touched, table, Number(r.numAffectedRows ?? 0));
   }
+}
+
+/** Erases the rows of a child table of one person (`where`): its values cleared, and each row's raw as `erase` gives it when that differs. */
+async function eraseChildRows(
+  trx: Executor,
+  ch: ChildTable,
+  where: RawBuilder<unknown>,
+  erase: (raw: unknown) => unknown,
+  touched: RowsTouched,
+): Promise<void> {
+  const clear = sql.join([...ch.cleared.map((c) => sql`${sql.ref(c)} = NULL`), sql`synced_at = now()`]);
+  const holding = sql.join(
+    ch.cleared.map((c) => sql`${sql.ref(c)} IS NOT NULL`),
+    sql` OR `,
+  );
+  if (ch.rawBy === undefined) {
+    const r = await sql`UPDATE ${sql.table(ch.table)} SET ${clear} WHERE ${where} AND (${holding})`.execute(trx);
+    add(touched, ch.table, Number(r.numAffectedRows ?? 0));
+    return;
+  }
+  const by = sql.ref(ch.rawBy);
+  const rows = await sql<{ by: string; raw: string; holding: boolean }>`
+    SELECT ${by}::text AS by, raw::text AS raw, (${holding}) AS holding FROM ${sql.table(ch.table)} WHERE ${where} FOR UPDATE`.execute(trx);
+  let changed = 0;
+  for (const row of rows.rows) {
+    const before = stored(row.raw);
+    const after = erase(before);
+    const rawChanged = JSON.stringify(after) !== JSON.stringify(before);
+    if (!row.holding && !rawChanged) continue;
+    await sql`UPDATE ${sql.table(ch.table)} SET ${clear}, raw = ${JSON.stringify(after)}::jsonb WHERE ${where} AND ${by}::text = ${row.by}`.execute(trx);
+    changed += 1;
+  }
+  add(touched, ch.table, changed);
 }
 
 /** An invoice's payer not erased yet, as an erasure decides on it: with the reservation's customer company (a company is no person). */

@@ -16,7 +16,7 @@
 import { sql } from 'kysely';
 import { parseJsonLossless } from '../../provider/json.js';
 import type { Executor } from '../types.js';
-import { holdsPersonalData, notErased, type BookingKey, type PersonKey } from './erasures.js';
+import { holdsPersonalData, notErased, payloadHoldsPersonalData, type BookingKey, type PersonalKeys, type PersonKey } from './erasures.js';
 
 /** Where a batch read ends: the next one starts after this key. */
 export type After = readonly [string, string] | null;
@@ -90,14 +90,16 @@ export async function reservationsPastRetention(
 
 /**
  * PMS persons all of whose stays (as a room's guest, or as the customer of a reservation:
- * reservationEnd) ended before `cutoff`, and who still have personal data. A person the mirror
- * holds no stay of (they left every guest list) is dated by the last fetch of their profile.
+ * reservationEnd) ended before `cutoff`, and who still have personal data (`personal`: what of
+ * their loyalty cards' raw is). A person the mirror holds no stay of (they left every guest
+ * list) is dated by the last fetch of their profile.
  */
 export async function personsPastRetention(
   trx: Executor,
   propertyIds: readonly string[],
   cutoff: string,
   marker: string,
+  personal: PersonalKeys,
   after: After,
   limit: number,
 ): Promise<PersonKey[]> {
@@ -115,7 +117,7 @@ export async function personsPastRetention(
       LEFT JOIN last_stay l ON l.property_id = g.property_id AND l.id = g.pms_person_id
      WHERE g.property_id = ANY(${propertyIds}::text[]) AND COALESCE(l.last_out, g.fetched_at::date) < ${cutoff}::date
        AND (g.property_id, g.pms_person_id) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
-       AND ${holdsPersonalData('pms_guests', 'g', marker)}
+       AND ${holdsPersonalData('pms_guests', 'g', marker, personal)}
      ORDER BY g.property_id, g.pms_person_id LIMIT ${limit}`.execute(trx);
   return r.rows;
 }
@@ -133,21 +135,16 @@ export async function storageBookingsPastRetention(
   propertyIds: readonly string[],
   cutoff: string,
   marker: string,
-  personal: { persons: readonly string[]; names: readonly string[]; values: readonly string[] },
+  personal: PersonalKeys,
   after: After,
   limit: number,
 ): Promise<BookingKey[]> {
-  const key = (k: string) => `"${k.replaceAll('"', '')}"`;
-  const notErasedAt = (path: string) => `(${path}.type() == "string" && ${path} != $m)`;
-  const named = personal.names.flatMap((n) => [notErasedAt(`@.${key(n)}`), notErasedAt(`@."personName".${key(n)}`)]).join(' || ');
-  const persons = personal.persons.map((p) => `exists(@.${key(p)} ? (${named}))`);
-  const path = `lax $.** ? (${[...persons, ...personal.values.map((v) => `exists(@.${key(v)})`)].join(' || ')})`;
   const r = await sql<{ property_id: string; booking_id: string }>`
     SELECT s.property_id, s.booking_id FROM integration_storage_bookings s
      WHERE s.property_id = ANY(${propertyIds}::text[])
        AND (s.property_id, s.booking_id) > (${after?.[0] ?? ''}, ${after?.[1] ?? ''})
        AND COALESCE(s.departure_at::date, s.pms_updated_at::date, s.updated_at::date, s.fetched_at::date) < ${cutoff}::date
-       AND jsonb_path_exists(s.raw, ${path}::jsonpath, jsonb_build_object('m', ${marker}::text))
+       AND ${payloadHoldsPersonalData('s.raw', personal, marker)}
      ORDER BY s.property_id, s.booking_id LIMIT ${limit}`.execute(trx);
   return r.rows.map((x) => ({ property_id: x.property_id, number: x.booking_id }));
 }

@@ -28,9 +28,9 @@ import { rowsAfterErasures } from '../../store/repositories/erasures.js';
 import { streamNames } from '../../store/states.js';
 import { NotFoundError, ProviderErrorsError, RequestRejectedError } from '../../provider/errors.js';
 import { PagingError, PageTokens } from '../../provider/paging.js';
-import { parseInvoicesPage, parseLoyaltyCardsPage, type PmsLoyaltyCard, type PmsPage } from '../../provider/schemas/pms.js';
+import { parseInvoicesPage, parseLoyaltyCardsPage, type PmsPage } from '../../provider/schemas/pms.js';
 import type { ParseResult } from '../../provider/schemas/bookings.js';
-import { erasableInvoices, erasableLoyaltyCards, type ReadInvoices } from '../../mapping/erasure.js';
+import { erasableInvoices, erasableLoyaltyCards, type ReadInvoices, type ReadLoyaltyCards } from '../../mapping/erasure.js';
 import { keptPayload } from '../../mapping/personal-data.js';
 import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { IdlePause } from '../../util/wait-list.js';
@@ -140,18 +140,19 @@ export function fetchInvoices(ctx: SyncContext, propertyId: string, number: stri
 }
 
 /**
- * A person's loyalty cards, every page; null when the answer is not a complete list
+ * A person's loyalty cards, every page, parsed and as stored (each card's raw); null when the
+ * answer is not a complete list
  * (readPages; a 404 too: the documents do not say that it means "no cards", and the person may
  * be found later): the mirrored ones stay, and are read again later.
  */
-export async function fetchLoyaltyCards(
+export function fetchLoyaltyCards(
   ctx: SyncContext,
   propertyId: string,
   personId: string,
   signal: AbortSignal,
   priority: number,
-): Promise<PmsLoyaltyCard[] | null> {
-  const read = await readPages(
+): Promise<ReadLoyaltyCards | null> {
+  return readPages(
     ctx,
     {
       path: `/api/pms/v2/properties/${encodeURIComponent(propertyId)}/guests/${encodeURIComponent(personId)}/loyalty-cards`,
@@ -163,7 +164,6 @@ export async function fetchLoyaltyCards(
     signal,
     priority,
   );
-  return read === null ? null : read.parsed;
 }
 
 class DeferredReadsDrain implements QueueDrain {
