@@ -188,17 +188,20 @@ describe('a 404, 400 or 403 of a read with a mirrored copy', () => {
     });
     const daemon = startCli(['run'], env);
     try {
-      const metric = (stream: string, body: string) => metricValue(body, `staysync_property_state{property_id="${P}",stream="${stream}",state="failing"}`);
+      /** Until /metrics shows both streams failing (1) or not (0). */
+      const bothFailing = (failing: 0 | 1) =>
+        waitFor(
+          `the invoices and loyalty cards ${failing ? 'failing' : 'active again'} in /metrics`,
+          async () => {
+            const body = (await opsGet(port, '/metrics')).body;
+            const state = (stream: string) => metricValue(body, `staysync_property_state{property_id="${P}",stream="${stream}",state="failing"}`);
+            return state('pms_invoices') === failing && state('pms_loyalty_cards') === failing;
+          },
+          90_000,
+        );
       // The reservations are mirrored all the same.
       await waitFor('the reservations', async () => (await n(`SELECT count(*)::int AS n FROM pms_reservations`)) === h!.sim.pmsReservations(P).length, 90_000);
-      await waitFor(
-        'the invoices and loyalty cards failing in /metrics',
-        async () => {
-          const body = (await opsGet(port, '/metrics')).body;
-          return metric('pms_invoices', body) === 1 && metric('pms_loyalty_cards', body) === 1;
-        },
-        90_000,
-      );
+      await bothFailing(1);
       const status = await runCli(['status'], env);
       expect(status.stdout).toContain(`property ${P}: invoices FAILING: `);
       expect(status.stdout).toMatch(
@@ -214,14 +217,7 @@ describe('a 404, 400 or 403 of a read with a mirrored copy', () => {
 
       // The provider answers again: the pass reads them on its backoff, and the streams are active.
       h.sim.faults.pmsErrorEnvelopeRate = 0;
-      await waitFor(
-        'the invoices and loyalty cards active again',
-        async () => {
-          const body = (await opsGet(port, '/metrics')).body;
-          return metric('pms_invoices', body) === 0 && metric('pms_loyalty_cards', body) === 0;
-        },
-        90_000,
-      );
+      await bothFailing(0);
       await waitFor(
         'every invoice read',
         async () => (await n(`SELECT count(*)::int AS n FROM pms_reservations WHERE invoices_read_at IS NULL`)) === 0,
