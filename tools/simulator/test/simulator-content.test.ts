@@ -230,6 +230,17 @@ describe('simulator content: consistency with bookings and reference lists', () 
     }
   });
 
+  it("room amenity categories in the specification's flat shape on demand: one entry per amenity with its group", async () => {
+    sim.faults.roomAmenityCategoriesShape = 'flat';
+    try {
+      const flat = await getJson<{ group: string; code: string; name: string }[]>(sim, '/api/content/v1/room-amenity-categories', token);
+      expect(flat).toEqual(sim.referenceLists().roomAmenityCategories.flatMap((c) => c.amenities.map((a) => ({ group: c.name, code: a.code, name: a.name }))));
+      for (const e of flat) expect(Object.keys(e)).toEqual(['group', 'code', 'name']);
+    } finally {
+      sim.faults.roomAmenityCategoriesShape = 'nested';
+    }
+  });
+
   it('reference lists have the documented shapes and the content uses only their codes', async () => {
     const lists = sim.referenceLists();
     const mealPlans = await getJson<unknown>(sim, '/api/content/v1/meal-plans', token);
