@@ -231,6 +231,34 @@ describe('a 404, 400 or 403 of a read with a mirrored copy', () => {
   });
 });
 
+describe('a property whose reads mostly fail', () => {
+  it('is probed a few reads a pass, not asked once per reservation; read whole once the probes succeed', async () => {
+    h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 60 }] } });
+    h.sim.faults.pmsErrorEnvelopeRate = 1;
+    h.sim.faults.pmsErrorEnvelopeStatuses = [400];
+    h.sim.faults.pmsErrorEnvelopePaths = /\/invoices$/;
+    const ctx = await h.context();
+    expect(await syncOnce(ctx, { streams: 'pms' })).toMatchObject({ failed: [], fatal: undefined });
+    const unread = await n(`SELECT count(*)::int AS n FROM pms_reservations WHERE invoices_read_at IS NULL`);
+    expect(unread).toBe(h.sim.pmsReservations(P).length);
+    expect(await h.sql(`SELECT state FROM sync_cursors WHERE stream = 'pms_invoices'`)).toEqual([{ state: 'failing' }]);
+
+    // The pass alone: in sync --once it looks twice, each time at most 5 reservations of the property.
+    const passOnly: StreamRegistry = { property: [], queues: registeredStreams.queues.filter((q) => q.name === 'pms_deferred_reads'), refreshes: [] };
+    const invoiceReads = () => h!.sim.stats.requestLog!.filter((e) => e.path.endsWith('/invoices')).length;
+    h.sim.stats.requestLog = [];
+    await syncOnce(ctx, { streams: passOnly });
+    expect(invoiceReads()).toBeLessThanOrEqual(10);
+    expect(invoiceReads()).toBeGreaterThan(0);
+
+    // The invoices answer again: the probes succeed, the stream is active, and every invoice is read.
+    h.sim.faults.pmsErrorEnvelopeRate = 0;
+    await syncOnce(ctx, { streams: passOnly });
+    expect(await h.sql(`SELECT state FROM sync_cursors WHERE stream = 'pms_invoices'`)).toEqual([{ state: 'active' }]);
+    expect(await n(`SELECT count(*)::int AS n FROM pms_reservations WHERE invoices_read_at IS NULL`)).toBe(0);
+  });
+});
+
 describe('a page with a token and no hasNextPage', () => {
   it('is read on: every reservation of a search window is found, and no room or company is marked removed', async () => {
     h = await startHarness({ sim: { properties: [{ id: P, bookingCount: 30 }] } });

@@ -48,6 +48,16 @@ export class ReadHealth {
 
   constructor(private readonly ctx: SyncContext) {}
 
+  /**
+   * How many more things of the property a pass may read now: all while the stream is not known
+   * to fail; while it fails, MIN_THINGS a pass, enough to see it recover. A property whose
+   * invoices are all refused then costs a few requests a pass, not one per reservation.
+   */
+  probesLeft(stream: TalliedStream, propertyId: string, readThisPass: number): number {
+    const t = this.tallies.get(`${stream}\u0000${propertyId}`);
+    return t?.failing ? Math.max(0, MIN_THINGS - readThisPass) : Number.POSITIVE_INFINITY;
+  }
+
   /** A read of `thing` (a reservation number, a person id) by `stream` for the property ended with a complete answer. */
   succeeded(stream: TalliedStream, propertyId: string, thing: string): Promise<void> {
     return this.record(stream, propertyId, thing, null);
@@ -75,9 +85,13 @@ export class ReadHealth {
         t.failing = (await ctx.cursors.get(propertyId, stream))?.state === 'failing';
         t.known = true;
       }
-      const failures = [...t.failed.values()].filter(Boolean).length;
-      const read = t.failed.size;
-      const failing = failures * 2 > read && (t.failing || read >= MIN_THINGS);
+      const outcomes = [...t.failed.values()];
+      const failures = outcomes.filter(Boolean).length;
+      const read = outcomes.length;
+      // A failing stream is read a few things at a time (probesLeft): it is active again as soon
+      // as those all succeed, not only once they outnumber the failures before them.
+      const recovered = read >= MIN_THINGS && outcomes.slice(-MIN_THINGS).every((f) => !f);
+      const failing = failures * 2 > read && (t.failing ? !recovered : read >= MIN_THINGS);
       if (failing === t.failing) return;
       const at = new Date(ctx.clock.now());
       const { title, things } = TALLIED[stream];

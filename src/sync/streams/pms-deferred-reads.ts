@@ -12,8 +12,9 @@
  * The pass is a queue drain whose queue is those rows. It looks at start and when a backfill
  * fetch leaves a read to it (`readsDeferred`), and, when a pass left something it could not
  * read (refused, answered with errors, incomplete), again after sync.refetchParkedAfterMs,
- * doubling up to 6 hours; not otherwise: idle, it costs the database nothing. `sync --once`
- * waits for it until the PMS queue is done and nothing is left that it could read.
+ * doubling up to 6 hours; not otherwise: idle, it costs the database nothing. A property
+ * whose reads of a stream mostly fail (read-health.ts) is only probed, a few reads a pass.
+ * `sync --once` waits for it until the PMS queue is done and nothing is left that it could read.
  */
 import { activePropertyIds } from '../../store/repositories/content.js';
 import { pendingCount } from '../../store/repositories/fetch-queue.js';
@@ -36,7 +37,7 @@ import { quarantineGuestPayload } from '../../privacy/guest-writes.js';
 import { IdlePause } from '../../util/wait-list.js';
 import type { SyncContext } from '../runtime/context.js';
 import { classify } from '../runtime/failures.js';
-import { readHealthOf } from '../runtime/read-health.js';
+import { readHealthOf, type TalliedStream } from '../runtime/read-health.js';
 import { ONCE_MAX_ATTEMPTS, parkedRetryDelayMs } from '../runtime/fetch-drain.js';
 import type { EngineMode, QueueDrain, QueueStream } from './types.js';
 
@@ -168,8 +169,8 @@ export function fetchLoyaltyCards(
 
 class DeferredReadsDrain implements QueueDrain {
   private readonly idle = new IdlePause();
-  /** Passes in a row that left something not read: the wait before the next grows with them. */
-  private passesNotRead = 0;
+  /** Passes the backoff ran in a row, each leaving something not read: the wait before the next grows with them. */
+  private retries = 0;
   private readonly stopListening: () => void;
 
   constructor(private readonly ctx: SyncContext) {
@@ -204,8 +205,12 @@ class DeferredReadsDrain implements QueueDrain {
           }
           // What could not be read is asked again on a growing backoff, not only at the next
           // start or backfill: the provider may answer it later.
-          this.passesNotRead = notRead > 0 ? this.passesNotRead + 1 : 0;
-          await this.idle.pause(signal, notRead > 0 ? parkedRetryDelayMs(this.passesNotRead - 1, ctx.config.sync.refetchParkedAfterMs) : Infinity);
+          if (notRead === 0) this.retries = 0;
+          const delay = notRead > 0 ? parkedRetryDelayMs(this.retries, ctx.config.sync.refetchParkedAfterMs) : Infinity;
+          const pausedAt = ctx.clock.now();
+          await this.idle.pause(signal, delay);
+          // Only a pass the backoff ran makes the next wait longer, not one a backfill's fetch woke.
+          if (ctx.clock.now() - pausedAt >= delay) this.retries += 1;
         } catch (err) {
           if (signal.aborted) return;
           const verdict = classify(err, signal, ctx);
@@ -226,11 +231,25 @@ class DeferredReadsDrain implements QueueDrain {
     const propertyIds = ctx.config.propertyIds.length > 0 ? [...ctx.config.propertyIds] : await activePropertyIds(ctx.db, ctx.connection);
     let read = 0;
     let notRead = 0;
+    const health = readHealthOf(ctx);
+    // Reads this pass per stream and property: one whose reads mostly fail is only probed.
+    const asked = new Map<string, number>();
+    const mayAsk = (stream: TalliedStream, propertyId: string): boolean => {
+      const key = `${stream}\u0000${propertyId}`;
+      const n = asked.get(key) ?? 0;
+      if (health.probesLeft(stream, propertyId, n) <= 0) return false;
+      asked.set(key, n + 1);
+      return true;
+    };
     for (let after: [string, string] | null = null; !signal.aborted;) {
       const batch: UnreadInvoices[] = await invoicesUnreadAfter(ctx.db, propertyIds, after, BATCH);
       if (batch.length === 0) break;
       for (const r of batch) {
         if (signal.aborted) break;
+        if (!mayAsk(streamNames.pmsInvoices, r.propertyId)) {
+          notRead += 1;
+          continue;
+        }
         const invoices = await fetchInvoices(ctx, r.propertyId, r.number, signal, PASS_PRIORITY);
         if (invoices === null) {
           notRead += 1;
@@ -253,6 +272,10 @@ class DeferredReadsDrain implements QueueDrain {
       if (batch.length === 0) break;
       for (const p of batch) {
         if (signal.aborted) break;
+        if (!mayAsk(streamNames.pmsLoyaltyCards, p.propertyId)) {
+          notRead += 1;
+          continue;
+        }
         const cards = await fetchLoyaltyCards(ctx, p.propertyId, p.personId, signal, PASS_PRIORITY);
         if (cards === null) {
           notRead += 1;
