@@ -92,6 +92,8 @@ export interface StatusReport {
   roomInventoryWithoutCodes: RoomInventoryWithoutCodes[];
   /** Change events by type and state. */
   events: { eventType: string; state: string; n: number }[];
+  /** Change events kept because what they name cannot be fetched now: how many, and the commonest reasons. */
+  eventsWaiting: Awaited<ReturnType<typeof waitingEvents>>;
   /** Quarantined payloads by stream and cause. */
   quarantine: Awaited<ReturnType<typeof quarantineByStream>>;
   queuePending: number;
@@ -99,8 +101,6 @@ export interface StatusReport {
   /** Each API connection: its state and the replica syncing it. */
   connections: ConnectionStatusRow[];
   /** The processes syncing into the schema now. */
-  /** Change events kept because what they name cannot be fetched now: how many, and the commonest reasons. */
-  eventsWaiting: Awaited<ReturnType<typeof waitingEvents>>;
   replicas: Awaited<ReturnType<typeof replicaStatus>>;
   /** How many connections the token endpoint's per-IP limit carries, against how many there are. */
   tokens: { connections: number; capacity: number; explanation: string };
@@ -220,6 +220,7 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     pmsBackfill: await gatherPmsBackfill(db, config),
     roomInventoryWithoutCodes: await gatherRoomInventoryWithoutCodes(db, config),
     events: await countEvents(db, KNOWN_EVENT_TYPES),
+    eventsWaiting: await waitingEvents(db, WAITING_REASONS_SHOWN),
     queuePending: total,
     queueEta: formatDuration(queueEtaSeconds(total, windows)),
     quarantine: await quarantineByStream(db),
@@ -228,7 +229,6 @@ export async function gatherStatus(db: Db, config: Config): Promise<StatusReport
     tokens: { connections: connections.length, capacity: capacity.connections, explanation: capacity.explanation },
     lastRun: (await recentRuns(db, 1))[0] ?? null,
     lastContentRefresh: (await lastContentRefresh(db)) ?? null,
-    eventsWaiting: await waitingEvents(db, WAITING_REASONS_SHOWN),
     sweeps: await gatherSweeps(db, config, ids),
     firstSync: { ...totals, endsIn: totals.endsInSeconds === null ? null : formatDuration(totals.endsInSeconds) },
   };
@@ -307,6 +307,13 @@ export function formatStatus(r: StatusReport): string[] {
     for (const e of r.events) byState.set(e.state, (byState.get(e.state) ?? 0) + e.n);
     out.push(`Change events: ${[...byState].map(([state, n]) => `${n} ${state}`).join(', ')}.`);
   }
+  const w = r.eventsWaiting;
+  if (w.total > 0) {
+    out.push(`Change events kept until what they name can be fetched (${w.total}):`);
+    for (const x of w.reasons) out.push(`  ${x.n} × ${x.reason.slice(0, 300)}; next look ${x.nextAt.toISOString()}`);
+    const shown = w.reasons.reduce((n, x) => n + x.n, 0);
+    if (shown < w.total) out.push(`  ${w.total - shown} more, for other reasons.`);
+  }
   if (r.quarantine.length > 0) {
     const total = r.quarantine.reduce((n, q) => n + q.payloads, 0);
     const parts = r.quarantine.map((q) => `${q.stream}: ${q.payloads} ${q.cause === 'write' ? 'the database refused' : 'failed validation'}`);
@@ -315,13 +322,6 @@ export function formatStatus(r: StatusReport): string[] {
     );
   }
   const c = r.lastContentRefresh;
-  const w = r.eventsWaiting;
-  if (w.total > 0) {
-    out.push(`Change events kept until what they name can be fetched (${w.total}):`);
-    for (const x of w.reasons) out.push(`  ${x.n} × ${x.reason.slice(0, 300)}; next look ${x.nextAt.toISOString()}`);
-    const shown = w.reasons.reduce((n, x) => n + x.n, 0);
-    if (shown < w.total) out.push(`  ${w.total - shown} more, for other reasons.`);
-  }
   out.push(
     c
       ? `Content: last refresh started ${c.startedAt.toISOString()}, ${c.outcome ?? 'running or interrupted'}` +

@@ -405,8 +405,10 @@ export class Fleet {
     });
     this.runtimes.set(c.name, rt);
     // Taken over cleanly: the previous holder's requests still count in this budget's windows.
+    // Not into a budget a running connection shares: it may count them already (an excess
+    // would never leave it), and the provider's remaining-headers add those it lacks.
     if (lease.handedOver) {
-      rt.client.budgets.seed(lease.handedOver.ledger, lease.handedOver.ageMs);
+      if (!sameClient) rt.client.budgets.seed(lease.handedOver.ledger, lease.handedOver.ageMs);
       lease.handedOver = undefined;
     }
     lease.onLost((reason) => {
