@@ -237,15 +237,18 @@ describe('integration-storage events without a property', () => {
       ]);
       expect(readsOf(booking)).toEqual([]);
 
-      // hotel-b's own URL: its only property, one fetch. The waiting event then finds the id in
-      // the mirror, and needs no fetch of its own.
+      // hotel-b's own URL: its only property, no search. The waiting event then finds the id in
+      // the mirror (it needs no fetch of its own, unless its next look falls in the same pass).
       expect((await post(`${base}/hotel-b`, [storageEvent(booking)], key)).status).toBe(200);
       await waitFor('both events processed', async () => (await eventsOf(booking)).every((e) => e.state === 'processed'), 20_000);
       expect((await eventsOf(booking)).map((e) => [e.connection, e.property_id])).toEqual([
         [null, '500200'],
         ['hotel-b', '500200'],
       ]);
-      expect(readsOf(booking)).toEqual([[`500200/bookings/${booking}`, 200]]);
+      const reads = readsOf(booking);
+      expect(reads.length).toBeGreaterThanOrEqual(1);
+      expect(reads.length).toBeLessThanOrEqual(2);
+      expect(new Set(reads.map((x) => JSON.stringify(x)))).toEqual(new Set([JSON.stringify([`500200/bookings/${booking}`, 200])]));
     } finally {
       daemon.child.kill('SIGTERM');
     }
