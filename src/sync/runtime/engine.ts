@@ -534,9 +534,12 @@ export class Engine {
   private refreshWhenGranted(r: RefreshStream, area: ApiArea): void {
     if (this.mode !== 'daemon' || this.refreshesAwaitingGrant.has(r.name)) return;
     this.refreshesAwaitingGrant.add(r.name);
+    const refusedUnder = this.ctx.client.currentAccess;
     this.spawn(async () => {
       const signal = this.inner.signal;
-      while (await this.nextToken(signal)) {
+      // As a property stream refused: at a token whose claim differs, or after an hour, since
+      // a claim may not name the API at all (the area is then tried, and a 403 decides).
+      while (await this.nextTokenAfterRefusal(refusedUnder, signal)) {
         if (!this.ctx.client.currentAccess.grants(area)) continue;
         // Before the refresh: should it meet a 403, it waits again.
         this.refreshesAwaitingGrant.delete(r.name);
@@ -589,9 +592,13 @@ export class Engine {
           return 'failed';
         }
         if (verdict.kind === 'notGranted') {
-          this.notGranted(verdict);
-          const perProperty = cursorStreams.find((c): c is CursorStream => c === r.name);
-          if (perProperty) await this.recordProblem({ name: perProperty }, this.result.properties, 'not_granted', verdict.reason);
+          // Refused by a 403 (an API of an assumed claim name): the refresh said so for each
+          // property it asked. Refused by the claim: said here, once for the API.
+          if (!verdict.refused) {
+            this.notGranted(verdict);
+            const perProperty = cursorStreams.find((c): c is CursorStream => c === r.name);
+            if (perProperty) await this.recordProblem({ name: perProperty }, this.result.properties, 'not_granted', verdict.reason);
+          }
           this.refreshWhenGranted(r, verdict.area);
           return new NotGrantedError(verdict.area, verdict.reason);
         }

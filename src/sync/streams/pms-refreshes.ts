@@ -59,16 +59,22 @@ export async function eachProperty(
     at: new Date(ctx.clock.now()),
   });
   const failures: { propertyId: string; reason: string; transient: boolean }[] = [];
+  let refused: unknown;
+  let read = 0;
   for (const propertyId of ids) {
     if (signal.aborted) return;
     try {
       await refresh(propertyId);
+      read++;
     } catch (err) {
       const verdict = classify(err, signal, ctx);
       if (verdict.kind === 'notGranted') {
-        // A 403 of the whole API for this property: not a failure; asked again at the next refresh.
+        // A 403 of the whole API for this property: not a failure. The other properties go on;
+        // when none was read, the refresh ends refused, and the daemon runs it again once a
+        // token may grant it (else at its next tick).
         ctx.logger.warn({ component: 'pms', propertyId, reason: verdict.reason }, `${what} of property ${propertyId}: not granted; the other properties go on`);
         if (stream) await ctx.write((trx) => markCursorProblem(trx, problem(stream, propertyId, 'not_granted', verdict.reason))).catch(() => undefined);
+        refused ??= err;
         continue;
       }
       if (verdict.kind !== 'permanent' && verdict.kind !== 'transient') throw err;
@@ -86,6 +92,7 @@ export async function eachProperty(
       failures,
       failures.every((f) => f.transient),
     );
+  if (refused !== undefined && read === 0) throw refused;
 }
 
 // ------------------------------------------------------------------ rooms and companies
